@@ -1,0 +1,136 @@
+// roceswd: the rocesw switch daemon.
+#include <rte_eal.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "config/config.h"
+#include "ethdev/eal_args.h"
+#include "switch.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+void usage(FILE *out) {
+    std::fprintf(out,
+                 "usage: roceswd --config FILE [--log-level LEVEL] [--print-eal-args]\n"
+                 "       roceswd --check-config FILE\n"
+                 "       roceswd --help | --version\n"
+                 "\n"
+                 "  --config FILE        run the switch described by FILE (YAML, see doc/config.md)\n"
+                 "  --check-config FILE  validate FILE and exit: 0 valid, 1 invalid\n"
+                 "  --log-level LEVEL    trace|debug|info|warn|error|critical|off (overrides the config)\n"
+                 "  --print-eal-args     print the EAL arguments derived from the config and exit\n"
+                 "\n"
+                 "Stop with SIGINT or SIGTERM: workers stop, queues drain, ports close.\n");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::string config_path, check_path, log_level;
+    bool print_eal = false;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto value = [&](const char *opt) -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "roceswd: %s needs a value\n", opt);
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        } else if (a == "--version") {
+            std::printf("roceswd %s\n", ROCESW_VERSION);
+            return 0;
+        } else if (a == "--config" || a == "-c") {
+            config_path = value("--config");
+        } else if (a == "--check-config") {
+            check_path = value("--check-config");
+        } else if (a == "--log-level") {
+            log_level = value("--log-level");
+        } else if (a == "--print-eal-args") {
+            print_eal = true;
+        } else {
+            std::fprintf(stderr, "roceswd: unknown argument '%s'\n", a.c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!check_path.empty()) {
+        try {
+            rocesw::Config c = rocesw::load_config_file(check_path);
+            std::printf("%s: valid: %zu port(s), %zu route(s), %zu neighbour(s), %u worker(s)\n",
+                        check_path.c_str(), c.ports.size(), c.routes.size(), c.neighbours.size(),
+                        c.sw.workers);
+            return 0;
+        } catch (const rocesw::ConfigError &e) {
+            std::fprintf(stderr, "%s\n", e.what());
+            return 1;
+        }
+    }
+    if (config_path.empty()) {
+        usage(stderr);
+        return 2;
+    }
+
+    rocesw::Config cfg;
+    try {
+        cfg = rocesw::load_config_file(config_path);
+    } catch (const rocesw::ConfigError &e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
+    std::string level = log_level.empty() ? cfg.sw.log_level : log_level;
+    auto lvl = rocesw::parse_log_level(level);
+    if (!lvl) {
+        std::fprintf(stderr, "roceswd: --log-level: '%s' is not one of trace, debug, info, warn, error, critical, off\n",
+                     level.c_str());
+        return 2;
+    }
+    spdlog::set_level(*lvl);
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
+
+    unsigned long huge = rocesw::free_hugepages();
+    rocesw::EalPlan plan = rocesw::plan_eal(cfg, rocesw::allowed_cpus(), huge);
+    if (print_eal) {
+        for (size_t i = 1; i < plan.args.size(); i++) std::printf("%s\n", plan.args[i].c_str());
+        return 0;
+    }
+    if (plan.no_huge)
+        spdlog::info("no hugepages reserved: running with --no-huge -m {} (reserve hugepages for "
+                     "production: dpdk-hugepages.py --setup 2G)", cfg.sw.memory_mb);
+
+    std::vector<char *> eal_argv;
+    for (auto &s : plan.args) eal_argv.push_back(s.data());
+    if (rte_eal_init(int(eal_argv.size()), eal_argv.data()) < 0) {
+        spdlog::critical("EAL initialisation failed: {} (EAL arguments: see roceswd --print-eal-args)",
+                         rte_strerror(rte_errno));
+        return 3;
+    }
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+
+    int rc = 0;
+    try {
+        rocesw::Switch sw(cfg);
+        sw.run(g_stop);
+    } catch (const std::exception &e) {
+        spdlog::critical("{}", e.what());
+        rc = 3;
+    }
+    rte_eal_cleanup();
+    spdlog::info("stopped");
+    return rc;
+}

@@ -1,0 +1,179 @@
+#include "switch.h"
+
+#include <rte_cycles.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+#include <thread>
+
+namespace rocesw {
+
+TscClock::TscClock() : hz_(rte_get_tsc_hz()), start_(rte_get_tsc_cycles()) {}
+
+uint64_t TscClock::now_ns() const {
+    uint64_t c = rte_get_tsc_cycles() - start_;
+    return c / hz_ * 1'000'000'000ull + (c % hz_) * 1'000'000'000ull / hz_;
+}
+
+namespace {
+struct LaunchArg {
+    Switch *sw;
+    uint16_t worker;
+};
+std::vector<LaunchArg> g_launch;
+}  // namespace
+
+Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_clock::now()) {
+    const uint16_t n_workers = uint16_t(cfg_.sw.workers);
+    if (rte_lcore_count() < n_workers + 1u)
+        throw std::runtime_error("EAL has " + std::to_string(rte_lcore_count()) +
+                                 " lcores; need 1 control + " + std::to_string(n_workers) + " workers");
+    ports_ = std::make_unique<EthdevPorts>(cfg_, n_workers);
+
+    size_t qsz = rte_rcu_qsbr_get_memsize(n_workers);
+    qsbr_ = static_cast<rte_rcu_qsbr *>(rte_zmalloc("rocesw_qsbr", qsz, RTE_CACHE_LINE_SIZE));
+    if (!qsbr_ || rte_rcu_qsbr_init(qsbr_, n_workers) != 0)
+        throw std::runtime_error("cannot set up RCU (QSBR) state");
+
+    fib_ = std::make_unique<Fib>("rocesw_fib", FibParams{}, qsbr_);
+    std::vector<RibPort> rib_ports;
+    for (const auto &p : cfg_.ports) {
+        RibPort rp{p.name, p.mac, p.ipv4};
+        rp.addrs.insert(rp.addrs.end(), p.ipv6.begin(), p.ipv6.end());
+        rib_ports.push_back(rp);
+        PortRuntime rt;
+        rt.mac = p.mac;
+        rt.mtu = p.mtu;
+        rt.parse.max_l3_len = p.mtu;
+        rt.addrs = rp.addrs;
+        ctx_.ports.push_back(rt);
+        ctx_.all_addrs.insert(ctx_.all_addrs.end(), rp.addrs.begin(), rp.addrs.end());
+    }
+    ctx_.fib = fib_.get();
+    rib_ = std::make_unique<Rib>(*fib_, rib_ports);
+    rib_->set_static(cfg_.routes, cfg_.neighbours);
+    if (size_t refused = rib_->sync())
+        spdlog::warn("{} routes could not be installed (FIB full)", refused);
+    spdlog::info("FIB: {} IPv4 and {} IPv6 routes", rib_->route_count(false), rib_->route_count(true));
+
+    counters_ = new WorkerCounters[n_workers]();
+    unsigned lcore = rte_get_next_lcore(-1, 1, 0);
+    for (uint16_t w = 0; w < n_workers; w++) {
+        WorkerSlot s;
+        s.lcore = lcore;
+        s.egress = std::make_unique<FifoEgress>(*ports_, uint16_t(cfg_.ports.size()),
+                                                ports_->tx_queue_for(w), counters_[w], 1024,
+                                                uint16_t(cfg_.sw.burst));
+        auto rx = ports_->rx_assignment(w);
+        if (rx.empty()) spdlog::warn("worker {} owns no RX queue (devices have fewer queues than workers)", w);
+        s.worker = std::make_unique<Worker>(w, ctx_, *ports_, *s.egress, counters_[w], rx,
+                                            uint16_t(cfg_.sw.burst));
+        workers_.push_back(std::move(s));
+        lcore = rte_get_next_lcore(lcore, 1, 0);
+    }
+    register_commands();
+}
+
+Switch::~Switch() {
+    workers_.clear();  // egress destructors free what they still hold
+    server_.close();
+    rib_.reset();
+    fib_.reset();
+    ports_.reset();
+    rte_free(qsbr_);
+    delete[] counters_;
+}
+
+int Switch::lcore_main(void *arg) {
+    auto *a = static_cast<LaunchArg *>(arg);
+    a->sw->worker_loop(a->worker);
+    return 0;
+}
+
+void Switch::worker_loop(uint16_t w) {
+    Worker &worker = *workers_[w].worker;
+    WorkerCounters &ctr = counters_[w];
+    const bool adaptive = cfg_.sw.idle == IdleMode::adaptive;
+    const uint32_t max_sleep_us = cfg_.sw.idle_sleep_max_us;
+    // Adaptive idle: after kSpinPolls empty polls, sleep 1, 2, 4 ... up to max_sleep_us.
+    constexpr uint32_t kSpinPolls = 256;
+    uint32_t empty = 0, sleep_us = 1;
+
+    rte_rcu_qsbr_thread_register(qsbr_, w);
+    rte_rcu_qsbr_thread_online(qsbr_, w);
+    spdlog::info("worker {} on lcore {}: {} RX queue(s), idle {}", w, rte_lcore_id(),
+                 worker.rx_queues().size(), adaptive ? "adaptive" : "busy");
+    while (!workers_stop_.load(std::memory_order_relaxed)) {
+        uint32_t n = worker.poll_once(clock_.now_ns());
+        rte_rcu_qsbr_quiescent(qsbr_, w);
+        if (n || worker.egress().backlog() || !adaptive) {
+            empty = 0;
+            sleep_us = 1;
+            continue;
+        }
+        if (++empty < kSpinPolls) {
+            rte_pause();
+            continue;
+        }
+        // Offline while asleep, so a FIB commit never waits for a sleeping worker.
+        rte_rcu_qsbr_thread_offline(qsbr_, w);
+        std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+        ctr.idle_sleeps.inc();
+        rte_rcu_qsbr_thread_online(qsbr_, w);
+        sleep_us = std::min(sleep_us * 2, max_sleep_us);
+    }
+    // Drain: give queued packets up to 100 ms to leave, then count the rest as dropped.
+    uint64_t deadline = clock_.now_ns() + 100'000'000ull;
+    while (worker.egress().backlog() && clock_.now_ns() < deadline) worker.egress().flush(clock_.now_ns());
+    worker.egress().discard_all(DropReason::port_stopped);
+    rte_rcu_qsbr_thread_offline(qsbr_, w);
+    rte_rcu_qsbr_thread_unregister(qsbr_, w);
+}
+
+void Switch::run(const std::atomic<bool> &stop) {
+    std::string err;
+    if (!server_.listen(cfg_.sw.control_socket, &err))
+        throw std::runtime_error("control socket: " + err);
+    if (cfg_.sw.telemetry) {
+        int n = register_telemetry_commands(server_);
+        spdlog::info("telemetry: {} /rocesw/* commands registered", n);
+    }
+    spdlog::info("control socket {}", cfg_.sw.control_socket);
+
+    g_launch.clear();
+    for (uint16_t w = 0; w < workers_.size(); w++) g_launch.push_back(LaunchArg{this, w});
+    for (uint16_t w = 0; w < workers_.size(); w++) {
+        int rc = rte_eal_remote_launch(lcore_main, &g_launch[w], workers_[w].lcore);
+        if (rc != 0) {
+            workers_stop_ = true;
+            rte_eal_mp_wait_lcore();
+            throw std::runtime_error("cannot launch worker " + std::to_string(w));
+        }
+    }
+    spdlog::info("{} running: {} port(s), {} worker(s)", cfg_.sw.name, cfg_.ports.size(), workers_.size());
+
+    auto next_link = std::chrono::steady_clock::now();
+    while (!stop.load()) {
+        server_.poll_once(50);
+        auto now = std::chrono::steady_clock::now();
+        if (now >= next_link) {
+            next_link = now + std::chrono::milliseconds(500);
+            for (size_t i : ports_->poll_links()) {
+                const auto &p = ports_->ports()[i];
+                spdlog::info("port {}: link {} {} Mb/s", p.name, p.link.link_status ? "up" : "down",
+                             p.link.link_speed);
+            }
+        }
+    }
+    spdlog::info("stopping: workers drain their queues");
+    workers_stop_ = true;
+    rte_eal_mp_wait_lcore();
+    ports_->stop();
+    server_.close();
+}
+
+}  // namespace rocesw

@@ -1,0 +1,30 @@
+// Turns the switch configuration into EAL arguments: lcores for the control thread and the
+// workers, the file prefix, one -a (PCI) or --vdev per port, and memory. Without reserved
+// hugepages the EAL runs with --no-huge and -m <memory_mb>. Pure: testable without EAL.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+namespace rocesw {
+
+// True for "0000:03:00.0" or "03:00.0", optionally followed by ",devargs".
+bool is_pci_device(const std::string &device);
+// The ethdev name DPDK gives the device: the vdev name before ',' or the full PCI address.
+std::string ethdev_name(const std::string &device);
+
+struct EalPlan {
+    std::vector<std::string> args;   // argv[1..] for rte_eal_init
+    bool no_huge = false;
+};
+
+// `allowed_cpus`: CPUs this process may run on (sched_getaffinity); `free_hugepages`: count.
+EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed_cpus,
+                 unsigned long free_hugepages);
+
+unsigned long free_hugepages();          // from /proc/meminfo HugePages_Free
+std::vector<unsigned> allowed_cpus();    // from sched_getaffinity
+
+}  // namespace rocesw

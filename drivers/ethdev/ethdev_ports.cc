@@ -1,0 +1,157 @@
+#include "ethdev/ethdev_ports.h"
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ethdev/eal_args.h"
+#include "pkt/mbuf_meta.h"
+
+namespace rocesw {
+
+namespace {
+
+[[noreturn]] void fail(const PortConfig &p, const std::string &what, int rc) {
+    throw std::runtime_error("port " + p.name + " (" + p.device + "): " + what + ": " +
+                             rte_strerror(rc < 0 ? -rc : rc));
+}
+
+}  // namespace
+
+EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_workers) {
+    uint32_t max_mtu = 0;
+    for (const auto &p : cfg.ports) max_mtu = std::max(max_mtu, p.mtu);
+    // Room for the largest frame (MTU + Ethernet + one VLAN tag + FCS) in one segment.
+    uint32_t room = std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE,
+                                       max_mtu + 14 + 4 + 4 + RTE_PKTMBUF_HEADROOM);
+    pool_ = rte_pktmbuf_pool_create(("rocesw_" + cfg.sw.name).c_str(), cfg.sw.mbufs, 256,
+                                    kMbufPrivSize, uint16_t(room), SOCKET_ID_ANY);
+    if (!pool_)
+        throw std::runtime_error("cannot create mbuf pool of " + std::to_string(cfg.sw.mbufs) +
+                                 " mbufs: " + rte_strerror(rte_errno) +
+                                 " (lower switch.mbufs or raise switch.memory_mb)");
+
+    for (const auto &pc : cfg.ports) {
+        EthPort p;
+        p.name = pc.name;
+        p.device = pc.device;
+        std::string dev = ethdev_name(pc.device);
+        int rc = rte_eth_dev_get_port_by_name(dev.c_str(), &p.port_id);
+        if (rc != 0) fail(pc, "no ethdev named '" + dev + "' after probing (driver missing or device not found)", rc);
+
+        rte_eth_dev_info info{};
+        if ((rc = rte_eth_dev_info_get(p.port_id, &info)) != 0) fail(pc, "dev_info_get", rc);
+        p.driver = info.driver_name ? info.driver_name : "";
+        p.n_rxq = uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_rx_queues)));
+        p.n_txq = uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_tx_queues)));
+        p.txq_shared = p.n_txq < n_workers;
+
+        rte_eth_conf conf{};
+        if (p.n_rxq > 1) {
+            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+            conf.rx_adv_conf.rss_conf.rss_hf =
+                info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP);
+        }
+        if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+            conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+        rc = rte_eth_dev_configure(p.port_id, p.n_rxq, p.n_txq, &conf);
+        if (rc != 0 && p.n_rxq > 1) {
+            spdlog::warn("port {}: RSS over {} queues refused ({}); using one RX queue", pc.name,
+                         p.n_rxq, rte_strerror(-rc));
+            p.n_rxq = 1;
+            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
+            conf.rx_adv_conf.rss_conf.rss_hf = 0;
+            rc = rte_eth_dev_configure(p.port_id, p.n_rxq, p.n_txq, &conf);
+        }
+        if (rc != 0) fail(pc, "configure", rc);
+
+        uint16_t nb_rxd = uint16_t(pc.rx_desc), nb_txd = uint16_t(pc.tx_desc);
+        if ((rc = rte_eth_dev_adjust_nb_rx_tx_desc(p.port_id, &nb_rxd, &nb_txd)) != 0)
+            fail(pc, "adjust descriptors", rc);
+        for (uint16_t q = 0; q < p.n_rxq; q++)
+            if ((rc = rte_eth_rx_queue_setup(p.port_id, q, nb_rxd, rte_eth_dev_socket_id(p.port_id),
+                                             nullptr, pool_)) != 0)
+                fail(pc, "rx queue " + std::to_string(q) + " setup", rc);
+        for (uint16_t q = 0; q < p.n_txq; q++)
+            if ((rc = rte_eth_tx_queue_setup(p.port_id, q, nb_txd, rte_eth_dev_socket_id(p.port_id),
+                                             nullptr)) != 0)
+                fail(pc, "tx queue " + std::to_string(q) + " setup", rc);
+
+        // Virtual PMDs often cannot set MTU or MAC; the pipeline enforces the configured MTU
+        // and writes the configured MAC itself, so these are warnings, not failures.
+        if ((rc = rte_eth_dev_set_mtu(p.port_id, uint16_t(pc.mtu))) != 0)
+            spdlog::warn("port {}: device MTU {} not set ({}); MTU enforced in software", pc.name,
+                         pc.mtu, rte_strerror(-rc));
+        rte_ether_addr mac;
+        std::copy(pc.mac.b.begin(), pc.mac.b.end(), mac.addr_bytes);
+        if ((rc = rte_eth_dev_default_mac_addr_set(p.port_id, &mac)) != 0)
+            spdlog::info("port {}: device MAC not set ({}); running promiscuous", pc.name,
+                         rte_strerror(-rc));
+        if ((rc = rte_eth_dev_start(p.port_id)) != 0) fail(pc, "start", rc);
+        if ((rc = rte_eth_promiscuous_enable(p.port_id)) != 0 && rc != -ENOTSUP)
+            spdlog::warn("port {}: promiscuous mode: {}", pc.name, rte_strerror(-rc));
+        rte_eth_link_get_nowait(p.port_id, &p.link);
+        spdlog::info("port {}: {} (port id {}, driver {}), {} rx / {} tx queues{}, link {} {} Mb/s",
+                     pc.name, pc.device, p.port_id, p.driver, p.n_rxq, p.n_txq,
+                     p.txq_shared ? " (shared by workers)" : "",
+                     p.link.link_status ? "up" : "down", p.link.link_speed);
+
+        auto locks = std::make_unique<rte_spinlock_t[]>(p.n_txq);
+        for (uint16_t q = 0; q < p.n_txq; q++) rte_spinlock_init(&locks[q]);
+        tx_locks_.push_back(std::move(locks));
+        ports_.push_back(std::move(p));
+    }
+}
+
+EthdevPorts::~EthdevPorts() {
+    stop();
+    for (auto &p : ports_) rte_eth_dev_close(p.port_id);
+    if (pool_) rte_mempool_free(pool_);
+}
+
+void EthdevPorts::stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    for (auto &p : ports_) rte_eth_dev_stop(p.port_id);
+}
+
+uint16_t EthdevPorts::rx_burst(uint16_t port, uint16_t queue, rte_mbuf **pkts, uint16_t n) {
+    return rte_eth_rx_burst(ports_[port].port_id, queue, pkts, n);
+}
+
+uint16_t EthdevPorts::tx_burst(uint16_t port, uint16_t queue, rte_mbuf **pkts, uint16_t n) {
+    EthPort &p = ports_[port];
+    if (!p.txq_shared) return rte_eth_tx_burst(p.port_id, queue, pkts, n);
+    uint16_t q = queue % p.n_txq;
+    rte_spinlock_lock(&tx_locks_[port][q]);
+    uint16_t sent = rte_eth_tx_burst(p.port_id, q, pkts, n);
+    rte_spinlock_unlock(&tx_locks_[port][q]);
+    return sent;
+}
+
+std::vector<RxAssignment> EthdevPorts::rx_assignment(uint16_t worker) const {
+    std::vector<RxAssignment> out;
+    for (uint16_t i = 0; i < ports_.size(); i++)
+        for (uint16_t q = 0; q < ports_[i].n_rxq; q++)
+            if (q % n_workers_ == worker) out.push_back(RxAssignment{i, q});
+    return out;
+}
+
+std::vector<size_t> EthdevPorts::poll_links() {
+    std::vector<size_t> changed;
+    for (size_t i = 0; i < ports_.size(); i++) {
+        rte_eth_link l{};
+        if (rte_eth_link_get_nowait(ports_[i].port_id, &l) != 0) continue;
+        if (l.link_status != ports_[i].link.link_status || l.link_speed != ports_[i].link.link_speed) {
+            ports_[i].link = l;
+            ports_[i].link_changes++;
+            changed.push_back(i);
+        }
+    }
+    return changed;
+}
+
+}  // namespace rocesw

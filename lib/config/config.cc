@@ -1,0 +1,620 @@
+// Configuration loader. The whole file is read and validated before a Config is returned, so a
+// caller either gets a complete, consistent configuration or one ConfigError; nothing is applied
+// half-way. Every check names the field by its path (ports[1].mtu) so the message alone is
+// enough to find and fix the line. doc/config.md lists every rule and message.
+#include "config/config.h"
+
+#include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+#include "common/counters.h"
+
+namespace rocesw {
+
+namespace {
+
+// Clears the bits past `len`. The other family's storage stays zero, so == compares correctly.
+IpAddr masked(const IpAddr &a, uint8_t len) {
+    IpAddr r = a;
+    if (!a.is_v6) {
+        r.v4 = len == 0 ? 0 : len >= 32 ? a.v4 : a.v4 & (~0u << (32 - len));
+        return r;
+    }
+    for (size_t i = 0; i < r.v6.size(); i++) {
+        int keep = int(len) - int(8 * i);
+        if (keep >= 8) continue;
+        r.v6[i] = keep <= 0 ? uint8_t(0) : uint8_t(r.v6[i] & (0xff << (8 - keep)));
+    }
+    return r;
+}
+
+uint8_t max_len(const IpAddr &a) {
+    return a.is_v6 ? 128 : 32;
+}
+
+bool is_link_local(const IpAddr &a) {
+    return a.is_v6 && a.v6[0] == 0xfe && (a.v6[1] & 0xc0) == 0x80;
+}
+
+// "addr/len" split into a parsed address and a length that is only syntax-checked here
+// (at most three digits); family and range are the caller's business so it can say which failed.
+bool split_addr_len(const std::string &s, IpAddr &addr, unsigned &len) {
+    size_t slash = s.find('/');
+    if (slash == std::string::npos) return false;
+    std::string a = s.substr(0, slash), l = s.substr(slash + 1);
+    if (l.empty() || l.size() > 3 || l.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+    auto ip = parse_ip(a);
+    if (!ip) return false;
+    addr = *ip;
+    len = unsigned(std::stoul(l));
+    return true;
+}
+
+bool valid_name(const std::string &s, size_t max, std::string_view extra) {
+    if (s.empty() || s.size() > max) return false;
+    return std::all_of(s.begin(), s.end(), [&](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               extra.find(c) != std::string_view::npos;
+    });
+}
+
+std::string describe(const YAML::Node &n) {
+    switch (n.Type()) {
+        case YAML::NodeType::Scalar:
+            return "'" + n.Scalar() + "'";
+        case YAML::NodeType::Sequence:
+            return "a list";
+        case YAML::NodeType::Map:
+            return "a map";
+        default:
+            return "an empty value";
+    }
+}
+
+std::string at(const std::string &path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string at(const std::string &path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+}
+
+// The fields of one YAML map, checked against the names the schema allows.
+struct Fields {
+    std::vector<std::pair<std::string, YAML::Node>> entries;
+    const YAML::Node *find(std::string_view key) const {
+        for (auto &[k, v] : entries)
+            if (k == key) return &v;
+        return nullptr;
+    }
+};
+
+// A switch address, remembered so routes and neighbours cannot point back at the switch.
+struct OwnAddr {
+    IpAddr addr;
+    size_t port;
+};
+
+class Loader {
+  public:
+    explicit Loader(std::string source) : source_(std::move(source)) {}
+
+    Config load(const YAML::Node &root) {
+        cfg_.source = source_;
+        if (!root.IsNull() && !root.IsMap())
+            fail("", "expected a map at the top level, got " + describe(root));
+        Fields top = fields(root, "", {"switch", "ports", "routes", "neighbours"});
+        parse_switch(top.find("switch"));
+        parse_ports(top.find("ports"));
+        if (auto *n = top.find("routes")) {
+            auto items = list(*n, "routes");
+            for (size_t i = 0; i < items.size(); i++) parse_route(items[i], at("routes", i));
+        }
+        if (auto *n = top.find("neighbours")) {
+            auto items = list(*n, "neighbours");
+            for (size_t i = 0; i < items.size(); i++)
+                parse_neighbour(items[i], at("neighbours", i));
+        }
+        return std::move(cfg_);
+    }
+
+  private:
+    [[noreturn]] void fail(const std::string &path, const std::string &problem) const {
+        throw ConfigError(source_ + ": " + (path.empty() ? "" : path + ": ") + problem);
+    }
+
+    Fields fields(const YAML::Node &n, const std::string &path,
+                  std::initializer_list<std::string_view> allowed) const {
+        Fields f;
+        if (n.IsNull()) return f;
+        if (!n.IsMap()) fail(path, "expected a map, got " + describe(n));
+        for (auto it = n.begin(); it != n.end(); ++it) {
+            if (!it->first.IsScalar())
+                fail(path, "expected a field name, got " + describe(it->first));
+            const std::string &key = it->first.Scalar();
+            if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+                fail(path, "unknown field '" + key + "'");
+            if (f.find(key)) fail(path, "duplicate field '" + key + "'");
+            f.entries.emplace_back(key, it->second);
+        }
+        return f;
+    }
+
+    const YAML::Node &require(const Fields &f, const std::string &path,
+                              std::string_view key) const {
+        if (auto *n = f.find(key)) return *n;
+        fail(at(path, key), "required field missing");
+    }
+
+    // An empty value (`key:` with nothing after it) is an empty list.
+    std::vector<YAML::Node> list(const YAML::Node &n, const std::string &path) const {
+        std::vector<YAML::Node> out;
+        if (n.IsNull()) return out;
+        if (!n.IsSequence()) fail(path, "expected a list, got " + describe(n));
+        for (auto it = n.begin(); it != n.end(); ++it) out.push_back(*it);
+        return out;
+    }
+
+    std::string string(const YAML::Node &n, const std::string &path) const {
+        if (!n.IsScalar()) fail(path, "expected a string, got " + describe(n));
+        return n.Scalar();
+    }
+
+    // Plain decimal digits only: "1.5", "0x10", "ten" and quoted "10" are all refused, so a value
+    // means what it looks like. Negative and oversized numbers are integers, just out of range.
+    uint64_t integer(const YAML::Node &n, const std::string &path, uint64_t lo, uint64_t hi) const {
+        if (!n.IsScalar()) fail(path, "expected an integer, got " + describe(n));
+        const std::string &s = n.Scalar();
+        if (n.Tag() == "!") fail(path, "expected an integer, got a quoted string '" + s + "'");
+        size_t digits = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+        if (digits == s.size() || s.find_first_not_of("0123456789", digits) != std::string::npos)
+            fail(path, "expected an integer, got '" + s + "'");
+        uint64_t v = 0;
+        auto [end, ec] = std::from_chars(s.data() + digits, s.data() + s.size(), v);
+        (void)end;
+        bool negative = s[0] == '-' && v != 0;
+        if (ec != std::errc() || negative || v < lo || v > hi)
+            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+        return v;
+    }
+
+    bool boolean(const YAML::Node &n, const std::string &path) const {
+        static const char *const kTrue[] = {"true", "True", "TRUE"};
+        static const char *const kFalse[] = {"false", "False", "FALSE"};
+        if (n.IsScalar() && n.Tag() != "!") {
+            for (auto *t : kTrue)
+                if (n.Scalar() == t) return true;
+            for (auto *t : kFalse)
+                if (n.Scalar() == t) return false;
+        }
+        fail(path, "expected true or false, got " + describe(n));
+    }
+
+    MacAddr mac(const YAML::Node &n, const std::string &path) const {
+        std::string s = string(n, path);
+        auto m = parse_mac(s);
+        if (!m)
+            fail(path,
+                 "'" + s + "' is not a MAC address (expected six hex bytes, aa:bb:cc:dd:ee:ff)");
+        if (m->is_multicast()) fail(path, "'" + s + "' is a multicast address");
+        if (m->is_zero()) fail(path, "'" + s + "' is the zero address");
+        return *m;
+    }
+
+    IpAddr ip(const YAML::Node &n, const std::string &path) const {
+        std::string s = string(n, path);
+        auto a = parse_ip(s);
+        if (!a) fail(path, "'" + s + "' is not an IP address");
+        return *a;
+    }
+
+    void parse_switch(const YAML::Node *node) {
+        const std::string p = "switch";
+        SwitchConfig &sw = cfg_.sw;
+        Fields f = fields(
+            node ? *node : YAML::Node(), p,
+            {"name", "workers", "idle", "idle_sleep_max_us", "file_prefix", "log_level", "burst",
+             "mbufs", "memory_mb", "cpus", "eal_args", "control_socket", "telemetry"});
+        if (auto *n = f.find("name")) {
+            sw.name = string(*n, at(p, "name"));
+            if (!valid_name(sw.name, 32, "_-"))
+                fail(at(p, "name"),
+                     "'" + sw.name + "' is not a valid name (1 to 32 of A-Z a-z 0-9 _ -)");
+        }
+        if (auto *n = f.find("workers"))
+            sw.workers = uint32_t(integer(*n, at(p, "workers"), 1, kMaxWorkers));
+        if (auto *n = f.find("idle")) {
+            std::string s = string(*n, at(p, "idle"));
+            if (s == "adaptive")
+                sw.idle = IdleMode::adaptive;
+            else if (s == "busy")
+                sw.idle = IdleMode::busy;
+            else
+                fail(at(p, "idle"), "'" + s + "' is not one of adaptive, busy");
+        }
+        if (auto *n = f.find("idle_sleep_max_us"))
+            sw.idle_sleep_max_us = uint32_t(integer(*n, at(p, "idle_sleep_max_us"), 1, 100000));
+        sw.file_prefix = "roceswd-" + sw.name;
+        if (auto *n = f.find("file_prefix")) {
+            sw.file_prefix = string(*n, at(p, "file_prefix"));
+            // EAL makes a directory of this name, so "." and ".." would escape it.
+            if (!valid_name(sw.file_prefix, 64, "_.-") || sw.file_prefix == "." ||
+                sw.file_prefix == "..")
+                fail(
+                    at(p, "file_prefix"),
+                    "'" + sw.file_prefix +
+                        "' is not a valid file prefix (1 to 64 of A-Z a-z 0-9 _ . -, not . or ..)");
+        }
+        if (auto *n = f.find("log_level")) {
+            static const char *const kLevels[] = {"trace", "debug",    "info", "warn",
+                                                  "error", "critical", "off"};
+            sw.log_level = string(*n, at(p, "log_level"));
+            if (std::none_of(std::begin(kLevels), std::end(kLevels),
+                             [&](const char *l) { return sw.log_level == l; }))
+                fail(at(p, "log_level"),
+                     "'" + sw.log_level +
+                         "' is not one of trace, debug, info, warn, error, critical, off");
+        }
+        if (auto *n = f.find("burst")) sw.burst = uint32_t(integer(*n, at(p, "burst"), 1, 256));
+        if (auto *n = f.find("mbufs"))
+            sw.mbufs = uint32_t(integer(*n, at(p, "mbufs"), 1024, 4194304));
+        if (auto *n = f.find("memory_mb"))
+            sw.memory_mb = uint32_t(integer(*n, at(p, "memory_mb"), 64, 65536));
+        if (auto *n = f.find("cpus")) {
+            auto items = list(*n, at(p, "cpus"));
+            for (size_t i = 0; i < items.size(); i++) {
+                std::string ip = at(at(p, "cpus"), i);
+                auto cpu = uint32_t(integer(items[i], ip, 0, 1023));
+                if (std::find(sw.cpus.begin(), sw.cpus.end(), cpu) != sw.cpus.end())
+                    fail(ip, "CPU " + std::to_string(cpu) + " is listed twice");
+                sw.cpus.push_back(cpu);
+            }
+        }
+        if (auto *n = f.find("eal_args")) {
+            auto items = list(*n, at(p, "eal_args"));
+            for (size_t i = 0; i < items.size(); i++) {
+                std::string ip = at(at(p, "eal_args"), i);
+                sw.eal_args.push_back(string(items[i], ip));
+                if (sw.eal_args.back().empty()) fail(ip, "must not be empty");
+            }
+        }
+        sw.control_socket = "/run/rocesw/" + sw.name + ".sock";
+        if (auto *n = f.find("control_socket")) {
+            std::string s = string(*n, at(p, "control_socket"));
+            if (s.empty() || s[0] != '/')
+                fail(at(p, "control_socket"), "'" + s + "' is not an absolute path");
+            // sockaddr_un.sun_path holds 108 bytes including the terminating NUL.
+            if (s.size() > 107)
+                fail(at(p, "control_socket"), "path is " + std::to_string(s.size()) +
+                                                  " bytes, a Unix socket path allows at most 107");
+            sw.control_socket = s;
+        }
+        if (auto *n = f.find("telemetry")) sw.telemetry = boolean(*n, at(p, "telemetry"));
+    }
+
+    void parse_ports(const YAML::Node *node) {
+        if (!node) fail("ports", "required field missing");
+        auto items = list(*node, "ports");
+        if (items.empty()) fail("ports", "at least one port is required");
+        if (items.size() > kMaxPorts)
+            fail("ports", std::to_string(items.size()) + " ports, at most " +
+                              std::to_string(kMaxPorts) + " allowed");
+        for (size_t i = 0; i < items.size(); i++) parse_port(items[i], at("ports", i), i);
+    }
+
+    void parse_port(const YAML::Node &node, const std::string &p, size_t index) {
+        Fields f =
+            fields(node, p,
+                   {"name", "device", "mac", "mtu", "speed", "rx_desc", "tx_desc", "ipv4", "ipv6"});
+        PortConfig pc;
+        pc.name = string(require(f, p, "name"), at(p, "name"));
+        if (!valid_name(pc.name, 15, "_.-"))
+            fail(at(p, "name"),
+                 "'" + pc.name + "' is not a valid port name (1 to 15 of A-Z a-z 0-9 _ . -)");
+        if (int other = cfg_.port_index(pc.name); other >= 0)
+            fail(at(p, "name"), "'" + pc.name + "' is already used by " + at("ports", other));
+
+        pc.device = string(require(f, p, "device"), at(p, "device"));
+        if (pc.device.empty()) fail(at(p, "device"), "must not be empty");
+        // Devices are told apart by the name before the first comma: DPDK refuses two vdevs
+        // (or two probes of a PCI address) with the same name whatever their arguments.
+        std::string dev_name = pc.device.substr(0, pc.device.find(','));
+        for (size_t j = 0; j < cfg_.ports.size(); j++)
+            if (cfg_.ports[j].device.substr(0, cfg_.ports[j].device.find(',')) == dev_name)
+                fail(at(p, "device"),
+                     "device '" + dev_name + "' is already used by " + at("ports", j));
+
+        pc.mac = mac(require(f, p, "mac"), at(p, "mac"));
+        for (size_t j = 0; j < cfg_.ports.size(); j++)
+            if (cfg_.ports[j].mac == pc.mac)
+                fail(at(p, "mac"),
+                     "'" + f.find("mac")->Scalar() + "' is already used by " + at("ports", j));
+
+        if (auto *n = f.find("mtu")) pc.mtu = uint32_t(integer(*n, at(p, "mtu"), 68, 9600));
+        if (auto *n = f.find("speed")) {
+            std::string s = string(*n, at(p, "speed"));
+            auto mbps = parse_speed_mbps(s);
+            if (!mbps)
+                fail(at(p, "speed"),
+                     "'" + s + "' is not a speed (e.g. 100G, 2.5G, 25000M, or Mb/s as an integer)");
+            if (*mbps < 1 || *mbps > 800000)
+                fail(at(p, "speed"), s + " is out of range 1..800000 Mb/s");
+            pc.speed_mbps = *mbps;
+        }
+        for (auto [key, field] : {std::pair{"rx_desc", &pc.rx_desc}, {"tx_desc", &pc.tx_desc}}) {
+            if (auto *n = f.find(key)) {
+                uint64_t v = integer(*n, at(p, key), 64, 16384);
+                if (v & (v - 1)) fail(at(p, key), n->Scalar() + " is not a power of two");
+                *field = uint32_t(v);
+            }
+        }
+        for (bool v6 : {false, true}) {
+            const char *key = v6 ? "ipv6" : "ipv4";
+            auto *n = f.find(key);
+            if (!n) continue;
+            auto items = list(*n, at(p, key));
+            for (size_t j = 0; j < items.size(); j++) {
+                std::string ap = at(at(p, key), j);
+                std::string s = string(items[j], ap);
+                IfAddr ifa;
+                unsigned len = 0;
+                if (!split_addr_len(s, ifa.addr, len))
+                    fail(ap, "'" + s + "' is not an address/length (e.g. " +
+                                 (v6 ? "fd00:1::1/64" : "10.0.1.1/24") + ")");
+                if (ifa.addr.is_v6 != v6)
+                    fail(ap, "'" + s + "' is not an " + (v6 ? "IPv6" : "IPv4") + " address");
+                if (len > max_len(ifa.addr))
+                    fail(ap, "prefix length " + std::to_string(len) + " is out of range 0.." +
+                                 std::to_string(max_len(ifa.addr)));
+                ifa.len = uint8_t(len);
+                for (auto &o : own_)
+                    if (o.addr == ifa.addr)
+                        fail(ap,
+                             ifa.addr.str() + " is already an address of " + at("ports", o.port));
+                own_.push_back({ifa.addr, index});
+                (v6 ? pc.ipv6 : pc.ipv4).push_back(ifa);
+            }
+        }
+        cfg_.ports.push_back(std::move(pc));
+    }
+
+    bool in_subnet_of(const PortConfig &pc, const IpAddr &a) const {
+        for (auto *list : {&pc.ipv4, &pc.ipv6})
+            for (auto &ifa : *list)
+                if (ifa.subnet().contains(a)) return true;
+        return false;
+    }
+
+    // The port through which `a` is reached: the given one (a must be on one of its subnets, or
+    // IPv6 link-local, which every IPv6 port has), else the only port with a subnet holding `a`.
+    int resolve_port(const IpAddr &a, int given, const std::string &path) const {
+        for (auto &o : own_)
+            if (o.addr == a)
+                fail(path, a.str() + " is an address of the switch (port " +
+                               cfg_.ports[o.port].name + ")");
+        if (given >= 0) {
+            if (is_link_local(a) || in_subnet_of(cfg_.ports[given], a)) return given;
+            fail(path, a.str() + " is not in a connected subnet of port " + cfg_.ports[given].name);
+        }
+        if (is_link_local(a)) fail(path, a.str() + " is link-local, so 'port' is required");
+        std::vector<int> found;
+        for (size_t i = 0; i < cfg_.ports.size(); i++)
+            if (in_subnet_of(cfg_.ports[i], a)) found.push_back(int(i));
+        if (found.empty()) fail(path, a.str() + " is not in a connected subnet of any port");
+        if (found.size() > 1) {
+            std::string names;
+            for (int i : found) names += (names.empty() ? "" : ", ") + cfg_.ports[i].name;
+            fail(path, a.str() + " is in connected subnets of several ports (" + names +
+                           "); choose one with 'port'");
+        }
+        return found[0];
+    }
+
+    int port_ref(const Fields &f, const std::string &p) const {
+        auto *n = f.find("port");
+        if (!n) return -1;
+        std::string name = string(*n, at(p, "port"));
+        int i = cfg_.port_index(name);
+        if (i < 0) fail(at(p, "port"), "no port named '" + name + "'");
+        return i;
+    }
+
+    void parse_route(const YAML::Node &node, const std::string &p) {
+        Fields f = fields(node, p, {"prefix", "via", "port"});
+        RouteConfig rc;
+        std::string s = string(require(f, p, "prefix"), at(p, "prefix"));
+        unsigned len = 0;
+        if (!split_addr_len(s, rc.prefix.addr, len))
+            fail(at(p, "prefix"), "'" + s + "' is not a prefix (e.g. 10.0.3.0/24 or fd00:3::/64)");
+        if (len > max_len(rc.prefix.addr))
+            fail(at(p, "prefix"), "prefix length " + std::to_string(len) + " is out of range 0.." +
+                                      std::to_string(max_len(rc.prefix.addr)));
+        rc.prefix.len = uint8_t(len);
+        if (masked(rc.prefix.addr, rc.prefix.len) != rc.prefix.addr)
+            fail(at(p, "prefix"), "host bits set in " + s);
+        for (size_t j = 0; j < cfg_.routes.size(); j++)
+            if (cfg_.routes[j].prefix == rc.prefix)
+                fail(at(p, "prefix"), rc.prefix.str() + " is already routed by " + at("routes", j));
+
+        rc.via = ip(require(f, p, "via"), at(p, "via"));
+        if (rc.via.is_v6 != rc.prefix.addr.is_v6)
+            fail(at(p, "via"), rc.via.str() + " is " + (rc.via.is_v6 ? "IPv6" : "IPv4") +
+                                   " but the prefix is " + (rc.via.is_v6 ? "IPv4" : "IPv6"));
+        int port = port_ref(f, p);
+        rc.port = cfg_.ports[resolve_port(rc.via, port, at(p, "via"))].name;
+        cfg_.routes.push_back(std::move(rc));
+    }
+
+    void parse_neighbour(const YAML::Node &node, const std::string &p) {
+        Fields f = fields(node, p, {"ip", "mac", "port"});
+        NeighbourConfig nc;
+        nc.ip = ip(require(f, p, "ip"), at(p, "ip"));
+        nc.mac = mac(require(f, p, "mac"), at(p, "mac"));
+        int port = port_ref(f, p);
+        nc.port = cfg_.ports[resolve_port(nc.ip, port, at(p, "ip"))].name;
+        for (size_t j = 0; j < cfg_.neighbours.size(); j++)
+            if (cfg_.neighbours[j].ip == nc.ip && cfg_.neighbours[j].port == nc.port)
+                fail(at(p, "ip"), nc.ip.str() + " on port " + nc.port + " is already defined by " +
+                                      at("neighbours", j));
+        cfg_.neighbours.push_back(std::move(nc));
+    }
+
+    std::string source_;
+    Config cfg_;
+    std::vector<OwnAddr> own_;
+};
+
+}  // namespace
+
+std::string MacAddr::str() const {
+    char buf[18];
+    std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4],
+                  b[5]);
+    return buf;
+}
+
+std::string IpAddr::str() const {
+    char buf[INET6_ADDRSTRLEN];
+    if (is_v6) {
+        inet_ntop(AF_INET6, v6.data(), buf, sizeof buf);
+    } else {
+        uint32_t n = htonl(v4);
+        inet_ntop(AF_INET, &n, buf, sizeof buf);
+    }
+    return buf;
+}
+
+bool IpPrefix::contains(const IpAddr &a) const {
+    return a.is_v6 == addr.is_v6 && masked(a, len) == masked(addr, len);
+}
+
+std::string IpPrefix::str() const {
+    return addr.str() + "/" + std::to_string(len);
+}
+
+IpPrefix IfAddr::subnet() const {
+    return IpPrefix{masked(addr, len), len};
+}
+
+std::string IfAddr::str() const {
+    return addr.str() + "/" + std::to_string(len);
+}
+
+int Config::port_index(const std::string &name) const {
+    for (size_t i = 0; i < ports.size(); i++)
+        if (ports[i].name == name) return int(i);
+    return -1;
+}
+
+std::optional<MacAddr> parse_mac(const std::string &s) {
+    if (s.size() != 17) return std::nullopt;
+    MacAddr m;
+    for (size_t i = 0; i < 6; i++) {
+        if (i > 0 && s[3 * i - 1] != ':') return std::nullopt;
+        const char *p = s.data() + 3 * i;
+        if (!std::isxdigit(uint8_t(p[0])) || !std::isxdigit(uint8_t(p[1]))) return std::nullopt;
+        std::from_chars(p, p + 2, m.b[i], 16);
+    }
+    return m;
+}
+
+std::optional<IpAddr> parse_ip(const std::string &s) {
+    IpAddr a;
+    if (s.find(':') != std::string::npos) {
+        if (inet_pton(AF_INET6, s.c_str(), a.v6.data()) != 1) return std::nullopt;
+        a.is_v6 = true;
+        return a;
+    }
+    uint32_t n;
+    if (inet_pton(AF_INET, s.c_str(), &n) != 1) return std::nullopt;
+    a.v4 = ntohl(n);
+    return a;
+}
+
+std::optional<IfAddr> parse_if_addr(const std::string &s) {
+    IfAddr ifa;
+    unsigned len = 0;
+    if (!split_addr_len(s, ifa.addr, len) || len > max_len(ifa.addr)) return std::nullopt;
+    ifa.len = uint8_t(len);
+    return ifa;
+}
+
+std::optional<IpPrefix> parse_prefix(const std::string &s) {
+    IpPrefix p;
+    unsigned len = 0;
+    if (!split_addr_len(s, p.addr, len) || len > max_len(p.addr)) return std::nullopt;
+    p.len = uint8_t(len);
+    if (masked(p.addr, p.len) != p.addr) return std::nullopt;
+    return p;
+}
+
+// "<digits>[.<digits>][M|G]", case-insensitive unit, no unit meaning Mb/s. A fraction is allowed
+// only where the result is a whole number of Mb/s ("2.5G" yes, "2.5M" no).
+std::optional<uint64_t> parse_speed_mbps(const std::string &s) {
+    std::string_view v = s;
+    uint64_t mult = 1;
+    if (!v.empty() && (v.back() == 'G' || v.back() == 'g')) mult = 1000;
+    if (!v.empty() && (v.back() == 'G' || v.back() == 'g' || v.back() == 'M' || v.back() == 'm'))
+        v.remove_suffix(1);
+    std::string_view whole = v.substr(0, v.find('.'));
+    std::string_view frac = whole.size() < v.size() ? v.substr(whole.size() + 1) : "";
+    auto digits = [](std::string_view d) {
+        return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    // Twelve digits keep every intermediate below 2^64 even after the unit multiplier.
+    if (whole.empty() || whole.size() > 12 || !digits(whole) || frac.size() > 9 || !digits(frac))
+        return std::nullopt;
+    if (whole.size() < v.size() && frac.empty()) return std::nullopt;  // "10.G"
+    uint64_t w = 0, fr = 0, scale = 1;
+    std::from_chars(whole.data(), whole.data() + whole.size(), w);
+    if (!frac.empty()) std::from_chars(frac.data(), frac.data() + frac.size(), fr);
+    for (size_t i = 0; i < frac.size(); i++) scale *= 10;
+    if (fr * mult % scale != 0) return std::nullopt;
+    return w * mult + fr * mult / scale;
+}
+
+Config load_config_string(const std::string &yaml, const std::string &source) {
+    std::vector<YAML::Node> docs;
+    try {
+        docs = YAML::LoadAll(yaml);
+    } catch (const YAML::ParserException &e) {
+        if (e.mark.is_null()) throw ConfigError(source + ": " + e.msg);
+        throw ConfigError(source + ": line " + std::to_string(e.mark.line + 1) + ", column " +
+                          std::to_string(e.mark.column + 1) + ": " + e.msg);
+    } catch (const YAML::Exception &e) {
+        throw ConfigError(source + ": " + e.msg);
+    }
+    if (docs.size() > 1)
+        throw ConfigError(source + ": expected one YAML document, found " +
+                          std::to_string(docs.size()));
+    try {
+        return Loader(source).load(docs.empty() ? YAML::Node() : docs[0]);
+    } catch (const YAML::Exception &e) {
+        throw ConfigError(source + ": " + e.msg);  // not expected: the loader checks node kinds
+    }
+}
+
+Config load_config_file(const std::string &path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw ConfigError(path + ": is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(path + ": cannot open file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad() || text.bad()) throw ConfigError(path + ": cannot read file");
+    return load_config_string(text.str(), path);
+}
+
+}  // namespace rocesw

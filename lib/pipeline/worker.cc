@@ -1,0 +1,192 @@
+#include "pipeline/worker.h"
+
+#include <rte_lpm.h>
+#include <rte_lpm6.h>
+#include <rte_mbuf.h>
+
+#include <cstring>
+
+#include "pipeline/local.h"
+#include "pkt/bytes.h"
+#include "pkt/checksum.h"
+#include "pkt/mbuf_meta.h"
+
+namespace rocesw {
+
+Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
+               WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst)
+    : id_(id), ctx_(ctx), io_(io), egress_(egress), ctr_(counters), rx_(std::move(rx)),
+      burst_(burst > kMaxBurst ? kMaxBurst : burst) {}
+
+uint32_t Worker::poll_once(uint64_t now_ns) {
+    rte_mbuf *pkts[kMaxBurst];
+    uint32_t total = 0;
+    for (const auto &q : rx_) {
+        uint16_t n = io_.rx_burst(q.port, q.queue, pkts, burst_);
+        if (n) process_burst(q.port, pkts, n, now_ns);
+        total += n;
+    }
+    egress_.flush(now_ns);
+    ctr_.polls.inc();
+    if (total) ctr_.busy_polls.inc();
+    return total;
+}
+
+void Worker::drop(rte_mbuf *m, uint16_t port, DropReason r) {
+    ctr_.ports[port].drops[size_t(r)].inc();
+    dropped_[n_dropped_++] = m;
+}
+
+void Worker::local(rte_mbuf *m, uint16_t in_port) {
+    const PortRuntime &p = ctx_.ports[in_port];
+    PacketMeta *meta = meta_of(m);
+    uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+    uint32_t len = rte_pktmbuf_data_len(m);
+    uint32_t cap = len + rte_pktmbuf_tailroom(m);
+    uint32_t reply = meta->l3 == L3Type::arp ? local_arp(f, len, *meta, p.mac, p.addrs)
+                                             : local_ip(f, len, cap, *meta, p.mac, ctx_.all_addrs);
+    if (reply == 0) {
+        if (meta->l3 == L3Type::arp) {
+            // ARP not asking for us (replies, gratuitous ARP): consumed, not an error.
+            ctr_.ports[in_port].local_packets.inc();
+            dropped_[n_dropped_++] = m;
+        } else {
+            drop(m, in_port, DropReason::local_unhandled);
+        }
+        return;
+    }
+    if (reply > len) rte_pktmbuf_append(m, uint16_t(reply - len));
+    else if (reply < len) rte_pktmbuf_trim(m, uint16_t(len - reply));
+    ctr_.ports[in_port].local_packets.inc();
+    meta->out_port = uint8_t(in_port);
+    out_[in_port][n_out_[in_port]++] = m;
+}
+
+void Worker::forward(rte_mbuf *m, const NextHop &nh) {
+    PacketMeta *meta = meta_of(m);
+    const uint16_t in_port = meta->in_port;
+    if (meta->ttl <= 1) return drop(m, in_port, DropReason::ttl_expired);
+    if (nh.kind != NextHopKind::forward) return drop(m, in_port, DropReason::no_neighbour);
+    const PortRuntime &out = ctx_.ports[nh.port];
+    if (meta->l3_len > out.mtu) return drop(m, in_port, DropReason::mtu_exceeded);
+
+    uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+    if (meta->flags & kFlagVlan) {
+        // Routed ports are untagged: pull the MAC addresses over the tag and trim it off.
+        std::memmove(f + 4, f, 12);
+        f = reinterpret_cast<uint8_t *>(rte_pktmbuf_adj(m, 4));
+        meta->l3_offset -= 4;
+        if (meta->flags & kFlagL4) meta->l4_offset -= 4;
+        meta->flags &= uint16_t(~kFlagVlan);
+    }
+    std::memcpy(f, nh.dst_mac.b.data(), 6);
+    std::memcpy(f + 6, out.mac.b.data(), 6);
+    uint8_t *ip = f + meta->l3_offset;
+    if (meta->l3 == L3Type::ipv4) ipv4_decrement_ttl(ip);
+    else ip[7]--;
+    meta->out_port = nh.port;
+    out_[nh.port][n_out_[nh.port]++] = m;
+}
+
+void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    const PortRuntime &port = ctx_.ports[in_port];
+    PortCounters &pc = ctr_.ports[in_port];
+    const FibTables *fib = ctx_.fib->reader();
+    const NextHop *nexthops = fib->nexthops;
+
+    // IPv4 and IPv6 packets to route, looked up in bulk.
+    rte_mbuf *v4[kMaxBurst], *v6[kMaxBurst];
+    uint32_t v4_dst[kMaxBurst], v4_nh[kMaxBurst];
+    uint8_t v6_dst[kMaxBurst][RTE_LPM6_IPV6_ADDR_SIZE];
+    int32_t v6_nh[kMaxBurst];
+    uint16_t n4 = 0, n6 = 0;
+    uint64_t bytes = 0;
+
+    for (uint16_t i = 0; i < n; i++) {
+        rte_mbuf *m = pkts[i];
+        bytes += m->pkt_len;
+        if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+            drop(m, in_port, DropReason::frame_too_long);
+            continue;
+        }
+        PacketMeta *meta = meta_of(m);
+        const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+        if (auto r = parse_frame(f, rte_pktmbuf_data_len(m), port.parse, meta)) {
+            drop(m, in_port, *r);
+            continue;
+        }
+        meta->in_port = uint8_t(in_port);
+        meta->rx_ns_lo = uint32_t(now_ns);
+        const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
+        if (!l2_group && std::memcmp(f, port.mac.b.data(), 6) != 0) {
+            drop(m, in_port, DropReason::dst_mac_mismatch);
+            continue;
+        }
+        if (meta->l3 == L3Type::arp) {
+            local(m, in_port);
+            continue;
+        }
+        if (meta->l3 == L3Type::ipv4) {
+            // Limited/directed broadcast is not routed; 224/4 multicast neither.
+            if (l2_group || (meta->dst_ip4 >> 28) == 0xE || meta->dst_ip4 == 0xFFFFFFFFu) {
+                drop(m, in_port, DropReason::l3_multicast);
+                continue;
+            }
+            v4[n4] = m;
+            v4_dst[n4++] = meta->dst_ip4;
+        } else {
+            const uint8_t *dst = f + meta->l3_offset + 24;
+            if (dst[0] == 0xFF) {
+                if (is_neighbour_solicitation(f, *meta)) local(m, in_port);
+                else drop(m, in_port, DropReason::l3_multicast);
+                continue;
+            }
+            if (l2_group) {
+                drop(m, in_port, DropReason::l3_multicast);
+                continue;
+            }
+            v6[n6] = m;
+            std::memcpy(v6_dst[n6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
+        }
+    }
+    pc.rx_packets.add(n);
+    pc.rx_bytes.add(bytes);
+
+    if (n4) rte_lpm_lookup_bulk(fib->lpm4, v4_dst, v4_nh, n4);
+    for (uint16_t i = 0; i < n4; i++) {
+        if (!(v4_nh[i] & RTE_LPM_LOOKUP_SUCCESS)) {
+            drop(v4[i], in_port, DropReason::no_route);
+            continue;
+        }
+        const NextHop &nh = nexthops[v4_nh[i] & 0x00FFFFFF];
+        if (nh.kind == NextHopKind::local) local(v4[i], in_port);
+        else if (nh.kind == NextHopKind::drop_no_route) drop(v4[i], in_port, DropReason::no_route);
+        else forward(v4[i], nh);
+    }
+    if (n6) rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
+    for (uint16_t i = 0; i < n6; i++) {
+        if (v6_nh[i] < 0) {
+            drop(v6[i], in_port, DropReason::no_route);
+            continue;
+        }
+        const NextHop &nh = nexthops[v6_nh[i]];
+        if (nh.kind == NextHopKind::local) local(v6[i], in_port);
+        else if (nh.kind == NextHopKind::drop_no_route) drop(v6[i], in_port, DropReason::no_route);
+        else forward(v6[i], nh);
+    }
+    flush_outputs(now_ns);
+}
+
+void Worker::flush_outputs(uint64_t now_ns) {
+    for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
+        if (!n_out_[p]) continue;
+        egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
+        n_out_[p] = 0;
+    }
+    if (n_dropped_) {
+        rte_pktmbuf_free_bulk(dropped_.data(), n_dropped_);
+        n_dropped_ = 0;
+    }
+}
+
+}  // namespace rocesw

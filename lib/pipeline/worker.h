@@ -1,0 +1,84 @@
+// A worker runs the whole pipeline over the RX queues it owns:
+//
+//   rx burst -> parse+validate (PacketMeta) -> L2 checks -> local (ARP/ND/echo)
+//     -> LPM (IPv4, IPv6, bulk) -> next hop -> TTL/MTU -> rewrite -> egress enqueue -> flush
+//
+// Time is an argument (poll_once(now_ns)); nothing here reads a clock. Counters go to this
+// worker's WorkerCounters block only. The FIB pointer is read once per burst: the caller
+// (the lcore loop) reports a QSBR quiescent state between polls, which is what lets the
+// control thread replace FIB copies.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "common/counters.h"
+#include "config/config.h"
+#include "egress/egress.h"
+#include "pipeline/port_io.h"
+#include "pkt/parser.h"
+#include "route/fib.h"
+
+struct rte_mbuf;
+
+namespace rocesw {
+
+inline constexpr uint16_t kMaxBurst = 256;
+
+struct PortRuntime {
+    MacAddr mac;
+    uint32_t mtu = 1500;          // L3 MTU, bytes
+    ParseOptions parse;           // max_l3_len = mtu
+    std::vector<IfAddr> addrs;    // the switch's own addresses on this port
+};
+
+// What every worker reads and nobody changes while workers run (the FIB aside).
+struct DataplaneContext {
+    std::vector<PortRuntime> ports;
+    std::vector<IfAddr> all_addrs;  // every port's addresses: any of them answers echo
+    const Fib *fib = nullptr;
+};
+
+struct RxAssignment {
+    uint16_t port;
+    uint16_t queue;
+};
+
+class Worker {
+public:
+    Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
+           WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst);
+
+    // One pass over every owned RX queue, then an egress flush. Returns packets received.
+    uint32_t poll_once(uint64_t now_ns);
+
+    // The pipeline over one received burst (exposed for tests and the simulator).
+    void process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+
+    uint16_t id() const { return id_; }
+    const std::vector<RxAssignment> &rx_queues() const { return rx_; }
+    Egress &egress() { return egress_; }
+
+private:
+    void drop(rte_mbuf *m, uint16_t port, DropReason r);
+    void forward(rte_mbuf *m, const NextHop &nh);
+    void local(rte_mbuf *m, uint16_t in_port);
+    void flush_outputs(uint64_t now_ns);
+
+    uint16_t id_;
+    const DataplaneContext &ctx_;
+    PortIo &io_;
+    Egress &egress_;
+    WorkerCounters &ctr_;
+    std::vector<RxAssignment> rx_;
+    uint16_t burst_;
+
+    // Scratch for one burst, owned by this worker.
+    std::array<rte_mbuf *, kMaxBurst> dropped_{};
+    uint16_t n_dropped_ = 0;
+    std::array<std::array<rte_mbuf *, kMaxBurst>, kMaxPorts> out_{};
+    std::array<uint16_t, kMaxPorts> n_out_{};
+};
+
+}  // namespace rocesw

@@ -1,0 +1,58 @@
+// Internet checksum helpers (RFC 1071, RFC 1624).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "pkt/bytes.h"
+
+namespace rocesw {
+
+// One's-complement sum of `len` bytes folded to 16 bits, not inverted.
+inline uint32_t csum_partial(const uint8_t *p, size_t len, uint32_t sum = 0) {
+    while (len >= 2) {
+        sum += rd16(p);
+        p += 2;
+        len -= 2;
+    }
+    if (len) sum += uint32_t(p[0]) << 8;
+    return sum;
+}
+
+inline uint16_t csum_fold(uint32_t sum) {
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return static_cast<uint16_t>(sum);
+}
+
+// The value to store in a checksum field covering these bytes (with the field zeroed).
+inline uint16_t csum_finish(uint32_t sum) { return static_cast<uint16_t>(~csum_fold(sum)); }
+
+// True when an IPv4 header (ihl*4 bytes, checksum included) sums to 0xFFFF.
+inline bool ipv4_header_checksum_ok(const uint8_t *ip, size_t hdr_len) {
+    return csum_fold(csum_partial(ip, hdr_len)) == 0xFFFF;
+}
+
+// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for one 16-bit word changing from m to m'.
+inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word) {
+    uint32_t sum = static_cast<uint16_t>(~hc);
+    sum += static_cast<uint16_t>(~old_word);
+    sum += new_word;
+    return static_cast<uint16_t>(~csum_fold(sum));
+}
+
+// Decrements the TTL of the IPv4 header at `ip` and patches its checksum incrementally.
+inline void ipv4_decrement_ttl(uint8_t *ip) {
+    uint16_t old_word = rd16(ip + 8);  // TTL, protocol
+    ip[8]--;
+    uint16_t new_word = rd16(ip + 8);
+    wr16(ip + 10, csum_update16(rd16(ip + 10), old_word, new_word));
+}
+
+// Rewrites the TOS byte (DSCP/ECN) of the IPv4 header at `ip`, patching the checksum.
+inline void ipv4_set_tos(uint8_t *ip, uint8_t tos) {
+    uint16_t old_word = rd16(ip);  // version/IHL, TOS
+    ip[1] = tos;
+    wr16(ip + 10, csum_update16(rd16(ip + 10), old_word, rd16(ip)));
+}
+
+}  // namespace rocesw

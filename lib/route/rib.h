@@ -1,0 +1,113 @@
+// The control-side routing information base. It holds what the switch knows (its own
+// addresses, connected subnets, neighbours, static and — later — learned routes), resolves
+// each route to a next hop, and programs the data-plane Fib with the difference between what
+// it wants and what is installed. Next hops are shared: routes that resolve to the same
+// (kind, port, MAC) share one id, so a neighbour's MAC change is one next-hop update.
+//
+// Threading: mutated by the control thread only; the read-only views may be called from any
+// thread (rte_telemetry's) and take the same mutex. Workers never touch the Rib.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "route/fib.h"
+
+namespace rocesw {
+
+enum class RouteSource : uint8_t { connected, neighbour, static_route, local };
+const char *route_source_name(RouteSource s);
+
+struct RibPort {
+    std::string name;
+    MacAddr mac;
+    std::vector<IfAddr> addrs;  // IPv4 and IPv6
+};
+
+struct RouteView {
+    IpPrefix prefix;
+    RouteSource source;
+    std::optional<IpAddr> via;
+    NextHop nh;
+    uint32_t nexthop_id;
+    bool installed;  // false when the FIB refused it (full)
+};
+
+struct NeighbourView {
+    IpAddr ip;
+    MacAddr mac;
+    uint8_t port;
+};
+
+class Rib {
+public:
+    Rib(Fib &fib, std::vector<RibPort> ports);
+
+    // Replaces the static routes and neighbours (from the config). Control thread.
+    void set_static(const std::vector<RouteConfig> &routes,
+                    const std::vector<NeighbourConfig> &neighbours);
+    void add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac);
+    void del_neighbour(uint8_t port, const IpAddr &ip);
+
+    // Brings the Fib level with the RIB. Returns the number of routes the Fib refused.
+    size_t sync();
+
+    std::vector<RouteView> routes() const;
+    std::vector<NeighbourView> neighbours() const;
+    size_t route_count(bool v6) const;
+    const std::vector<RibPort> &ports() const { return ports_; }
+
+    // The port whose connected subnet holds `ip`, if any.
+    std::optional<uint8_t> port_for(const IpAddr &ip) const;
+
+private:
+    struct Want {
+        RouteSource source;
+        std::optional<IpAddr> via;
+        NextHop nh;
+    };
+    struct NhKey {
+        NextHopKind kind;
+        uint8_t port;
+        MacAddr mac;
+        auto operator<=>(const NhKey &o) const {
+            if (kind != o.kind) return kind <=> o.kind;
+            if (port != o.port) return port <=> o.port;
+            return mac.b <=> o.mac.b;
+        }
+        bool operator==(const NhKey &) const = default;
+    };
+    struct NhSlot {
+        uint32_t id;
+        uint32_t refs;
+    };
+    struct PrefixLess {
+        bool operator()(const IpPrefix &a, const IpPrefix &b) const;
+    };
+    struct NeighKey {
+        uint8_t port;
+        IpAddr ip;
+        bool operator<(const NeighKey &o) const;
+    };
+
+    std::map<IpPrefix, Want, PrefixLess> desired_locked() const;
+    uint32_t nh_acquire(const NextHop &nh, std::vector<FibOp> &ops);
+    void nh_release(uint32_t id);
+
+    Fib &fib_;
+    std::vector<RibPort> ports_;
+    mutable std::mutex mu_;
+    std::vector<RouteConfig> static_routes_;
+    std::map<NeighKey, MacAddr> neighbours_;
+    std::map<IpPrefix, Want, PrefixLess> wanted_;         // last computed
+    std::map<IpPrefix, uint32_t, PrefixLess> installed_;  // prefix -> nexthop id in the Fib
+    std::map<NhKey, NhSlot> nh_by_key_;
+    std::vector<uint32_t> free_ids_, pending_free_;
+    uint32_t next_id_ = 1;  // id 0 is never used
+};
+
+}  // namespace rocesw

@@ -1,0 +1,225 @@
+// The worker pipeline over in-memory ports: exact frames out of exact ports, exact counters.
+#include <gtest/gtest.h>
+
+#include "fixture.h"
+#include "pkt/parser.h"
+
+namespace rocesw::test {
+namespace {
+
+using WorkerPipeline = SwitchFixture;
+
+Bytes udp4(uint32_t src, uint32_t dst, uint8_t ttl = 64, size_t payload = 32, uint8_t tos = 0) {
+    return ipv4(src, dst, kProtoUdp, udp_payload(1000, 2000, payload), ttl, tos);
+}
+
+TEST_F(WorkerPipeline, ForwardsIpv4RewritingMacsTtlAndChecksum) {
+    Bytes in = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 32, 0x6a));
+    ports->inject(0, in);
+    EXPECT_EQ(worker->poll_once(now_ns), 1u);
+    auto out = ports->take_tx(1);
+    ASSERT_EQ(out.size(), 1u);
+    Bytes expect = cat(eth(kH2, kP1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 63, 32, 0x6a));
+    EXPECT_EQ(out[0], expect);
+    EXPECT_TRUE(ports->take_tx(0).empty());
+    EXPECT_EQ(counters->ports[0].rx_packets.load(), 1u);
+    EXPECT_EQ(counters->ports[0].rx_bytes.load(), in.size());
+    EXPECT_EQ(counters->ports[1].tx_packets.load(), 1u);
+    EXPECT_EQ(counters->ports[1].tx_bytes.load(), in.size());
+    EXPECT_EQ(total_drops(0) + total_drops(1), 0u);
+}
+
+TEST_F(WorkerPipeline, ForwardsViaStaticRouteToGatewayMac) {
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 9, 3, 4))));
+    worker->poll_once(now_ns);
+    auto out = ports->take_tx(1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(std::equal(kH2.begin(), kH2.end(), out[0].begin()));
+    EXPECT_TRUE(std::equal(kP1.begin(), kP1.end(), out[0].begin() + 6));
+}
+
+TEST_F(WorkerPipeline, ForwardsIpv6DecrementingHopLimit) {
+    Bytes l4 = udp_payload(4791, 4791, 40);
+    ports->inject(1, cat(eth(kP1, kH2, kEtherTypeIpv6), ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 9)));
+    worker->poll_once(now_ns);
+    auto out = ports->take_tx(0);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0], cat(eth(kH1, kP0, kEtherTypeIpv6), ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 8)));
+}
+
+TEST_F(WorkerPipeline, RoutesIpv6PrefixViaGateway) {
+    Bytes l4 = udp_payload(1, 2, 8);
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv6), ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 9, 7), kProtoUdp, l4)));
+    worker->poll_once(now_ns);
+    EXPECT_EQ(ports->take_tx(1).size(), 1u);
+}
+
+TEST_F(WorkerPipeline, StripsVlanTagWhenRouting) {
+    Bytes payload = udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4, 3), payload));
+    worker->poll_once(now_ns);
+    auto out = ports->take_tx(1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0], cat(eth(kH2, kP1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 63)));
+}
+
+struct DropCase {
+    const char *name;
+    Bytes frame;
+    DropReason reason;
+};
+
+TEST_F(WorkerPipeline, EveryDropHasItsReasonAndNothingLeaves) {
+    Bytes bad_csum = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2)));
+    bad_csum[14 + 10] ^= 0xFF;
+    Bytes big = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 1473));
+    std::vector<DropCase> cases = {
+        {"no route", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(192, 168, 1, 1))), DropReason::no_route},
+        {"no route v6", cat(eth(kP0, kH1, kEtherTypeIpv6), ipv6(ip6(0xfd00, 1, 2), ip6(0x2001, 0xdb8, 1), kProtoUdp, udp_payload(1, 2, 8))), DropReason::no_route},
+        {"glean", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 77))), DropReason::no_neighbour},
+        {"unresolved gw", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 8, 0, 1))), DropReason::no_neighbour},
+        {"ttl 1", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 1)), DropReason::ttl_expired},
+        {"ttl 0", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 0)), DropReason::ttl_expired},
+        {"hop limit 1", cat(eth(kP0, kH1, kEtherTypeIpv6), ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 2, 2), kProtoUdp, udp_payload(1, 2, 8), 1)), DropReason::ttl_expired},
+        {"bad checksum", bad_csum, DropReason::ipv4_checksum_bad},
+        {"frame above MTU", big, DropReason::frame_too_long},
+        {"other MAC", cat(eth({0x02, 9, 9, 9, 9, 9}, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2))), DropReason::dst_mac_mismatch},
+        {"multicast dst", cat(eth({0x01, 0, 0x5e, 0, 0, 5}, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(224, 0, 0, 5))), DropReason::l3_multicast},
+        {"broadcast dst", cat(eth({0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(255, 255, 255, 255))), DropReason::l3_multicast},
+        {"lldp", cat(eth({0x01, 0x80, 0xc2, 0, 0, 0x0e}, kH1, 0x88cc), Bytes(46, 0)), DropReason::ethertype_unsupported},
+        {"runt", Bytes(10, 0), DropReason::eth_truncated},
+        {"udp to switch", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 1, 1))), DropReason::local_unhandled},
+    };
+    for (const auto &c : cases) {
+        SCOPED_TRACE(c.name);
+        uint64_t before = drops(0, c.reason);
+        uint64_t all_before = total_drops(0);
+        ports->inject(0, c.frame);
+        worker->poll_once(now_ns);
+        EXPECT_EQ(drops(0, c.reason), before + 1);
+        EXPECT_EQ(total_drops(0), all_before + 1);
+        EXPECT_TRUE(ports->take_tx(0).empty());
+        EXPECT_TRUE(ports->take_tx(1).empty());
+    }
+    EXPECT_EQ(counters->ports[0].rx_packets.load(), cases.size());
+}
+
+TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {
+    ctx.ports[1].mtu = 1000;
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 1200)));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 900)));
+    worker->poll_once(now_ns);
+    EXPECT_EQ(drops(0, DropReason::mtu_exceeded), 1u);
+    EXPECT_EQ(ports->take_tx(1).size(), 1u);
+}
+
+TEST_F(WorkerPipeline, AnswersArpRequestForItsAddress) {
+    Bytes arp;
+    put16(arp, 1);
+    put16(arp, kEtherTypeIpv4);
+    arp.push_back(6);
+    arp.push_back(4);
+    put16(arp, 1);
+    put(arp, kH1.data(), 6);
+    put32(arp, v4(10, 0, 1, 2));
+    put(arp, Mac{}.data(), 6);
+    put32(arp, v4(10, 0, 1, 1));
+    Mac bcast{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    ports->inject(0, cat(eth(bcast, kH1, kEtherTypeArp), arp));
+    worker->poll_once(now_ns);
+    auto out = ports->take_tx(0);
+    ASSERT_EQ(out.size(), 1u);
+    Bytes reply;
+    put16(reply, 1);
+    put16(reply, kEtherTypeIpv4);
+    reply.push_back(6);
+    reply.push_back(4);
+    put16(reply, 2);
+    put(reply, kP0.data(), 6);
+    put32(reply, v4(10, 0, 1, 1));
+    put(reply, kH1.data(), 6);
+    put32(reply, v4(10, 0, 1, 2));
+    EXPECT_EQ(out[0], cat(eth(kH1, kP0, kEtherTypeArp), reply));
+    EXPECT_EQ(counters->ports[0].local_packets.load(), 1u);
+
+    // A request for an address of the other port is not answered on this one.
+    wr32(&arp[24], v4(10, 0, 2, 1));
+    ports->inject(0, cat(eth(bcast, kH1, kEtherTypeArp), arp));
+    worker->poll_once(now_ns);
+    EXPECT_TRUE(ports->take_tx(0).empty());
+    EXPECT_EQ(counters->ports[0].local_packets.load(), 2u);
+    EXPECT_EQ(total_drops(0), 0u);
+}
+
+TEST_F(WorkerPipeline, AnswersEchoRequestToItsAddress) {
+    Bytes icmp = {8, 0, 0, 0, 0x12, 0x34, 0, 1, 'p', 'i', 'n', 'g'};
+    wr16(&icmp[2], csum_finish(csum_partial(icmp.data(), icmp.size())));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), ipv4(v4(10, 0, 1, 2), v4(10, 0, 2, 1), kProtoIcmp, icmp)));
+    worker->poll_once(now_ns);
+    auto out = ports->take_tx(0);
+    ASSERT_EQ(out.size(), 1u);
+    const uint8_t *ip = out[0].data() + 14;
+    EXPECT_TRUE(ipv4_header_checksum_ok(ip, 20));
+    EXPECT_EQ(rd32(ip + 12), v4(10, 0, 2, 1));
+    EXPECT_EQ(rd32(ip + 16), v4(10, 0, 1, 2));
+    EXPECT_EQ(ip[20], 0);  // echo reply
+    EXPECT_EQ(csum_fold(csum_partial(ip + 20, icmp.size())), 0xFFFF);
+    EXPECT_TRUE(std::equal(kH1.begin(), kH1.end(), out[0].begin()));
+}
+
+TEST_F(WorkerPipeline, AnswersNeighbourSolicitationWithAdvertisement) {
+    Ip6 target = ip6(0xfd00, 1, 1);
+    Bytes ns = {135, 0, 0, 0, 0, 0, 0, 0};
+    put(ns, target.data(), 16);
+    ns.insert(ns.end(), {1, 1});
+    put(ns, kH1.data(), 6);
+    Ip6 src = ip6(0xfd00, 1, 2);
+    Ip6 group = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, 1};
+    Bytes pkt = ipv6(src, group, kProtoIcmpv6, ns, 255);
+    uint32_t sum = csum_partial(pkt.data() + 8, 32) + uint32_t(ns.size()) + kProtoIcmpv6;
+    wr16(&pkt[40 + 2], csum_finish(csum_partial(pkt.data() + 40, ns.size(), sum)));
+    ports->inject(0, cat(eth({0x33, 0x33, 0xff, 0, 0, 1}, kH1, kEtherTypeIpv6), pkt));
+    worker->poll_once(now_ns);
+    auto out = ports->take_tx(0);
+    ASSERT_EQ(out.size(), 1u);
+    const uint8_t *ip = out[0].data() + 14;
+    ASSERT_EQ(out[0].size(), 14u + 40 + 32);
+    EXPECT_EQ(ip[40], 136);
+    EXPECT_EQ(ip[7], 255);
+    EXPECT_EQ(std::memcmp(ip + 8, target.data(), 16), 0);
+    EXPECT_EQ(std::memcmp(ip + 24, src.data(), 16), 0);
+    EXPECT_EQ(std::memcmp(ip + 40 + 26, kP0.data(), 6), 0);
+    uint32_t vsum = csum_partial(ip + 8, 32) + 32u + kProtoIcmpv6;
+    EXPECT_EQ(csum_fold(csum_partial(ip + 40, 32, vsum)), 0xFFFF);
+}
+
+TEST_F(WorkerPipeline, FullDeviceRingKeepsPacketsUntilFifoOverflowsThenCountsTxFull) {
+    ports->set_tx_budget(1, 0);
+    for (int i = 0; i < 100; i++)
+        ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2))));
+    for (int i = 0; i < 4; i++) worker->poll_once(now_ns);
+    // The FIFO holds 64; the other 36 are dropped as tx_full on the egress port.
+    EXPECT_EQ(egress->backlog(), 64u);
+    EXPECT_EQ(drops(1, DropReason::tx_full), 36u);
+    ports->set_tx_budget(1, UINT32_MAX);
+    worker->poll_once(now_ns);
+    EXPECT_EQ(ports->take_tx(1).size(), 64u);
+    EXPECT_EQ(counters->ports[1].tx_packets.load(), 64u);
+}
+
+TEST_F(WorkerPipeline, RouteChangeAppliesToTheNextBurst) {
+    Bytes f = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 8, 0, 1)));
+    ports->inject(0, f);
+    worker->poll_once(now_ns);
+    EXPECT_EQ(drops(0, DropReason::no_neighbour), 1u);
+    rib->add_neighbour(1, ipa("10.0.2.99"), maca("02:00:00:00:cc:03"));
+    rib->sync();
+    ports->inject(0, f);
+    worker->poll_once(now_ns);
+    auto out = ports->take_tx(1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0][5], 0x03);
+}
+
+}  // namespace
+}  // namespace rocesw::test
