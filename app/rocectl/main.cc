@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
         if (!a.empty() && a[0] == '-') return usage_error("unknown option '" + a + "'");
         break;
     }
-    if (!socket_path.empty() && !name.empty()) return usage_error("give --socket or --name, not both");
+    if (!socket_path.empty() && !name.empty())
+        return usage_error("give --socket or --name, not both");
     if (i >= args.size()) return usage_error("missing command");
 
     std::string cmd;
@@ -111,8 +112,8 @@ int main(int argc, char **argv) {
         if (i >= args.size()) return usage_error("show: missing what to show");
         cmd = args[i++];
         if (cmd == "neighbors") cmd = "neighbours";
-        static const std::vector<std::string> known = {"ports", "routes", "neighbours", "drops",
-                                                       "workers", "info", "help"};
+        static const std::vector<std::string> known = {"ports",   "routes", "neighbours", "drops",
+                                                       "workers", "info",   "help"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {
@@ -133,7 +134,8 @@ int main(int argc, char **argv) {
     }
 
     if (socket_path.empty())
-        socket_path = name.empty() ? rocesw::default_control_socket() : rocesw::control_socket_for_name(name);
+        socket_path =
+            name.empty() ? rocesw::default_control_socket() : rocesw::control_socket_for_name(name);
 
     rocesw::ControlClient client;
     if (!client.connect(socket_path, &err)) {
@@ -150,7 +152,8 @@ int main(int argc, char **argv) {
         return kExitCommandError;
     }
     if (json_out) {
-        std::cout << reply.data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        std::cout << reply.data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << "\n";
     } else {
         std::cout << rocesw::format_table(cmd, reply.data);
     }

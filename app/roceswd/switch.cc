@@ -162,6 +162,8 @@ void Switch::run(const std::atomic<bool> &stop) {
         auto now = std::chrono::steady_clock::now();
         if (now >= next_link) {
             next_link = now + std::chrono::milliseconds(500);
+            // Views read link state from the telemetry thread too: update it under their lock.
+            std::lock_guard lk(server_.handler_mutex());
             for (size_t i : ports_->poll_links()) {
                 const auto &p = ports_->ports()[i];
                 spdlog::info("port {}: link {} {} Mb/s", p.name, p.link.link_status ? "up" : "down",

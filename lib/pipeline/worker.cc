@@ -4,6 +4,8 @@
 #include <rte_lpm6.h>
 #include <rte_mbuf.h>
 
+#include <spdlog/spdlog.h>
+
 #include <cstring>
 
 #include "pipeline/local.h"
@@ -34,6 +36,12 @@ uint32_t Worker::poll_once(uint64_t now_ns) {
 
 void Worker::drop(rte_mbuf *m, uint16_t port, DropReason r) {
     ctr_.ports[port].drops[size_t(r)].inc();
+    if (spdlog::should_log(spdlog::level::debug) && drop_log_.allow(now_ns_)) {
+        const PacketMeta *meta = meta_of(m);
+        spdlog::debug("worker {} port {}: drop {} (len {}, l3 {}, proto {}, ttl {}{})", id_, port,
+                      drop_reason_name(r), m->pkt_len, int(meta->l3), meta->ip_proto, meta->ttl,
+                      drop_log_.suppressed() ? ", some drops not logged" : "");
+    }
     dropped_[n_dropped_++] = m;
 }
 
@@ -89,6 +97,7 @@ void Worker::forward(rte_mbuf *m, const NextHop &nh) {
 }
 
 void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    now_ns_ = now_ns;
     const PortRuntime &port = ctx_.ports[in_port];
     PortCounters &pc = ctr_.ports[in_port];
     const FibTables *fib = ctx_.fib->reader();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/counters.h"
+#include "common/log.h"
 #include "config/config.h"
 #include "egress/egress.h"
 #include "pipeline/port_io.h"
@@ -77,6 +78,8 @@ private:
     // Scratch for one burst, owned by this worker.
     std::array<rte_mbuf *, kMaxBurst> dropped_{};
     uint16_t n_dropped_ = 0;
+    uint64_t now_ns_ = 0;
+    RateLimitedLog drop_log_{1'000'000'000ull, 10};  // at debug level, 10 drops a second
     std::array<std::array<rte_mbuf *, kMaxBurst>, kMaxPorts> out_{};
     std::array<uint16_t, kMaxPorts> n_out_{};
 };

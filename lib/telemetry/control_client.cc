@@ -37,7 +37,9 @@ std::string timeout_text(int timeout_ms) {
 
 }  // namespace
 
-ControlClient::~ControlClient() { close(); }
+ControlClient::~ControlClient() {
+    close();
+}
 
 void ControlClient::close() {
     if (fd_ >= 0) ::close(fd_);
@@ -244,7 +246,9 @@ const json &field(const json &obj, const char *key) {
     return it == obj.end() ? null_value : *it;
 }
 
-std::string text(const json &obj, const char *key) { return text(field(obj, key)); }
+std::string text(const json &obj, const char *key) {
+    return text(field(obj, key));
+}
 
 std::string speed_text(const json &mbps) {
     if (!mbps.is_number() || mbps.get<double>() <= 0) return "";
@@ -287,7 +291,8 @@ std::string ports_view(const json &ports) {
                 if (speed.empty()) speed = speed_text(field(p, "speed_mbps"));
                 link = "up";
                 if (!speed.empty()) link += " " + speed;
-                if (field(l, "duplex").is_string()) link += " " + field(l, "duplex").get<std::string>();
+                if (field(l, "duplex").is_string())
+                    link += " " + field(l, "duplex").get<std::string>();
             } else {
                 link = "down";
             }
@@ -319,7 +324,8 @@ std::string routes_view(const json &data, const json &routes) {
     std::string out = t.render();
     const json &counts = field(data, "counts");
     if (counts.is_object())
-        out += "ipv4 routes: " + text(counts, "ipv4") + ", ipv6 routes: " + text(counts, "ipv6") + "\n";
+        out += "ipv4 routes: " + text(counts, "ipv4") + ", ipv6 routes: " + text(counts, "ipv6") +
+               "\n";
     return out;
 }
 
@@ -333,7 +339,8 @@ std::string neighbours_view(const json &neighbours) {
 std::string drops_view(const json &data, const json &drops) {
     Table t{{"PORT", "REASON", "PACKETS", "DESCRIPTION"}, {false, false, true, false}, {}};
     for (const auto &d : drops)
-        t.rows.push_back({text(d, "port"), text(d, "reason"), text(d, "packets"), text(d, "description")});
+        t.rows.push_back(
+            {text(d, "port"), text(d, "reason"), text(d, "packets"), text(d, "description")});
     std::string out = t.render();
     if (!field(data, "total").is_null()) out += "total: " + text(data, "total") + "\n";
     return out;
@@ -353,7 +360,8 @@ std::string workers_view(const json &workers) {
         const json &busy_polls = field(w, "busy_polls");
         if (polls.is_number() && busy_polls.is_number() && polls.get<double>() > 0) {
             char buf[32];
-            std::snprintf(buf, sizeof(buf), "%.1f", 100.0 * busy_polls.get<double>() / polls.get<double>());
+            std::snprintf(buf, sizeof(buf), "%.1f",
+                          100.0 * busy_polls.get<double>() / polls.get<double>());
             busy = buf;
         }
         t.rows.push_back({text(w, "id"), text(w, "lcore"), qs.empty() ? "-" : join(qs, ","),
@@ -363,8 +371,8 @@ std::string workers_view(const json &workers) {
 }
 
 std::string info_view(const json &info) {
-    static const std::vector<std::string> order = {"name", "version", "pid", "uptime_s", "workers",
-                                                   "file_prefix"};
+    static const std::vector<std::string> order = {"name",     "version", "pid",
+                                                   "uptime_s", "workers", "file_prefix"};
     std::vector<std::string> keys;
     for (const auto &k : order)
         if (info.contains(k)) keys.push_back(k);
@@ -373,7 +381,8 @@ std::string info_view(const json &info) {
     size_t w = 0;
     for (const auto &k : keys) w = std::max(w, k.size());
     std::string out;
-    for (const auto &k : keys) out += k + ":" + std::string(w - k.size() + 2, ' ') + text(info[k]) + "\n";
+    for (const auto &k : keys)
+        out += k + ":" + std::string(w - k.size() + 2, ' ') + text(info[k]) + "\n";
     return out;
 }
 

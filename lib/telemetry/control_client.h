@@ -25,7 +25,7 @@ enum class ControlStatus {
 };
 
 class ControlClient {
-public:
+  public:
     static constexpr int kDefaultTimeoutMs = 5000;
 
     ControlClient() = default;
@@ -52,7 +52,7 @@ public:
     ControlStatus read_reply(ControlReply *reply, std::string *err,
                              int timeout_ms = kDefaultTimeoutMs);
 
-private:
+  private:
     int fd_ = -1;
     int errno_ = 0;
     std::string path_;

@@ -28,16 +28,20 @@ constexpr size_t kMaxQueuedOutBytes = 1 << 20;
 // Bytes read from one client per poll round, so one fast writer cannot starve the others.
 constexpr size_t kReadBudgetBytes = 256 * 1024;
 
-std::string errno_str(int e) { return std::strerror(e); }
+std::string errno_str(int e) {
+    return std::strerror(e);
+}
 
 // Dumps JSON as one line; invalid UTF-8 in strings is replaced rather than thrown on.
-std::string dump_line(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump_line(const json &j) {
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 bool valid_command_name(const std::string &cmd) {
     if (cmd.empty()) return false;
     for (char c : cmd) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_';
+        bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         if (!ok) return false;
     }
     return true;
@@ -74,7 +78,9 @@ bool fill_sockaddr(const std::string &path, sockaddr_un *addr) {
     return true;
 }
 
-std::string reply_ok(const json &data) { return "{\"ok\":true,\"data\":" + dump_line(data) + "}\n"; }
+std::string reply_ok(const json &data) {
+    return "{\"ok\":true,\"data\":" + dump_line(data) + "}\n";
+}
 
 std::string reply_error(const std::string &msg) {
     return "{\"ok\":false,\"error\":" + dump_line(json(msg)) + "}\n";
@@ -98,17 +104,19 @@ struct ControlServer::Client {
     std::string in;   // bytes received, not yet dispatched
     std::string out;  // reply bytes not yet written, starting at out_off
     size_t out_off = 0;
-    bool read_closed = false;         // peer shut down its side: answer what is complete, then close
-    bool close_after_write = false;   // protocol error: flush the error reply, then close
+    bool read_closed = false;        // peer shut down its side: answer what is complete, then close
+    bool close_after_write = false;  // protocol error: flush the error reply, then close
     size_t queued() const { return out.size() - out_off; }
 };
 
 ControlServer::ControlServer() {
-    add("help", "list the commands with a line of help each", [this](const std::vector<std::string> &) {
-        json list = json::array();
-        for (const auto &[name, help] : commands()) list.push_back({{"cmd", name}, {"help", help}});
-        return list;
-    });
+    add("help", "list the commands with a line of help each",
+        [this](const std::vector<std::string> &) {
+            json list = json::array();
+            for (const auto &[name, help] : commands())
+                list.push_back({{"cmd", name}, {"help", help}});
+            return list;
+        });
 }
 
 ControlServer::~ControlServer() {
@@ -220,7 +228,8 @@ bool ControlServer::listen(const std::string &path, std::string *err) {
         ::close(fd);
         return false;
     }
-    if (::chmod(path.c_str(), 0660) != 0 || ::listen(fd, 16) != 0 || ::stat(path.c_str(), &st) != 0) {
+    if (::chmod(path.c_str(), 0660) != 0 || ::listen(fd, 16) != 0 ||
+        ::stat(path.c_str(), &st) != 0) {
         *err = "cannot set up " + path + ": " + errno_str(errno);
         ::close(fd);
         ::unlink(path.c_str());
@@ -317,8 +326,8 @@ void ControlServer::accept_clients() {
             return;
         }
         if (clients_.size() >= kMaxClients) {
-            std::string msg = reply_error("too many control clients (limit " +
-                                          std::to_string(kMaxClients) + ")");
+            std::string msg =
+                reply_error("too many control clients (limit " + std::to_string(kMaxClients) + ")");
             (void)!::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
             ::close(fd);
             continue;
@@ -388,8 +397,9 @@ void ControlServer::handle_line(Client &c, const std::string &raw) {
 
     json req = json::parse(line, nullptr, false);
     if (req.is_discarded() || !req.is_object()) {
-        c.out += reply_error("malformed request: expected a JSON object like "
-                             "{\"cmd\":\"help\",\"args\":[]}");
+        c.out += reply_error(
+            "malformed request: expected a JSON object like "
+            "{\"cmd\":\"help\",\"args\":[]}");
         return;
     }
     auto cmd_it = req.find("cmd");
@@ -488,40 +498,41 @@ int fill_container(const json &j, rte_tel_data *d);
 void add_dict_value(rte_tel_data *d, const std::string &name, const json &v) {
     const char *n = name.c_str();
     switch (v.type()) {
-    case json::value_t::string:
-        rte_tel_data_add_dict_string(d, n, v.get_ref<const std::string &>().c_str());
-        return;
-    case json::value_t::boolean:
-        rte_tel_data_add_dict_int(d, n, v.get<bool>() ? 1 : 0);
-        return;
-    case json::value_t::number_unsigned:
-        rte_tel_data_add_dict_u64(d, n, v.get<uint64_t>());
-        return;
-    case json::value_t::number_integer: {
-        int64_t x = v.get<int64_t>();
-        if (x >= 0) {
-            rte_tel_data_add_dict_u64(d, n, static_cast<uint64_t>(x));
-        } else if (x >= INT_MIN) {
-            rte_tel_data_add_dict_int(d, n, static_cast<int>(x));
-        } else {
+        case json::value_t::string:
+            rte_tel_data_add_dict_string(d, n, v.get_ref<const std::string &>().c_str());
+            return;
+        case json::value_t::boolean:
+            rte_tel_data_add_dict_int(d, n, v.get<bool>() ? 1 : 0);
+            return;
+        case json::value_t::number_unsigned:
+            rte_tel_data_add_dict_u64(d, n, v.get<uint64_t>());
+            return;
+        case json::value_t::number_integer: {
+            int64_t x = v.get<int64_t>();
+            if (x >= 0) {
+                rte_tel_data_add_dict_u64(d, n, static_cast<uint64_t>(x));
+            } else if (x >= INT_MIN) {
+                rte_tel_data_add_dict_int(d, n, static_cast<int>(x));
+            } else {
+                rte_tel_data_add_dict_string(d, n, dump_line(v).c_str());
+            }
+            return;
+        }
+        case json::value_t::object:
+        case json::value_t::array: {
+            rte_tel_data *child = rte_tel_data_alloc();
+            if (child != nullptr) {
+                if (fill_container(v, child) == 0 &&
+                    rte_tel_data_add_dict_container(d, n, child, 0) >= 0)
+                    return;
+                rte_tel_data_free(child);
+            }
             rte_tel_data_add_dict_string(d, n, dump_line(v).c_str());
+            return;
         }
-        return;
-    }
-    case json::value_t::object:
-    case json::value_t::array: {
-        rte_tel_data *child = rte_tel_data_alloc();
-        if (child != nullptr) {
-            if (fill_container(v, child) == 0 && rte_tel_data_add_dict_container(d, n, child, 0) >= 0)
-                return;
-            rte_tel_data_free(child);
-        }
-        rte_tel_data_add_dict_string(d, n, dump_line(v).c_str());
-        return;
-    }
-    default:  // float, null, binary
-        rte_tel_data_add_dict_string(d, n, dump_line(v).c_str());
-        return;
+        default:  // float, null, binary
+            rte_tel_data_add_dict_string(d, n, dump_line(v).c_str());
+            return;
     }
 }
 
@@ -535,20 +546,23 @@ int fill_container(const json &j, rte_tel_data *d) {
     }
     if (!j.is_array()) return -EINVAL;
     switch (array_kind(j)) {
-    case ArrayKind::kString:
-        rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
-        for (const auto &v : j) rte_tel_data_add_array_string(d, v.get_ref<const std::string &>().c_str());
-        return 0;
-    case ArrayKind::kU64:
-        rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
-        for (const auto &v : j) rte_tel_data_add_array_u64(d, v.get<uint64_t>());
-        return 0;
-    case ArrayKind::kInt:
-        rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-        for (const auto &v : j) rte_tel_data_add_array_int(d, v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<int>());
-        return 0;
-    case ArrayKind::kOther:
-        break;
+        case ArrayKind::kString:
+            rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+            for (const auto &v : j)
+                rte_tel_data_add_array_string(d, v.get_ref<const std::string &>().c_str());
+            return 0;
+        case ArrayKind::kU64:
+            rte_tel_data_start_array(d, RTE_TEL_U64_VAL);
+            for (const auto &v : j) rte_tel_data_add_array_u64(d, v.get<uint64_t>());
+            return 0;
+        case ArrayKind::kInt:
+            rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+            for (const auto &v : j)
+                rte_tel_data_add_array_int(d,
+                                           v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<int>());
+            return 0;
+        case ArrayKind::kOther:
+            break;
     }
     // 22.11 arrays hold only scalars and scalar arrays; a dict keyed by index keeps the rest.
     if (j.size() > RTE_TEL_MAX_DICT_ENTRIES) return -ENOSPC;
@@ -572,7 +586,8 @@ int telemetry_callback(const char *cmd, const char *params, rte_tel_data *d) {
         size_t pos = 0;
         for (;;) {
             size_t comma = p.find(',', pos);
-            args.push_back(p.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+            args.push_back(
+                p.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
             if (comma == std::string::npos) break;
             pos = comma + 1;
         }
@@ -614,12 +629,14 @@ int register_telemetry_commands(ControlServer &srv) {
         std::string tel = kTelemetryPrefix + name;
         if (g_registered.count(tel) != 0) continue;
         if (tel.size() >= kTelemetryMaxCmdLen) {
-            spdlog::warn("telemetry: command name {} is too long for rte_telemetry; not registered", tel);
+            spdlog::warn("telemetry: command name {} is too long for rte_telemetry; not registered",
+                         tel);
             continue;
         }
         std::string h = help.substr(0, RTE_TEL_MAX_STRING_LEN - 1);
         auto [it, inserted] = g_registered.emplace(tel, h);
-        int rc = rte_telemetry_register_cmd(it->first.c_str(), telemetry_callback, it->second.c_str());
+        int rc =
+            rte_telemetry_register_cmd(it->first.c_str(), telemetry_callback, it->second.c_str());
         if (rc != 0) {
             spdlog::warn("telemetry: cannot register {}: {}", tel, errno_str(-rc));
             g_registered.erase(it);

@@ -37,12 +37,12 @@ struct rte_tel_data;
 namespace rocesw {
 
 class CommandError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 
 class ControlServer {
-public:
+  public:
     using Handler = std::function<nlohmann::json(const std::vector<std::string> &args)>;
 
     // Registers the built-in "help": [{"cmd":..,"help":..}, ...] sorted by name.
@@ -85,7 +85,7 @@ public:
     // Connections beyond this are answered with an error and closed.
     static constexpr size_t kMaxClients = 64;
 
-private:
+  private:
     struct Command {
         std::string help;
         Handler handler;

@@ -24,6 +24,13 @@ using nlohmann::json;
 
 std::string g_runtime_dir;
 
+// DPDK cannot unregister a command: a test that registers one uses a fresh name each run, so
+// that --gtest_repeat works.
+std::string unique_command(const std::string &base) {
+    static int n = 0;
+    return base + std::to_string(n++);
+}
+
 // Sends one telemetry request and returns the parsed reply.
 json telemetry(const std::string &request) {
     int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -49,7 +56,7 @@ json telemetry(const std::string &request) {
 }
 
 class TelemetryBridge : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         srv_.add("echo", "returns its arguments", [](const std::vector<std::string> &args) {
             return json{{"args", args}};
@@ -57,9 +64,8 @@ protected:
         srv_.add("fail", "a user error", [](const std::vector<std::string> &) -> json {
             throw CommandError("no such port 'p9'");
         });
-        srv_.add("value", "returns the test's value", [this](const std::vector<std::string> &) {
-            return value_;
-        });
+        srv_.add("value", "returns the test's value",
+                 [this](const std::vector<std::string> &) { return value_; });
         register_telemetry_commands(srv_);
     }
     json value(const json &v) {
@@ -74,11 +80,13 @@ protected:
 TEST_F(TelemetryBridge, RegistersEachCommandOnce) {
     // SetUp registered everything already (in this or an earlier test).
     EXPECT_EQ(register_telemetry_commands(srv_), 0);
-    srv_.add("extra", "added late", [](const std::vector<std::string> &) { return json(1); });
+    const std::string extra = unique_command("extra");
+    srv_.add(extra, "added late", [](const std::vector<std::string> &) { return json(1); });
     EXPECT_EQ(register_telemetry_commands(srv_), 1);
-    EXPECT_EQ(telemetry("/rocesw/extra"), (json{{"/rocesw/extra", "1"}}));
+    EXPECT_EQ(telemetry("/rocesw/" + extra), (json{{"/rocesw/" + extra, "1"}}));
     json list = telemetry("/")["/"];
-    for (const char *c : {"/rocesw/help", "/rocesw/echo", "/rocesw/fail", "/rocesw/extra"})
+    for (const std::string &c : std::vector<std::string>{"/rocesw/help", "/rocesw/echo",
+                                                         "/rocesw/fail", "/rocesw/" + extra})
         EXPECT_NE(std::find(list.begin(), list.end(), c), list.end()) << c;
 }
 
@@ -89,7 +97,8 @@ TEST_F(TelemetryBridge, SplitsTheParameterIntoArgs) {
 }
 
 TEST_F(TelemetryBridge, ReportsCommandErrorsAsAnErrorEntry) {
-    EXPECT_EQ(telemetry("/rocesw/fail"), (json{{"/rocesw/fail", {{"error", "no such port 'p9'"}}}}));
+    EXPECT_EQ(telemetry("/rocesw/fail"),
+              (json{{"/rocesw/fail", {{"error", "no such port 'p9'"}}}}));
 }
 
 TEST_F(TelemetryBridge, KeepsObjectsAndListsStructured) {
@@ -102,9 +111,16 @@ TEST_F(TelemetryBridge, KeepsObjectsAndListsStructured) {
 }
 
 TEST_F(TelemetryBridge, ConvertsScalarsDpdkHasNoTypeFor) {
-    json v = {{"f", 12.5}, {"n", nullptr}, {"neg", -3}, {"big_neg", -5000000000LL}, {"t", true},
-              {"bad-key.x", "k"}, {"ints", {-1, 2}}, {"flags", {true, false}},
-              {"mixed", {1, "a", nullptr}}, {"nested", {{1, 2}, {3}}}};
+    json v = {{"f", 12.5},
+              {"n", nullptr},
+              {"neg", -3},
+              {"big_neg", -5000000000LL},
+              {"t", true},
+              {"bad-key.x", "k"},
+              {"ints", {-1, 2}},
+              {"flags", {true, false}},
+              {"mixed", {1, "a", nullptr}},
+              {"nested", {{1, 2}, {3}}}};
     EXPECT_EQ(value(v), json::parse(R"({"f":"12.5","n":"null","neg":-3,"big_neg":"-5000000000",
         "t":1,"bad_key_x":"k","ints":[-1,2],"flags":[1,0],"mixed":{"0":1,"1":"a","2":"null"},
         "nested":{"0":[1,2],"1":[3]}})"));
@@ -124,14 +140,15 @@ TEST_F(TelemetryBridge, TurnsWhatDoesNotFitIntoJsonText) {
 }
 
 TEST(TelemetryBridgeLifetime, AnswersWhenTheServerIsGone) {
+    const std::string tel = "/rocesw/" + unique_command("gone");
     {
         ControlServer srv;
-        srv.add("gone", "", [](const std::vector<std::string> &) { return json(1); });
+        srv.add(tel.substr(8), "", [](const std::vector<std::string> &) { return json(1); });
         EXPECT_GE(register_telemetry_commands(srv), 1);
-        EXPECT_EQ(telemetry("/rocesw/gone"), (json{{"/rocesw/gone", "1"}}));
+        EXPECT_EQ(telemetry(tel), (json{{tel, "1"}}));
     }
-    EXPECT_EQ(telemetry("/rocesw/gone"),
-              (json{{"/rocesw/gone", {{"error", "the rocesw control server is not running"}}}}));
+    EXPECT_EQ(telemetry(tel),
+              (json{{tel, {{"error", "the rocesw control server is not running"}}}}));
 }
 
 }  // namespace
@@ -140,8 +157,9 @@ TEST(TelemetryBridgeLifetime, AnswersWhenTheServerIsGone) {
 int main(int argc, char **argv) {
     ::testing::InitGoogleTest(&argc, argv);
     std::string prefix = "--file-prefix=rocesw-tel-" + std::to_string(getpid());
-    std::vector<std::string> args = {"telemetry_bridge_test", "--no-huge", "--no-pci", "-l", "0",
-                                     prefix, "--log-level=lib.eal:error"};
+    std::vector<std::string> args = {
+        "telemetry_bridge_test",    "--no-huge", "--no-pci", "-l", "0", prefix,
+        "--log-level=lib.eal:error"};
     std::vector<char *> av;
     for (auto &a : args) av.push_back(a.data());
     if (rte_eal_init(static_cast<int>(av.size()), av.data()) < 0) {

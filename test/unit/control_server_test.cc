@@ -35,7 +35,7 @@ void make_stale_socket(const std::string &path) {
 }
 
 class ControlServerTest : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         char tmpl[] = "/tmp/rocesw-ctl-XXXXXX";
         ASSERT_NE(::mkdtemp(tmpl), nullptr);
@@ -240,7 +240,8 @@ TEST_F(ControlServerTest, SurvivesAClientThatDisconnectsMidRequest) {
         ControlClient rude;
         connect(rude);
         std::string err;
-        ASSERT_EQ(rude.send_raw("{\"cmd\":\"big\",\"args\":[\"3000000\"]}\n", &err), ControlStatus::kOk);
+        ASSERT_EQ(rude.send_raw("{\"cmd\":\"big\",\"args\":[\"3000000\"]}\n", &err),
+                  ControlStatus::kOk);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ControlClient c;
@@ -433,16 +434,17 @@ TEST(FormatTable, PortsShowsConfigurationThenCounters) {
        "rx_missed":0,"drops":0,"local_packets":0},
       {"index":2,"name":"p2","link":{"up":true,"speed_mbps":0},"speed_mbps":2500}
     ]})");
-    EXPECT_EQ(format_table("ports", data),
-              "IDX  NAME  DEVICE       MAC                 MTU  LINK         ADDRESSES\n"
-              "  0  p0    net_tap0     02:00:00:00:00:01  1500  up 10G full  10.0.1.1/24,fd00:1::1/64\n"
-              "  1  p1    net_ring_r1  02:00:00:00:00:02  9000  down         -\n"
-              "  2  p2    -            -                     -  up 2.5G      -\n"
-              "\n"
-              "NAME    RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  RX-MISSED  RX-NOMBUF  DROPS  LOCAL\n"
-              "p0           12      1500        3       180          7          0      2      5\n"
-              "p1    123456789         0        0         0          0          0      0      0\n"
-              "p2            -         -        -         -          -          -      -      -\n");
+    EXPECT_EQ(
+        format_table("ports", data),
+        "IDX  NAME  DEVICE       MAC                 MTU  LINK         ADDRESSES\n"
+        "  0  p0    net_tap0     02:00:00:00:00:01  1500  up 10G full  10.0.1.1/24,fd00:1::1/64\n"
+        "  1  p1    net_ring_r1  02:00:00:00:00:02  9000  down         -\n"
+        "  2  p2    -            -                     -  up 2.5G      -\n"
+        "\n"
+        "NAME    RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  RX-MISSED  RX-NOMBUF  DROPS  LOCAL\n"
+        "p0           12      1500        3       180          7          0      2      5\n"
+        "p1    123456789         0        0         0          0          0      0      0\n"
+        "p2            -         -        -         -          -          -      -      -\n");
 }
 
 TEST(FormatTable, DropsListsReasonsAndTotal) {

@@ -1,0 +1,365 @@
+# shellcheck shell=bash
+# Helpers for the system tests: real roceswd processes, TAP ports, hosts in network namespaces.
+#
+# Source it from a test script that runs under `set -euo pipefail`:
+#
+#   source "$(dirname "$0")/lib.sh"
+#   rsw_init                       # unique tag, temp dir, cleanup trap
+#   start_switch "$cfg" "$log"     # background roceswd, waits for "running" + control socket
+#   make_host "$(rsw_ns h1)" "$(rsw_ifname p0)" 02:00:00:00:01:02 10.0.1.2/24 fd00:1::2/64 \
+#             10.0.1.1 fd00:1::1
+#   check "IPv4 ping" ip netns exec "$(rsw_ns h1)" ping -c 5 -i 0.2 -W 1 10.0.2.2
+#   stop_switch || rc=$?           # SIGTERM, waits, returns the exit status
+#   rsw_finish                     # summary line, exit status 0 or 1
+#
+# Everything this file creates is recorded and removed by `cleanup` (trap on EXIT, INT, TERM):
+# processes it started (by PID, never by name), namespaces it created, temp dirs it made.
+# Binaries: $ROCESWD / $ROCECTL override build/app/roceswd/roceswd and build/app/rocectl/rocectl
+# (BUILD_DIR overrides build/).
+
+RSW_SYSTEM_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+RSW_REPO="$(cd "$RSW_SYSTEM_DIR/../.." && pwd)"
+: "${BUILD_DIR:=$RSW_REPO/build}"
+: "${ROCESWD:=$BUILD_DIR/app/roceswd/roceswd}"
+: "${ROCECTL:=$BUILD_DIR/app/rocectl/rocectl}"
+RSW_PYTHON=/usr/bin/python3
+
+RSW_TAG=""            # "rsw" + 5 hex digits: prefix of every name this run creates
+RSW_TMP=""            # the run's temp dir
+RSW_PIDS=()           # processes started here, killed by PID on cleanup
+RSW_NETNS=()          # namespaces created here
+RSW_TMPDIRS=()        # directories removed on cleanup
+RSW_SWITCH_PID=""     # the roceswd started by start_switch
+RSW_SWITCH_LOG=""
+RSW_SWITCH_SOCKET=""
+RSW_SWITCH_RC=""      # exit status recorded by stop_switch
+RSW_LAST_PID=""       # PID of the last rsw_bg command
+RSW_FAILS=0
+RSW_PASSES=0
+RSW_CLEANED=0
+
+rsw_log() { printf '%s\n' "$*" >&2; }
+
+# --- names ----------------------------------------------------------------------------------
+
+# Sets RSW_TAG, makes RSW_TMP and installs the cleanup trap. Call once, first.
+rsw_init() {
+    local hex
+    hex="$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
+    RSW_TAG="rsw${hex:0:5}"
+    RSW_TMP="$(mktemp -d "/tmp/${RSW_TAG}.XXXXXX")"
+    RSW_TMPDIRS+=("$RSW_TMP")
+    trap 'cleanup' EXIT
+    trap 'rsw_log "interrupted"; cleanup; trap - EXIT; exit 130' INT
+    trap 'rsw_log "terminated"; cleanup; trap - EXIT; exit 143' TERM
+}
+
+# An interface name for this run: rsw<5 hex><suffix>, at most 15 characters.
+rsw_ifname() {
+    local n="${RSW_TAG}$1"
+    if [ "${#n}" -gt 15 ]; then
+        rsw_log "rsw_ifname: '$n' is longer than 15 characters"
+        return 1
+    fi
+    printf '%s\n' "$n"
+}
+
+# A namespace name for this run: rsw<5 hex>-<suffix>.
+rsw_ns() { printf '%s\n' "${RSW_TAG}-$1"; }
+
+# The EAL file prefix for this run's switch (its runtime dir /var/run/dpdk/<prefix> is removed
+# on cleanup).
+rsw_file_prefix() { printf '%s\n' "${RSW_TAG}"; }
+
+# A new temp dir (removed on cleanup).
+rsw_mktemp() {
+    local d
+    d="$(mktemp -d "/tmp/${RSW_TAG:-rsw}.XXXXXX")"
+    RSW_TMPDIRS+=("$d")
+    printf '%s\n' "$d"
+}
+
+# --- processes ------------------------------------------------------------------------------
+
+# True while PID runs (a zombie, exited but not yet reaped, does not count).
+rsw_alive() {
+    local pid="$1" state
+    [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || return 1
+    state="$(sed -e 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)" || return 1
+    [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
+# Runs "$@" in the background and records its PID (RSW_LAST_PID) for cleanup. Redirect the
+# call itself: `rsw_bg cmd args >out 2>&1`.
+rsw_bg() {
+    "$@" &
+    RSW_LAST_PID=$!
+    RSW_PIDS+=("$RSW_LAST_PID")
+}
+
+# Waits up to TIMEOUT seconds for PID to exit; prints its exit status (or "timeout").
+# Returns 0 when it exited in time, 1 otherwise. PID must be a child of this shell.
+rsw_wait_pid() {
+    local pid="$1" timeout="$2" deadline rc=0
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while rsw_alive "$pid"; do
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            echo timeout
+            return 1
+        fi
+        sleep 0.05
+    done
+    wait "$pid" 2>/dev/null || rc=$?
+    echo "$rc"
+    return 0
+}
+
+# Ends PID: SIGTERM, up to GRACE seconds, then SIGKILL. Quiet if it is gone already.
+rsw_kill() {
+    local pid="$1" grace="${2:-3}"
+    rsw_alive "$pid" || { wait "$pid" 2>/dev/null || true; return 0; }
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! rsw_wait_pid "$pid" "$grace" >/dev/null; then
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    fi
+    return 0
+}
+
+# --- the switch -----------------------------------------------------------------------------
+
+# The control socket path named in a config file (switch.control_socket).
+rsw_config_socket() {
+    sed -n 's/^[[:space:]]*control_socket:[[:space:]]*"\{0,1\}\([^"#[:space:]]*\)"\{0,1\}.*$/\1/p' "$1" | head -n1
+}
+
+# start_switch CONFIG LOG [TIMEOUT_S=20]: runs roceswd in the background (PID in
+# RSW_SWITCH_PID), waits for its "running" log line and its control socket. On failure prints
+# the log's tail and returns 1 (killing the process if it still runs).
+start_switch() {
+    local config="$1" log="$2" timeout="${3:-20}" deadline
+    if [ ! -x "$ROCESWD" ]; then
+        rsw_log "start_switch: $ROCESWD is not executable (build with: ninja -C $BUILD_DIR)"
+        return 1
+    fi
+    RSW_SWITCH_LOG="$log"
+    RSW_SWITCH_SOCKET="$(rsw_config_socket "$config")"
+    RSW_SWITCH_RC=""
+    rsw_bg "$ROCESWD" --config "$config" >"$log" 2>&1
+    RSW_SWITCH_PID="$RSW_LAST_PID"
+    deadline=$(( $(date +%s) + timeout ))
+    while :; do
+        if ! rsw_alive "$RSW_SWITCH_PID"; then
+            local rc=0
+            wait "$RSW_SWITCH_PID" 2>/dev/null || rc=$?
+            rsw_log "start_switch: roceswd (pid $RSW_SWITCH_PID) exited with status $rc during start-up; log tail:"
+            tail -n 25 "$log" | sed 's/^/  | /' >&2
+            RSW_SWITCH_PID=""
+            return 1
+        fi
+        if grep -q ' running: ' "$log" 2>/dev/null &&
+            { [ -z "$RSW_SWITCH_SOCKET" ] || [ -S "$RSW_SWITCH_SOCKET" ]; }; then
+            return 0
+        fi
+        if [ "$(date +%s)" -ge "$deadline" ]; then
+            rsw_log "start_switch: roceswd (pid $RSW_SWITCH_PID) not running after ${timeout} s; log tail:"
+            tail -n 25 "$log" | sed 's/^/  | /' >&2
+            rsw_kill "$RSW_SWITCH_PID" 5
+            RSW_SWITCH_PID=""
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# stop_switch [TIMEOUT_S=10]: SIGTERM to the switch started by start_switch, waits up to
+# TIMEOUT seconds, then SIGKILL. Returns (and stores in RSW_SWITCH_RC) its exit status;
+# 137 or more when it had to be killed. Use as `rc=0; stop_switch || rc=$?` under set -e.
+stop_switch() {
+    local timeout="${1:-10}" pid="$RSW_SWITCH_PID" rc
+    if [ -z "$pid" ]; then
+        rsw_log "stop_switch: no switch running"
+        RSW_SWITCH_RC=255
+        return 255
+    fi
+    kill -TERM "$pid" 2>/dev/null || true
+    if rc="$(rsw_wait_pid "$pid" "$timeout")"; then
+        :
+    else
+        rsw_log "stop_switch: roceswd (pid $pid) still running ${timeout} s after SIGTERM: SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+        rc=0
+        wait "$pid" 2>/dev/null || rc=$?
+    fi
+    RSW_SWITCH_PID=""
+    RSW_SWITCH_RC="$rc"
+    return "$rc"
+}
+
+# rocectl against the running switch: rsw_ctl --json show ports
+rsw_ctl() { "$ROCECTL" --socket "$RSW_SWITCH_SOCKET" "$@"; }
+
+# rsw_drops PORT REASON: the drop counter (0 when not listed).
+rsw_drops() {
+    rsw_ctl --json show drops --all | "$RSW_PYTHON" -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(e["packets"] for e in d["drops"] if e["port"] == sys.argv[1] and e["reason"] == sys.argv[2]))
+' "$1" "$2"
+}
+
+# rsw_port_counter PORT FIELD: a numeric field of `show ports` (rx_packets, tx_bytes, ...).
+rsw_port_counter() {
+    rsw_ctl --json show ports | "$RSW_PYTHON" -c '
+import json, sys
+d = json.load(sys.stdin)
+m = [p for p in d["ports"] if p["name"] == sys.argv[1]]
+if not m:
+    sys.exit("no port %s" % sys.argv[1])
+print(m[0][sys.argv[2]])
+' "$1" "$2"
+}
+
+# rsw_wait_counter TARGET TIMEOUT_S CMD...: polls CMD (which prints a number) until it reaches
+# TARGET or TIMEOUT_S passes, then lets 0.3 s more pass (for late arrivals) and prints the
+# final value.
+rsw_wait_counter() {
+    local target="$1" timeout="$2" v deadline
+    shift 2
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while :; do
+        v="$("$@")" || v=-1
+        if [ "$v" -ge "$target" ] || [ "$(date +%s%N)" -ge "$deadline" ]; then break; fi
+        sleep 0.1
+    done
+    sleep 0.3
+    "$@"
+}
+
+# --- hosts ----------------------------------------------------------------------------------
+
+# make_host NS IFACE MAC V4/LEN V6/LEN GW4 GW6: creates namespace NS (unless it exists), moves
+# IFACE (in this namespace) into it and makes it the host's NIC: MAC, addresses (IPv6 without
+# DAD), lo up, default routes via GW4 and GW6.
+make_host() {
+    local ns="$1" ifc="$2" mac="$3" v4="$4" v6="$5" gw4="$6" gw6="$7" i
+    if ! ip netns list | awk '{print $1}' | grep -qx -- "$ns"; then
+        ip netns add "$ns"
+        RSW_NETNS+=("$ns")
+    fi
+    for i in $(seq 1 50); do
+        ip link show dev "$ifc" >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    if ! ip link show dev "$ifc" >/dev/null 2>&1; then
+        rsw_log "make_host: no interface $ifc"
+        return 1
+    fi
+    ip link set dev "$ifc" netns "$ns"
+    ip -n "$ns" link set dev lo up
+    ip -n "$ns" link set dev "$ifc" address "$mac"
+    # No router solicitations or DAD noise; this is a static host.
+    ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$ifc.accept_dad=0" "net.ipv6.conf.$ifc.accept_ra=0" \
+        "net.ipv6.conf.$ifc.router_solicitations=0" >/dev/null 2>&1 || true
+    ip -n "$ns" link set dev "$ifc" up
+    ip -n "$ns" addr add "$v4" dev "$ifc"
+    ip -n "$ns" -6 addr add "$v6" dev "$ifc" nodad
+    ip -n "$ns" route add default via "$gw4" dev "$ifc"
+    ip -n "$ns" -6 route add default via "$gw6" dev "$ifc"
+}
+
+# --- checks ---------------------------------------------------------------------------------
+
+rsw_pass() { RSW_PASSES=$((RSW_PASSES + 1)); printf 'PASS  %s\n' "$*"; }
+rsw_fail() { RSW_FAILS=$((RSW_FAILS + 1)); printf 'FAIL  %s\n' "$*"; }
+
+# check DESCRIPTION CMD...: runs CMD (output to the run's log unless RSW_VERBOSE=1), PASS on
+# status 0.
+check() {
+    local desc="$1" out rc=0
+    shift
+    out="$("$@" 2>&1)" || rc=$?
+    if [ "${RSW_VERBOSE:-0}" = 1 ]; then printf '%s\n' "$out" | sed 's/^/    /'; fi
+    if [ "$rc" -eq 0 ]; then
+        rsw_pass "$desc"
+    else
+        rsw_fail "$desc (exit $rc)"
+        printf '%s\n' "$out" | tail -n 8 | sed 's/^/    | /'
+    fi
+}
+
+# check_fails DESCRIPTION CMD...: PASS when CMD fails.
+check_fails() {
+    local desc="$1" out rc=0
+    shift
+    out="$("$@" 2>&1)" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        rsw_pass "$desc"
+    else
+        rsw_fail "$desc (succeeded, expected failure)"
+        printf '%s\n' "$out" | tail -n 8 | sed 's/^/    | /'
+    fi
+}
+
+# check_eq DESCRIPTION ACTUAL EXPECTED
+check_eq() {
+    if [ "$2" = "$3" ]; then rsw_pass "$1 ($2)"; else rsw_fail "$1: got '$2', expected '$3'"; fi
+}
+
+# check_ge DESCRIPTION ACTUAL MINIMUM (integers)
+check_ge() {
+    if [[ "$2" =~ ^-?[0-9]+$ ]] && [ "$2" -ge "$3" ]; then
+        rsw_pass "$1 ($2 >= $3)"
+    else
+        rsw_fail "$1: got '$2', expected >= $3"
+    fi
+}
+
+# Prints the summary and exits 0 when every check passed, 1 otherwise.
+rsw_finish() {
+    local name
+    name="$(basename "$0")"
+    if [ "$RSW_FAILS" -eq 0 ]; then
+        printf '%s: PASS (%d checks)\n' "$name" "$RSW_PASSES"
+        exit 0
+    fi
+    printf '%s: FAIL (%d of %d checks failed)\n' "$name" "$RSW_FAILS" $((RSW_FAILS + RSW_PASSES))
+    exit 1
+}
+
+# --- cleanup --------------------------------------------------------------------------------
+
+# Kills the processes started here (by PID), deletes the namespaces created here, removes the
+# temp dirs. Idempotent; never fails.
+cleanup() {
+    local rc=$? pid ns d i
+    [ "$RSW_CLEANED" = 1 ] && return "$rc"
+    RSW_CLEANED=1
+    set +e
+    # The switch first: its TAPs disappear with it.
+    if [ -n "$RSW_SWITCH_PID" ]; then
+        rsw_kill "$RSW_SWITCH_PID" 10
+        RSW_SWITCH_PID=""
+    fi
+    for (( i = ${#RSW_PIDS[@]} - 1; i >= 0; i-- )); do
+        pid="${RSW_PIDS[$i]}"
+        rsw_kill "$pid" 3
+    done
+    for ns in "${RSW_NETNS[@]}"; do
+        ip netns del "$ns" 2>/dev/null
+    done
+    if [ -n "$RSW_TAG" ] && [ -d "/var/run/dpdk/$RSW_TAG" ] && [ "${RSW_KEEP:-0}" != 1 ]; then
+        rm -rf -- "/var/run/dpdk/$RSW_TAG"
+    fi
+    if [ -n "$RSW_SWITCH_SOCKET" ] && [ -S "$RSW_SWITCH_SOCKET" ] && [ "${RSW_KEEP:-0}" != 1 ]; then
+        case "$RSW_SWITCH_SOCKET" in /tmp/rsw*) rm -f "$RSW_SWITCH_SOCKET" ;; esac
+    fi
+    for d in "${RSW_TMPDIRS[@]}"; do
+        if [ "${RSW_KEEP:-0}" = 1 ]; then
+            rsw_log "keeping $d (RSW_KEEP=1)"
+        else
+            case "$d" in /tmp/rsw*) rm -rf -- "$d" ;; esac
+        fi
+    done
+    return "$rc"
+}
