@@ -97,20 +97,22 @@ rsw_bg() {
     RSW_PIDS+=("$RSW_LAST_PID")
 }
 
-# Waits up to TIMEOUT seconds for PID to exit; prints its exit status (or "timeout").
-# Returns 0 when it exited in time, 1 otherwise. PID must be a child of this shell.
+# Waits up to TIMEOUT seconds for PID to exit. Returns 0 when it exited in time (its exit
+# status in RSW_WAIT_RC), 1 when it still runs (RSW_WAIT_RC=timeout). PID must be a child of
+# this shell, and this must not run in a subshell (no $(...)), or its status is lost.
+RSW_WAIT_RC=""
 rsw_wait_pid() {
     local pid="$1" timeout="$2" deadline rc=0
     deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
     while rsw_alive "$pid"; do
         if [ "$(date +%s%N)" -ge "$deadline" ]; then
-            echo timeout
+            RSW_WAIT_RC=timeout
             return 1
         fi
         sleep 0.05
     done
     wait "$pid" 2>/dev/null || rc=$?
-    echo "$rc"
+    RSW_WAIT_RC="$rc"
     return 0
 }
 
@@ -119,7 +121,7 @@ rsw_kill() {
     local pid="$1" grace="${2:-3}"
     rsw_alive "$pid" || { wait "$pid" 2>/dev/null || true; return 0; }
     kill -TERM "$pid" 2>/dev/null || true
-    if ! rsw_wait_pid "$pid" "$grace" >/dev/null; then
+    if ! rsw_wait_pid "$pid" "$grace"; then
         kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     fi
@@ -183,8 +185,8 @@ stop_switch() {
         return 255
     fi
     kill -TERM "$pid" 2>/dev/null || true
-    if rc="$(rsw_wait_pid "$pid" "$timeout")"; then
-        :
+    if rsw_wait_pid "$pid" "$timeout"; then
+        rc="$RSW_WAIT_RC"
     else
         rsw_log "stop_switch: roceswd (pid $pid) still running ${timeout} s after SIGTERM: SIGKILL"
         kill -KILL "$pid" 2>/dev/null || true

@@ -1,0 +1,71 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "config/config.h"
+#include "ethdev/eal_args.h"
+
+using namespace rocesw;
+
+namespace {
+
+Config two_ports(const char *dev0, const char *dev1, int workers = 1) {
+    std::string y = "switch: {name: s1, workers: " + std::to_string(workers) + "}\n"
+                    "ports:\n"
+                    "  - {name: p0, device: \"" + dev0 + "\", mac: \"02:00:00:00:00:01\"}\n"
+                    "  - {name: p1, device: \"" + dev1 + "\", mac: \"02:00:00:00:00:02\"}\n";
+    return load_config_string(y, "t.yaml");
+}
+
+bool has(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+TEST(EalArgs, RecognisesPciAddressesAndVdevs) {
+    EXPECT_TRUE(is_pci_device("0000:3b:00.0"));
+    EXPECT_TRUE(is_pci_device("3b:00.1"));
+    EXPECT_TRUE(is_pci_device("0000:3b:00.0,txq_inline_max=128"));
+    EXPECT_FALSE(is_pci_device("net_tap0,iface=x"));
+    EXPECT_FALSE(is_pci_device("net_af_xdp0,iface=eth0"));
+    EXPECT_EQ(ethdev_name("net_tap0,iface=x"), "net_tap0");
+    EXPECT_EQ(ethdev_name("3b:00.1"), "0000:3b:00.1");
+    EXPECT_EQ(ethdev_name("0000:3b:00.0,a=b"), "0000:3b:00.0");
+}
+
+TEST(EalArgs, FallsBackToNoHugeWithoutHugepages) {
+    Config c = two_ports("net_tap0,iface=a", "net_tap1,iface=b");
+    EalPlan p = plan_eal(c, {0, 1}, 0);
+    EXPECT_TRUE(p.no_huge);
+    EXPECT_TRUE(has(p.args, "--no-huge"));
+    auto m = std::find(p.args.begin(), p.args.end(), "-m");
+    ASSERT_NE(m, p.args.end());
+    EXPECT_EQ(*(m + 1), std::to_string(c.sw.memory_mb));
+    EalPlan h = plan_eal(c, {0, 1}, 512);
+    EXPECT_FALSE(h.no_huge);
+    EXPECT_FALSE(has(h.args, "--no-huge"));
+}
+
+TEST(EalArgs, VdevsUseVdevAndDisablePciScan) {
+    Config c = two_ports("net_tap0,iface=a", "net_memif0,role=server,socket=/tmp/m.sock,socket-abstract=no");
+    EalPlan p = plan_eal(c, {0, 1}, 0);
+    EXPECT_TRUE(has(p.args, "--no-pci"));
+    EXPECT_TRUE(has(p.args, "--vdev"));
+    EXPECT_TRUE(has(p.args, "net_memif0,role=server,socket=/tmp/m.sock,socket-abstract=no"));
+    EXPECT_TRUE(has(p.args, "--file-prefix=roceswd-s1"));
+}
+
+TEST(EalArgs, PciDevicesAreAllowListed) {
+    Config c = two_ports("0000:3b:00.0", "0000:3b:00.1");
+    EalPlan p = plan_eal(c, {0, 1}, 0);
+    EXPECT_FALSE(has(p.args, "--no-pci"));
+    EXPECT_TRUE(has(p.args, "-a"));
+    EXPECT_TRUE(has(p.args, "0000:3b:00.1"));
+}
+
+TEST(EalArgs, ControlPlusWorkersFloatOverTheAllowedCpus) {
+    Config c = two_ports("net_null0", "net_null1", 3);
+    EalPlan p = plan_eal(c, {0, 1}, 0);
+    EXPECT_TRUE(has(p.args, "--lcores=0@(0,1),1@(0,1),2@(0,1),3@(0,1)"));
+}
