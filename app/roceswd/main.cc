@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "ethdev/eal_args.h"
+#include "route/fib.h"
 #include "switch.h"
 
 namespace {
@@ -103,10 +104,25 @@ int main(int argc, char **argv) {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
 
     unsigned long huge = rocesw::free_hugepages();
+    const uint64_t need_mb =
+        rocesw::required_memory_mb(cfg, rocesw::fib_memory_bytes(rocesw::FibParams{}));
+    if (cfg.sw.memory_mb == 0) cfg.sw.memory_mb = uint32_t(need_mb);
     rocesw::EalPlan plan = rocesw::plan_eal(cfg, rocesw::allowed_cpus(), huge);
     if (print_eal) {
         for (size_t i = 1; i < plan.args.size(); i++) std::printf("%s\n", plan.args[i].c_str());
         return 0;
+    }
+    if (plan.no_huge) {
+        const uint64_t need = need_mb;
+        if (cfg.sw.memory_mb < need) {
+            std::fprintf(stderr,
+                         "%s: switch.memory_mb: %u MiB is too small for this switch: the FIB and "
+                         "%u mbufs need about %llu MiB; set memory_mb to at least %llu or reserve "
+                         "hugepages\n",
+                         cfg.source.c_str(), cfg.sw.memory_mb, cfg.sw.mbufs,
+                         (unsigned long long)need, (unsigned long long)need);
+            return 1;
+        }
     }
     if (plan.no_huge)
         spdlog::info("no hugepages reserved: running with --no-huge -m {} (reserve hugepages for "

@@ -2,15 +2,26 @@
 
 #include <sched.h>
 
+#include <cctype>
+#include <algorithm>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 namespace rocesw {
 
 bool is_pci_device(const std::string &device) {
-    static const std::regex pci(R"(^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7](,.*)?$)");
-    return std::regex_match(device, pci);
+    // [DDDD:]BB:DD.F with hex digits, optionally followed by ",devargs".
+    std::string a = device.substr(0, device.find(','));
+    auto hex = [&](size_t from, size_t n) {
+        for (size_t i = from; i < from + n; i++)
+            if (i >= a.size() || !std::isxdigit(static_cast<unsigned char>(a[i]))) return false;
+        return true;
+    };
+    size_t o = a.size() == 12 ? 5 : 0;  // with or without the domain
+    if (a.size() != 7 && a.size() != 12) return false;
+    if (o && (!hex(0, 4) || a[4] != ':')) return false;
+    return hex(o, 2) && a[o + 2] == ':' && hex(o + 3, 2) && a[o + 5] == '.' && a[o + 6] >= '0' &&
+           a[o + 6] <= '7';
 }
 
 std::string ethdev_name(const std::string &device) {
@@ -61,6 +72,15 @@ EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed,
     if (!cfg.sw.telemetry) a.push_back("--no-telemetry");
     for (const auto &e : cfg.sw.eal_args) a.push_back(e);
     return plan;
+}
+
+uint64_t required_memory_mb(const Config &cfg, uint64_t fib_bytes) {
+    uint32_t max_mtu = 0;
+    for (const auto &p : cfg.ports) max_mtu = std::max(max_mtu, p.mtu);
+    // Per mbuf: data room (see EthdevPorts), headroom, private area, mbuf and mempool headers.
+    uint64_t room = std::max<uint64_t>(2048, max_mtu + 26) + 128 + 64 + 128 + 64;
+    uint64_t bytes = fib_bytes + uint64_t(cfg.sw.mbufs) * room + (64ull << 20);
+    return (bytes + (1 << 20) - 1) >> 20;
 }
 
 unsigned long free_hugepages() {

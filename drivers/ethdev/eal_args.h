@@ -24,6 +24,9 @@ struct EalPlan {
 EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed_cpus,
                  unsigned long free_hugepages);
 
+// MiB of EAL memory the switch needs: FIB copies, the mbuf pool and a margin for DPDK itself.
+uint64_t required_memory_mb(const Config &cfg, uint64_t fib_bytes);
+
 unsigned long free_hugepages();          // from /proc/meminfo HugePages_Free
 std::vector<unsigned> allowed_cpus();    // from sched_getaffinity
 

@@ -56,7 +56,7 @@ struct SwitchConfig {
     std::string log_level = "info";
     uint32_t burst = 32;                  // packets per rx/tx burst, 1..256
     uint32_t mbufs = 16384;               // mbufs in the pool, >= 1024
-    uint32_t memory_mb = 512;             // EAL -m when running without hugepages
+    uint32_t memory_mb = 0;               // EAL -m without hugepages; 0 = sized from FIB and mbufs
     std::vector<uint32_t> cpus;           // CPUs the lcores may run on; empty = all allowed
     std::vector<std::string> eal_args;    // extra EAL arguments, appended verbatim
     std::string control_socket;           // rocectl socket; default /run/rocesw/<name>.sock

@@ -41,8 +41,18 @@ struct NextHop {
 struct FibParams {
     uint32_t max_nexthops = 65536;
     uint32_t ipv4_max_routes = 1u << 20, ipv4_tbl8s = 1u << 12;
-    uint32_t ipv6_max_routes = 1u << 16, ipv6_tbl8s = 1u << 16;
+    uint32_t ipv6_max_routes = 1u << 16, ipv6_tbl8s = 1u << 14;
 };
+
+// Bytes of EAL memory a Fib with these parameters takes (both copies): rte_lpm and rte_lpm6
+// each have a 2^24-entry tbl24 (64 MiB), plus 1 KiB per tbl8 group and the rule tables.
+inline uint64_t fib_memory_bytes(const FibParams &p) {
+    const uint64_t tbl24 = (1ull << 24) * 4;
+    uint64_t one = 2 * tbl24 + (uint64_t(p.ipv4_tbl8s) + p.ipv6_tbl8s) * 256 * 4 +
+                   uint64_t(p.ipv4_max_routes) * 8 + uint64_t(p.ipv6_max_routes) * 64 +
+                   uint64_t(p.max_nexthops) * sizeof(NextHop);
+    return 2 * one;
+}
 
 struct FibOp {
     enum class Type : uint8_t { set_nexthop, add_route, del_route } type;

@@ -30,13 +30,16 @@ RSW_PIDS=()           # processes started here, killed by PID on cleanup
 RSW_NETNS=()          # namespaces created here
 RSW_TMPDIRS=()        # directories removed on cleanup
 RSW_SWITCH_PID=""     # the roceswd started by start_switch
+# shellcheck disable=SC2034  # read by tests
 RSW_SWITCH_LOG=""
 RSW_SWITCH_SOCKET=""
+# shellcheck disable=SC2034  # read by tests
 RSW_SWITCH_RC=""      # exit status recorded by stop_switch
 RSW_LAST_PID=""       # PID of the last rsw_bg command
 RSW_FAILS=0
 RSW_PASSES=0
 RSW_CLEANED=0
+RSW_ERR_FD=2
 
 rsw_log() { printf '%s\n' "$*" >&2; }
 
@@ -49,9 +52,11 @@ rsw_init() {
     RSW_TAG="rsw${hex:0:5}"
     RSW_TMP="$(mktemp -d "/tmp/${RSW_TAG}.XXXXXX")"
     RSW_TMPDIRS+=("$RSW_TMP")
+    # The script's own stderr, for messages from traps that may fire inside a redirection.
+    exec {RSW_ERR_FD}>&2
     trap 'cleanup' EXIT
-    trap 'rsw_log "interrupted"; cleanup; trap - EXIT; exit 130' INT
-    trap 'rsw_log "terminated"; cleanup; trap - EXIT; exit 143' TERM
+    trap 'echo "interrupted: cleaning up" >&"$RSW_ERR_FD"; cleanup; trap - EXIT; exit 130' INT
+    trap 'echo "terminated: cleaning up" >&"$RSW_ERR_FD"; cleanup; trap - EXIT; exit 143' TERM
 }
 
 # An interface name for this run: rsw<5 hex><suffix>, at most 15 characters.
@@ -144,6 +149,7 @@ start_switch() {
         rsw_log "start_switch: $ROCESWD is not executable (build with: ninja -C $BUILD_DIR)"
         return 1
     fi
+    # shellcheck disable=SC2034  # read by tests
     RSW_SWITCH_LOG="$log"
     RSW_SWITCH_SOCKET="$(rsw_config_socket "$config")"
     RSW_SWITCH_RC=""
@@ -194,6 +200,7 @@ stop_switch() {
         wait "$pid" 2>/dev/null || rc=$?
     fi
     RSW_SWITCH_PID=""
+    # shellcheck disable=SC2034  # read by tests
     RSW_SWITCH_RC="$rc"
     return "$rc"
 }

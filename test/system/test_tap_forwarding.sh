@@ -125,7 +125,7 @@ check_ge "p0 local_packets (ARP/ND/echo answered)" "$(rsw_port_counter p0 local_
 # Shutdown: SIGTERM -> exit 0, control socket removed.
 if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after all traffic"; else rsw_fail "roceswd died"; fi
 rc=0
-stop_switch || rc=$?
+stop_switch 10 || rc=$?
 check_eq "roceswd exits 0 on SIGTERM" "$rc" 0
 if [ -e "$SOCK" ]; then rsw_fail "control socket removed on exit ($SOCK still there)"; else rsw_pass "control socket removed on exit"; fi
 if grep -q ' stopped' "$LOG"; then rsw_pass "log ends with 'stopped'"; else rsw_fail "log has no 'stopped' line"; fi

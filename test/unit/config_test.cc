@@ -80,7 +80,7 @@ TEST(ConfigLoader, LoadsMinimalConfigWithDefaults) {
     EXPECT_EQ(c.sw.log_level, "info");
     EXPECT_EQ(c.sw.burst, 32u);
     EXPECT_EQ(c.sw.mbufs, 16384u);
-    EXPECT_EQ(c.sw.memory_mb, 512u);
+    EXPECT_EQ(c.sw.memory_mb, 0u);
     EXPECT_TRUE(c.sw.cpus.empty());
     EXPECT_TRUE(c.sw.eal_args.empty());
     EXPECT_EQ(c.sw.control_socket, "/run/rocesw/rocesw.sock");
@@ -436,7 +436,7 @@ TEST(ConfigLoader, RejectsTooFewMbufs) {
 
 TEST(ConfigLoader, RejectsMemoryBelowRange) {
     EXPECT_CONFIG_ERROR(yaml({.sw = "memory_mb: 63"}),
-                        "t.yaml: switch.memory_mb: 63 is out of range 64..65536");
+                        "t.yaml: switch.memory_mb: 63 is out of range 64..65536 (0 sizes it automatically)");
 }
 
 TEST(ConfigLoader, RejectsCpuIdAboveRange) {

@@ -1,0 +1,66 @@
+#!/bin/bash
+# Runs every test/system/test_* (bash scripts with bash, .py with /usr/bin/python3), one after
+# the other, each under a time limit, and prints a summary. Exit status: 0 when all passed,
+# 1 otherwise. Without root it prints SKIP and exits 0 (the TAP/namespace tests need root).
+#
+#   sudo test/system/run_all.sh              # all tests
+#   sudo test/system/run_all.sh golden       # only tests whose file name contains "golden"
+#
+# Environment: RSW_TEST_TIMEOUT (seconds per test, default 300); ROCESWD, ROCECTL, BUILD_DIR
+# as in lib.sh; RSW_KEEP=1 keeps each test's temp dir.
+set -euo pipefail
+
+DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TIMEOUT="${RSW_TEST_TIMEOUT:-300}"
+FILTER="${1:-}"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP system tests: they need root (network namespaces, TAP devices); run with sudo"
+    exit 0
+fi
+
+tests=()
+for t in "$DIR"/test_*; do
+    [ -f "$t" ] || continue
+    case "$t" in *.sh | *.py) ;; *) continue ;; esac
+    if [ -n "$FILTER" ] && [[ "$(basename "$t")" != *"$FILTER"* ]]; then continue; fi
+    tests+=("$t")
+done
+if [ "${#tests[@]}" -eq 0 ]; then
+    # shellcheck disable=SC2016  # the quotes are literal; $FILTER does expand
+    echo "no system tests found in $DIR${FILTER:+ matching '$FILTER'}"
+    exit 1
+fi
+
+declare -a results
+failed=0
+for t in "${tests[@]}"; do
+    name="$(basename "$t")"
+    case "$t" in
+        *.py) cmd=(/usr/bin/python3 "$t") ;;
+        *) cmd=(bash "$t") ;;
+    esac
+    echo "===== $name"
+    start=$(date +%s)
+    rc=0
+    timeout --signal=TERM --kill-after=30 "$TIMEOUT" "${cmd[@]}" || rc=$?
+    secs=$(( $(date +%s) - start ))
+    if [ "$rc" -eq 0 ]; then
+        results+=("PASS  $name (${secs} s)")
+    elif [ "$rc" -eq 124 ]; then
+        results+=("FAIL  $name (timed out after ${TIMEOUT} s)")
+        failed=$((failed + 1))
+    else
+        results+=("FAIL  $name (exit $rc, ${secs} s)")
+        failed=$((failed + 1))
+    fi
+done
+
+echo "===== summary"
+printf '%s\n' "${results[@]}"
+if [ "$failed" -eq 0 ]; then
+    echo "system tests: PASS (${#tests[@]} of ${#tests[@]})"
+    exit 0
+fi
+echo "system tests: FAIL ($failed of ${#tests[@]} failed)"
+exit 1
