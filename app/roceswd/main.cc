@@ -19,20 +19,23 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-void on_signal(int) { g_stop = true; }
+void on_signal(int) {
+    g_stop = true;
+}
 
 void usage(FILE *out) {
-    std::fprintf(out,
-                 "usage: roceswd --config FILE [--log-level LEVEL] [--print-eal-args]\n"
-                 "       roceswd --check-config FILE\n"
-                 "       roceswd --help | --version\n"
-                 "\n"
-                 "  --config FILE        run the switch described by FILE (YAML, see doc/config.md)\n"
-                 "  --check-config FILE  validate FILE and exit: 0 valid, 1 invalid\n"
-                 "  --log-level LEVEL    trace|debug|info|warn|error|critical|off (overrides the config)\n"
-                 "  --print-eal-args     print the EAL arguments derived from the config and exit\n"
-                 "\n"
-                 "Stop with SIGINT or SIGTERM: workers stop, queues drain, ports close.\n");
+    std::fprintf(
+        out,
+        "usage: roceswd --config FILE [--log-level LEVEL] [--print-eal-args]\n"
+        "       roceswd --check-config FILE\n"
+        "       roceswd --help | --version\n"
+        "\n"
+        "  --config FILE        run the switch described by FILE (YAML, see doc/config.md)\n"
+        "  --check-config FILE  validate FILE and exit: 0 valid, 1 invalid\n"
+        "  --log-level LEVEL    trace|debug|info|warn|error|critical|off (overrides the config)\n"
+        "  --print-eal-args     print the EAL arguments derived from the config and exit\n"
+        "\n"
+        "Stop with SIGINT or SIGTERM: workers stop, queues drain, ports close.\n");
 }
 
 }  // namespace
@@ -96,7 +99,9 @@ int main(int argc, char **argv) {
     std::string level = log_level.empty() ? cfg.sw.log_level : log_level;
     auto lvl = rocesw::parse_log_level(level);
     if (!lvl) {
-        std::fprintf(stderr, "roceswd: --log-level: '%s' is not one of trace, debug, info, warn, error, critical, off\n",
+        std::fprintf(stderr,
+                     "roceswd: --log-level: '%s' is not one of trace, debug, info, warn, error, "
+                     "critical, off\n",
                      level.c_str());
         return 2;
     }
@@ -125,14 +130,17 @@ int main(int argc, char **argv) {
         }
     }
     if (plan.no_huge)
-        spdlog::info("no hugepages reserved: running with --no-huge -m {} (reserve hugepages for "
-                     "production: dpdk-hugepages.py --setup 2G)", cfg.sw.memory_mb);
+        spdlog::info(
+            "no hugepages reserved: running with --no-huge -m {} (reserve hugepages for "
+            "production: dpdk-hugepages.py --setup 2G)",
+            cfg.sw.memory_mb);
 
     std::vector<char *> eal_argv;
     for (auto &s : plan.args) eal_argv.push_back(s.data());
     if (rte_eal_init(int(eal_argv.size()), eal_argv.data()) < 0) {
-        spdlog::critical("EAL initialisation failed: {} (EAL arguments: see roceswd --print-eal-args)",
-                         rte_strerror(rte_errno));
+        spdlog::critical(
+            "EAL initialisation failed: {} (EAL arguments: see roceswd --print-eal-args)",
+            rte_strerror(rte_errno));
         return 3;
     }
     std::signal(SIGINT, on_signal);

@@ -31,7 +31,8 @@ Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_cloc
     const uint16_t n_workers = uint16_t(cfg_.sw.workers);
     if (rte_lcore_count() < n_workers + 1u)
         throw std::runtime_error("EAL has " + std::to_string(rte_lcore_count()) +
-                                 " lcores; need 1 control + " + std::to_string(n_workers) + " workers");
+                                 " lcores; need 1 control + " + std::to_string(n_workers) +
+                                 " workers");
     ports_ = std::make_unique<EthdevPorts>(cfg_, n_workers);
 
     size_t qsz = rte_rcu_qsbr_get_memsize(n_workers);
@@ -58,7 +59,8 @@ Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_cloc
     rib_->set_static(cfg_.routes, cfg_.neighbours);
     if (size_t refused = rib_->sync())
         spdlog::warn("{} routes could not be installed (FIB full)", refused);
-    spdlog::info("FIB: {} IPv4 and {} IPv6 routes", rib_->route_count(false), rib_->route_count(true));
+    spdlog::info("FIB: {} IPv4 and {} IPv6 routes", rib_->route_count(false),
+                 rib_->route_count(true));
 
     counters_ = new WorkerCounters[n_workers]();
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
@@ -69,7 +71,8 @@ Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_cloc
                                                 ports_->tx_queue_for(w), counters_[w], 1024,
                                                 uint16_t(cfg_.sw.burst));
         auto rx = ports_->rx_assignment(w);
-        if (rx.empty()) spdlog::warn("worker {} owns no RX queue (devices have fewer queues than workers)", w);
+        if (rx.empty())
+            spdlog::warn("worker {} owns no RX queue (devices have fewer queues than workers)", w);
         s.worker = std::make_unique<Worker>(w, ctx_, *ports_, *s.egress, counters_[w], rx,
                                             uint16_t(cfg_.sw.burst));
         workers_.push_back(std::move(s));
@@ -128,7 +131,8 @@ void Switch::worker_loop(uint16_t w) {
     }
     // Drain: give queued packets up to 100 ms to leave, then count the rest as dropped.
     uint64_t deadline = clock_.now_ns() + 100'000'000ull;
-    while (worker.egress().backlog() && clock_.now_ns() < deadline) worker.egress().flush(clock_.now_ns());
+    while (worker.egress().backlog() && clock_.now_ns() < deadline)
+        worker.egress().flush(clock_.now_ns());
     worker.egress().discard_all(DropReason::port_stopped);
     rte_rcu_qsbr_thread_offline(qsbr_, w);
     rte_rcu_qsbr_thread_unregister(qsbr_, w);
@@ -154,7 +158,8 @@ void Switch::run(const std::atomic<bool> &stop) {
             throw std::runtime_error("cannot launch worker " + std::to_string(w));
         }
     }
-    spdlog::info("{} running: {} port(s), {} worker(s)", cfg_.sw.name, cfg_.ports.size(), workers_.size());
+    spdlog::info("{} running: {} port(s), {} worker(s)", cfg_.sw.name, cfg_.ports.size(),
+                 workers_.size());
 
     auto next_link = std::chrono::steady_clock::now();
     while (!stop.load()) {

@@ -22,17 +22,17 @@ namespace rocesw {
 
 // TSC-derived nanoseconds: the production clock the workers pass down as "now".
 class TscClock {
-public:
+  public:
     TscClock();
     uint64_t now_ns() const;
 
-private:
+  private:
     uint64_t hz_;
     uint64_t start_;
 };
 
 class Switch {
-public:
+  public:
     // EAL must be initialised. Throws std::runtime_error on any set-up failure.
     explicit Switch(const Config &cfg);
     ~Switch();
@@ -48,7 +48,7 @@ public:
     nlohmann::json view_drops(bool all) const;
     nlohmann::json view_workers() const;
 
-private:
+  private:
     struct WorkerSlot {
         std::unique_ptr<FifoEgress> egress;
         std::unique_ptr<Worker> worker;

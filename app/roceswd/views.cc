@@ -17,10 +17,14 @@ static json addr_list(const std::vector<IfAddr> &v) {
 
 json Switch::view_info() const {
     double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    return {{"name", cfg_.sw.name},       {"version", ROCESW_VERSION},
-            {"uptime_s", up},             {"workers", cfg_.sw.workers},
-            {"file_prefix", cfg_.sw.file_prefix}, {"pid", getpid()},
-            {"config", cfg_.source},      {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"}};
+    return {{"name", cfg_.sw.name},
+            {"version", ROCESW_VERSION},
+            {"uptime_s", up},
+            {"workers", cfg_.sw.workers},
+            {"file_prefix", cfg_.sw.file_prefix},
+            {"pid", getpid()},
+            {"config", cfg_.source},
+            {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"}};
 }
 
 json Switch::view_ports() const {
@@ -65,16 +69,17 @@ json Switch::view_ports() const {
 json Switch::view_routes() const {
     json out = json::array();
     for (const auto &r : rib_->routes()) {
-        json nh = {{"id", r.nexthop_id},
-                   {"kind", r.nh.kind == NextHopKind::forward     ? "forward"
-                            : r.nh.kind == NextHopKind::local     ? "local"
-                            : r.nh.kind == NextHopKind::glean     ? "glean"
-                            : r.nh.kind == NextHopKind::unresolved ? "unresolved"
-                                                                  : "drop"},
-                   {"via", r.via ? json(r.via->str()) : json(nullptr)},
-                   {"port", cfg_.ports[r.nh.port].name},
-                   {"mac", r.nh.kind == NextHopKind::forward ? json(r.nh.dst_mac.str()) : json(nullptr)},
-                   {"resolved", r.nh.kind == NextHopKind::forward || r.nh.kind == NextHopKind::local}};
+        json nh = {
+            {"id", r.nexthop_id},
+            {"kind", r.nh.kind == NextHopKind::forward      ? "forward"
+                     : r.nh.kind == NextHopKind::local      ? "local"
+                     : r.nh.kind == NextHopKind::glean      ? "glean"
+                     : r.nh.kind == NextHopKind::unresolved ? "unresolved"
+                                                            : "drop"},
+            {"via", r.via ? json(r.via->str()) : json(nullptr)},
+            {"port", cfg_.ports[r.nh.port].name},
+            {"mac", r.nh.kind == NextHopKind::forward ? json(r.nh.dst_mac.str()) : json(nullptr)},
+            {"resolved", r.nh.kind == NextHopKind::forward || r.nh.kind == NextHopKind::local}};
         out.push_back({{"prefix", r.prefix.str()},
                        {"type", route_source_name(r.source)},
                        {"installed", r.installed},
@@ -87,7 +92,9 @@ json Switch::view_routes() const {
 json Switch::view_neighbours() const {
     json out = json::array();
     for (const auto &n : rib_->neighbours())
-        out.push_back({{"ip", n.ip.str()}, {"mac", n.mac.str()}, {"port", cfg_.ports[n.port].name},
+        out.push_back({{"ip", n.ip.str()},
+                       {"mac", n.mac.str()},
+                       {"port", cfg_.ports[n.port].name},
                        {"source", "static"}});
     return {{"neighbours", out}};
 }
@@ -127,20 +134,28 @@ json Switch::view_workers() const {
 }
 
 void Switch::register_commands() {
-    server_.add("info", "switch name, version, uptime, workers", [this](auto &) { return view_info(); });
-    server_.add("ports", "ports with link state and counters", [this](auto &) { return view_ports(); });
-    server_.add("routes", "IPv4/IPv6 routes and their next hops", [this](auto &) { return view_routes(); });
-    server_.add("neighbours", "neighbour (ARP/ND) entries", [this](auto &) { return view_neighbours(); });
-    server_.add("drops", "drop counters by port and reason ('all' includes zeros)",
-                [this](const std::vector<std::string> &args) {
-                    bool all = false;
-                    for (const auto &a : args) {
-                        if (a == "all") all = true;
-                        else throw CommandError("drops: unknown argument '" + a + "' (allowed: all)");
-                    }
-                    return view_drops(all);
-                });
-    server_.add("workers", "workers, their RX queues and poll counters", [this](auto &) { return view_workers(); });
+    server_.add("info", "switch name, version, uptime, workers",
+                [this](auto &) { return view_info(); });
+    server_.add("ports", "ports with link state and counters",
+                [this](auto &) { return view_ports(); });
+    server_.add("routes", "IPv4/IPv6 routes and their next hops",
+                [this](auto &) { return view_routes(); });
+    server_.add("neighbours", "neighbour (ARP/ND) entries",
+                [this](auto &) { return view_neighbours(); });
+    server_.add(
+        "drops", "drop counters by port and reason ('all' includes zeros)",
+        [this](const std::vector<std::string> &args) {
+            bool all = false;
+            for (const auto &a : args) {
+                if (a == "all")
+                    all = true;
+                else
+                    throw CommandError("drops: unknown argument '" + a + "' (allowed: all)");
+            }
+            return view_drops(all);
+        });
+    server_.add("workers", "workers, their RX queues and poll counters",
+                [this](auto &) { return view_workers(); });
 }
 
 }  // namespace rocesw

@@ -36,8 +36,7 @@ static std::string cpu_set_str(const std::vector<unsigned> &cpus) {
     return s.str();
 }
 
-EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed,
-                 unsigned long hugepages) {
+EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed, unsigned long hugepages) {
     EalPlan plan;
     auto &a = plan.args;
     // lcore 0 is the control thread, lcores 1..N the workers. Each floats over the CPU set

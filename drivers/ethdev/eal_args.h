@@ -16,7 +16,7 @@ bool is_pci_device(const std::string &device);
 std::string ethdev_name(const std::string &device);
 
 struct EalPlan {
-    std::vector<std::string> args;   // argv[1..] for rte_eal_init
+    std::vector<std::string> args;  // argv[1..] for rte_eal_init
     bool no_huge = false;
 };
 
@@ -27,7 +27,7 @@ EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed_cpus,
 // MiB of EAL memory the switch needs: FIB copies, the mbuf pool and a margin for DPDK itself.
 uint64_t required_memory_mb(const Config &cfg, uint64_t fib_bytes);
 
-unsigned long free_hugepages();          // from /proc/meminfo HugePages_Free
-std::vector<unsigned> allowed_cpus();    // from sched_getaffinity
+unsigned long free_hugepages();        // from /proc/meminfo HugePages_Free
+std::vector<unsigned> allowed_cpus();  // from sched_getaffinity
 
 }  // namespace rocesw

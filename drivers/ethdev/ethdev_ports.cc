@@ -25,8 +25,8 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
     uint32_t max_mtu = 0;
     for (const auto &p : cfg.ports) max_mtu = std::max(max_mtu, p.mtu);
     // Room for the largest frame (MTU + Ethernet + one VLAN tag + FCS) in one segment.
-    uint32_t room = std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE,
-                                       max_mtu + 14 + 4 + 4 + RTE_PKTMBUF_HEADROOM);
+    uint32_t room =
+        std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE, max_mtu + 14 + 4 + 4 + RTE_PKTMBUF_HEADROOM);
     pool_ = rte_pktmbuf_pool_create(("rocesw_" + cfg.sw.name).c_str(), cfg.sw.mbufs, 256,
                                     kMbufPrivSize, uint16_t(room), SOCKET_ID_ANY);
     if (!pool_)
@@ -40,13 +40,18 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
         p.device = pc.device;
         std::string dev = ethdev_name(pc.device);
         int rc = rte_eth_dev_get_port_by_name(dev.c_str(), &p.port_id);
-        if (rc != 0) fail(pc, "no ethdev named '" + dev + "' after probing (driver missing or device not found)", rc);
+        if (rc != 0)
+            fail(pc,
+                 "no ethdev named '" + dev + "' after probing (driver missing or device not found)",
+                 rc);
 
         rte_eth_dev_info info{};
         if ((rc = rte_eth_dev_info_get(p.port_id, &info)) != 0) fail(pc, "dev_info_get", rc);
         p.driver = info.driver_name ? info.driver_name : "";
-        p.n_rxq = uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_rx_queues)));
-        p.n_txq = uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_tx_queues)));
+        p.n_rxq =
+            uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_rx_queues)));
+        p.n_txq =
+            uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_tx_queues)));
         p.txq_shared = p.n_txq < n_workers;
 
         rte_eth_conf conf{};
@@ -96,8 +101,8 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
         rte_eth_link_get_nowait(p.port_id, &p.link);
         spdlog::info("port {}: {} (port id {}, driver {}), {} rx / {} tx queues{}, link {} {} Mb/s",
                      pc.name, pc.device, p.port_id, p.driver, p.n_rxq, p.n_txq,
-                     p.txq_shared ? " (shared by workers)" : "",
-                     p.link.link_status ? "up" : "down", p.link.link_speed);
+                     p.txq_shared ? " (shared by workers)" : "", p.link.link_status ? "up" : "down",
+                     p.link.link_speed);
 
         auto locks = std::make_unique<rte_spinlock_t[]>(p.n_txq);
         for (uint16_t q = 0; q < p.n_txq; q++) rte_spinlock_init(&locks[q]);
@@ -145,7 +150,8 @@ std::vector<size_t> EthdevPorts::poll_links() {
     for (size_t i = 0; i < ports_.size(); i++) {
         rte_eth_link l{};
         if (rte_eth_link_get_nowait(ports_[i].port_id, &l) != 0) continue;
-        if (l.link_status != ports_[i].link.link_status || l.link_speed != ports_[i].link.link_speed) {
+        if (l.link_status != ports_[i].link.link_status ||
+            l.link_speed != ports_[i].link.link_speed) {
             ports_[i].link = l;
             ports_[i].link_changes++;
             changed.push_back(i);

@@ -20,9 +20,9 @@ struct rte_mempool;
 namespace rocesw {
 
 struct EthPort {
-    std::string name;         // config name
-    std::string device;       // config device string
-    uint16_t port_id = 0;     // DPDK port id
+    std::string name;      // config name
+    std::string device;    // config device string
+    uint16_t port_id = 0;  // DPDK port id
     uint16_t n_rxq = 1, n_txq = 1;
     bool txq_shared = false;  // fewer TX queues than workers: TX takes a lock per burst
     rte_eth_link link{};      // last seen
@@ -31,7 +31,7 @@ struct EthPort {
 };
 
 class EthdevPorts final : public PortIo {
-public:
+  public:
     // Throws std::runtime_error naming the port and what failed.
     EthdevPorts(const Config &cfg, uint16_t n_workers);
     ~EthdevPorts() override;
@@ -50,7 +50,7 @@ public:
     rte_mempool *pool() const { return pool_; }
     void stop();
 
-private:
+  private:
     std::vector<EthPort> ports_;
     std::vector<std::unique_ptr<rte_spinlock_t[]>> tx_locks_;
     rte_mempool *pool_ = nullptr;

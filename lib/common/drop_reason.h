@@ -8,35 +8,35 @@
 
 namespace rocesw {
 
-#define ROCESW_DROP_REASONS(X)                                                              \
-    X(eth_truncated, "frame shorter than an Ethernet header")                              \
-    X(vlan_truncated, "802.1Q tag cut short")                                              \
-    X(vlan_stacked, "stacked VLAN tags (QinQ) are not supported")                         \
-    X(src_mac_multicast, "source MAC is multicast or broadcast")                          \
-    X(dst_mac_mismatch, "destination MAC is neither the port's nor broadcast/multicast")  \
-    X(ethertype_unsupported, "EtherType is not IPv4, IPv6 or ARP")                         \
-    X(frame_too_long, "frame longer than the ingress port's MTU allows")                   \
-    X(ip_version_bad, "IP version field does not match the EtherType")                     \
-    X(ipv4_truncated, "IPv4 header cut short")                                             \
-    X(ipv4_ihl_bad, "IPv4 IHL below 5")                                                    \
-    X(ipv4_length_bad, "IPv4 header or total length past the frame or below the header")  \
-    X(ipv4_checksum_bad, "IPv4 header checksum is wrong")                                 \
-    X(ipv4_options, "IPv4 options are not forwarded")                                      \
-    X(ipv4_src_bad, "IPv4 source is multicast, broadcast or loopback")                     \
-    X(ipv6_truncated, "IPv6 header cut short")                                             \
-    X(ipv6_length_bad, "IPv6 payload length past the frame")                              \
-    X(ipv6_src_bad, "IPv6 source is multicast or loopback")                                \
-    X(udp_truncated, "UDP header cut short")                                               \
-    X(udp_length_bad, "UDP length disagrees with the IP payload")                          \
-    X(bth_truncated, "RoCEv2 packet shorter than BTH + ICRC")                              \
-    X(l3_multicast, "IP multicast/broadcast destination is not routed")                   \
-    X(ttl_expired, "TTL or hop limit is 0 or 1")                                           \
-    X(no_route, "no route to the destination")                                             \
-    X(no_neighbour, "next hop has no resolved neighbour MAC")                              \
-    X(mtu_exceeded, "packet larger than the egress port's MTU")                            \
-    X(local_unhandled, "addressed to the switch, no local handler")                        \
-    X(arp_invalid, "malformed ARP packet")                                                 \
-    X(tx_full, "device TX ring full")                                                      \
+#define ROCESW_DROP_REASONS(X)                                                           \
+    X(eth_truncated, "frame shorter than an Ethernet header")                            \
+    X(vlan_truncated, "802.1Q tag cut short")                                            \
+    X(vlan_stacked, "stacked VLAN tags (QinQ) are not supported")                        \
+    X(src_mac_multicast, "source MAC is multicast or broadcast")                         \
+    X(dst_mac_mismatch, "destination MAC is neither the port's nor broadcast/multicast") \
+    X(ethertype_unsupported, "EtherType is not IPv4, IPv6 or ARP")                       \
+    X(frame_too_long, "frame longer than the ingress port's MTU allows")                 \
+    X(ip_version_bad, "IP version field does not match the EtherType")                   \
+    X(ipv4_truncated, "IPv4 header cut short")                                           \
+    X(ipv4_ihl_bad, "IPv4 IHL below 5")                                                  \
+    X(ipv4_length_bad, "IPv4 header or total length past the frame or below the header") \
+    X(ipv4_checksum_bad, "IPv4 header checksum is wrong")                                \
+    X(ipv4_options, "IPv4 options are not forwarded")                                    \
+    X(ipv4_src_bad, "IPv4 source is multicast, broadcast or loopback")                   \
+    X(ipv6_truncated, "IPv6 header cut short")                                           \
+    X(ipv6_length_bad, "IPv6 payload length past the frame")                             \
+    X(ipv6_src_bad, "IPv6 source is multicast or loopback")                              \
+    X(udp_truncated, "UDP header cut short")                                             \
+    X(udp_length_bad, "UDP length disagrees with the IP payload")                        \
+    X(bth_truncated, "RoCEv2 packet shorter than BTH + ICRC")                            \
+    X(l3_multicast, "IP multicast/broadcast destination is not routed")                  \
+    X(ttl_expired, "TTL or hop limit is 0 or 1")                                         \
+    X(no_route, "no route to the destination")                                           \
+    X(no_neighbour, "next hop has no resolved neighbour MAC")                            \
+    X(mtu_exceeded, "packet larger than the egress port's MTU")                          \
+    X(local_unhandled, "addressed to the switch, no local handler")                      \
+    X(arp_invalid, "malformed ARP packet")                                               \
+    X(tx_full, "device TX ring full")                                                    \
     X(port_stopped, "egress port is not running")
 
 enum class DropReason : uint8_t {

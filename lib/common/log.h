@@ -15,7 +15,7 @@ std::optional<spdlog::level::level_enum> parse_log_level(std::string_view s);
 
 // Allows at most `burst` messages per `interval_ns`, counting what it suppressed.
 class RateLimitedLog {
-public:
+  public:
     explicit RateLimitedLog(uint64_t interval_ns = 1'000'000'000ull, uint32_t burst = 5)
         : interval_ns_(interval_ns), burst_(burst) {}
     // Time is an argument: the caller passes now in nanoseconds.
@@ -33,7 +33,7 @@ public:
     }
     uint64_t suppressed() const { return suppressed_; }
 
-private:
+  private:
     uint64_t interval_ns_;
     uint32_t burst_;
     uint64_t window_start_ns_ = 0;

@@ -273,8 +273,9 @@ class Loader {
         if (auto *n = f.find("memory_mb")) {
             sw.memory_mb = uint32_t(integer(*n, at(p, "memory_mb"), 0, 65536));
             if (sw.memory_mb != 0 && sw.memory_mb < 64)
-                fail(at(p, "memory_mb"), std::to_string(sw.memory_mb) +
-                                             " is out of range 64..65536 (0 sizes it automatically)");
+                fail(at(p, "memory_mb"),
+                     std::to_string(sw.memory_mb) +
+                         " is out of range 64..65536 (0 sizes it automatically)");
         }
         if (auto *n = f.find("cpus")) {
             auto items = list(*n, at(p, "cpus"));

@@ -17,7 +17,7 @@ struct rte_mbuf;
 namespace rocesw {
 
 class Egress {
-public:
+  public:
     virtual ~Egress() = default;
     // Takes ownership of pkts[0..n), all bound for `port`.
     virtual void enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) = 0;
@@ -30,7 +30,7 @@ public:
 };
 
 class FifoEgress final : public Egress {
-public:
+  public:
     // `tx_queue`: this worker's TX queue on every port. `capacity`: packets per port FIFO.
     FifoEgress(PortIo &io, uint16_t n_ports, uint16_t tx_queue, WorkerCounters &counters,
                uint32_t capacity = 1024, uint16_t burst = 32);
@@ -40,7 +40,7 @@ public:
     uint32_t backlog() const override;
     void discard_all(DropReason reason) override;
 
-private:
+  private:
     struct Fifo {
         std::vector<rte_mbuf *> slots;  // power-of-two ring
         uint32_t head = 0, tail = 0;    // free-running

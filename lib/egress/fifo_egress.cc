@@ -13,7 +13,9 @@ FifoEgress::FifoEgress(PortIo &io, uint16_t n_ports, uint16_t tx_queue, WorkerCo
     for (auto &f : fifos_) f.slots.resize(std::bit_ceil(std::max<uint32_t>(capacity, 2)));
 }
 
-FifoEgress::~FifoEgress() { discard_all(DropReason::port_stopped); }
+FifoEgress::~FifoEgress() {
+    discard_all(DropReason::port_stopped);
+}
 
 void FifoEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
     Fifo &f = fifos_[port];
@@ -34,8 +36,8 @@ uint32_t FifoEgress::flush(uint64_t) {
         while (f.size()) {
             // A contiguous run of the ring, at most one burst.
             uint32_t start = f.head & mask;
-            uint16_t n = uint16_t(std::min<uint32_t>({f.size(), uint32_t(f.slots.size()) - start,
-                                                      burst_}));
+            uint16_t n =
+                uint16_t(std::min<uint32_t>({f.size(), uint32_t(f.slots.size()) - start, burst_}));
             uint16_t sent = io_.tx_burst(port, tx_queue_, &f.slots[start], n);
             uint64_t bytes = 0;
             for (uint16_t i = 0; i < sent; i++) bytes += f.slots[start + i]->pkt_len;

@@ -51,10 +51,10 @@ uint32_t local_arp(uint8_t *f, uint32_t len, const PacketMeta &m, const MacAddr 
     uint8_t sha[6], spa[4];
     std::memcpy(sha, a + 8, 6);
     std::memcpy(spa, a + 14, 4);
-    wr16(a + 6, 2);                                   // reply
-    std::memcpy(a + 8, port_mac.b.data(), 6);        // sender: us
+    wr16(a + 6, 2);                            // reply
+    std::memcpy(a + 8, port_mac.b.data(), 6);  // sender: us
     wr32(a + 14, target);
-    std::memcpy(a + 18, sha, 6);                      // target: the asker
+    std::memcpy(a + 18, sha, 6);  // target: the asker
     std::memcpy(a + 24, spa, 4);
     set_reply_macs(f, port_mac);
     return len;
@@ -124,8 +124,8 @@ uint32_t local_ip(uint8_t *f, uint32_t len, uint32_t cap, const PacketMeta &m,
         icmp[0] = kNdNa;
         icmp[4] = 0x60;  // solicited, override
         std::memcpy(icmp + 8, tgt, 16);
-        icmp[24] = 2;    // target link-layer address
-        icmp[25] = 1;    // length in 8-byte units
+        icmp[24] = 2;  // target link-layer address
+        icmp[25] = 1;  // length in 8-byte units
         std::memcpy(icmp + 26, port_mac.b.data(), 6);
         wr16(icmp + 2, icmp6_checksum(ip, icmp, na_len));
         set_reply_macs(f, port_mac);

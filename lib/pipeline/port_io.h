@@ -10,7 +10,7 @@ struct rte_mbuf;
 namespace rocesw {
 
 class PortIo {
-public:
+  public:
     virtual ~PortIo() = default;
     virtual uint16_t rx_burst(uint16_t port, uint16_t queue, rte_mbuf **pkts, uint16_t n) = 0;
     // Returns how many of pkts[0..n) the device took; the caller still owns the rest.

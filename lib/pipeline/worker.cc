@@ -17,7 +17,12 @@ namespace rocesw {
 
 Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
                WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst)
-    : id_(id), ctx_(ctx), io_(io), egress_(egress), ctr_(counters), rx_(std::move(rx)),
+    : id_(id),
+      ctx_(ctx),
+      io_(io),
+      egress_(egress),
+      ctr_(counters),
+      rx_(std::move(rx)),
       burst_(burst > kMaxBurst ? kMaxBurst : burst) {}
 
 uint32_t Worker::poll_once(uint64_t now_ns) {
@@ -63,8 +68,10 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
         }
         return;
     }
-    if (reply > len) rte_pktmbuf_append(m, uint16_t(reply - len));
-    else if (reply < len) rte_pktmbuf_trim(m, uint16_t(len - reply));
+    if (reply > len)
+        rte_pktmbuf_append(m, uint16_t(reply - len));
+    else if (reply < len)
+        rte_pktmbuf_trim(m, uint16_t(len - reply));
     ctr_.ports[in_port].local_packets.inc();
     meta->out_port = uint8_t(in_port);
     out_[in_port][n_out_[in_port]++] = m;
@@ -90,8 +97,10 @@ void Worker::forward(rte_mbuf *m, const NextHop &nh) {
     std::memcpy(f, nh.dst_mac.b.data(), 6);
     std::memcpy(f + 6, out.mac.b.data(), 6);
     uint8_t *ip = f + meta->l3_offset;
-    if (meta->l3 == L3Type::ipv4) ipv4_decrement_ttl(ip);
-    else ip[7]--;
+    if (meta->l3 == L3Type::ipv4)
+        ipv4_decrement_ttl(ip);
+    else
+        ip[7]--;
     meta->out_port = nh.port;
     out_[nh.port][n_out_[nh.port]++] = m;
 }
@@ -146,8 +155,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         } else {
             const uint8_t *dst = f + meta->l3_offset + 24;
             if (dst[0] == 0xFF) {
-                if (is_neighbour_solicitation(f, *meta)) local(m, in_port);
-                else drop(m, in_port, DropReason::l3_multicast);
+                if (is_neighbour_solicitation(f, *meta))
+                    local(m, in_port);
+                else
+                    drop(m, in_port, DropReason::l3_multicast);
                 continue;
             }
             if (l2_group) {
@@ -168,9 +179,12 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             continue;
         }
         const NextHop &nh = nexthops[v4_nh[i] & 0x00FFFFFF];
-        if (nh.kind == NextHopKind::local) local(v4[i], in_port);
-        else if (nh.kind == NextHopKind::drop_no_route) drop(v4[i], in_port, DropReason::no_route);
-        else forward(v4[i], nh);
+        if (nh.kind == NextHopKind::local)
+            local(v4[i], in_port);
+        else if (nh.kind == NextHopKind::drop_no_route)
+            drop(v4[i], in_port, DropReason::no_route);
+        else
+            forward(v4[i], nh);
     }
     if (n6) rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
     for (uint16_t i = 0; i < n6; i++) {
@@ -179,9 +193,12 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             continue;
         }
         const NextHop &nh = nexthops[v6_nh[i]];
-        if (nh.kind == NextHopKind::local) local(v6[i], in_port);
-        else if (nh.kind == NextHopKind::drop_no_route) drop(v6[i], in_port, DropReason::no_route);
-        else forward(v6[i], nh);
+        if (nh.kind == NextHopKind::local)
+            local(v6[i], in_port);
+        else if (nh.kind == NextHopKind::drop_no_route)
+            drop(v6[i], in_port, DropReason::no_route);
+        else
+            forward(v6[i], nh);
     }
     flush_outputs(now_ns);
 }

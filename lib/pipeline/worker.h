@@ -29,9 +29,9 @@ inline constexpr uint16_t kMaxBurst = 256;
 
 struct PortRuntime {
     MacAddr mac;
-    uint32_t mtu = 1500;          // L3 MTU, bytes
-    ParseOptions parse;           // max_l3_len = mtu
-    std::vector<IfAddr> addrs;    // the switch's own addresses on this port
+    uint32_t mtu = 1500;        // L3 MTU, bytes
+    ParseOptions parse;         // max_l3_len = mtu
+    std::vector<IfAddr> addrs;  // the switch's own addresses on this port
 };
 
 // What every worker reads and nobody changes while workers run (the FIB aside).
@@ -47,7 +47,7 @@ struct RxAssignment {
 };
 
 class Worker {
-public:
+  public:
     Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
            WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst);
 
@@ -61,7 +61,7 @@ public:
     const std::vector<RxAssignment> &rx_queues() const { return rx_; }
     Egress &egress() { return egress_; }
 
-private:
+  private:
     void drop(rte_mbuf *m, uint16_t port, DropReason r);
     void forward(rte_mbuf *m, const NextHop &nh);
     void local(rte_mbuf *m, uint16_t in_port);

@@ -7,8 +7,12 @@
 
 namespace rocesw {
 
-inline uint16_t rd16(const uint8_t *p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
-inline uint32_t rd24(const uint8_t *p) { return uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2]; }
+inline uint16_t rd16(const uint8_t *p) {
+    return static_cast<uint16_t>(p[0] << 8 | p[1]);
+}
+inline uint32_t rd24(const uint8_t *p) {
+    return uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2];
+}
 inline uint32_t rd32(const uint8_t *p) {
     return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
 }

@@ -25,7 +25,9 @@ inline uint16_t csum_fold(uint32_t sum) {
 }
 
 // The value to store in a checksum field covering these bytes (with the field zeroed).
-inline uint16_t csum_finish(uint32_t sum) { return static_cast<uint16_t>(~csum_fold(sum)); }
+inline uint16_t csum_finish(uint32_t sum) {
+    return static_cast<uint16_t>(~csum_fold(sum));
+}
 
 // True when an IPv4 header (ihl*4 bytes, checksum included) sums to 0xFFFF.
 inline bool ipv4_header_checksum_ok(const uint8_t *ip, size_t hdr_len) {

@@ -10,6 +10,8 @@ namespace rocesw {
 
 inline constexpr uint16_t kMbufPrivSize = RTE_ALIGN_CEIL(sizeof(PacketMeta), RTE_MBUF_PRIV_ALIGN);
 
-inline PacketMeta *meta_of(rte_mbuf *m) { return static_cast<PacketMeta *>(rte_mbuf_to_priv(m)); }
+inline PacketMeta *meta_of(rte_mbuf *m) {
+    return static_cast<PacketMeta *>(rte_mbuf_to_priv(m));
+}
 
 }  // namespace rocesw

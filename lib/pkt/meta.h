@@ -12,41 +12,41 @@ namespace rocesw {
 enum class L3Type : uint8_t { none, ipv4, ipv6, arp };
 
 enum PktFlags : uint16_t {
-    kFlagVlan = 1 << 0,       // an 802.1Q tag was present (pcp/vid valid)
-    kFlagL4 = 1 << 1,         // l4_offset, src_port, dst_port valid (UDP or TCP first fragment)
-    kFlagRoce = 1 << 2,       // UDP dst 4791 with a BTH: bth_opcode, dest_qp, psn valid
-    kFlagFragment = 1 << 3,   // IPv4 fragment (any)
-    kFlagDstBcast = 1 << 4,   // destination MAC broadcast
-    kFlagDstMcast = 1 << 5,   // destination MAC multicast (not broadcast)
+    kFlagVlan = 1 << 0,      // an 802.1Q tag was present (pcp/vid valid)
+    kFlagL4 = 1 << 1,        // l4_offset, src_port, dst_port valid (UDP or TCP first fragment)
+    kFlagRoce = 1 << 2,      // UDP dst 4791 with a BTH: bth_opcode, dest_qp, psn valid
+    kFlagFragment = 1 << 3,  // IPv4 fragment (any)
+    kFlagDstBcast = 1 << 4,  // destination MAC broadcast
+    kFlagDstMcast = 1 << 5,  // destination MAC multicast (not broadcast)
 };
 
 struct PacketMeta {
     // Where the headers are, in bytes from the start of the frame.
-    uint16_t l3_offset;       // 14, or 18 with a VLAN tag
-    uint16_t l4_offset;       // valid with kFlagL4
-    uint16_t l3_len;          // IPv4 total length / IPv6 40 + payload length
+    uint16_t l3_offset;  // 14, or 18 with a VLAN tag
+    uint16_t l4_offset;  // valid with kFlagL4
+    uint16_t l3_len;     // IPv4 total length / IPv6 40 + payload length
     uint16_t flags;
 
     L3Type l3;
-    uint8_t ip_proto;         // IPv4 protocol / IPv6 next header
-    uint8_t ttl;              // TTL / hop limit as received
-    uint8_t dscp;             // 0..63
-    uint8_t ecn;              // 0..3
-    uint8_t pcp;              // 0..7 (0 when untagged)
-    uint16_t vid;             // VLAN id (0 when untagged)
+    uint8_t ip_proto;  // IPv4 protocol / IPv6 next header
+    uint8_t ttl;       // TTL / hop limit as received
+    uint8_t dscp;      // 0..63
+    uint8_t ecn;       // 0..3
+    uint8_t pcp;       // 0..7 (0 when untagged)
+    uint16_t vid;      // VLAN id (0 when untagged)
 
     uint16_t src_port, dst_port;  // L4 ports, host order
     uint32_t src_ip4, dst_ip4;    // host order (IPv4 only; IPv6 addresses are read at l3_offset)
 
     uint8_t bth_opcode;
-    uint8_t in_port;          // ingress port index
-    uint8_t out_port;         // set by the route stage
-    uint8_t tc;               // traffic class, set by classification (0 until the QoS issue)
-    uint32_t dest_qp;         // 24 bits
-    uint32_t psn;             // 24 bits
+    uint8_t in_port;   // ingress port index
+    uint8_t out_port;  // set by the route stage
+    uint8_t tc;        // traffic class, set by classification (0 until the QoS issue)
+    uint32_t dest_qp;  // 24 bits
+    uint32_t psn;      // 24 bits
 
-    uint32_t nexthop;         // next-hop id, set by the route stage
-    uint32_t rx_ns_lo;        // low bits of the rx timestamp (ns), for latency measurement
+    uint32_t nexthop;   // next-hop id, set by the route stage
+    uint32_t rx_ns_lo;  // low bits of the rx timestamp (ns), for latency measurement
 };
 
 static_assert(sizeof(PacketMeta) <= 64, "PacketMeta must fit one cache line");

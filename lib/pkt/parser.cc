@@ -19,7 +19,8 @@ std::optional<DropReason> parse_l4(const uint8_t *l4, uint32_t avail, uint8_t pr
     if (proto == kProtoUdp) {
         if (avail < kUdpLen) return DropReason::udp_truncated;
         uint16_t udp_len = rd16(l4 + 4);
-        if (check_udp_len && (udp_len < kUdpLen || udp_len > avail)) return DropReason::udp_length_bad;
+        if (check_udp_len && (udp_len < kUdpLen || udp_len > avail))
+            return DropReason::udp_length_bad;
         m->src_port = rd16(l4);
         m->dst_port = rd16(l4 + 2);
         m->flags |= kFlagL4;
@@ -56,7 +57,8 @@ std::optional<DropReason> parse_ipv4(const uint8_t *ip, uint32_t avail, const Pa
 
     uint32_t src = rd32(ip + 12);
     // Multicast (224/4), limited broadcast and loopback (127/8) are never valid sources.
-    if ((src >> 28) == 0xE || src == 0xFFFFFFFFu || (src >> 24) == 127) return DropReason::ipv4_src_bad;
+    if ((src >> 28) == 0xE || src == 0xFFFFFFFFu || (src >> 24) == 127)
+        return DropReason::ipv4_src_bad;
 
     m->l3 = L3Type::ipv4;
     m->l3_len = static_cast<uint16_t>(total);

@@ -19,7 +19,7 @@ inline constexpr uint16_t kBthLen = 12;
 inline constexpr uint16_t kIcrcLen = 4;
 
 struct ParseOptions {
-    uint32_t max_l3_len = 1500;     // ingress port MTU: longer IP packets are frame_too_long
+    uint32_t max_l3_len = 1500;  // ingress port MTU: longer IP packets are frame_too_long
     bool verify_ipv4_checksum = true;
 };
 

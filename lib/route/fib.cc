@@ -55,7 +55,8 @@ bool Fib::apply(FibTables &t, const FibOp &op) {
         case FibOp::Type::add_route:
             if (op.nexthop >= params_.max_nexthops) return false;
             if (op.prefix.addr.is_v6)
-                return rte_lpm6_add(t.lpm6, op.prefix.addr.v6.data(), op.prefix.len, op.nexthop) == 0;
+                return rte_lpm6_add(t.lpm6, op.prefix.addr.v6.data(), op.prefix.len, op.nexthop) ==
+                       0;
             return rte_lpm_add(t.lpm4, op.prefix.addr.v4, op.prefix.len, op.nexthop) == 0;
         case FibOp::Type::del_route:
             if (op.prefix.addr.is_v6)

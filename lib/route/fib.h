@@ -56,9 +56,9 @@ inline uint64_t fib_memory_bytes(const FibParams &p) {
 
 struct FibOp {
     enum class Type : uint8_t { set_nexthop, add_route, del_route } type;
-    IpPrefix prefix;     // add/del
-    uint32_t nexthop;    // add: target id; set_nexthop: id
-    NextHop nh;          // set_nexthop
+    IpPrefix prefix;   // add/del
+    uint32_t nexthop;  // add: target id; set_nexthop: id
+    NextHop nh;        // set_nexthop
 };
 
 // One copy of the tables. Readers get it through Fib::reader().
@@ -69,7 +69,7 @@ struct FibTables {
 };
 
 class Fib {
-public:
+  public:
     // `qsbr` may be null (single-threaded tests): commit then skips the grace period.
     Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr);
     ~Fib();
@@ -86,7 +86,7 @@ public:
 
     const FibParams &params() const { return params_; }
 
-private:
+  private:
     bool apply(FibTables &t, const FibOp &op);
     FibParams params_;
     rte_rcu_qsbr *qsbr_;

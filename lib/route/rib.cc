@@ -8,10 +8,14 @@ namespace rocesw {
 
 const char *route_source_name(RouteSource s) {
     switch (s) {
-        case RouteSource::connected: return "connected";
-        case RouteSource::neighbour: return "neighbour";
-        case RouteSource::static_route: return "static";
-        case RouteSource::local: return "local";
+        case RouteSource::connected:
+            return "connected";
+        case RouteSource::neighbour:
+            return "neighbour";
+        case RouteSource::static_route:
+            return "static";
+        case RouteSource::local:
+            return "local";
     }
     return "?";
 }
@@ -25,7 +29,9 @@ bool Rib::NeighKey::operator<(const NeighKey &o) const {
     return std::tie(port, ip.is_v6, ip.v4, ip.v6) < std::tie(o.port, o.ip.is_v6, o.ip.v4, o.ip.v6);
 }
 
-static IpPrefix host_prefix(const IpAddr &a) { return IpPrefix{a, uint8_t(a.is_v6 ? 128 : 32)}; }
+static IpPrefix host_prefix(const IpAddr &a) {
+    return IpPrefix{a, uint8_t(a.is_v6 ? 128 : 32)};
+}
 
 Rib::Rib(Fib &fib, std::vector<RibPort> ports) : fib_(fib), ports_(std::move(ports)) {}
 
@@ -80,8 +86,8 @@ std::map<IpPrefix, Rib::Want, Rib::PrefixLess> Rib::desired_locked() const {
         }
     }
     for (const auto &[k, mac] : neighbours_)
-        offer(host_prefix(k.ip),
-              Want{RouteSource::neighbour, std::nullopt, NextHop{NextHopKind::forward, k.port, mac}});
+        offer(host_prefix(k.ip), Want{RouteSource::neighbour, std::nullopt,
+                                      NextHop{NextHopKind::forward, k.port, mac}});
     for (const auto &r : static_routes_) {
         std::optional<uint8_t> port;
         for (size_t i = 0; i < ports_.size(); i++)

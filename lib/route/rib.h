@@ -44,7 +44,7 @@ struct NeighbourView {
 };
 
 class Rib {
-public:
+  public:
     Rib(Fib &fib, std::vector<RibPort> ports);
 
     // Replaces the static routes and neighbours (from the config). Control thread.
@@ -64,7 +64,7 @@ public:
     // The port whose connected subnet holds `ip`, if any.
     std::optional<uint8_t> port_for(const IpAddr &ip) const;
 
-private:
+  private:
     struct Want {
         RouteSource source;
         std::optional<IpAddr> via;

@@ -16,8 +16,12 @@ int lookup6(const Fib &f, const IpAddr &a) {
     return rte_lpm6_lookup(f.reader()->lpm6, a.v6.data(), &nh) == 0 ? int(nh) : -1;
 }
 
-FibOp add(const char *p, uint32_t nh) { return FibOp{FibOp::Type::add_route, *parse_prefix(p), nh, {}}; }
-FibOp del(const char *p) { return FibOp{FibOp::Type::del_route, *parse_prefix(p), 0, {}}; }
+FibOp add(const char *p, uint32_t nh) {
+    return FibOp{FibOp::Type::add_route, *parse_prefix(p), nh, {}};
+}
+FibOp del(const char *p) {
+    return FibOp{FibOp::Type::del_route, *parse_prefix(p), 0, {}};
+}
 
 FibParams small() {
     FibParams fp;
@@ -46,7 +50,7 @@ TEST(Fib, LongestPrefixWinsForIpv4AndIpv6) {
 TEST(Fib, BothCopiesStayLevelAcrossCommits) {
     Fib f(unique_name("fibB"), small(), nullptr);
     f.commit({add("10.0.0.0/8", 1)});
-    f.commit({add("20.0.0.0/8", 2)});   // lands in the other copy, then both
+    f.commit({add("20.0.0.0/8", 2)});  // lands in the other copy, then both
     f.commit({del("10.0.0.0/8")});
     f.commit({add("30.0.0.0/8", 3)});
     EXPECT_EQ(lookup4(f, test::v4(10, 0, 0, 1)), -1);
@@ -60,7 +64,11 @@ TEST(Fib, BothCopiesStayLevelAcrossCommits) {
 TEST(Fib, FullTableRefusesRouteAndKeepsExistingOnes) {
     Fib f(unique_name("fibC"), small(), nullptr);  // 4 tbl8 groups: 4 distinct /24s beyond /24
     std::vector<FibOp> ops;
-    for (int i = 0; i < 8; i++) ops.push_back(FibOp{FibOp::Type::add_route, IpPrefix{IpAddr{false, test::v4(10, uint8_t(i), 0, 1), {}}, 32}, 1, {}});
+    for (int i = 0; i < 8; i++)
+        ops.push_back(FibOp{FibOp::Type::add_route,
+                            IpPrefix{IpAddr{false, test::v4(10, uint8_t(i), 0, 1), {}}, 32},
+                            1,
+                            {}});
     auto ok = f.commit(ops);
     int installed = 0;
     for (bool b : ok) installed += b;

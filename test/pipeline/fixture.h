@@ -26,15 +26,21 @@ inline std::string unique_name(const char *base) {
     return std::string(base) + std::to_string(n++);
 }
 
-inline IfAddr ifa(const char *s) { return *parse_if_addr(s); }
-inline IpAddr ipa(const char *s) { return *parse_ip(s); }
-inline MacAddr maca(const char *s) { return *parse_mac(s); }
+inline IfAddr ifa(const char *s) {
+    return *parse_if_addr(s);
+}
+inline IpAddr ipa(const char *s) {
+    return *parse_ip(s);
+}
+inline MacAddr maca(const char *s) {
+    return *parse_mac(s);
+}
 
 inline const Mac kP0{0x02, 0, 0, 0, 0, 0x10}, kP1{0x02, 0, 0, 0, 0, 0x11};
 inline const Mac kH1{0x02, 0, 0, 0, 0xAA, 0x01}, kH2{0x02, 0, 0, 0, 0xBB, 0x02};
 
 class SwitchFixture : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         FibParams fp;
         fp.ipv4_max_routes = 1024;
@@ -47,15 +53,13 @@ protected:
             {"p0", maca("02:00:00:00:00:10"), {ifa("10.0.1.1/24"), ifa("fd00:1::1/64")}},
             {"p1", maca("02:00:00:00:00:11"), {ifa("10.0.2.1/24"), ifa("fd00:2::1/64")}}};
         rib = std::make_unique<Rib>(*fib, rp);
-        std::vector<RouteConfig> routes = {
-            {*parse_prefix("10.9.0.0/16"), ipa("10.0.2.2"), ""},
-            {*parse_prefix("10.8.0.0/16"), ipa("10.0.2.99"), ""},
-            {*parse_prefix("fd00:9::/32"), ipa("fd00:2::2"), "p1"}};
-        std::vector<NeighbourConfig> neigh = {
-            {ipa("10.0.1.2"), maca("02:00:00:00:aa:01"), "p0"},
-            {ipa("10.0.2.2"), maca("02:00:00:00:bb:02"), "p1"},
-            {ipa("fd00:1::2"), maca("02:00:00:00:aa:01"), ""},
-            {ipa("fd00:2::2"), maca("02:00:00:00:bb:02"), ""}};
+        std::vector<RouteConfig> routes = {{*parse_prefix("10.9.0.0/16"), ipa("10.0.2.2"), ""},
+                                           {*parse_prefix("10.8.0.0/16"), ipa("10.0.2.99"), ""},
+                                           {*parse_prefix("fd00:9::/32"), ipa("fd00:2::2"), "p1"}};
+        std::vector<NeighbourConfig> neigh = {{ipa("10.0.1.2"), maca("02:00:00:00:aa:01"), "p0"},
+                                              {ipa("10.0.2.2"), maca("02:00:00:00:bb:02"), "p1"},
+                                              {ipa("fd00:1::2"), maca("02:00:00:00:aa:01"), ""},
+                                              {ipa("fd00:2::2"), maca("02:00:00:00:bb:02"), ""}};
         rib->set_static(routes, neigh);
         ASSERT_EQ(rib->sync(), 0u);
         for (const auto &p : rp) {

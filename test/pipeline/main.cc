@@ -11,8 +11,15 @@
 int main(int argc, char **argv) {
     ::testing::InitGoogleTest(&argc, argv);
     std::string prefix = "--file-prefix=rocesw-pipe-" + std::to_string(getpid());
-    std::vector<std::string> args = {"pipeline_tests", "--no-huge", "--no-pci", "-m", "1024",
-                                     "-l", "0", prefix, "--log-level=lib.eal:error",
+    std::vector<std::string> args = {"pipeline_tests",
+                                     "--no-huge",
+                                     "--no-pci",
+                                     "-m",
+                                     "1024",
+                                     "-l",
+                                     "0",
+                                     prefix,
+                                     "--log-level=lib.eal:error",
                                      "--no-telemetry"};
     std::vector<char *> av;
     for (auto &a : args) av.push_back(a.data());

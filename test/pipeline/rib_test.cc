@@ -135,7 +135,8 @@ TEST(RibConcurrency, ChurnOnOtherPrefixesLosesNoPacketOfAnUntouchedOne) {
     for (int round = 0; round < 20; round++) {
         std::vector<RouteConfig> routes = {{*parse_prefix("10.9.0.0/16"), ipa("10.0.2.2"), ""}};
         for (int i = 0; i < 10 * (round % 3); i++)
-            routes.push_back({IpPrefix{IpAddr{false, v4(172, 16, uint8_t(i), 0), {}}, 24}, ipa("10.0.2.2"), ""});
+            routes.push_back(
+                {IpPrefix{IpAddr{false, v4(172, 16, uint8_t(i), 0), {}}, 24}, ipa("10.0.2.2"), ""});
         std::vector<NeighbourConfig> neigh = {{ipa("10.0.2.2"), maca("02:00:00:00:bb:02"), ""}};
         if (round % 2) neigh.push_back({ipa("10.0.2.7"), maca("02:00:00:00:bb:07"), ""});
         rib.set_static(routes, neigh);

@@ -14,8 +14,10 @@ TestPorts::TestPorts(const std::string &name, uint16_t n_ports, uint32_t n_mbufs
     if (!pool_) throw std::runtime_error("test pool");
     for (uint16_t p = 0; p < n_ports; p++) {
         std::string r = name + "_rx" + std::to_string(p), t = name + "_tx" + std::to_string(p);
-        rx_.push_back(rte_ring_create(r.c_str(), 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
-        tx_.push_back(rte_ring_create(t.c_str(), 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
+        rx_.push_back(
+            rte_ring_create(r.c_str(), 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
+        tx_.push_back(
+            rte_ring_create(t.c_str(), 4096, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ));
     }
 }
 
@@ -67,6 +69,8 @@ std::vector<Frame> TestPorts::take_tx(uint16_t port) {
     return out;
 }
 
-unsigned TestPorts::mbufs_in_use() const { return rte_mempool_in_use_count(pool_); }
+unsigned TestPorts::mbufs_in_use() const {
+    return rte_mempool_in_use_count(pool_);
+}
 
 }  // namespace rocesw::test

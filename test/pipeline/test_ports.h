@@ -17,7 +17,7 @@ namespace rocesw::test {
 using Frame = std::vector<uint8_t>;
 
 class TestPorts final : public PortIo {
-public:
+  public:
     TestPorts(const std::string &name, uint16_t n_ports, uint32_t n_mbufs = 4096);
     ~TestPorts() override;
 
@@ -31,7 +31,7 @@ public:
     rte_mempool *pool() const { return pool_; }
     unsigned mbufs_in_use() const;
 
-private:
+  private:
     rte_mempool *pool_;
     std::vector<rte_ring *> rx_, tx_;
     std::vector<uint32_t> tx_budget_;

@@ -14,12 +14,14 @@ Bytes udp4(uint32_t src, uint32_t dst, uint8_t ttl = 64, size_t payload = 32, ui
 }
 
 TEST_F(WorkerPipeline, ForwardsIpv4RewritingMacsTtlAndChecksum) {
-    Bytes in = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 32, 0x6a));
+    Bytes in =
+        cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 32, 0x6a));
     ports->inject(0, in);
     EXPECT_EQ(worker->poll_once(now_ns), 1u);
     auto out = ports->take_tx(1);
     ASSERT_EQ(out.size(), 1u);
-    Bytes expect = cat(eth(kH2, kP1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 63, 32, 0x6a));
+    Bytes expect =
+        cat(eth(kH2, kP1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 63, 32, 0x6a));
     EXPECT_EQ(out[0], expect);
     EXPECT_TRUE(ports->take_tx(0).empty());
     EXPECT_EQ(counters->ports[0].rx_packets.load(), 1u);
@@ -40,16 +42,19 @@ TEST_F(WorkerPipeline, ForwardsViaStaticRouteToGatewayMac) {
 
 TEST_F(WorkerPipeline, ForwardsIpv6DecrementingHopLimit) {
     Bytes l4 = udp_payload(4791, 4791, 40);
-    ports->inject(1, cat(eth(kP1, kH2, kEtherTypeIpv6), ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 9)));
+    ports->inject(1, cat(eth(kP1, kH2, kEtherTypeIpv6),
+                         ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 9)));
     worker->poll_once(now_ns);
     auto out = ports->take_tx(0);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0], cat(eth(kH1, kP0, kEtherTypeIpv6), ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 8)));
+    EXPECT_EQ(out[0], cat(eth(kH1, kP0, kEtherTypeIpv6),
+                          ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 8)));
 }
 
 TEST_F(WorkerPipeline, RoutesIpv6PrefixViaGateway) {
     Bytes l4 = udp_payload(1, 2, 8);
-    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv6), ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 9, 7), kProtoUdp, l4)));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv6),
+                         ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 9, 7), kProtoUdp, l4)));
     worker->poll_once(now_ns);
     EXPECT_EQ(ports->take_tx(1).size(), 1u);
 }
@@ -60,7 +65,8 @@ TEST_F(WorkerPipeline, StripsVlanTagWhenRouting) {
     worker->poll_once(now_ns);
     auto out = ports->take_tx(1);
     ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0], cat(eth(kH2, kP1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 63)));
+    EXPECT_EQ(out[0],
+              cat(eth(kH2, kP1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 63)));
 }
 
 struct DropCase {
@@ -72,23 +78,48 @@ struct DropCase {
 TEST_F(WorkerPipeline, EveryDropHasItsReasonAndNothingLeaves) {
     Bytes bad_csum = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2)));
     bad_csum[14 + 10] ^= 0xFF;
-    Bytes big = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 1473));
+    Bytes big =
+        cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 1473));
     std::vector<DropCase> cases = {
-        {"no route", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(192, 168, 1, 1))), DropReason::no_route},
-        {"no route v6", cat(eth(kP0, kH1, kEtherTypeIpv6), ipv6(ip6(0xfd00, 1, 2), ip6(0x2001, 0xdb8, 1), kProtoUdp, udp_payload(1, 2, 8))), DropReason::no_route},
-        {"glean", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 77))), DropReason::no_neighbour},
-        {"unresolved gw", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 8, 0, 1))), DropReason::no_neighbour},
-        {"ttl 1", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 1)), DropReason::ttl_expired},
-        {"ttl 0", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 0)), DropReason::ttl_expired},
-        {"hop limit 1", cat(eth(kP0, kH1, kEtherTypeIpv6), ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 2, 2), kProtoUdp, udp_payload(1, 2, 8), 1)), DropReason::ttl_expired},
+        {"no route", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(192, 168, 1, 1))),
+         DropReason::no_route},
+        {"no route v6",
+         cat(eth(kP0, kH1, kEtherTypeIpv6),
+             ipv6(ip6(0xfd00, 1, 2), ip6(0x2001, 0xdb8, 1), kProtoUdp, udp_payload(1, 2, 8))),
+         DropReason::no_route},
+        {"glean", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 77))),
+         DropReason::no_neighbour},
+        {"unresolved gw",
+         cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 8, 0, 1))),
+         DropReason::no_neighbour},
+        {"ttl 1", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 1)),
+         DropReason::ttl_expired},
+        {"ttl 0", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 0)),
+         DropReason::ttl_expired},
+        {"hop limit 1",
+         cat(eth(kP0, kH1, kEtherTypeIpv6),
+             ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 2, 2), kProtoUdp, udp_payload(1, 2, 8), 1)),
+         DropReason::ttl_expired},
         {"bad checksum", bad_csum, DropReason::ipv4_checksum_bad},
         {"frame above MTU", big, DropReason::frame_too_long},
-        {"other MAC", cat(eth({0x02, 9, 9, 9, 9, 9}, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2))), DropReason::dst_mac_mismatch},
-        {"multicast dst", cat(eth({0x01, 0, 0x5e, 0, 0, 5}, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(224, 0, 0, 5))), DropReason::l3_multicast},
-        {"broadcast dst", cat(eth({0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(255, 255, 255, 255))), DropReason::l3_multicast},
-        {"lldp", cat(eth({0x01, 0x80, 0xc2, 0, 0, 0x0e}, kH1, 0x88cc), Bytes(46, 0)), DropReason::ethertype_unsupported},
+        {"other MAC",
+         cat(eth({0x02, 9, 9, 9, 9, 9}, kH1, kEtherTypeIpv4),
+             udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2))),
+         DropReason::dst_mac_mismatch},
+        {"multicast dst",
+         cat(eth({0x01, 0, 0x5e, 0, 0, 5}, kH1, kEtherTypeIpv4),
+             udp4(v4(10, 0, 1, 2), v4(224, 0, 0, 5))),
+         DropReason::l3_multicast},
+        {"broadcast dst",
+         cat(eth({0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, kH1, kEtherTypeIpv4),
+             udp4(v4(10, 0, 1, 2), v4(255, 255, 255, 255))),
+         DropReason::l3_multicast},
+        {"lldp", cat(eth({0x01, 0x80, 0xc2, 0, 0, 0x0e}, kH1, 0x88cc), Bytes(46, 0)),
+         DropReason::ethertype_unsupported},
         {"runt", Bytes(10, 0), DropReason::eth_truncated},
-        {"udp to switch", cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 1, 1))), DropReason::local_unhandled},
+        {"udp to switch",
+         cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 1, 1))),
+         DropReason::local_unhandled},
     };
     for (const auto &c : cases) {
         SCOPED_TRACE(c.name);
@@ -106,8 +137,10 @@ TEST_F(WorkerPipeline, EveryDropHasItsReasonAndNothingLeaves) {
 
 TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {
     ctx.ports[1].mtu = 1000;
-    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 1200)));
-    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 900)));
+    ports->inject(
+        0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 1200)));
+    ports->inject(
+        0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 900)));
     worker->poll_once(now_ns);
     EXPECT_EQ(drops(0, DropReason::mtu_exceeded), 1u);
     EXPECT_EQ(ports->take_tx(1).size(), 1u);
@@ -154,7 +187,8 @@ TEST_F(WorkerPipeline, AnswersArpRequestForItsAddress) {
 TEST_F(WorkerPipeline, AnswersEchoRequestToItsAddress) {
     Bytes icmp = {8, 0, 0, 0, 0x12, 0x34, 0, 1, 'p', 'i', 'n', 'g'};
     wr16(&icmp[2], csum_finish(csum_partial(icmp.data(), icmp.size())));
-    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), ipv4(v4(10, 0, 1, 2), v4(10, 0, 2, 1), kProtoIcmp, icmp)));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4),
+                         ipv4(v4(10, 0, 1, 2), v4(10, 0, 2, 1), kProtoIcmp, icmp)));
     worker->poll_once(now_ns);
     auto out = ports->take_tx(0);
     ASSERT_EQ(out.size(), 1u);
@@ -196,7 +230,8 @@ TEST_F(WorkerPipeline, AnswersNeighbourSolicitationWithAdvertisement) {
 TEST_F(WorkerPipeline, FullDeviceRingKeepsPacketsUntilFifoOverflowsThenCountsTxFull) {
     ports->set_tx_budget(1, 0);
     for (int i = 0; i < 100; i++)
-        ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2))));
+        ports->inject(0,
+                      cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2))));
     for (int i = 0; i < 4; i++) worker->poll_once(now_ns);
     // The FIFO holds 64; the other 36 are dropped as tx_full on the egress port.
     EXPECT_EQ(egress->backlog(), 64u);

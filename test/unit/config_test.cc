@@ -435,8 +435,9 @@ TEST(ConfigLoader, RejectsTooFewMbufs) {
 }
 
 TEST(ConfigLoader, RejectsMemoryBelowRange) {
-    EXPECT_CONFIG_ERROR(yaml({.sw = "memory_mb: 63"}),
-                        "t.yaml: switch.memory_mb: 63 is out of range 64..65536 (0 sizes it automatically)");
+    EXPECT_CONFIG_ERROR(
+        yaml({.sw = "memory_mb: 63"}),
+        "t.yaml: switch.memory_mb: 63 is out of range 64..65536 (0 sizes it automatically)");
 }
 
 TEST(ConfigLoader, RejectsCpuIdAboveRange) {

@@ -10,10 +10,14 @@ using namespace rocesw;
 namespace {
 
 Config two_ports(const char *dev0, const char *dev1, int workers = 1) {
-    std::string y = "switch: {name: s1, workers: " + std::to_string(workers) + "}\n"
+    std::string y = "switch: {name: s1, workers: " + std::to_string(workers) +
+                    "}\n"
                     "ports:\n"
-                    "  - {name: p0, device: \"" + dev0 + "\", mac: \"02:00:00:00:00:01\"}\n"
-                    "  - {name: p1, device: \"" + dev1 + "\", mac: \"02:00:00:00:00:02\"}\n";
+                    "  - {name: p0, device: \"" +
+                    dev0 +
+                    "\", mac: \"02:00:00:00:00:01\"}\n"
+                    "  - {name: p1, device: \"" +
+                    dev1 + "\", mac: \"02:00:00:00:00:02\"}\n";
     return load_config_string(y, "t.yaml");
 }
 
@@ -48,7 +52,8 @@ TEST(EalArgs, FallsBackToNoHugeWithoutHugepages) {
 }
 
 TEST(EalArgs, VdevsUseVdevAndDisablePciScan) {
-    Config c = two_ports("net_tap0,iface=a", "net_memif0,role=server,socket=/tmp/m.sock,socket-abstract=no");
+    Config c = two_ports("net_tap0,iface=a",
+                         "net_memif0,role=server,socket=/tmp/m.sock,socket-abstract=no");
     EalPlan p = plan_eal(c, {0, 1}, 0);
     EXPECT_TRUE(has(p.args, "--no-pci"));
     EXPECT_TRUE(has(p.args, "--vdev"));
