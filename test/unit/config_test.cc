@@ -272,7 +272,7 @@ TEST(ConfigLoader, ReportsIllegalMapValueWithLineAndColumn) {
 
 TEST(ConfigLoader, RejectsSeveralYamlDocuments) {
     EXPECT_CONFIG_ERROR(yaml() + "---\nswitch: {}\n",
-                        "t.yaml: expected one YAML document, found 2");
+                        "t.yaml: expected one YAML document, found 2 or more");
 }
 
 TEST(ConfigLoader, RejectsTopLevelList) {
