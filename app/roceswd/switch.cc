@@ -62,7 +62,7 @@ Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_cloc
     spdlog::info("FIB: {} IPv4 and {} IPv6 routes", rib_->route_count(false),
                  rib_->route_count(true));
 
-    counters_ = new WorkerCounters[n_workers]();
+    counters_ = std::make_unique<WorkerCounters[]>(n_workers);
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (uint16_t w = 0; w < n_workers; w++) {
         WorkerSlot s;
@@ -88,7 +88,6 @@ Switch::~Switch() {
     fib_.reset();
     ports_.reset();
     rte_free(qsbr_);
-    delete[] counters_;
 }
 
 int Switch::lcore_main(void *arg) {

@@ -66,7 +66,7 @@ class Switch {
     std::unique_ptr<Fib> fib_;
     std::unique_ptr<Rib> rib_;
     DataplaneContext ctx_;
-    WorkerCounters *counters_ = nullptr;  // one block per worker
+    std::unique_ptr<WorkerCounters[]> counters_;  // one block per worker
     std::vector<WorkerSlot> workers_;
     std::atomic<bool> workers_stop_{false};
     ControlServer server_;
