@@ -1,0 +1,42 @@
+// Classification: the traffic class (TC) of every packet, from the ingress port's trust mode
+// and maps. Runs once per received burst, after the parser and before routing.
+//
+//   trust dscp:  IPv4/IPv6 -> DSCP_TO_TC_MAP[dscp]; anything else (ARP) -> default_tc
+//   trust dot1p: 802.1Q-tagged -> DOT1P_TO_TC_MAP[pcp]; untagged -> default_tc
+//
+// The queue and the priority group are not stored: the egress stage looks them up from the TC
+// (egress port's TC_TO_QUEUE_MAP, ingress port's TC_TO_PRIORITY_GROUP_MAP) when it enqueues.
+// Traffic the switch sends itself (local replies, later PFC and punted control traffic) takes
+// the plan's switch_tc (network control, TC7 by default) through classify_switch_originated.
+//
+// Reads: PacketMeta l3, flags (kFlagVlan), dscp, pcp. Writes: PacketMeta tc. Counters: none.
+#pragma once
+
+#include <cstdint>
+
+#include "pkt/meta.h"
+#include "qos/plan.h"
+
+struct rte_mbuf;
+
+namespace rocesw {
+
+inline uint8_t classify_tc(const PacketMeta &m, const PortQos &q) {
+    if (q.trust == Trust::dscp) {
+        const bool ip = m.l3 == L3Type::ipv4 || m.l3 == L3Type::ipv6;
+        return ip ? q.dscp_to_tc[m.dscp & 63] : q.default_tc;
+    }
+    return (m.flags & kFlagVlan) ? q.dot1p_to_tc[m.pcp & 7] : q.default_tc;
+}
+
+// Sets tc on metas[0..n).
+void classify_burst(PacketMeta *const *metas, uint16_t n, const PortQos &q);
+
+// The same over mbufs (PacketMeta in the private area).
+void classify_mbufs(rte_mbuf *const *pkts, uint16_t n, const PortQos &q);
+
+inline void classify_switch_originated(PacketMeta &m, const QosPlan &plan) {
+    m.tc = plan.switch_tc;
+}
+
+}  // namespace rocesw

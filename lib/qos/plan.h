@@ -1,0 +1,124 @@
+// The resolved QoS plan: what the data path runs with. Built from a QosConfig (qos_config.h) and
+// the switch's port list by build_qos_plan(); immutable while workers run. Every table is indexed
+// by port index, TC, queue or PG, so the hot path only does array lookups.
+//
+// Terms: a TC (traffic class, 0..7) is what classification gives a packet; TC_TO_QUEUE picks one
+// of the egress port's 8 queues; TC_TO_PRIORITY_GROUP picks the ingress port's PG that lossless
+// accounting charges. A TC listed in pfc_enable is lossless: its queue is never tail- or
+// WRED-dropped, only an exhausted pool + headroom drops it (and the PFC issue will pause it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rocesw {
+
+inline constexpr unsigned kNumTc = 8;
+inline constexpr unsigned kNumQueues = 8;
+inline constexpr unsigned kNumPg = 8;
+inline constexpr unsigned kNumDscp = 64;
+inline constexpr unsigned kNumDot1p = 8;
+
+// Which header field classifies packets arriving on a port.
+enum class Trust : uint8_t { dscp, dot1p };
+enum class SchedType : uint8_t { strict, dwrr };
+// Where a queue's ECN decision is taken: on the depth a packet sees when it leaves (dequeue,
+// fresher feedback) or when it arrives (enqueue).
+enum class MarkPoint : uint8_t { dequeue, enqueue };
+
+// Ingress classification of one port.
+struct PortQos {
+    Trust trust = Trust::dscp;
+    uint8_t default_tc = 0;                        // non-IP (dscp trust), untagged (dot1p trust)
+    std::array<uint8_t, kNumDscp> dscp_to_tc{};    // DSCP_TO_TC_MAP
+    std::array<uint8_t, kNumDot1p> dot1p_to_tc{};  // DOT1P_TO_TC_MAP
+    std::array<uint8_t, kNumTc> tc_to_queue{0, 1, 2, 3, 4, 5, 6, 7};  // TC_TO_QUEUE_MAP
+    std::array<uint8_t, kNumTc> tc_to_pg{0, 1, 2, 3, 4, 5, 6, 7};     // TC_TO_PRIORITY_GROUP_MAP
+    uint8_t pfc_enable = 0;                                           // bit t set: TC t is lossless
+    bool operator==(const PortQos &) const = default;
+};
+
+// A WRED curve over the queue depth q (bytes): p = 0 below min_bytes, max_probability_pct% x
+// (q - min)/(max - min) from min up to max, 1 at and above max_bytes.
+struct WredCurve {
+    bool enabled = false;
+    uint32_t min_bytes = 0;           // Kmin
+    uint32_t max_bytes = 0;           // Kmax
+    uint8_t max_probability_pct = 0;  // Pmax, 0..100
+    bool operator==(const WredCurve &) const = default;
+
+    // The probability as a double in [0, 1] (tests and documentation; the data path uses
+    // threshold32()).
+    double probability(uint64_t q) const {
+        if (!enabled || q < min_bytes) return 0.0;
+        if (q >= max_bytes) return 1.0;
+        return max_probability_pct / 100.0 * double(q - min_bytes) / double(max_bytes - min_bytes);
+    }
+    // The decision threshold on a uniform 32-bit random number: act when rnd < threshold;
+    // 2^32 means always.
+    uint64_t threshold32(uint64_t q) const {
+        if (!enabled || q < min_bytes) return 0;
+        if (q >= max_bytes) return uint64_t(1) << 32;
+        return uint64_t(probability(q) * 4294967296.0);
+    }
+};
+
+struct QueuePlan {
+    SchedType sched = SchedType::dwrr;
+    uint8_t weight = 1;     // DWRR weight 1..255 (quantum = weight x dwrr_quantum_bytes)
+    bool lossless = false;  // some TC in pfc_enable maps here
+    // Buffer (BUFFER_QUEUE -> BUFFER_PROFILE -> BUFFER_POOL). pool < 0: the queue is in no pool
+    // and only its packet capacity bounds it.
+    int8_t pool = -1;
+    uint32_t reserved_bytes = 0;  // BUFFER_PROFILE.size: always admitted up to this depth
+    bool dynamic = true;          // dynamic_th (alpha = 2^dynamic_th) or static_th
+    int8_t dynamic_th = 0;
+    uint64_t static_th_bytes = 0;  // queue depth limit with a static profile
+    // WRED/ECN (QUEUE.wred_profile).
+    bool ecn = false;  // ECT packets are marked on `mark`
+    MarkPoint mark_point = MarkPoint::dequeue;
+    WredCurve mark;  // marking curve for ECT packets (green_* thresholds)
+    WredCurve drop;  // drop curve for Not-ECT (and ECT without ecn), lossy only
+    bool operator==(const QueuePlan &) const = default;
+};
+
+struct PortQosPlan {
+    std::string name;
+    PortQos cls;  // ingress classification and egress TC -> queue
+    std::array<QueuePlan, kNumQueues> queues;
+    uint64_t rate_bps = 0;            // port speed: the shaper rate and the device drain rate
+    bool shaper = true;               // false: no token bucket (the TX ring cap still applies)
+    uint32_t shaper_burst_bytes = 0;  // token bucket depth, wire bytes
+    uint32_t tx_ring_bytes = 0;       // cap on wire bytes in the device TX ring (0: no cap)
+    bool operator==(const PortQosPlan &) const = default;
+};
+
+struct PoolPlan {
+    std::string name;
+    uint64_t size_bytes = 0;  // shared + reserved bytes
+    uint64_t xoff_bytes = 0;  // headroom only lossless queues may use
+    bool dynamic = true;
+    bool operator==(const PoolPlan &) const = default;
+};
+
+struct QosPlan {
+    std::string source;                    // the QoS file, for messages
+    std::vector<PortQosPlan> ports;        // by port index
+    std::vector<PoolPlan> pools;           // egress pools, by QueuePlan::pool
+    uint8_t switch_tc = 7;                 // TC of traffic the switch originates (network control)
+    uint32_t queue_packets = 8192;         // packet slots per queue (power of two)
+    uint32_t handoff_ring_packets = 4096;  // per-port multi-producer ring (power of two)
+    uint32_t wire_overhead_bytes = 24;     // preamble+SFD 8, IFG 12, FCS 4 (mbufs lack the FCS)
+    uint32_t min_frame_bytes = 60;         // frames shorter than this are padded on the wire
+    uint32_t dwrr_quantum_bytes = 1024;    // DWRR quantum per unit of weight
+    uint64_t seed = 1;                     // WRED random generator seed (mixed with the worker id)
+    bool operator==(const QosPlan &) const = default;
+
+    uint32_t wire_bytes(uint32_t frame_len) const {
+        return (frame_len < min_frame_bytes ? min_frame_bytes : frame_len) + wire_overhead_bytes;
+    }
+};
+
+}  // namespace rocesw

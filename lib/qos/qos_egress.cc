@@ -1,0 +1,524 @@
+#include "qos/qos_egress.h"
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "pkt/mbuf_meta.h"
+#include "qos/ecn.h"
+
+namespace rocesw {
+
+namespace {
+
+std::vector<uint16_t> modulo_owners(size_t n_ports, uint16_t n_workers) {
+    std::vector<uint16_t> o(n_ports);
+    for (size_t p = 0; p < n_ports; p++) o[p] = uint16_t(p % std::max<uint16_t>(n_workers, 1));
+    return o;
+}
+
+// SplitMix64: spreads (seed, worker) into well-separated PCG seeds.
+uint64_t mix(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+constexpr uint16_t kHandoffBurst = 64;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------- QosShared
+
+QosShared::QosShared(const QosPlan &plan, uint16_t n_workers, const std::string &name)
+    : QosShared(plan, n_workers, modulo_owners(plan.ports.size(), n_workers), name) {}
+
+QosShared::QosShared(const QosPlan &plan, uint16_t n_workers, std::vector<uint16_t> owners,
+                     const std::string &name)
+    : plan_(plan), n_workers_(n_workers), owners_(std::move(owners)) {
+    if (n_workers_ == 0 || n_workers_ > kMaxWorkers)
+        throw std::invalid_argument("QosShared: workers out of range");
+    if (owners_.size() != plan_.ports.size() || plan_.ports.size() > kMaxPorts)
+        throw std::invalid_argument("QosShared: one owner per port required");
+    for (auto o : owners_)
+        if (o >= n_workers_) throw std::invalid_argument("QosShared: owner out of range");
+    init(name);
+}
+
+void QosShared::init(const std::string &name) {
+    const size_t n_ports = plan_.ports.size();
+    pg_limit_ = std::make_unique<std::array<std::atomic<uint64_t>, PgAccounting::kSize>>();
+    for (auto &l : *pg_limit_) l.store(UINT64_MAX, std::memory_order_relaxed);
+    for (size_t p = 0; p < n_ports; p++) {
+        const PortQosPlan &pp = plan_.ports[p];
+        auto port = std::make_unique<Port>();
+        port->storage.resize(size_t(kNumQueues) * plan_.queue_packets);
+        for (unsigned q = 0; q < kNumQueues; q++) {
+            port->q[q].slots = &port->storage[size_t(q) * plan_.queue_packets];
+            port->q[q].mask = plan_.queue_packets - 1;
+        }
+        port->sched = DwrrScheduler(pp.queues, plan_.dwrr_quantum_bytes);
+        port->shaper = TokenBucket(pp.shaper ? pp.rate_bps : 0, pp.shaper_burst_bytes);
+        port->ring = TxRingModel(pp.rate_bps, pp.tx_ring_bytes);
+        if (n_workers_ > 1) {
+            std::string rn = name + "_h" + std::to_string(p);
+            port->handoff = rte_ring_create(rn.c_str(), plan_.handoff_ring_packets, SOCKET_ID_ANY,
+                                            RING_F_SC_DEQ);
+            if (!port->handoff) throw std::runtime_error("QosShared: cannot create ring " + rn);
+        }
+        ports_.push_back(std::move(port));
+        stats_.push_back(std::make_unique<PortQosStats>());
+    }
+    // Each owner gets a share of every pool in proportion to the ports it owns, so that no two
+    // workers ever write the same accounting (ARCHITECTURE invariant 2).
+    for (uint16_t w = 0; w < n_workers_; w++) {
+        auto o = std::make_unique<Owner>();
+        o->pg = std::make_unique<PgAccounting>();
+        o->pools.resize(plan_.pools.size());
+        size_t owned = size_t(std::count(owners_.begin(), owners_.end(), w));
+        for (size_t i = 0; i < plan_.pools.size(); i++) {
+            const PoolPlan &pl = plan_.pools[i];
+            uint64_t share = n_ports ? pl.size_bytes * owned / n_ports : 0;
+            uint64_t reserved = 0;
+            for (size_t p = 0; p < n_ports; p++)
+                if (owners_[p] == w)
+                    for (auto &qp : plan_.ports[p].queues)
+                        if (qp.pool == int(i)) reserved += qp.reserved_bytes;
+            o->pools[i].shared = share > reserved ? share - reserved : 0;
+            o->pools[i].xoff = n_ports ? pl.xoff_bytes * owned / n_ports : 0;
+        }
+        owner_state_.push_back(std::move(o));
+    }
+}
+
+QosShared::~QosShared() {
+    for (auto &p : ports_) {
+        if (!p->handoff) continue;
+        void *objs[kHandoffBurst];
+        unsigned k;
+        while ((k = rte_ring_sc_dequeue_burst(p->handoff, objs, kHandoffBurst, nullptr)) > 0)
+            rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf **>(objs), k);
+        rte_ring_free(p->handoff);
+    }
+}
+
+uint64_t QosShared::pg_bytes(uint16_t in_port, uint8_t pg) const {
+    uint64_t s = 0;
+    for (auto &o : owner_state_) s += o->pg->bytes[PgAccounting::key(in_port, pg)].load();
+    return s;
+}
+
+uint64_t QosShared::pg_watermark(uint16_t in_port, uint8_t pg) const {
+    uint64_t s = 0;
+    for (auto &o : owner_state_) s += o->pg->watermark[PgAccounting::key(in_port, pg)].load();
+    return s;
+}
+
+uint64_t QosShared::pg_drops(uint16_t in_port, uint8_t pg) const {
+    uint64_t s = 0;
+    for (auto &o : owner_state_) s += o->pg->drops[PgAccounting::key(in_port, pg)].load();
+    return s;
+}
+
+uint64_t QosShared::pool_used(size_t pool) const {
+    uint64_t s = 0;
+    for (auto &o : owner_state_) s += o->pools[pool].used_gauge.load();
+    return s;
+}
+
+void QosShared::set_paused(uint16_t port, uint8_t mask) {
+    ports_[port]->paused.store(mask, std::memory_order_relaxed);
+}
+
+uint8_t QosShared::paused(uint16_t port) const {
+    return ports_[port]->paused.load(std::memory_order_relaxed);
+}
+
+void QosShared::set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes) {
+    (*pg_limit_)[PgAccounting::key(in_port, pg)].store(bytes, std::memory_order_relaxed);
+}
+
+void QosShared::clear_watermarks(uint16_t port) {
+    ports_[port]->wm_epoch.fetch_add(1, std::memory_order_relaxed);
+    pg_wm_epoch_[port].fetch_add(1, std::memory_order_relaxed);
+    pg_wm_any_.fetch_add(1, std::memory_order_release);
+}
+
+// ---------------------------------------------------------------------------------- QosEgress
+
+QosEgress::QosEgress(QosShared &shared, PortIo &io, WorkerCounters &counters, uint16_t worker,
+                     uint16_t tx_queue, uint16_t burst)
+    : sh_(shared),
+      io_(io),
+      ctr_(counters),
+      worker_(worker),
+      tx_queue_(tx_queue),
+      burst_(std::clamp<uint16_t>(burst, 1, 256)),
+      rng_(mix(shared.plan().seed ^ mix(worker)), worker),
+      own_(*shared.owner_state_.at(worker)) {
+    for (uint16_t p = 0; p < shared.n_ports(); p++)
+        if (shared.owner(p) == worker) owned_.push_back(p);
+}
+
+QosEgress::~QosEgress() {
+    discard_all(DropReason::port_stopped);
+}
+
+void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
+    if (port >= sh_.n_ports()) {
+        // Not a port of the plan: nothing would ever send it.
+        if (port < kMaxPorts) ctr_.ports[port].drops[size_t(DropReason::port_stopped)].add(n);
+        rte_pktmbuf_free_bulk(pkts, n);
+        return;
+    }
+    if (sh_.owner(port) == worker_) {
+        admit(port, pkts, n);
+        return;
+    }
+    rte_ring *r = sh_.ports_[port]->handoff;
+    unsigned k = rte_ring_mp_enqueue_burst(r, reinterpret_cast<void **>(pkts), n, nullptr);
+    if (k < n) {
+        handoff_drops_[port].add(n - k);
+        ctr_.ports[port].drops[size_t(DropReason::tx_full)].add(n - k);
+        rte_pktmbuf_free_bulk(pkts + k, n - k);
+    }
+}
+
+uint64_t QosEgress::pg_total(size_t key) const {
+    uint64_t s = 0;
+    for (auto &o : sh_.owner_state_) s += o->pg->bytes[key].load();
+    return s;
+}
+
+void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
+    const QosPlan &plan = sh_.plan_;
+    const PortQosPlan &pp = plan.ports[port];
+    QosShared::Port &ps = *sh_.ports_[port];
+    PortQosStats &st = *sh_.stats_[port];
+    PgAccounting &pg = *own_.pg;
+    const uint32_t cap = plan.queue_packets;
+    rte_mbuf *dropped[64];
+    uint16_t n_dropped = 0;
+    // Counters are added once per burst and queue: the per-packet work stays on plain fields.
+    std::array<uint32_t, kNumQueues> t_packets{}, t_marked{};
+    std::array<uint64_t, kNumQueues> t_bytes{};
+    unsigned touched = 0;
+
+    for (uint16_t i = 0; i < n; i++) {
+        rte_mbuf *m = pkts[i];
+        PacketMeta *meta = meta_of(m);
+        const uint8_t tc = meta->tc & (kNumTc - 1);
+        const uint8_t qi = pp.cls.tc_to_queue[tc];
+        const QueuePlan &qp = pp.queues[qi];
+        QosShared::Queue &q = ps.q[qi];
+        QueueStats &qs = st.queues[qi];
+        const uint32_t len = m->pkt_len;
+        const size_t in_port = meta->in_port < plan.ports.size() ? meta->in_port : 0;
+        const size_t key = PgAccounting::key(in_port, plan.ports[in_port].cls.tc_to_pg[tc]);
+        const bool ip = meta->l3 == L3Type::ipv4 || meta->l3 == L3Type::ipv6;
+        const bool ect = ip && meta->ecn != kEcnNotEct;
+
+        // Bytes beyond the queue's reservation come out of the pool's shared part.
+        const uint64_t excess =
+            q.bytes + len > qp.reserved_bytes ? q.bytes + len - qp.reserved_bytes : 0;
+        const uint64_t delta = excess - q.excess;  // >= 0: the queue only grows here
+        QosShared::Pool *pool = qp.pool >= 0 ? &own_.pools[size_t(qp.pool)] : nullptr;
+
+        QueueDrop why = QueueDrop::count;
+        if (q.size() >= cap) {
+            why = QueueDrop::queue_full;
+        } else if (qp.lossless) {
+            // Lossless: never a threshold, never WRED; PFC (ingress) keeps this bounded.
+            if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
+                why = QueueDrop::headroom_exhausted;
+            else if (uint64_t lim = (*sh_.pg_limit_)[key].load(std::memory_order_relaxed);
+                     lim != UINT64_MAX && pg_total(key) + len > lim)
+                why = QueueDrop::headroom_exhausted;
+        } else {
+            if (pool && delta) {
+                if (pool->shared_used + delta > pool->shared) {
+                    why = QueueDrop::buffer_full;
+                } else if (qp.dynamic) {
+                    // Dynamic threshold (Choudhury-Hahne): the queue's shared use may reach
+                    // alpha x the shared bytes still free, alpha = 2^dynamic_th.
+                    uint64_t free = pool->shared - pool->shared_used;
+                    uint64_t limit =
+                        qp.dynamic_th >= 0 ? free << qp.dynamic_th : free >> -qp.dynamic_th;
+                    if (excess > limit) why = QueueDrop::buffer_full;
+                } else if (q.bytes + len > qp.static_th_bytes) {
+                    why = QueueDrop::buffer_full;
+                }
+            }
+            if (why == QueueDrop::count && qp.drop.enabled && !(ect && qp.ecn) &&
+                wred(qp.drop, q.bytes))
+                why = QueueDrop::wred_drop;
+        }
+        if (why != QueueDrop::count) {
+            qs.drops[size_t(why)].inc();
+            if (why == QueueDrop::headroom_exhausted) pg.drops[key].inc();
+            ctr_.ports[port].drops[size_t(DropReason::tx_full)].inc();
+            dropped[n_dropped++] = m;
+            if (n_dropped == 64) {
+                rte_pktmbuf_free_bulk(dropped, n_dropped);
+                n_dropped = 0;
+            }
+            continue;
+        }
+        if (ect && qp.ecn && qp.mark_point == MarkPoint::enqueue && wred(qp.mark, q.bytes) &&
+            ecn_mark(m, meta))
+            t_marked[qi]++;
+
+        q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(meta->ecn | ip << 2)};
+        q.bytes += len;
+        q.excess = excess;
+        if (pool) {
+            pool->shared_used += delta;
+            pool->used += len;
+        }
+        pg.bytes[key].add(len);
+        pg.watermark[key].max(pg.bytes[key].v);
+        touched |= 1u << qi;
+        t_packets[qi]++;
+        t_bytes[qi] += len;
+        q.wm_bytes = std::max(q.wm_bytes, q.bytes);
+        q.wm_packets = std::max<uint64_t>(q.wm_packets, q.size());
+    }
+    if (n_dropped) rte_pktmbuf_free_bulk(dropped, n_dropped);
+    ps.nonempty = uint8_t(ps.nonempty | touched);
+    for (unsigned qi = 0; touched; qi++, touched >>= 1) {
+        if (!(touched & 1)) continue;
+        QueueStats &qs = st.queues[qi];
+        const QosShared::Queue &q = ps.q[qi];
+        qs.enq_packets.add(t_packets[qi]);
+        qs.enq_bytes.add(t_bytes[qi]);
+        if (t_marked[qi]) qs.ecn_marked.add(t_marked[qi]);
+        qs.depth_packets.set(q.size());
+        qs.depth_bytes.set(q.bytes);
+        qs.watermark_bytes.set(q.wm_bytes);
+        qs.watermark_packets.set(q.wm_packets);
+    }
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+}
+
+void QosEgress::apply_pg_watermark_clears() {
+    uint32_t any = sh_.pg_wm_any_.load(std::memory_order_acquire);
+    if (any == own_.pg_wm_any_seen) return;
+    own_.pg_wm_any_seen = any;
+    PgAccounting &pg = *own_.pg;
+    for (size_t in = 0; in < kMaxPorts; in++) {
+        uint32_t e = sh_.pg_wm_epoch_[in].load(std::memory_order_relaxed);
+        if (e == own_.pg_wm_seen[in]) continue;
+        own_.pg_wm_seen[in] = e;
+        for (size_t g = 0; g < kNumPg; g++) {
+            size_t k = PgAccounting::key(in, g);
+            pg.watermark[k].set(pg.bytes[k].v);
+        }
+    }
+}
+
+uint32_t QosEgress::flush(uint64_t now_ns) {
+    apply_pg_watermark_clears();
+    uint32_t sent = 0;
+    for (uint16_t p : owned_) sent += service(p, now_ns);
+    return sent;
+}
+
+// Hands pkts[0..n) to the device and counts what it took; returns that count. `bytes[i]` is
+// the frame length of pkts[i].
+uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n) {
+    uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);
+    uint64_t total = 0;
+    for (uint16_t i = 0; i < sent; i++) total += bytes[i];
+    PortCounters &pc = ctr_.ports[port];
+    pc.tx_packets.add(sent);
+    pc.tx_bytes.add(total);
+    return sent;
+}
+
+uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
+    const QosPlan &plan = sh_.plan_;
+    const PortQosPlan &pp = plan.ports[port];
+    QosShared::Port &ps = *sh_.ports_[port];
+    PortQosStats &st = *sh_.stats_[port];
+    PgAccounting &pg = *own_.pg;
+
+    // Other workers' packets first, so that they are scheduled in this same flush. Bounded by
+    // the ring size, so that producers cannot keep the owner here forever.
+    if (ps.handoff) {
+        rte_mbuf *in[kHandoffBurst];
+        for (uint32_t taken = 0; taken < plan.handoff_ring_packets;) {
+            unsigned k = rte_ring_sc_dequeue_burst(ps.handoff, reinterpret_cast<void **>(in),
+                                                   kHandoffBurst, nullptr);
+            if (!k) break;
+            admit(port, in, uint16_t(k));
+            taken += k;
+        }
+    }
+    if (uint32_t e = ps.wm_epoch.load(std::memory_order_relaxed); e != ps.wm_epoch_seen) {
+        ps.wm_epoch_seen = e;
+        for (unsigned qi = 0; qi < kNumQueues; qi++) {
+            QosShared::Queue &q = ps.q[qi];
+            st.queues[qi].watermark_bytes.set(q.wm_bytes = q.bytes);
+            st.queues[qi].watermark_packets.set(q.wm_packets = q.size());
+        }
+    }
+    ps.shaper.refill(now_ns);
+    ps.ring.drain(now_ns);
+
+    // Frames the device refused last time go first: they already left their queue.
+    uint32_t total = 0;
+    if (ps.staged_n) {
+        uint32_t len[256];
+        for (uint16_t i = 0; i < ps.staged_n; i++) len[i] = ps.staged[ps.staged_head + i]->pkt_len;
+        uint16_t sent = send(port, &ps.staged[ps.staged_head], len, ps.staged_n);
+        for (uint16_t i = 0; i < sent; i++) ps.ring.add(plan.wire_bytes(len[i]));
+        total += sent;
+        ps.staged_head = uint16_t(ps.staged_head + sent);
+        ps.staged_n = uint16_t(ps.staged_n - sent);
+        if (ps.staged_n) {
+            st.tx_ring_bytes.set(ps.ring.inflight_bytes());
+            return total;
+        }
+        ps.staged_head = 0;
+    }
+
+    const uint8_t paused = ps.paused.load(std::memory_order_relaxed);
+    rte_mbuf *out[256];
+    uint32_t len[256];
+    std::array<uint32_t, kNumQueues> t_packets{}, t_marked{};
+    std::array<uint64_t, kNumQueues> t_bytes{};
+    unsigned touched = 0;
+    unsigned nonempty = ps.nonempty;  // a local: see Slot::ecn_ip on char-typed stores
+    for (;;) {
+        uint16_t k = 0;
+        while (k < burst_) {
+            const uint8_t eligible = uint8_t(nonempty & ~unsigned(paused));
+            if (!eligible || !ps.shaper.ready()) break;
+            const int qi = ps.sched.pick(eligible, [&](int i) {
+                const QosShared::Queue &q = ps.q[size_t(i)];
+                return q.slots[q.head & q.mask].len;
+            });
+            QosShared::Queue &q = ps.q[size_t(qi)];
+            const QosShared::Slot s = q.slots[q.head & q.mask];
+            const uint32_t w = plan.wire_bytes(s.len);
+            if (!ps.ring.fits(w)) break;
+
+            const QueuePlan &qp = pp.queues[size_t(qi)];
+            q.head++;
+            q.bytes -= s.len;
+            const uint64_t excess = q.bytes > qp.reserved_bytes ? q.bytes - qp.reserved_bytes : 0;
+            if (qp.pool >= 0) {
+                QosShared::Pool &pool = own_.pools[size_t(qp.pool)];
+                pool.shared_used -= q.excess - excess;
+                pool.used -= s.len;
+            }
+            q.excess = excess;
+            pg.bytes[s.pg_key].sub(s.len);
+            ps.sched.charge(qi, s.len);
+            if (!q.size()) {
+                nonempty &= ~(1u << qi);
+                ps.sched.emptied(qi);
+            }
+            // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
+            const unsigned ecn = s.ecn_ip & 3;
+            if (qp.ecn && qp.mark_point == MarkPoint::dequeue && (s.ecn_ip & 4) &&
+                (ecn == kEcnEct0 || ecn == kEcnEct1) && wred(qp.mark, q.bytes) &&
+                ecn_mark(s.m, meta_of(s.m)))
+                t_marked[size_t(qi)]++;
+            touched |= 1u << qi;
+            t_packets[size_t(qi)]++;
+            t_bytes[size_t(qi)] += s.len;
+            ps.shaper.consume(w);
+            ps.ring.add(w);  // taken back below for what the device refuses
+            len[k] = s.len;
+            out[k++] = s.m;
+        }
+        if (!k) break;
+        uint16_t sent = send(port, out, len, k);
+        total += sent;
+        if (sent < k) {
+            for (uint16_t i = sent; i < k; i++) ps.ring.remove(plan.wire_bytes(len[i]));
+            // The device ring is full after all: keep the rest for the next flush.
+            std::copy(out + sent, out + k, ps.staged.begin());
+            ps.staged_head = 0;
+            ps.staged_n = uint16_t(k - sent);
+            break;
+        }
+    }
+    ps.nonempty = uint8_t(nonempty);
+    for (unsigned qi = 0; touched; qi++, touched >>= 1) {
+        if (!(touched & 1)) continue;
+        QueueStats &qs = st.queues[qi];
+        const QosShared::Queue &q = ps.q[qi];
+        qs.deq_packets.add(t_packets[qi]);
+        qs.deq_bytes.add(t_bytes[qi]);
+        if (t_marked[qi]) qs.ecn_marked.add(t_marked[qi]);
+        qs.depth_packets.set(q.size());
+        qs.depth_bytes.set(q.bytes);
+    }
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    st.tx_ring_bytes.set(ps.ring.inflight_bytes());
+    return total;
+}
+
+uint32_t QosEgress::backlog() const {
+    uint32_t n = 0;
+    for (uint16_t p : owned_) {
+        const QosShared::Port &ps = *sh_.ports_[p];
+        for (auto &q : ps.q) n += q.size();
+        n += ps.staged_n;
+        if (ps.handoff) n += rte_ring_count(ps.handoff);
+    }
+    return n;
+}
+
+void QosEgress::discard_all(DropReason reason) {
+    for (uint16_t port : owned_) {
+        QosShared::Port &ps = *sh_.ports_[port];
+        PortQosStats &st = *sh_.stats_[port];
+        uint64_t dropped = 0;
+        if (ps.handoff) {
+            rte_mbuf *in[kHandoffBurst];
+            unsigned k;
+            while ((k = rte_ring_sc_dequeue_burst(ps.handoff, reinterpret_cast<void **>(in),
+                                                  kHandoffBurst, nullptr)) > 0) {
+                rte_pktmbuf_free_bulk(in, k);
+                dropped += k;
+            }
+        }
+        if (ps.staged_n) {
+            rte_pktmbuf_free_bulk(&ps.staged[ps.staged_head], ps.staged_n);
+            dropped += ps.staged_n;
+            ps.staged_n = ps.staged_head = 0;
+        }
+        for (unsigned qi = 0; qi < kNumQueues; qi++) {
+            QosShared::Queue &q = ps.q[qi];
+            QueueStats &qs = st.queues[qi];
+            const QueuePlan &qp = sh_.plan_.ports[port].queues[qi];
+            if (q.size()) qs.drops[size_t(QueueDrop::discarded)].add(q.size());
+            while (q.size()) {
+                const QosShared::Slot &s = q.slots[q.head++ & q.mask];
+                own_.pg->bytes[s.pg_key].sub(s.len);
+                if (qp.pool >= 0) own_.pools[size_t(qp.pool)].used -= s.len;
+                rte_pktmbuf_free(s.m);
+                dropped++;
+            }
+            if (qp.pool >= 0) {
+                QosShared::Pool &pool = own_.pools[size_t(qp.pool)];
+                pool.shared_used -= q.excess;
+                pool.used_gauge.set(pool.used);
+            }
+            q.bytes = q.excess = 0;
+            qs.depth_packets.set(0);
+            qs.depth_bytes.set(0);
+            ps.sched.emptied(int(qi));
+        }
+        ps.nonempty = 0;
+        if (dropped) ctr_.ports[port].drops[size_t(reason)].add(dropped);
+    }
+}
+
+}  // namespace rocesw

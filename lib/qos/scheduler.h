@@ -1,0 +1,65 @@
+// The egress scheduler of one port: strict priority over DWRR.
+//
+//  - Strict queues go first, the highest-numbered first (queue 7 before queue 6).
+//  - What they leave is shared by the DWRR queues in proportion to their weights, in bytes:
+//    deficit round robin (Shreedhar & Varghese) with quantum = weight x quantum_bytes. A queue
+//    that runs empty forfeits its deficit; a paused queue keeps it and is skipped.
+//
+// The caller passes the eligible set (non-empty and not paused) and a way to read a queue's
+// head frame length; pick() returns the queue to send from and charge() books the frame.
+// No allocation, no virtual calls; a pick is a few bit operations unless a DWRR round turns.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "qos/plan.h"
+
+namespace rocesw {
+
+class DwrrScheduler {
+  public:
+    DwrrScheduler() = default;
+    DwrrScheduler(const std::array<QueuePlan, kNumQueues> &queues, uint32_t quantum_bytes) {
+        for (unsigned q = 0; q < kNumQueues; q++) {
+            if (queues[q].sched == SchedType::strict)
+                strict_ = uint8_t(strict_ | 1u << q);
+            else
+                dwrr_ = uint8_t(dwrr_ | 1u << q);
+            quantum_[q] = int64_t(queues[q].weight) * quantum_bytes;
+        }
+    }
+
+    // Returns the queue to serve next, or -1 when nothing is eligible. `head_len(q)` is the
+    // frame length at the head of queue q (only asked for eligible DWRR queues).
+    template <typename HeadLen>
+    int pick(uint8_t eligible, HeadLen &&head_len) {
+        if (uint8_t s = eligible & strict_) return 31 - __builtin_clz(s);
+        uint8_t d = eligible & dwrr_;
+        if (!d) return -1;
+        for (;;) {
+            if ((d >> cur_ & 1) && deficit_[cur_] >= int64_t(head_len(int(cur_)))) return int(cur_);
+            // The current queue's turn is over: on to the next eligible one, which gets its
+            // quantum. Bounded: every lap adds at least one quantum to each eligible queue.
+            unsigned rest = unsigned(d) & ~((2u << cur_) - 1);  // eligible queues after cur_
+            cur_ = unsigned(rest ? __builtin_ctz(rest) : __builtin_ctz(d));
+            deficit_[cur_] += quantum_[cur_];
+        }
+    }
+    void charge(int q, uint32_t len) {
+        if (dwrr_ >> q & 1) deficit_[size_t(q)] -= len;
+    }
+    // The queue ran empty: it forfeits what it had left (classic DRR).
+    void emptied(int q) { deficit_[size_t(q)] = 0; }
+
+    uint8_t strict_mask() const { return strict_; }
+    uint8_t dwrr_mask() const { return dwrr_; }
+
+  private:
+    uint8_t strict_ = 0, dwrr_ = 0;
+    unsigned cur_ = 0;  // not uint8_t: a char-typed store may alias anything
+    std::array<int64_t, kNumQueues> quantum_{};
+    std::array<int64_t, kNumQueues> deficit_{};
+};
+
+}  // namespace rocesw

@@ -1,0 +1,99 @@
+// Two clocks on a port, both driven by the caller's time (ns), both in exact integer
+// arithmetic: credit is counted in bit-nanoseconds-per-second units, so elapsed_ns x rate_bps
+// adds exactly what the link carries and nothing drifts over a long run.
+//
+//  TokenBucket: the port shaper. Refills at the port's rate up to `depth` bytes; a packet may
+//    leave while the credit is positive and costs its wire bytes (frame + overhead), so the
+//    credit may dip below zero by at most one packet. Long-run rate = the port's rate exactly.
+//  TxRingModel: an estimate of the wire bytes still in the device's TX ring. What tx_burst
+//    accepted is added; the device is assumed to drain at the port's rate. Posting stops at
+//    `cap` bytes, so packets wait in our queues (where ECN and PFC act) rather than in the ring
+//    (where nothing can recall them).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace rocesw {
+
+inline constexpr int64_t kCreditPerByte = 8'000'000'000;  // 8 bits x 1e9 ns/s
+
+class TokenBucket {
+  public:
+    TokenBucket() = default;
+    // rate_bps 0: unlimited (ready() is always true).
+    TokenBucket(uint64_t rate_bps, uint64_t depth_bytes)
+        : rate_(rate_bps), cap_(int64_t(depth_bytes) * kCreditPerByte), credit_(cap_) {}
+
+    void refill(uint64_t now_ns) {
+        if (!started_) {
+            started_ = true;
+            last_ = now_ns;
+            return;
+        }
+        if (now_ns <= last_ || rate_ == 0) return;
+        uint64_t dt = now_ns - last_;
+        last_ = now_ns;
+        uint64_t room = uint64_t(cap_ - credit_);
+        credit_ = dt >= room / rate_ + 1 ? cap_ : credit_ + int64_t(dt * rate_);
+    }
+    bool ready() const { return rate_ == 0 || credit_ > 0; }
+    void consume(uint32_t wire_bytes) {
+        if (rate_) credit_ -= int64_t(wire_bytes) * kCreditPerByte;
+    }
+    void refund(uint32_t wire_bytes) {
+        if (rate_) credit_ = std::min(cap_, credit_ + int64_t(wire_bytes) * kCreditPerByte);
+    }
+    int64_t credit_bytes() const { return credit_ / kCreditPerByte; }
+    uint64_t rate_bps() const { return rate_; }
+
+  private:
+    uint64_t rate_ = 0;
+    int64_t cap_ = 0;
+    int64_t credit_ = 0;
+    uint64_t last_ = 0;
+    bool started_ = false;
+};
+
+class TxRingModel {
+  public:
+    TxRingModel() = default;
+    // cap_bytes 0: no cap.
+    TxRingModel(uint64_t rate_bps, uint64_t cap_bytes)
+        : rate_(rate_bps), cap_(int64_t(cap_bytes) * kCreditPerByte) {}
+
+    void drain(uint64_t now_ns) {
+        if (!started_) {
+            started_ = true;
+            last_ = now_ns;
+            return;
+        }
+        if (now_ns <= last_) return;
+        uint64_t dt = now_ns - last_;
+        last_ = now_ns;
+        if (rate_ == 0) return;
+        inflight_ = dt >= uint64_t(inflight_) / rate_ + 1 ? 0 : inflight_ - int64_t(dt * rate_);
+    }
+    // An empty ring takes any one frame, however large, so nothing can wait forever.
+    bool fits(uint32_t wire_bytes) const {
+        return cap_ == 0 || inflight_ == 0 ||
+               inflight_ + int64_t(wire_bytes) * kCreditPerByte <= cap_;
+    }
+    void add(uint32_t wire_bytes) { inflight_ += int64_t(wire_bytes) * kCreditPerByte; }
+    void remove(uint32_t wire_bytes) {
+        inflight_ = std::max<int64_t>(0, inflight_ - int64_t(wire_bytes) * kCreditPerByte);
+    }
+    // Bytes still in the ring, rounded up.
+    uint64_t inflight_bytes() const {
+        return uint64_t((inflight_ + kCreditPerByte - 1) / kCreditPerByte);
+    }
+
+  private:
+    uint64_t rate_ = 0;
+    int64_t cap_ = 0;
+    int64_t inflight_ = 0;
+    uint64_t last_ = 0;
+    bool started_ = false;
+};
+
+}  // namespace rocesw
