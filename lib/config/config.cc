@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <unordered_map>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
@@ -450,9 +451,11 @@ class Loader {
         rc.prefix.len = uint8_t(len);
         if (masked(rc.prefix.addr, rc.prefix.len) != rc.prefix.addr)
             fail(at(p, "prefix"), "host bits set in " + s);
-        for (size_t j = 0; j < cfg_.routes.size(); j++)
-            if (cfg_.routes[j].prefix == rc.prefix)
-                fail(at(p, "prefix"), rc.prefix.str() + " is already routed by " + at("routes", j));
+        // An index, not a scan: a route table may hold a million entries.
+        auto [seen, fresh] = route_index_.emplace(rc.prefix.str(), cfg_.routes.size());
+        if (!fresh)
+            fail(at(p, "prefix"),
+                 rc.prefix.str() + " is already routed by " + at("routes", seen->second));
 
         rc.via = ip(require(f, p, "via"), at(p, "via"));
         if (rc.via.is_v6 != rc.prefix.addr.is_v6)
@@ -470,16 +473,18 @@ class Loader {
         nc.mac = mac(require(f, p, "mac"), at(p, "mac"));
         int port = port_ref(f, p);
         nc.port = cfg_.ports[resolve_port(nc.ip, port, at(p, "ip"))].name;
-        for (size_t j = 0; j < cfg_.neighbours.size(); j++)
-            if (cfg_.neighbours[j].ip == nc.ip && cfg_.neighbours[j].port == nc.port)
-                fail(at(p, "ip"), nc.ip.str() + " on port " + nc.port + " is already defined by " +
-                                      at("neighbours", j));
+        auto [seen, fresh] =
+            neighbour_index_.emplace(nc.port + "|" + nc.ip.str(), cfg_.neighbours.size());
+        if (!fresh)
+            fail(at(p, "ip"), nc.ip.str() + " on port " + nc.port + " is already defined by " +
+                                  at("neighbours", seen->second));
         cfg_.neighbours.push_back(std::move(nc));
     }
 
     std::string source_;
     Config cfg_;
     std::vector<OwnAddr> own_;
+    std::unordered_map<std::string, size_t> route_index_, neighbour_index_;
 };
 
 }  // namespace

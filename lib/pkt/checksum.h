@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "pkt/bytes.h"
 
@@ -29,9 +30,19 @@ inline uint16_t csum_finish(uint32_t sum) {
     return static_cast<uint16_t>(~csum_fold(sum));
 }
 
-// True when an IPv4 header (ihl*4 bytes, checksum included) sums to 0xFFFF.
+// True when an IPv4 header (ihl*4 bytes, a multiple of 4, checksum included) sums to 0xFFFF.
+// The one's-complement sum does not depend on byte order (RFC 1071), so the header is summed
+// as native 32-bit words into 64 bits and folded: a handful of instructions for 20 bytes.
 inline bool ipv4_header_checksum_ok(const uint8_t *ip, size_t hdr_len) {
-    return csum_fold(csum_partial(ip, hdr_len)) == 0xFFFF;
+    uint64_t sum = 0;
+    for (size_t i = 0; i + 4 <= hdr_len; i += 4) {
+        uint32_t w;
+        std::memcpy(&w, ip + i, 4);
+        sum += w;
+    }
+    sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
+    sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
+    return csum_fold(static_cast<uint32_t>(sum)) == 0xFFFF;
 }
 
 // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for one 16-bit word changing from m to m'.

@@ -5,6 +5,7 @@
 #include <rte_errno.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ int main(int argc, char **argv) {
         return 1;
     }
     int rc = RUN_ALL_TESTS();
+    std::string runtime_dir = rte_eal_get_runtime_dir();  // this process's own directory
     rte_eal_cleanup();
+    std::error_code ec;
+    std::filesystem::remove_all(runtime_dir, ec);
     return rc;
 }
