@@ -1,0 +1,36 @@
+// Shared helpers for the micro-benchmarks: TSC cycles per packet and synthetic RoCEv2 frames.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <rte_cycles.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace rocesw::bench {
+
+// Sets "cyc/pkt" (TSC cycles per packet) and items/s from the cycles a loop took.
+inline void report_cycles(benchmark::State &st, uint64_t cycles, uint64_t packets) {
+    st.counters["cyc/pkt"] = packets ? double(cycles) / double(packets) : 0.0;
+    st.SetItemsProcessed(int64_t(packets));
+}
+
+// A RoCEv2 RDMA WRITE (DSCP 26, ECT(0)) from 10.0.1.2 to `dst` (host order), `len` bytes
+// without FCS (>= 60), Ethernet destination `dst_mac`, valid IPv4 header checksum.
+std::vector<uint8_t> roce_frame(uint32_t dst, uint16_t sport, uint32_t len,
+                                const uint8_t dst_mac[6]);
+
+// `n` destinations (host order) spread over the /24s 32.0.0.0 .. 32.0.0.0 + routes*256.
+std::vector<uint32_t> destinations(uint32_t n, uint32_t routes, uint32_t seed);
+
+}  // namespace rocesw::bench
+
+namespace rocesw {
+class Fib;
+namespace bench {
+// The large Fib of bench_lpm.cc (/24s over 32.0.0.0/4, next hop 1 = port 1), built once.
+const Fib &fib_1m();
+// 4096 destinations (host order) covered by fib_1m().
+const std::vector<uint32_t> &fib_1m_destinations();
+}  // namespace bench
+}  // namespace rocesw

@@ -1,0 +1,37 @@
+"""Minimal DPDK telemetry (v2) client: one SOCK_SEQPACKET connection per process."""
+
+import json
+import os
+import socket
+
+RUNTIME_DIRS = ("/var/run/dpdk", "/run/dpdk")
+
+
+def socket_path(prefix):
+    for d in RUNTIME_DIRS:
+        p = os.path.join(d, prefix, "dpdk_telemetry.v2")
+        if os.path.exists(p):
+            return p
+    return None
+
+
+class Telemetry:
+    def __init__(self, prefix, timeout=2.0):
+        path = socket_path(prefix)
+        if path is None:
+            raise OSError(f"no telemetry socket for file prefix {prefix}")
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.s.settimeout(timeout)
+        self.s.connect(path)
+        info = json.loads(self.s.recv(1 << 16).decode())
+        self.max_len = info.get("max_output_len", 16384)
+
+    def cmd(self, c):
+        self.s.send(c.encode())
+        return json.loads(self.s.recv(self.max_len + 64).decode())
+
+    def ethdev_stats(self, port):
+        return self.cmd(f"/ethdev/stats,{port}")["/ethdev/stats"]
+
+    def close(self):
+        self.s.close()
