@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "ethdev/eal_args.h"
+#include "qos/qos_config.h"
 #include "route/fib.h"
 #include "switch.h"
 
@@ -36,6 +37,16 @@ void usage(FILE *out) {
         "  --print-eal-args     print the EAL arguments derived from the config and exit\n"
         "\n"
         "Stop with SIGINT or SIGTERM: workers stop, queues drain, ports close.\n");
+}
+
+// The QoS profile named by switch.qos (or the built-in SONiC default), validated against the
+// ports. Throws ConfigError naming the QoS file and field.
+rocesw::QosPlan load_qos_plan(const rocesw::Config &c) {
+    std::vector<rocesw::QosPortInfo> ports;
+    for (const auto &p : c.ports) ports.push_back({p.name, p.speed_mbps});
+    rocesw::QosConfig q = c.sw.qos_file.empty() ? rocesw::default_qos_config()
+                                                : rocesw::load_qos_file(c.sw.qos_file);
+    return rocesw::build_qos_plan(q, ports);
 }
 
 }  // namespace
@@ -75,6 +86,7 @@ int main(int argc, char **argv) {
     if (!check_path.empty()) {
         try {
             rocesw::Config c = rocesw::load_config_file(check_path);
+            load_qos_plan(c);
             std::printf("%s: valid: %zu port(s), %zu route(s), %zu neighbour(s), %u worker(s)\n",
                         check_path.c_str(), c.ports.size(), c.routes.size(), c.neighbours.size(),
                         c.sw.workers);
@@ -90,8 +102,10 @@ int main(int argc, char **argv) {
     }
 
     rocesw::Config cfg;
+    rocesw::QosPlan qos_plan;
     try {
         cfg = rocesw::load_config_file(config_path);
+        qos_plan = load_qos_plan(cfg);
     } catch (const rocesw::ConfigError &e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;
@@ -148,7 +162,7 @@ int main(int argc, char **argv) {
 
     int rc = 0;
     try {
-        rocesw::Switch sw(cfg);
+        rocesw::Switch sw(cfg, qos_plan);
         sw.run(g_stop);
     } catch (const std::exception &e) {
         spdlog::critical("{}", e.what());

@@ -27,7 +27,8 @@ struct LaunchArg {
 std::vector<LaunchArg> g_launch;
 }  // namespace
 
-Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_clock::now()) {
+Switch::Switch(const Config &cfg, const QosPlan &qos)
+    : cfg_(cfg), started_(std::chrono::steady_clock::now()) {
     const uint16_t n_workers = uint16_t(cfg_.sw.workers);
     if (rte_lcore_count() < n_workers + 1u)
         throw std::runtime_error("EAL has " + std::to_string(rte_lcore_count()) +
@@ -63,13 +64,15 @@ Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_cloc
                  rib_->route_count(true));
 
     counters_ = std::make_unique<WorkerCounters[]>(n_workers);
+    // Port p's queues are owned by worker p % n_workers; other workers hand packets to it.
+    qos_ = std::make_unique<QosShared>(qos, n_workers, "rocesw_qos");
+    ctx_.qos = &qos_->plan();
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (uint16_t w = 0; w < n_workers; w++) {
         WorkerSlot s;
         s.lcore = lcore;
-        s.egress = std::make_unique<FifoEgress>(*ports_, uint16_t(cfg_.ports.size()),
-                                                ports_->tx_queue_for(w), counters_[w], 1024,
-                                                uint16_t(cfg_.sw.burst));
+        s.egress = std::make_unique<QosEgress>(*qos_, *ports_, counters_[w], w,
+                                               ports_->tx_queue_for(w), uint16_t(cfg_.sw.burst));
         auto rx = ports_->rx_assignment(w);
         if (rx.empty())
             spdlog::warn("worker {} owns no RX queue (devices have fewer queues than workers)", w);
@@ -83,6 +86,7 @@ Switch::Switch(const Config &cfg) : cfg_(cfg), started_(std::chrono::steady_cloc
 
 Switch::~Switch() {
     workers_.clear();  // egress destructors free what they still hold
+    qos_.reset();
     server_.close();
     rib_.reset();
     fib_.reset();
@@ -178,6 +182,9 @@ void Switch::run(const std::atomic<bool> &stop) {
     spdlog::info("stopping: workers drain their queues");
     workers_stop_ = true;
     rte_eal_mp_wait_lcore();
+    // A worker still running could hand packets to an owner that had already drained: count
+    // those now that none runs.
+    for (auto &w : workers_) w.egress->discard_all(DropReason::port_stopped);
     ports_->stop();
     server_.close();
 }

@@ -14,6 +14,7 @@
 #include "egress/egress.h"
 #include "ethdev/ethdev_ports.h"
 #include "pipeline/worker.h"
+#include "qos/qos_egress.h"
 #include "route/fib.h"
 #include "route/rib.h"
 #include "telemetry/control_server.h"
@@ -34,7 +35,8 @@ class TscClock {
 class Switch {
   public:
     // EAL must be initialised. Throws std::runtime_error on any set-up failure.
-    explicit Switch(const Config &cfg);
+    // `qos`: the validated QoS plan for these ports (build_qos_plan).
+    Switch(const Config &cfg, const QosPlan &qos);
     ~Switch();
 
     // Launches workers, runs the control loop until `stop` is set, then stops and drains.
@@ -47,10 +49,11 @@ class Switch {
     nlohmann::json view_neighbours() const;
     nlohmann::json view_drops(bool all) const;
     nlohmann::json view_workers() const;
+    nlohmann::json view_queues(const std::vector<std::string> &args) const;
 
   private:
     struct WorkerSlot {
-        std::unique_ptr<FifoEgress> egress;
+        std::unique_ptr<Egress> egress;
         std::unique_ptr<Worker> worker;
         unsigned lcore = 0;
     };
@@ -65,6 +68,7 @@ class Switch {
     rte_rcu_qsbr *qsbr_ = nullptr;
     std::unique_ptr<Fib> fib_;
     std::unique_ptr<Rib> rib_;
+    std::unique_ptr<QosShared> qos_;  // outlives every worker's QosEgress
     DataplaneContext ctx_;
     std::unique_ptr<WorkerCounters[]> counters_;  // one block per worker
     std::vector<WorkerSlot> workers_;

@@ -3,6 +3,8 @@
 #include <rte_ethdev.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "switch.h"
 
 namespace rocesw {
@@ -133,7 +135,37 @@ json Switch::view_workers() const {
     return {{"workers", out}};
 }
 
+json Switch::view_queues(const std::vector<std::string> &args) const {
+    json out = json::array();
+    for (size_t i = 0; i < cfg_.ports.size(); i++) {
+        if (!args.empty() && std::find(args.begin(), args.end(), cfg_.ports[i].name) == args.end())
+            continue;
+        for (uint8_t q = 0; q < 8; q++) {
+            QueueSnapshot s = qos_->queue(uint16_t(i), q);
+            json drops = json::object();
+            for (size_t d = 0; d < kQueueDropCount; d++)
+                if (s.drops[d]) drops[std::string(queue_drop_name(QueueDrop(d)))] = s.drops[d];
+            out.push_back({{"port", cfg_.ports[i].name},
+                           {"queue", q},
+                           {"enq_packets", s.enq_packets},
+                           {"enq_bytes", s.enq_bytes},
+                           {"deq_packets", s.deq_packets},
+                           {"deq_bytes", s.deq_bytes},
+                           {"depth_packets", s.depth_packets},
+                           {"depth_bytes", s.depth_bytes},
+                           {"watermark_bytes", s.watermark_bytes},
+                           {"ecn_marked", s.ecn_marked},
+                           {"drops", s.drops_total()},
+                           {"drops_by_reason", drops}});
+        }
+    }
+    if (!args.empty() && out.empty()) throw CommandError("queues: no port named '" + args[0] + "'");
+    return {{"queues", out}};
+}
+
 void Switch::register_commands() {
+    server_.add("queues", "8 egress queues per port: depth, watermark, ECN marks, drops ([port...])",
+                [this](const std::vector<std::string> &args) { return view_queues(args); });
     server_.add("info", "switch name, version, uptime, workers",
                 [this](auto &) { return view_info(); });
     server_.add("ports", "ports with link state and counters",

@@ -228,7 +228,8 @@ class Loader {
         Fields f = fields(
             node ? *node : YAML::Node(), p,
             {"name", "workers", "idle", "idle_sleep_max_us", "file_prefix", "log_level", "burst",
-             "mbufs", "memory_mb", "cpus", "eal_args", "control_socket", "telemetry"});
+             "mbufs", "memory_mb", "cpus", "eal_args", "control_socket", "telemetry",
+              "qos"});
         if (auto *n = f.find("name")) {
             sw.name = string(*n, at(p, "name"));
             if (!valid_name(sw.name, 32, "_-"))
@@ -309,6 +310,10 @@ class Loader {
             sw.control_socket = s;
         }
         if (auto *n = f.find("telemetry")) sw.telemetry = boolean(*n, at(p, "telemetry"));
+        if (auto *n = f.find("qos")) {
+            sw.qos_file = string(*n, at(p, "qos"));
+            if (sw.qos_file.empty()) fail(at(p, "qos"), "must name a QoS profile file");
+        }
     }
 
     void parse_ports(const YAML::Node *node) {
@@ -645,7 +650,11 @@ Config load_config_file(const std::string &path) {
     std::ostringstream text;
     text << in.rdbuf();
     if (in.bad() || text.bad()) throw ConfigError(path + ": cannot read file");
-    return load_config_string(text.str(), path);
+    Config c = load_config_string(text.str(), path);
+    // A relative QoS profile path is relative to the file that names it.
+    if (!c.sw.qos_file.empty() && std::filesystem::path(c.sw.qos_file).is_relative())
+        c.sw.qos_file = (std::filesystem::path(path).parent_path() / c.sw.qos_file).lexically_normal();
+    return c;
 }
 
 }  // namespace rocesw

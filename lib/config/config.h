@@ -61,6 +61,7 @@ struct SwitchConfig {
     std::vector<std::string> eal_args;  // extra EAL arguments, appended verbatim
     std::string control_socket;         // rocectl socket; default /run/rocesw/<name>.sock
     bool telemetry = true;              // register /rocesw/* rte_telemetry commands
+    std::string qos_file;               // QoS profile (doc/qos.md); empty = built-in SONiC default
 };
 
 struct PortConfig {

@@ -12,6 +12,7 @@
 #include "pkt/bytes.h"
 #include "pkt/checksum.h"
 #include "pkt/mbuf_meta.h"
+#include "qos/classifier.h"
 
 namespace rocesw {
 
@@ -73,6 +74,7 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
     else if (reply < len)
         rte_pktmbuf_trim(m, uint16_t(len - reply));
     ctr_.ports[in_port].local_packets.inc();
+    if (ctx_.qos) classify_switch_originated(*meta, *ctx_.qos);  // network-control class
     meta->out_port = uint8_t(in_port);
     out_[in_port][n_out_[in_port]++] = m;
 }
@@ -135,6 +137,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         }
         meta->in_port = uint8_t(in_port);
         meta->rx_ns_lo = uint32_t(now_ns);
+        // Before any rewrite: PCP trust needs the tag that forwarding strips.
+        if (ctx_.qos) meta->tc = classify_tc(*meta, ctx_.qos->ports[in_port].cls);
         const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
         if (!l2_group && std::memcmp(f, port.mac.b.data(), 6) != 0) {
             drop(m, in_port, DropReason::dst_mac_mismatch);

@@ -1,6 +1,6 @@
 // A worker runs the whole pipeline over the RX queues it owns:
 //
-//   rx burst -> parse+validate (PacketMeta) -> L2 checks -> local (ARP/ND/echo)
+//   rx burst -> parse+validate (PacketMeta) -> classify (TC) -> L2 checks -> local (ARP/ND/echo)
 //     -> LPM (IPv4, IPv6, bulk) -> next hop -> TTL/MTU -> rewrite -> egress enqueue -> flush
 //
 // Time is an argument (poll_once(now_ns)); nothing here reads a clock. Counters go to this
@@ -19,6 +19,7 @@
 #include "egress/egress.h"
 #include "pipeline/port_io.h"
 #include "pkt/parser.h"
+#include "qos/plan.h"
 #include "route/fib.h"
 
 struct rte_mbuf;
@@ -39,6 +40,7 @@ struct DataplaneContext {
     std::vector<PortRuntime> ports;
     std::vector<IfAddr> all_addrs;  // every port's addresses: any of them answers echo
     const Fib *fib = nullptr;
+    const QosPlan *qos = nullptr;  // classification maps; null: every packet stays in TC 0
 };
 
 struct RxAssignment {
