@@ -25,7 +25,7 @@ constexpr const char *kUsage =
     "       rocectl [--socket PATH | --name NAME] [--json] call CMD [ARGS...]\n"
     "       rocectl --help | --version\n"
     "\n"
-    "WHAT: ports | routes | neighbours | drops [--all] | workers | info | help\n"
+    "WHAT: ports | routes | neighbours | drops [--all] | queues [PORT...] | workers | info | help\n"
     "\n"
     "  --socket PATH  control socket of the switch (default: $ROCESW_SOCKET, else\n"
     "                 /run/rocesw/rocesw.sock)\n"
@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
         cmd = args[i++];
         if (cmd == "neighbors") cmd = "neighbours";
         static const std::vector<std::string> known = {"ports",   "routes", "neighbours", "drops",
-                                                       "workers", "info",   "help"};
+                                                       "workers", "info",   "help",       "queues"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {
@@ -121,6 +121,8 @@ int main(int argc, char **argv) {
                 json_out = true;
             } else if (args[i] == "--all" && cmd == "drops") {
                 cmd_args.push_back("all");
+            } else if (cmd == "queues" && args[i][0] != '-') {
+                cmd_args.push_back(args[i]);  // port names
             } else {
                 return usage_error("show " + cmd + ": unexpected '" + args[i] + "'");
             }

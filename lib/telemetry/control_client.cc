@@ -346,6 +346,17 @@ std::string drops_view(const json &data, const json &drops) {
     return out;
 }
 
+std::string queues_view(const json &queues) {
+    Table t{{"PORT", "Q", "ENQ-PKTS", "DEQ-PKTS", "DEPTH-BYTES", "WATERMARK", "ECN-MARKED", "DROPS"},
+            {false, true, true, true, true, true, true, true},
+            {}};
+    for (const auto &q : queues)
+        t.rows.push_back({text(q, "port"), text(q, "queue"), text(q, "enq_packets"),
+                          text(q, "deq_packets"), text(q, "depth_bytes"), text(q, "watermark_bytes"),
+                          text(q, "ecn_marked"), text(q, "drops")});
+    return t.render();
+}
+
 std::string workers_view(const json &workers) {
     Table t{{"ID", "LCORE", "QUEUES", "POLLS", "BUSY-POLLS", "BUSY%", "IDLE-SLEEPS"},
             {true, true, false, true, true, true, true},
@@ -401,6 +412,7 @@ std::string format_table(const std::string &cmd, const nlohmann::json &data) {
     if (cmd == "neighbours" && (l = list(data, "neighbours"))) return neighbours_view(*l);
     if (cmd == "drops" && (l = list(data, "drops"))) return drops_view(data, *l);
     if (cmd == "workers" && (l = list(data, "workers"))) return workers_view(*l);
+    if (cmd == "queues" && (l = list(data, "queues"))) return queues_view(*l);
     if (cmd == "info" && data.is_object()) return info_view(data);
     if (cmd == "help" && data.is_array()) return help_view(data);
     return data.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

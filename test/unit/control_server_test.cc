@@ -462,6 +462,16 @@ TEST(FormatTable, DropsListsReasonsAndTotal) {
               "total: 0\n");
 }
 
+TEST(FormatTable, QueuesShowDepthWatermarkMarksAndDrops) {
+    json data = {{"queues", json::array({{{"port", "p1"}, {"queue", 3}, {"enq_packets", 10},
+                                          {"deq_packets", 7}, {"depth_bytes", 3000},
+                                          {"watermark_bytes", 9000}, {"ecn_marked", 5},
+                                          {"drops", 1}}})}};
+    EXPECT_EQ(format_table("queues", data),
+              "PORT  Q  ENQ-PKTS  DEQ-PKTS  DEPTH-BYTES  WATERMARK  ECN-MARKED  DROPS\n"
+              "p1    3        10         7         3000       9000           5      1\n");
+}
+
 TEST(FormatTable, RoutesShowNextHops) {
     json data = json::parse(R"({"routes":[
       {"prefix":"10.0.2.0/24","type":"connected","nexthop":{"id":3,"via":null,"port":"p1","mac":null,"resolved":true}},
