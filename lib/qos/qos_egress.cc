@@ -51,14 +51,34 @@ QosShared::QosShared(const QosPlan &plan, uint16_t n_workers, std::vector<uint16
 void QosShared::init(const std::string &name) {
     const size_t n_ports = plan_.ports.size();
     pg_limit_ = std::make_unique<std::array<std::atomic<uint64_t>, PgAccounting::kSize>>();
+    for (size_t in = 0; in < kMaxPorts; in++)
+        for (size_t tc = 0; tc < kNumTc; tc++) {
+            const size_t from = in < n_ports ? in : 0;  // a bogus in_port charges port 0
+            pg_key_[in * kNumTc + tc] =
+                n_ports ? uint16_t(PgAccounting::key(from, plan_.ports[from].cls.tc_to_pg[tc])) : 0;
+        }
     for (auto &l : *pg_limit_) l.store(UINT64_MAX, std::memory_order_relaxed);
     for (size_t p = 0; p < n_ports; p++) {
         const PortQosPlan &pp = plan_.ports[p];
         auto port = std::make_unique<Port>();
         port->storage.resize(size_t(kNumQueues) * plan_.queue_packets);
         for (unsigned q = 0; q < kNumQueues; q++) {
-            port->q[q].slots = &port->storage[size_t(q) * plan_.queue_packets];
-            port->q[q].mask = plan_.queue_packets - 1;
+            Queue &qu = port->q[q];
+            const QueuePlan &qp = pp.queues[q];
+            qu.slots = &port->storage[size_t(q) * plan_.queue_packets];
+            qu.mask = plan_.queue_packets - 1;
+            qu.plan = &plan_.ports[p].queues[q];
+            auto bit = [](bool on, uint32_t b) { return on ? b : 0u; };
+            qu.flags = bit(qp.lossless, Queue::kLossless) | bit(qp.dynamic, Queue::kDynamic) |
+                       bit(qp.ecn, Queue::kEcn) |
+                       bit(qp.ecn && qp.mark_point == MarkPoint::enqueue, Queue::kMarkEnq) |
+                       bit(qp.ecn && qp.mark_point == MarkPoint::dequeue, Queue::kMarkDeq) |
+                       bit(qp.drop.enabled && !qp.lossless, Queue::kDrop);
+            qu.reserved = qp.reserved_bytes;
+            qu.dynamic_th = qp.dynamic_th;
+            qu.static_th = qp.static_th_bytes;
+            qu.mark_min = qp.mark.min_bytes;
+            qu.drop_min = qp.drop.min_bytes;
         }
         port->sched = DwrrScheduler(pp.queues, plan_.dwrr_quantum_bytes);
         port->shaper = TokenBucket(pp.shaper ? pp.rate_bps : 0, pp.shaper_burst_bytes);
@@ -159,8 +179,12 @@ QosEgress::QosEgress(QosShared &shared, PortIo &io, WorkerCounters &counters, ui
       burst_(std::clamp<uint16_t>(burst, 1, 256)),
       rng_(mix(shared.plan().seed ^ mix(worker)), worker),
       own_(*shared.owner_state_.at(worker)) {
-    for (uint16_t p = 0; p < shared.n_ports(); p++)
-        if (shared.owner(p) == worker) owned_.push_back(p);
+    for (uint16_t p = 0; p < shared.n_ports(); p++) {
+        if (shared.owner(p) != worker) continue;
+        owned_.push_back(p);
+        for (auto &q : shared.ports_[p]->q)
+            if (q.plan->pool >= 0) q.pool = &own_.pools[size_t(q.plan->pool)];
+    }
 }
 
 QosEgress::~QosEgress() {
@@ -194,12 +218,13 @@ uint64_t QosEgress::pg_total(size_t key) const {
 }
 
 void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
-    const QosPlan &plan = sh_.plan_;
-    const PortQosPlan &pp = plan.ports[port];
+    using Queue = QosShared::Queue;
     QosShared::Port &ps = *sh_.ports_[port];
     PortQosStats &st = *sh_.stats_[port];
     PgAccounting &pg = *own_.pg;
-    const uint32_t cap = plan.queue_packets;
+    const uint8_t *to_queue = sh_.plan_.ports[port].cls.tc_to_queue.data();
+    const uint16_t *pg_key = sh_.pg_key_.data();
+    const uint32_t cap = sh_.plan_.queue_packets;
     rte_mbuf *dropped[64];
     uint16_t n_dropped = 0;
     // Counters are added once per burst and queue: the per-packet work stays on plain fields.
@@ -210,27 +235,24 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
         PacketMeta *meta = meta_of(m);
-        const uint8_t tc = meta->tc & (kNumTc - 1);
-        const uint8_t qi = pp.cls.tc_to_queue[tc];
-        const QueuePlan &qp = pp.queues[qi];
-        QosShared::Queue &q = ps.q[qi];
-        QueueStats &qs = st.queues[qi];
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        const unsigned qi = to_queue[tc];
+        Queue &q = ps.q[qi];
         const uint32_t len = m->pkt_len;
-        const size_t in_port = meta->in_port < plan.ports.size() ? meta->in_port : 0;
-        const size_t key = PgAccounting::key(in_port, plan.ports[in_port].cls.tc_to_pg[tc]);
-        const bool ip = meta->l3 == L3Type::ipv4 || meta->l3 == L3Type::ipv6;
+        const unsigned key = pg_key[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc];
+        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;  // ipv4 or ipv6
         const bool ect = ip && meta->ecn != kEcnNotEct;
 
         // Bytes beyond the queue's reservation come out of the pool's shared part.
-        const uint64_t excess =
-            q.bytes + len > qp.reserved_bytes ? q.bytes + len - qp.reserved_bytes : 0;
+        const uint64_t after = q.bytes + len;
+        const uint64_t excess = after > q.reserved ? after - q.reserved : 0;
         const uint64_t delta = excess - q.excess;  // >= 0: the queue only grows here
-        QosShared::Pool *pool = qp.pool >= 0 ? &own_.pools[size_t(qp.pool)] : nullptr;
+        QosShared::Pool *pool = q.pool;
 
         QueueDrop why = QueueDrop::count;
-        if (q.size() >= cap) {
+        if (unlikely(q.size() >= cap)) {
             why = QueueDrop::queue_full;
-        } else if (qp.lossless) {
+        } else if (q.flags & Queue::kLossless) {
             // Lossless: never a threshold, never WRED; PFC (ingress) keeps this bounded.
             if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
                 why = QueueDrop::headroom_exhausted;
@@ -241,23 +263,23 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
             if (pool && delta) {
                 if (pool->shared_used + delta > pool->shared) {
                     why = QueueDrop::buffer_full;
-                } else if (qp.dynamic) {
+                } else if (q.flags & Queue::kDynamic) {
                     // Dynamic threshold (Choudhury-Hahne): the queue's shared use may reach
                     // alpha x the shared bytes still free, alpha = 2^dynamic_th.
                     uint64_t free = pool->shared - pool->shared_used;
                     uint64_t limit =
-                        qp.dynamic_th >= 0 ? free << qp.dynamic_th : free >> -qp.dynamic_th;
+                        q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
                     if (excess > limit) why = QueueDrop::buffer_full;
-                } else if (q.bytes + len > qp.static_th_bytes) {
+                } else if (after > q.static_th) {
                     why = QueueDrop::buffer_full;
                 }
             }
-            if (why == QueueDrop::count && qp.drop.enabled && !(ect && qp.ecn) &&
-                wred(qp.drop, q.bytes))
+            if ((q.flags & Queue::kDrop) && q.bytes >= q.drop_min && why == QueueDrop::count &&
+                !(ect && (q.flags & Queue::kEcn)) && wred(q.plan->drop, q.bytes))
                 why = QueueDrop::wred_drop;
         }
-        if (why != QueueDrop::count) {
-            qs.drops[size_t(why)].inc();
+        if (unlikely(why != QueueDrop::count)) {
+            st.queues[qi].drops[size_t(why)].inc();
             if (why == QueueDrop::headroom_exhausted) pg.drops[key].inc();
             ctr_.ports[port].drops[size_t(DropReason::tx_full)].inc();
             dropped[n_dropped++] = m;
@@ -267,12 +289,12 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
             }
             continue;
         }
-        if (ect && qp.ecn && qp.mark_point == MarkPoint::enqueue && wred(qp.mark, q.bytes) &&
-            ecn_mark(m, meta))
+        if ((q.flags & Queue::kMarkEnq) && ect && q.bytes >= q.mark_min &&
+            wred(q.plan->mark, q.bytes) && ecn_mark(m, meta))
             t_marked[qi]++;
 
         q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(meta->ecn | ip << 2)};
-        q.bytes += len;
+        q.bytes = after;
         q.excess = excess;
         if (pool) {
             pool->shared_used += delta;
@@ -283,15 +305,15 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         touched |= 1u << qi;
         t_packets[qi]++;
         t_bytes[qi] += len;
-        q.wm_bytes = std::max(q.wm_bytes, q.bytes);
-        q.wm_packets = std::max<uint64_t>(q.wm_packets, q.size());
+        if (after > q.wm_bytes) q.wm_bytes = after;
+        if (q.size() > q.wm_packets) q.wm_packets = q.size();
     }
     if (n_dropped) rte_pktmbuf_free_bulk(dropped, n_dropped);
     ps.nonempty = uint8_t(ps.nonempty | touched);
     for (unsigned qi = 0; touched; qi++, touched >>= 1) {
         if (!(touched & 1)) continue;
         QueueStats &qs = st.queues[qi];
-        const QosShared::Queue &q = ps.q[qi];
+        const Queue &q = ps.q[qi];
         qs.enq_packets.add(t_packets[qi]);
         qs.enq_bytes.add(t_bytes[qi]);
         if (t_marked[qi]) qs.ecn_marked.add(t_marked[qi]);
@@ -340,7 +362,6 @@ uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, 
 
 uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     const QosPlan &plan = sh_.plan_;
-    const PortQosPlan &pp = plan.ports[port];
     QosShared::Port &ps = *sh_.ports_[port];
     PortQosStats &st = *sh_.stats_[port];
     PgAccounting &pg = *own_.pg;
@@ -406,14 +427,12 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             const uint32_t w = plan.wire_bytes(s.len);
             if (!ps.ring.fits(w)) break;
 
-            const QueuePlan &qp = pp.queues[size_t(qi)];
             q.head++;
             q.bytes -= s.len;
-            const uint64_t excess = q.bytes > qp.reserved_bytes ? q.bytes - qp.reserved_bytes : 0;
-            if (qp.pool >= 0) {
-                QosShared::Pool &pool = own_.pools[size_t(qp.pool)];
-                pool.shared_used -= q.excess - excess;
-                pool.used -= s.len;
+            const uint64_t excess = q.bytes > q.reserved ? q.bytes - q.reserved : 0;
+            if (QosShared::Pool *pool = q.pool) {
+                pool->shared_used -= q.excess - excess;
+                pool->used -= s.len;
             }
             q.excess = excess;
             pg.bytes[s.pg_key].sub(s.len);
@@ -424,8 +443,8 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             }
             // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
             const unsigned ecn = s.ecn_ip & 3;
-            if (qp.ecn && qp.mark_point == MarkPoint::dequeue && (s.ecn_ip & 4) &&
-                (ecn == kEcnEct0 || ecn == kEcnEct1) && wred(qp.mark, q.bytes) &&
+            if ((q.flags & QosShared::Queue::kMarkDeq) && q.bytes >= q.mark_min && (s.ecn_ip & 4) &&
+                (ecn == kEcnEct0 || ecn == kEcnEct1) && wred(q.plan->mark, q.bytes) &&
                 ecn_mark(s.m, meta_of(s.m)))
                 t_marked[size_t(qi)]++;
             touched |= 1u << qi;
@@ -497,19 +516,17 @@ void QosEgress::discard_all(DropReason reason) {
         for (unsigned qi = 0; qi < kNumQueues; qi++) {
             QosShared::Queue &q = ps.q[qi];
             QueueStats &qs = st.queues[qi];
-            const QueuePlan &qp = sh_.plan_.ports[port].queues[qi];
             if (q.size()) qs.drops[size_t(QueueDrop::discarded)].add(q.size());
             while (q.size()) {
                 const QosShared::Slot &s = q.slots[q.head++ & q.mask];
                 own_.pg->bytes[s.pg_key].sub(s.len);
-                if (qp.pool >= 0) own_.pools[size_t(qp.pool)].used -= s.len;
+                if (q.pool) q.pool->used -= s.len;
                 rte_pktmbuf_free(s.m);
                 dropped++;
             }
-            if (qp.pool >= 0) {
-                QosShared::Pool &pool = own_.pools[size_t(qp.pool)];
-                pool.shared_used -= q.excess;
-                pool.used_gauge.set(pool.used);
+            if (q.pool) {
+                q.pool->shared_used -= q.excess;
+                q.pool->used_gauge.set(q.pool->used);
             }
             q.bytes = q.excess = 0;
             qs.depth_packets.set(0);

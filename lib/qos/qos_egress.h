@@ -106,14 +106,33 @@ class QosShared {
         // reload every hoisted value in the admission loop.
         uint16_t ecn_ip;
     };
+    struct Pool;
+    // One queue: its state, plus a copy of the QueuePlan fields admission and dequeue read for
+    // every packet, so that both touch one structure.
     struct Queue {
         Slot *slots = nullptr;
         uint32_t mask = 0;
         uint32_t head = 0, tail = 0;  // free-running
         uint64_t bytes = 0;
-        uint64_t excess = 0;  // bytes beyond reserved_bytes, charged to the pool
+        uint64_t excess = 0;  // bytes beyond `reserved`, charged to the pool
         uint64_t wm_bytes = 0, wm_packets = 0;
         uint32_t size() const { return tail - head; }
+
+        enum : uint32_t {
+            kLossless = 1,
+            kDynamic = 2,
+            kEcn = 4,       // ECT packets are marked, never WRED-dropped
+            kMarkEnq = 8,   // kEcn and marking at enqueue
+            kMarkDeq = 16,  // kEcn and marking at dequeue
+            kDrop = 32,     // drop curve on (lossy queues only)
+        };
+        uint32_t flags = 0;
+        uint32_t reserved = 0;
+        int32_t dynamic_th = 0;
+        uint32_t mark_min = 0, drop_min = 0;  // below these no random number is drawn
+        uint64_t static_th = 0;
+        Pool *pool = nullptr;  // the owner's share of the queue's pool
+        const QueuePlan *plan = nullptr;
     };
     struct Pool {
         uint64_t shared = 0;  // this owner's share of size - reserved
@@ -152,6 +171,8 @@ class QosShared {
     std::vector<std::unique_ptr<PortQosStats>> stats_;
     std::vector<std::unique_ptr<Owner>> owner_state_;
     std::unique_ptr<std::array<std::atomic<uint64_t>, PgAccounting::kSize>> pg_limit_;
+    // PgAccounting key of (ingress port, TC): the ingress port's TC_TO_PRIORITY_GROUP_MAP.
+    std::array<uint16_t, kMaxPorts * kNumTc> pg_key_{};
     // PG watermark clears: per ingress port, plus one counter every owner checks per flush.
     std::array<std::atomic<uint32_t>, kMaxPorts> pg_wm_epoch_{};
     std::atomic<uint32_t> pg_wm_any_{0};
