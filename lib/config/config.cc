@@ -3,9 +3,9 @@
 // half-way. Every check names the field by its path (ports[1].mtu) so the message alone is
 // enough to find and fix the line. doc/config.md lists every rule and message.
 #include "config/config.h"
+#include "config/yaml_doc.h"
 
 #include <arpa/inet.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -602,41 +602,9 @@ std::optional<uint64_t> parse_speed_mbps(const std::string &s) {
 }
 
 Config load_config_string(const std::string &yaml, const std::string &source) {
-    std::vector<YAML::Node> docs;
+    YAML::Node root = load_yaml_document(yaml, source);
     try {
-        // Not YAML::LoadAll: in yaml-cpp 0.7 it loops forever, allocating, on inputs its parser
-        // cannot advance past (a lone ",": yaml-cpp issue 1040, found by test/fuzz). Count the
-        // documents with a bounded loop and a handler that keeps nothing, then load the first.
-        struct Counter : YAML::EventHandler {
-            void OnDocumentStart(const YAML::Mark &) override {}
-            void OnDocumentEnd() override {}
-            void OnNull(const YAML::Mark &, YAML::anchor_t) override {}
-            void OnAlias(const YAML::Mark &, YAML::anchor_t) override {}
-            void OnScalar(const YAML::Mark &, const std::string &, YAML::anchor_t,
-                          const std::string &) override {}
-            void OnSequenceStart(const YAML::Mark &, const std::string &, YAML::anchor_t,
-                                 YAML::EmitterStyle::value) override {}
-            void OnSequenceEnd() override {}
-            void OnMapStart(const YAML::Mark &, const std::string &, YAML::anchor_t,
-                            YAML::EmitterStyle::value) override {}
-            void OnMapEnd() override {}
-        } counter;
-        std::istringstream in(yaml);
-        YAML::Parser parser(in);
-        size_t n_docs = 0;
-        while (n_docs < 2 && parser.HandleNextDocument(counter)) n_docs++;
-        if (n_docs > 1)
-            throw ConfigError(source + ": expected one YAML document, found 2 or more");
-        if (n_docs == 1) docs.push_back(YAML::Load(yaml));
-    } catch (const YAML::ParserException &e) {
-        if (e.mark.is_null()) throw ConfigError(source + ": " + e.msg);
-        throw ConfigError(source + ": line " + std::to_string(e.mark.line + 1) + ", column " +
-                          std::to_string(e.mark.column + 1) + ": " + e.msg);
-    } catch (const YAML::Exception &e) {
-        throw ConfigError(source + ": " + e.msg);
-    }
-    try {
-        return Loader(source).load(docs.empty() ? YAML::Node() : docs[0]);
+        return Loader(source).load(root);
     } catch (const YAML::Exception &e) {
         throw ConfigError(source + ": " + e.msg);  // not expected: the loader checks node kinds
     }

@@ -4,7 +4,8 @@
 // operators carry those tables over as they are. doc/qos.md lists every rule.
 #include "qos/qos_config.h"
 
-#include <yaml-cpp/eventhandler.h>
+#include "config/yaml_doc.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -604,37 +605,7 @@ uint32_t auto_bytes(uint64_t rate_bps) {
 }  // namespace
 
 QosConfig load_qos_string(const std::string &yaml, const std::string &source) {
-    YAML::Node root;
-    try {
-        // As lib/config does: count the documents with a bounded loop (YAML::LoadAll can loop
-        // forever on input its parser cannot advance past), then load the only one.
-        struct Counter : YAML::EventHandler {
-            void OnDocumentStart(const YAML::Mark &) override {}
-            void OnDocumentEnd() override {}
-            void OnNull(const YAML::Mark &, YAML::anchor_t) override {}
-            void OnAlias(const YAML::Mark &, YAML::anchor_t) override {}
-            void OnScalar(const YAML::Mark &, const std::string &, YAML::anchor_t,
-                          const std::string &) override {}
-            void OnSequenceStart(const YAML::Mark &, const std::string &, YAML::anchor_t,
-                                 YAML::EmitterStyle::value) override {}
-            void OnSequenceEnd() override {}
-            void OnMapStart(const YAML::Mark &, const std::string &, YAML::anchor_t,
-                            YAML::EmitterStyle::value) override {}
-            void OnMapEnd() override {}
-        } counter;
-        std::istringstream in(yaml);
-        YAML::Parser parser(in);
-        size_t n_docs = 0;
-        while (n_docs < 2 && parser.HandleNextDocument(counter)) n_docs++;
-        if (n_docs > 1) throw ConfigError(source + ": expected one YAML document, found 2 or more");
-        if (n_docs == 1) root = YAML::Load(yaml);
-    } catch (const YAML::ParserException &e) {
-        if (e.mark.is_null()) throw ConfigError(source + ": " + e.msg);
-        throw ConfigError(source + ": line " + std::to_string(e.mark.line + 1) + ", column " +
-                          std::to_string(e.mark.column + 1) + ": " + e.msg);
-    } catch (const YAML::Exception &e) {
-        throw ConfigError(source + ": " + e.msg);
-    }
+    YAML::Node root = load_yaml_document(yaml, source);
     try {
         return Loader(source).load(root);
     } catch (const YAML::Exception &e) {
