@@ -611,14 +611,7 @@ Config load_config_string(const std::string &yaml, const std::string &source) {
 }
 
 Config load_config_file(const std::string &path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw ConfigError(path + ": is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path + ": cannot open file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad() || text.bad()) throw ConfigError(path + ": cannot read file");
-    Config c = load_config_string(text.str(), path);
+    Config c = load_config_string(read_config_file(path), path);
     // A relative QoS profile path is relative to the file that names it.
     if (!c.sw.qos_file.empty() && std::filesystem::path(c.sw.qos_file).is_relative())
         c.sw.qos_file = (std::filesystem::path(path).parent_path() / c.sw.qos_file).lexically_normal();

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "config/config.h"
@@ -44,6 +46,17 @@ YAML::Node load_yaml_document(const std::string &text, const std::string &source
     } catch (const YAML::Exception &e) {
         throw ConfigError(source + ": " + e.msg);
     }
+}
+
+std::string read_config_file(const std::string &path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw ConfigError(path + ": is a directory");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(path + ": cannot open file");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad() || text.bad()) throw ConfigError(path + ": cannot read file");
+    return text.str();
 }
 
 }  // namespace rocesw

@@ -14,4 +14,8 @@ namespace rocesw {
 // advance past (a lone ",", yaml-cpp issue 1040, found by test/fuzz).
 YAML::Node load_yaml_document(const std::string &text, const std::string &source);
 
+// The whole text of a config file. Throws ConfigError "<path>: is a directory",
+// "<path>: cannot open file" or "<path>: cannot read file".
+std::string read_config_file(const std::string &path);
+
 }  // namespace rocesw

@@ -614,14 +614,7 @@ QosConfig load_qos_string(const std::string &yaml, const std::string &source) {
 }
 
 QosConfig load_qos_file(const std::string &path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw ConfigError(path + ": is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(path + ": cannot open file");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad() || text.bad()) throw ConfigError(path + ": cannot read file");
-    return load_qos_string(text.str(), path);
+    return load_qos_string(read_config_file(path), path);
 }
 
 QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports) {
