@@ -72,26 +72,6 @@ bool valid_name(const std::string &s, size_t max, std::string_view extra) {
     });
 }
 
-std::string describe(const YAML::Node &n) {
-    switch (n.Type()) {
-        case YAML::NodeType::Scalar:
-            return "'" + n.Scalar() + "'";
-        case YAML::NodeType::Sequence:
-            return "a list";
-        case YAML::NodeType::Map:
-            return "a map";
-        default:
-            return "an empty value";
-    }
-}
-
-std::string at(const std::string &path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
-
-std::string at(const std::string &path, size_t i) {
-    return path + "[" + std::to_string(i) + "]";
-}
 
 // The fields of one YAML map, checked against the names the schema allows.
 struct Fields {

@@ -48,6 +48,19 @@ YAML::Node load_yaml_document(const std::string &text, const std::string &source
     }
 }
 
+std::string describe(const YAML::Node &n) {
+    switch (n.Type()) {
+        case YAML::NodeType::Scalar:
+            return "'" + n.Scalar() + "'";
+        case YAML::NodeType::Sequence:
+            return "a list";
+        case YAML::NodeType::Map:
+            return "a map";
+        default:
+            return "an empty value";
+    }
+}
+
 std::string read_config_file(const std::string &path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) throw ConfigError(path + ": is a directory");

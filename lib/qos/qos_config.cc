@@ -23,22 +23,6 @@ namespace rocesw {
 
 namespace {
 
-std::string describe(const YAML::Node &n) {
-    switch (n.Type()) {
-        case YAML::NodeType::Scalar:
-            return "'" + n.Scalar() + "'";
-        case YAML::NodeType::Sequence:
-            return "a list";
-        case YAML::NodeType::Map:
-            return "a map";
-        default:
-            return "an empty value";
-    }
-}
-
-std::string at(const std::string &path, std::string_view key) {
-    return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
 
 bool valid_name(const std::string &s) {
     if (s.empty() || s.size() > 64) return false;
