@@ -37,7 +37,15 @@ namespace rocesw {
     X(local_unhandled, "addressed to the switch, no local handler")                      \
     X(arp_invalid, "malformed ARP packet")                                               \
     X(tx_full, "device TX ring full")                                                    \
-    X(port_stopped, "egress port is not running")
+    X(port_stopped, "egress port is not running")                                        \
+    X(queue_full, "egress queue's packet slots are all used")                            \
+    X(buffer_full, "lossy tail drop: queue threshold or shared pool exhausted")          \
+    X(wred_drop, "WRED dropped a Not-ECT packet")                                        \
+    X(headroom_exhausted, "lossless: PG headroom (or pool + headroom) exhausted")        \
+    X(handoff_full, "another worker's handoff ring to the egress port was full")         \
+    X(pfc_watchdog, "egress queue stormed by PFC, watchdog action drop")                 \
+    X(mac_control_malformed, "malformed MAC-control (PFC/PAUSE) frame")                  \
+    X(pause_ignored, "802.3x PAUSE or MAC-control frame the port does not honor")
 
 enum class DropReason : uint8_t {
 #define X(name, text) name,

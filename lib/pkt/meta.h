@@ -9,7 +9,8 @@
 
 namespace rocesw {
 
-enum class L3Type : uint8_t { none, ipv4, ipv6, arp };
+// mac_control: EtherType 0x8808 (PFC, PAUSE); validated by lib/pfc, never forwarded.
+enum class L3Type : uint8_t { none, ipv4, ipv6, arp, mac_control };
 
 enum PktFlags : uint16_t {
     kFlagVlan = 1 << 0,      // an 802.1Q tag was present (pcp/vid valid)

@@ -141,6 +141,10 @@ std::optional<DropReason> parse_frame(const uint8_t *f, uint32_t len, const Pars
             m->l3 = L3Type::arp;
             m->l3_len = kArpEthIpv4Len;
             return std::nullopt;
+        case kEtherTypeMacControl:
+            // PFC / PAUSE: the frame is validated by lib/pfc (tagged ones are refused there).
+            m->l3 = L3Type::mac_control;
+            return std::nullopt;
         default:
             return DropReason::ethertype_unsupported;
     }

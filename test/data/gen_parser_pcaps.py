@@ -60,7 +60,7 @@ def add(name, frame, expect, meta=None, note=""):
     if meta is not None:  # guard against encoder slips: the EtherType must match the L3 type
         off = meta["l3_offset"]
         ethertype = struct.unpack("!H", frame[off - 2:off])[0]
-        want = {"ipv4": 0x0800, "ipv6": 0x86DD, "arp": 0x0806}[meta["l3"]]
+        want = {"ipv4": 0x0800, "ipv6": 0x86DD, "arp": 0x0806, "mac_control": 0x8808}[meta["l3"]]
         if ethertype != want or (meta["vlan"] and frame[12:14] != b"\x81\x00"):
             sys.exit("%s: EtherType 0x%04x, expected 0x%04x" % (name, ethertype, want))
     cases.append((name, frame, expect, meta, note))
@@ -382,6 +382,16 @@ bad("ethertype_8023_llc_stp", Dot3(src=MAC_SRC, dst="01:80:c2:00:00:00") / LLC()
     "ethertype_unsupported", "802.3 length field, not an EtherType")
 bad("vlan_ethertype_lldp", Ether(src=MAC_SRC, dst=MAC_DST) / Dot1Q(vlan=7, type=0x88CC) /
     Raw(bytes(46)), "ethertype_unsupported")
+# MAC control (PFC / PAUSE): the parser only recognises the EtherType; lib/pfc validates the
+# rest (test/unit/pfc_frame_test.cc), so a tagged one still parses as mac_control here.
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACControlPause
+for _name, _vlan, _ctl in (
+        ("mac_control_pfc", None, MACControlClassBasedFlowControl(c3_enabled=1, c3_pause_time=0xFFFF)),
+        ("mac_control_pause", None, MACControlPause(pause_time=100)),
+        ("vlan_mac_control_pfc", (3, 5), MACControlClassBasedFlowControl(c4_enabled=1, c4_pause_time=7))):
+    _e, _m = l2(_vlan, dst="01:80:c2:00:00:01")
+    _m.update(l3="mac_control", l4=False, roce=False, fragment=False)
+    add(_name, raw(_e / _ctl), "ok", _m)
 bad("src_mac_multicast", Ether(src="01:00:5e:00:00:01", dst=MAC_DST) /
     IP(src=IP4_SRC, dst=IP4_DST) / UDP() / Raw(PAYLOAD16), "src_mac_multicast")
 bad("src_mac_broadcast", Ether(src=MAC_BCAST, dst=MAC_DST) / IP(src=IP4_SRC, dst=IP4_DST) /

@@ -104,7 +104,8 @@ void expect_meta(const json &spec, const PacketMeta &m) {
     };
 #undef ROCESW_FIELD
     static const std::map<std::string, L3Type> kL3 = {
-        {"ipv4", L3Type::ipv4}, {"ipv6", L3Type::ipv6}, {"arp", L3Type::arp}};
+        {"ipv4", L3Type::ipv4}, {"ipv6", L3Type::ipv6}, {"arp", L3Type::arp},
+        {"mac_control", L3Type::mac_control}};
 
     for (const auto &[key, v] : spec.items()) {
         SCOPED_TRACE("field " + key);
@@ -228,7 +229,11 @@ TEST_F(ParserCases, MetaDoesNotDependOnPriorContents) {
 TEST_F(ParserCases, CoversEveryParserDropReason) {
     const std::set<std::string> not_parser = {"dst_mac_mismatch", "l3_multicast", "ttl_expired",
                                               "no_route",         "no_neighbour", "mtu_exceeded",
-                                              "local_unhandled",  "tx_full",      "port_stopped"};
+                                              "local_unhandled",  "tx_full",      "port_stopped",
+                                              // egress queues (lib/qos) and PFC (lib/pfc)
+                                              "queue_full", "buffer_full", "wred_drop",
+                                              "headroom_exhausted", "handoff_full", "pfc_watchdog",
+                                              "mac_control_malformed", "pause_ignored"};
     std::set<std::string> seen;
     for (const auto &c : *cases_) seen.insert(result_name(c.expect));
     EXPECT_TRUE(seen.count("ok"));
