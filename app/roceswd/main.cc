@@ -43,7 +43,8 @@ void usage(FILE *out) {
 // ports. Throws ConfigError naming the QoS file and field.
 rocesw::QosPlan load_qos_plan(const rocesw::Config &c) {
     std::vector<rocesw::QosPortInfo> ports;
-    for (const auto &p : c.ports) ports.push_back({p.name, p.speed_mbps});
+    for (const auto &p : c.ports)
+        ports.push_back({p.name, p.speed_mbps, p.mtu, uint16_t(c.sw.burst)});
     rocesw::QosConfig q = c.sw.qos_file.empty() ? rocesw::default_qos_config()
                                                 : rocesw::load_qos_file(c.sw.qos_file);
     return rocesw::build_qos_plan(q, ports);

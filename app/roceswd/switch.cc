@@ -67,6 +67,14 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     // Port p's queues are owned by worker p % n_workers; other workers hand packets to it.
     qos_ = std::make_unique<QosShared>(qos, n_workers, "rocesw_qos");
     ctx_.qos = &qos_->plan();
+    ctx_.pfc = qos_.get();  // received PFC/PAUSE frames
+    {
+        std::vector<std::array<uint8_t, 6>> macs;
+        for (const auto &p : cfg_.ports) macs.push_back(p.mac.b);
+        qos_->set_pfc_source(ports_->pool(), std::move(macs));
+    }
+    for (const auto &w : qos_->plan().warnings) spdlog::warn("{}", w);
+    for (const auto &p : ports_->ports()) pfc_modes_.push_back(p.pfc_mode);
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (uint16_t w = 0; w < n_workers; w++) {
         WorkerSlot s;

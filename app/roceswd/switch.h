@@ -50,6 +50,7 @@ class Switch {
     nlohmann::json view_drops(bool all) const;
     nlohmann::json view_workers() const;
     nlohmann::json view_queues(const std::vector<std::string> &args) const;
+    nlohmann::json view_pfc(const std::vector<std::string> &args) const;  // pfc_view.cc
 
   private:
     struct WorkerSlot {
@@ -62,6 +63,7 @@ class Switch {
     void register_commands();
 
     Config cfg_;
+    std::vector<std::string> pfc_modes_;  // per port: how MAC-control frames reach us
     TscClock clock_;
     std::chrono::steady_clock::time_point started_;
     std::unique_ptr<EthdevPorts> ports_;

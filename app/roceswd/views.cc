@@ -166,6 +166,8 @@ json Switch::view_queues(const std::vector<std::string> &args) const {
 void Switch::register_commands() {
     server_.add("queues", "8 egress queues per port: depth, watermark, ECN marks, drops ([port...])",
                 [this](const std::vector<std::string> &args) { return view_queues(args); });
+    server_.add("pfc", "PFC per port: pauses received/sent per priority, PG buffers, watchdog ([port...])",
+                [this](const std::vector<std::string> &args) { return view_pfc(args); });
     server_.add("info", "switch name, version, uptime, workers",
                 [this](auto &) { return view_info(); });
     server_.add("ports", "ports with link state and counters",

@@ -98,6 +98,8 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
         if ((rc = rte_eth_dev_start(p.port_id)) != 0) fail(pc, "start", rc);
         if ((rc = rte_eth_promiscuous_enable(p.port_id)) != 0 && rc != -ENOTSUP)
             spdlog::warn("port {}: promiscuous mode: {}", pc.name, rte_strerror(-rc));
+        p.pfc_mode = setup_pfc_mode(p.port_id);
+        spdlog::info("port {}: PFC mode: {}", pc.name, p.pfc_mode);
         rte_eth_link_get_nowait(p.port_id, &p.link);
         spdlog::info("port {}: {} (port id {}, driver {}), {} rx / {} tx queues{}, link {} {} Mb/s",
                      pc.name, pc.device, p.port_id, p.driver, p.n_rxq, p.n_txq,
@@ -109,6 +111,29 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
         tx_locks_.push_back(std::move(locks));
         ports_.push_back(std::move(p));
     }
+}
+
+// PFC is generated and honored in software: the device must not act on PAUSE/PFC frames itself
+// and must hand them to us. Where the device has a flow-control API: link flow control off and
+// MAC-control frame forwarding on. Returns what the port runs with.
+std::string EthdevPorts::setup_pfc_mode(uint16_t port_id) {
+    rte_eth_fc_conf fc{};
+    int rc = rte_eth_dev_flow_ctrl_get(port_id, &fc);
+    if (rc == -ENOTSUP)
+        return "software (device has no flow-control API; MAC-control frames arrive as the "
+               "device delivers them)";
+    if (rc != 0) return std::string("software (flow-control query failed: ") + rte_strerror(-rc) + ")";
+    fc.mode = RTE_ETH_FC_NONE;
+    fc.mac_ctrl_frame_fwd = 1;
+    rc = rte_eth_dev_flow_ctrl_set(port_id, &fc);
+    if (rc == 0) return "software (device flow control off, MAC-control frames forwarded)";
+    // Some devices refuse forwarding but accept flow control off: try that alone.
+    fc.mac_ctrl_frame_fwd = 0;
+    if (rte_eth_dev_flow_ctrl_set(port_id, &fc) == 0)
+        return "software, degraded (device flow control off, but it does not forward MAC-control "
+               "frames: received PFC is not seen)";
+    return std::string("software, degraded (cannot turn device flow control off: ") +
+           rte_strerror(-rc) + ")";
 }
 
 EthdevPorts::~EthdevPorts() {

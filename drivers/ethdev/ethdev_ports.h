@@ -28,6 +28,9 @@ struct EthPort {
     rte_eth_link link{};      // last seen
     uint64_t link_changes = 0;
     std::string driver;
+    // How PFC/PAUSE frames reach the switch (doc/pfc.md): "software (flow control off, MAC
+    // control forwarded)" when the device took that setting, else why not.
+    std::string pfc_mode;
 };
 
 class EthdevPorts final : public PortIo {
@@ -51,6 +54,7 @@ class EthdevPorts final : public PortIo {
     void stop();
 
   private:
+    static std::string setup_pfc_mode(uint16_t port_id);
     std::vector<EthPort> ports_;
     std::vector<std::unique_ptr<rte_spinlock_t[]>> tx_locks_;
     rte_mempool *pool_ = nullptr;

@@ -13,6 +13,7 @@
 #include "pkt/checksum.h"
 #include "pkt/mbuf_meta.h"
 #include "qos/classifier.h"
+#include "qos/qos_egress.h"
 
 namespace rocesw {
 
@@ -79,6 +80,20 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
     out_[in_port][n_out_[in_port]++] = m;
 }
 
+void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns) {
+    if (!ctx_.pfc) return drop(m, in_port, DropReason::pause_ignored);
+    switch (ctx_.pfc->receive_mac_control(in_port, f, rte_pktmbuf_data_len(m), now_ns)) {
+        case QosShared::MacControlResult::consumed:
+            ctr_.ports[in_port].local_packets.inc();
+            dropped_[n_dropped_++] = m;  // freed with the burst's drops, not counted as one
+            return;
+        case QosShared::MacControlResult::ignored:
+            return drop(m, in_port, DropReason::pause_ignored);
+        case QosShared::MacControlResult::malformed:
+            return drop(m, in_port, DropReason::mac_control_malformed);
+    }
+}
+
 void Worker::forward(rte_mbuf *m, const NextHop &nh) {
     PacketMeta *meta = meta_of(m);
     const uint16_t in_port = meta->in_port;
@@ -137,6 +152,11 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         }
         meta->in_port = uint8_t(in_port);
         meta->rx_ns_lo = uint32_t(now_ns);
+        if (meta->l3 == L3Type::mac_control) {
+            // PFC / PAUSE: acted on here, never forwarded, whatever the destination MAC.
+            mac_control(m, in_port, f, now_ns);
+            continue;
+        }
         // Before any rewrite: PCP trust needs the tag that forwarding strips.
         if (ctx_.qos) meta->tc = classify_tc(*meta, ctx_.qos->ports[in_port].cls);
         const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);

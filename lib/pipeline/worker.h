@@ -26,6 +26,8 @@ struct rte_mbuf;
 
 namespace rocesw {
 
+class QosShared;
+
 inline constexpr uint16_t kMaxBurst = 256;
 
 struct PortRuntime {
@@ -41,6 +43,9 @@ struct DataplaneContext {
     std::vector<IfAddr> all_addrs;  // every port's addresses: any of them answers echo
     const Fib *fib = nullptr;
     const QosPlan *qos = nullptr;  // classification maps; null: every packet stays in TC 0
+    // PFC/PAUSE frames received go here (QosShared::receive_mac_control); null: every
+    // MAC-control frame is dropped as pause_ignored.
+    QosShared *pfc = nullptr;
 };
 
 struct RxAssignment {
@@ -67,6 +72,7 @@ class Worker {
     void drop(rte_mbuf *m, uint16_t port, DropReason r);
     void forward(rte_mbuf *m, const NextHop &nh);
     void local(rte_mbuf *m, uint16_t in_port);
+    void mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns);
     void flush_outputs(uint64_t now_ns);
 
     uint16_t id_;

@@ -84,6 +84,41 @@ struct QueuePlan {
     bool operator==(const QueuePlan &) const = default;
 };
 
+// A priority group of an ingress port, for PFC generation (doc/pfc.md). Only PGs that carry a
+// lossless TC (priorities != 0) generate PFC.
+struct PgPlan {
+    uint8_t priorities = 0;  // PFC priorities it pauses: the lossless TCs mapped to it
+    int8_t pool = -1;        // ingress pool (QosPlan::ingress_pools), -1: none (static only)
+    uint32_t reserved_bytes = 0;  // BUFFER_PROFILE.size
+    bool dynamic = false;         // threshold = reserved + 2^dynamic_th x free shared bytes
+    int8_t dynamic_th = 0;
+    uint64_t static_th_bytes = 0;  // threshold when not dynamic
+    uint64_t headroom_bytes = 0;   // BUFFER_PROFILE.xoff: admitted above the threshold
+    uint64_t xon_bytes = 0;        // resume at or below max(xon, threshold - xon_offset)
+    uint64_t xon_offset_bytes = 0;
+    bool automatic = false;           // no BUFFER_PG row: threshold and headroom calculated
+    uint64_t headroom_needed = 0;     // what the calculator says this port needs
+    bool operator==(const PgPlan &) const = default;
+
+    uint64_t threshold(uint64_t pool_free_shared) const {
+        if (!dynamic) return static_th_bytes;
+        return reserved_bytes + (dynamic_th >= 0 ? pool_free_shared << dynamic_th
+                                                 : pool_free_shared >> -dynamic_th);
+    }
+    uint64_t xon_threshold(uint64_t threshold) const {
+        uint64_t off = threshold > xon_offset_bytes ? threshold - xon_offset_bytes : 0;
+        return off > xon_bytes ? off : xon_bytes;
+    }
+};
+
+// PFC watchdog of a port (PFC_WD).
+struct PfcWdPlan {
+    bool enabled = false;
+    uint64_t detection_ns = 0, restoration_ns = 0;
+    bool drop = true;  // false: forward (ignore PFC while stormed)
+    bool operator==(const PfcWdPlan &) const = default;
+};
+
 struct PortQosPlan {
     std::string name;
     PortQos cls;  // ingress classification and egress TC -> queue
@@ -92,6 +127,18 @@ struct PortQosPlan {
     bool shaper = true;               // false: no token bucket (the TX ring cap still applies)
     uint32_t shaper_burst_bytes = 0;  // token bucket depth, wire bytes
     uint32_t tx_ring_bytes = 0;       // cap on wire bytes in the device TX ring (0: no cap)
+    // PFC (doc/pfc.md). Priority p is TC p: it is lossless when pfc_enable has bit p, and it
+    // pauses queue cls.tc_to_queue[p] of this port.
+    std::array<PgPlan, kNumPg> pgs;
+    uint16_t pfc_quanta = 0xFFFF;  // advertised pause time
+    bool honor_pause = false;      // 802.3x PAUSE on a port without PFC
+    PfcWdPlan wd;
+    uint8_t lossless_queues() const {
+        uint8_t m = 0;
+        for (unsigned p = 0; p < kNumTc; p++)
+            if (cls.pfc_enable >> p & 1) m = uint8_t(m | 1u << cls.tc_to_queue[p]);
+        return m;
+    }
     bool operator==(const PortQosPlan &) const = default;
 };
 
@@ -107,6 +154,8 @@ struct QosPlan {
     std::string source;                    // the QoS file, for messages
     std::vector<PortQosPlan> ports;        // by port index
     std::vector<PoolPlan> pools;           // egress pools, by QueuePlan::pool
+    std::vector<PoolPlan> ingress_pools;   // ingress pools, by PgPlan::pool
+    std::vector<std::string> warnings;     // e.g. headroom below what the calculator needs
     uint8_t switch_tc = 7;                 // TC of traffic the switch originates (network control)
     uint32_t queue_packets = 8192;         // packet slots per queue (power of two)
     uint32_t handoff_ring_packets = 4096;  // per-port multi-producer ring (power of two)

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "common/counters.h"
+#include "pfc/headroom.h"
 
 namespace rocesw {
 
@@ -61,14 +62,16 @@ class Loader {
         static const std::initializer_list<std::string_view> kTables = {
             "DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
             "SCHEDULER",      "WRED_PROFILE",    "BUFFER_POOL",     "BUFFER_PROFILE",
-            "PORT_QOS_MAP",   "QUEUE",           "BUFFER_QUEUE",    "ROCESW"};
+            "PORT_QOS_MAP",   "QUEUE",           "BUFFER_QUEUE",    "BUFFER_PG",
+            "PFC_WD",         "ROCESW"};
         for (auto &t : tables)
             if (std::find(kTables.begin(), kTables.end(), t.key) == kTables.end())
                 fail("",
                      "unknown table '" + t.key +
                          "' (known: DSCP_TO_TC_MAP, DOT1P_TO_TC_MAP, "
                          "TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP, SCHEDULER, WRED_PROFILE, "
-                         "BUFFER_POOL, BUFFER_PROFILE, PORT_QOS_MAP, QUEUE, BUFFER_QUEUE, ROCESW)");
+                         "BUFFER_POOL, BUFFER_PROFILE, PORT_QOS_MAP, QUEUE, BUFFER_QUEUE, "
+                         "BUFFER_PG, PFC_WD, ROCESW)");
         // Tables are read in dependency order, whatever their order in the file, so that a
         // reference is checked against a table that is complete.
         auto table = [&](std::string_view name) -> const YAML::Node * {
@@ -103,11 +106,16 @@ class Loader {
         for_rows(table("PORT_QOS_MAP"), "PORT_QOS_MAP",
                  [&](const auto &r, const auto &p) { cfg_.port_qos.push_back(parse_port(r, p)); });
         for_rows(table("QUEUE"), "QUEUE", [&](const auto &r, const auto &p) {
-            cfg_.queue.push_back(parse_queue(r, p, false, cfg_.queue));
+            cfg_.queue.push_back(parse_queue(r, p, RowKind::queue, cfg_.queue));
         });
         for_rows(table("BUFFER_QUEUE"), "BUFFER_QUEUE", [&](const auto &r, const auto &p) {
-            cfg_.buffer_queue.push_back(parse_queue(r, p, true, cfg_.buffer_queue));
+            cfg_.buffer_queue.push_back(parse_queue(r, p, RowKind::buffer_queue, cfg_.buffer_queue));
         });
+        for_rows(table("BUFFER_PG"), "BUFFER_PG", [&](const auto &r, const auto &p) {
+            cfg_.buffer_pg.push_back(parse_queue(r, p, RowKind::buffer_pg, cfg_.buffer_pg));
+        });
+        for_rows(table("PFC_WD"), "PFC_WD",
+                 [&](const auto &r, const auto &p) { cfg_.pfc_wd.push_back(parse_pfc_wd(r, p)); });
         return std::move(cfg_);
     }
 
@@ -436,6 +444,8 @@ class Loader {
         for (auto [key, dst] : {std::pair{"xon", &b.xon_bytes}, std::pair{"xoff", &b.xoff_bytes},
                                 std::pair{"xon_offset", &b.xon_offset_bytes}})
             if (auto *n = find(f, key)) *dst = uint32_t(integer(*n, at(p, key), 0, UINT32_MAX));
+        b.has_xon = find(f, "xon") != nullptr;
+        b.has_xon_offset = find(f, "xon_offset") != nullptr;
         return b;
     }
 
@@ -444,7 +454,8 @@ class Loader {
         auto f =
             fields(row.value, p,
                    {"trust", "dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map",
-                    "pfc_enable", "default_tc", "shaper", "shaper_burst_bytes", "tx_ring_bytes"});
+                    "pfc_enable", "default_tc", "shaper", "shaper_burst_bytes", "tx_ring_bytes",
+                    "pfc_quanta", "pause", "cable_length"});
         QosPortEntry e;
         e.port = row.key;
         if (auto *n = find(f, "dscp_to_tc_map"))
@@ -478,6 +489,26 @@ class Loader {
             e.tx_ring_bytes = uint32_t(integer(*n, at(p, "tx_ring_bytes"), 0, uint32_t(1) << 30));
             e.tx_ring_unlimited = e.tx_ring_bytes == 0;
         }
+        if (auto *n = find(f, "pfc_quanta"))
+            e.pfc_quanta = uint16_t(integer(*n, at(p, "pfc_quanta"), 1, 0xFFFF));
+        if (auto *n = find(f, "pause")) {
+            std::string m = string(*n, at(p, "pause"));
+            if (m == "honor")
+                e.honor_pause = true;
+            else if (m != "ignore")
+                fail(at(p, "pause"), "'" + m + "' is not one of honor, ignore");
+            if (e.honor_pause && e.pfc_enable)
+                fail(at(p, "pause"),
+                     "802.3x PAUSE and PFC are mutually exclusive on a link: honor needs an "
+                     "empty pfc_enable");
+        }
+        if (auto *n = find(f, "cable_length")) {
+            // SONiC's CABLE_LENGTH values look like "40m"; a bare number is metres too.
+            if (!n->IsScalar()) fail(at(p, "cable_length"), "expected metres like 40m");
+            std::string v = n->Scalar();
+            if (!v.empty() && v.back() == 'm') v.pop_back();
+            e.cable_length_m = uint32_t(signed_integer(v, at(p, "cable_length"), 0, 100000));
+        }
         // A lossless queue must not carry lossy traffic: it would never be dropped either.
         std::array<uint8_t, kNumTc> to_queue{0, 1, 2, 3, 4, 5, 6, 7};
         if (e.tc_to_queue >= 0) to_queue = cfg_.tc_to_queue[size_t(e.tc_to_queue)].to;
@@ -510,14 +541,37 @@ class Loader {
         return mask;
     }
 
+    QosPfcWd parse_pfc_wd(const Entry &row, const std::string &p) {
+        if (row.key != "default") check_name(row.key, p);
+        auto f = fields(row.value, p, {"detection_time", "restoration_time", "action"});
+        QosPfcWd w;
+        w.port = row.key;
+        if (auto *n = find(f, "detection_time"))
+            w.detection_ms = uint32_t(integer(*n, at(p, "detection_time"), 1, 60000));
+        if (auto *n = find(f, "restoration_time"))
+            w.restoration_ms = uint32_t(integer(*n, at(p, "restoration_time"), 1, 60000));
+        if (auto *n = find(f, "action")) {
+            std::string a = string(*n, at(p, "action"));
+            if (a == "forward")
+                w.drop = false;
+            else if (a != "drop")
+                fail(at(p, "action"), "'" + a + "' is not one of drop, forward");
+        }
+        return w;
+    }
+
+    enum class RowKind { queue, buffer_queue, buffer_pg };
+
     // "<port>[,<port>...]|<q>[-<q>]"
-    QosQueueEntry parse_queue(const Entry &row, const std::string &p, bool buffer,
+    QosQueueEntry parse_queue(const Entry &row, const std::string &p, RowKind kind,
                               const std::vector<QosQueueEntry> &before) {
+        const bool pg = kind == RowKind::buffer_pg;
+        const std::string what = pg ? "PG" : "queue";
         QosQueueEntry q;
         q.path = p;
         size_t bar = row.key.find('|');
         if (bar == std::string::npos || row.key.find('|', bar + 1) != std::string::npos)
-            fail(p, "'" + row.key + "' is not <port>|<queue> or <port>|<first>-<last>");
+            fail(p, "'" + row.key + "' is not <port>|<" + what + "> or <port>|<first>-<last>");
         std::stringstream ss(row.key.substr(0, bar));
         std::string port;
         while (std::getline(ss, port, ',')) {
@@ -533,24 +587,27 @@ class Loader {
         unsigned hi = dash == std::string::npos
                           ? lo
                           : unsigned(signed_integer(range.substr(dash + 1), p, 0, kNumQueues - 1));
-        if (lo > hi) fail(p, "queue range " + range + " is empty");
+        if (lo > hi) fail(p, what + " range " + range + " is empty");
         for (unsigned i = lo; i <= hi; i++) q.queues = uint8_t(q.queues | 1u << i);
         for (auto &b : before)
             for (auto &port_name : q.ports)
                 if (std::find(b.ports.begin(), b.ports.end(), port_name) != b.ports.end() &&
                     (b.queues & q.queues)) {
                     unsigned first = unsigned(__builtin_ctz(b.queues & q.queues));
-                    fail(p, "queue " + std::to_string(first) + " of " + port_name +
+                    fail(p, what + " " + std::to_string(first) + " of " + port_name +
                                 " is also set by " + b.path);
                 }
-        if (buffer) {
+        if (kind != RowKind::queue) {
             auto f = fields(row.value, p, {"profile"});
             q.profile =
                 ref(require(f, p, "profile"), at(p, "profile"), "BUFFER_PROFILE", cfg_.profiles);
-            const QosBufferPool &pool = cfg_.pools[size_t(cfg_.profiles[size_t(q.profile)].pool)];
-            if (pool.ingress)
-                fail(at(p, "profile"), "profile '" + cfg_.profiles[size_t(q.profile)].name +
-                                           "' uses ingress pool '" + pool.name + "'");
+            const QosBufferProfile &prof = cfg_.profiles[size_t(q.profile)];
+            const QosBufferPool &pool = cfg_.pools[size_t(prof.pool)];
+            if (pool.ingress != pg)
+                fail(at(p, "profile"), "profile '" + prof.name + "' uses " +
+                                           (pool.ingress ? "ingress" : "egress") + " pool '" +
+                                           pool.name + "'; " + (pg ? "BUFFER_PG" : "BUFFER_QUEUE") +
+                                           " needs an " + (pg ? "ingress" : "egress") + " pool");
         } else {
             auto f = fields(row.value, p, {"scheduler", "wred_profile"});
             if (auto *n = find(f, "scheduler"))
@@ -576,6 +633,74 @@ const QosQueueEntry *queue_entry(const std::vector<QosQueueEntry> &rows, const s
         }
     }
     return def;
+}
+
+const QosPfcWd *pfc_wd_entry(const std::vector<QosPfcWd> &rows, const std::string &name) {
+    const QosPfcWd *def = nullptr;
+    for (auto &r : rows) {
+        if (r.port == name) return &r;
+        if (r.port == "default") def = &r;
+    }
+    return def;
+}
+
+// The PFC part of a port's plan: its lossless PGs (BUFFER_PG profile, or an automatic one from
+// the headroom calculator), quanta, 802.3x handling and watchdog.
+void build_pfc(const QosConfig &cfg, const QosPortEntry &e, const QosPortInfo &port,
+               const std::vector<int> &ingress_index, PortQosPlan &pp,
+               std::vector<std::string> &warnings) {
+    pp.pfc_quanta = e.pfc_quanta;
+    pp.honor_pause = e.honor_pause;
+    if (const QosPfcWd *w = pfc_wd_entry(cfg.pfc_wd, port.name)) {
+        pp.wd.enabled = true;
+        pp.wd.detection_ns = uint64_t(w->detection_ms) * 1'000'000;
+        pp.wd.restoration_ns = uint64_t(w->restoration_ms) * 1'000'000;
+        pp.wd.drop = w->drop;
+    }
+    HeadroomInput hin;
+    hin.speed_bps = pp.rate_bps;
+    hin.cable_m = e.cable_length_m;
+    hin.mtu = hin.peer_mtu = port.mtu;
+    hin.tx_ring_bytes = pp.tx_ring_bytes ? pp.tx_ring_bytes : 1u << 20;
+    hin.burst = port.burst;
+    const HeadroomResult need = compute_headroom(hin);
+    for (unsigned t = 0; t < kNumTc; t++)
+        if (pp.cls.pfc_enable >> t & 1) {
+            PgPlan &g = pp.pgs[pp.cls.tc_to_pg[t]];
+            g.priorities = uint8_t(g.priorities | 1u << t);
+        }
+    for (unsigned pg = 0; pg < kNumPg; pg++) {
+        PgPlan &g = pp.pgs[pg];
+        if (!g.priorities) continue;
+        g.headroom_needed = need.headroom_bytes;
+        const QosQueueEntry *r = queue_entry(cfg.buffer_pg, port.name, pg);
+        if (!r) {
+            // No profile: pause at one headroom's worth, absorb another.
+            g.automatic = true;
+            g.static_th_bytes = need.headroom_bytes;
+            g.headroom_bytes = need.headroom_bytes;
+            g.xon_offset_bytes = need.xon_offset_bytes;
+            continue;
+        }
+        const QosBufferProfile &b = cfg.profiles[size_t(r->profile)];
+        g.pool = int8_t(ingress_index[size_t(b.pool)]);
+        g.reserved_bytes = b.size_bytes;
+        g.dynamic = b.dynamic;
+        g.dynamic_th = b.dynamic_th;
+        g.static_th_bytes = b.static_th_bytes;
+        g.headroom_bytes = b.xoff_bytes;
+        g.xon_bytes = b.xon_bytes;
+        g.xon_offset_bytes = b.has_xon || b.has_xon_offset ? b.xon_offset_bytes
+                                                           : need.xon_offset_bytes;
+        if (g.headroom_bytes < need.headroom_bytes)
+            warnings.push_back(r->path + ": port " + port.name + " PG " + std::to_string(pg) +
+                               ": headroom (BUFFER_PROFILE." + b.name + ".xoff) " +
+                               std::to_string(g.headroom_bytes) + " bytes is below the " +
+                               std::to_string(need.headroom_bytes) +
+                               " the calculator gives for " + std::to_string(port.speed_mbps) +
+                               " Mb/s, " + std::to_string(e.cable_length_m) + " m, MTU " +
+                               std::to_string(port.mtu) + " (rocectl headroom explains)");
+    }
 }
 
 // Bucket depth and ring cap when the file does not set them: 20 us of the port's rate, at
@@ -617,7 +742,11 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
         if (!known(e.port))
             fail("PORT_QOS_MAP." + e.port,
                  "no port named '" + e.port + "' (ports: " + join_names(names) + ")");
-    for (auto *rows : {&cfg.queue, &cfg.buffer_queue})
+    for (auto &w : cfg.pfc_wd)
+        if (!known(w.port))
+            fail("PFC_WD." + w.port,
+                 "no port named '" + w.port + "' (ports: " + join_names(names) + ")");
+    for (auto *rows : {&cfg.queue, &cfg.buffer_queue, &cfg.buffer_pg})
         for (auto &r : *rows)
             for (auto &p : r.ports)
                 if (!known(p))
@@ -640,6 +769,13 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
                               cfg.pools[i].dynamic});
     }
     std::vector<uint64_t> reserved(plan.pools.size(), 0);
+    std::vector<int> ingress_index(cfg.pools.size(), -1);
+    for (size_t i = 0; i < cfg.pools.size(); i++) {
+        if (!cfg.pools[i].ingress) continue;
+        ingress_index[i] = int(plan.ingress_pools.size());
+        plan.ingress_pools.push_back({cfg.pools[i].name, cfg.pools[i].size_bytes,
+                                      cfg.pools[i].xoff_bytes, cfg.pools[i].dynamic});
+    }
 
     for (auto &port : ports) {
         const QosPortEntry *e = nullptr;
@@ -695,6 +831,7 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
                 reserved[size_t(qp.pool)] += b.size_bytes;
             }
         }
+        build_pfc(cfg, *e, port, ingress_index, pp, plan.warnings);
         plan.ports.push_back(std::move(pp));
     }
     for (size_t i = 0; i < plan.pools.size(); i++)
@@ -739,9 +876,11 @@ WRED_PROFILE:
     green_max_threshold: 2097152
     green_drop_probability: 5
 BUFFER_POOL:
+  ingress_lossless_pool: {type: ingress, mode: dynamic, size: 8388608, xoff: 2097152}
   egress_lossless_pool: {type: egress, mode: static, size: 4194304}
   egress_lossy_pool: {type: egress, mode: dynamic, size: 4194304}
 BUFFER_PROFILE:
+  ingress_lossless_profile: {pool: ingress_lossless_pool, size: 0, dynamic_th: 0, xoff: 1048576, xon_offset: 65536}
   egress_lossless_profile: {pool: egress_lossless_pool, size: 0, static_th: 4194304}
   egress_lossy_profile: {pool: egress_lossy_pool, size: 1518, dynamic_th: 3}
 PORT_QOS_MAP:
@@ -757,6 +896,8 @@ QUEUE:
   default|3-4: {scheduler: scheduler.1, wred_profile: AZURE_LOSSLESS}
   default|5-6: {scheduler: scheduler.0}
   default|7: {scheduler: scheduler.strict}
+BUFFER_PG:
+  default|3-4: {profile: ingress_lossless_profile}
 BUFFER_QUEUE:
   default|0-2: {profile: egress_lossy_profile}
   default|3-4: {profile: egress_lossless_profile}

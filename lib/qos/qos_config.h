@@ -61,7 +61,10 @@ struct QosBufferProfile {
     bool dynamic = true;
     int8_t dynamic_th = 0;
     uint64_t static_th_bytes = 0;
-    uint32_t xon_bytes = 0, xoff_bytes = 0, xon_offset_bytes = 0;  // kept for the PFC issue
+    // Ingress (lossless PG) profiles: xoff = headroom bytes after the pause threshold,
+    // xon = resume below this many bytes, xon_offset = resume this far below the threshold.
+    uint32_t xon_bytes = 0, xoff_bytes = 0, xon_offset_bytes = 0;
+    bool has_xon = false, has_xon_offset = false;
     bool operator==(const QosBufferProfile &) const = default;
 };
 
@@ -75,18 +78,32 @@ struct QosPortEntry {
     uint32_t shaper_burst_bytes = 0;  // 0: automatic
     uint32_t tx_ring_bytes = 0;       // 0: automatic
     bool tx_ring_unlimited = false;
+    // PFC (doc/pfc.md).
+    uint16_t pfc_quanta = 0xFFFF;   // pause time the switch advertises
+    bool honor_pause = false;       // 802.3x global PAUSE: honor (ports without PFC) or ignore
+    uint32_t cable_length_m = 100;  // for the headroom calculator
     bool operator==(const QosPortEntry &) const = default;
 };
 
-// One QUEUE or BUFFER_QUEUE row: "<port>[,<port>...]|<q>[-<q>]".
+// One QUEUE, BUFFER_QUEUE or BUFFER_PG row: "<port>[,<port>...]|<q>[-<q>]" (for BUFFER_PG the
+// numbers are priority groups).
 struct QosQueueEntry {
     std::string path;  // e.g. "QUEUE.default|3-4", for messages
     std::vector<std::string> ports;
     uint8_t queues = 0;  // bit mask
     int scheduler = -1;  // QUEUE
     int wred = -1;       // QUEUE
-    int profile = -1;    // BUFFER_QUEUE
+    int profile = -1;    // BUFFER_QUEUE, BUFFER_PG
     bool operator==(const QosQueueEntry &) const = default;
+};
+
+// One PFC_WD row: "<port>" or "default".
+struct QosPfcWd {
+    std::string port;
+    uint32_t detection_ms = 200;
+    uint32_t restoration_ms = 200;
+    bool drop = true;  // action: drop, or forward
+    bool operator==(const QosPfcWd &) const = default;
 };
 
 struct QosConfig {
@@ -102,6 +119,8 @@ struct QosConfig {
     std::vector<QosPortEntry> port_qos;
     std::vector<QosQueueEntry> queue;
     std::vector<QosQueueEntry> buffer_queue;
+    std::vector<QosQueueEntry> buffer_pg;
+    std::vector<QosPfcWd> pfc_wd;
     // ROCESW
     uint8_t switch_tc = 7;
     uint32_t queue_packets = 8192;
@@ -119,6 +138,8 @@ QosConfig load_qos_string(const std::string &yaml, const std::string &source = "
 struct QosPortInfo {
     std::string name;
     uint64_t speed_mbps = 10000;
+    uint32_t mtu = 1500;  // L3 MTU (headroom calculation)
+    uint16_t burst = 32;  // worker RX burst (headroom calculation)
 };
 
 QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports);

@@ -1,6 +1,7 @@
 #include "qos/qos_egress.h"
 
 #include <rte_mbuf.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include <algorithm>
@@ -28,6 +29,18 @@ uint64_t mix(uint64_t x) {
 }
 
 constexpr uint16_t kHandoffBurst = 64;
+
+// The port drop reason a queue drop is charged to.
+constexpr DropReason port_reason(QueueDrop d) {
+    switch (d) {
+        case QueueDrop::queue_full: return DropReason::queue_full;
+        case QueueDrop::buffer_full: return DropReason::buffer_full;
+        case QueueDrop::wred_drop: return DropReason::wred_drop;
+        case QueueDrop::headroom_exhausted: return DropReason::headroom_exhausted;
+        case QueueDrop::pfc_watchdog: return DropReason::pfc_watchdog;
+        default: return DropReason::port_stopped;
+    }
+}
 
 }  // namespace
 
@@ -89,9 +102,35 @@ void QosShared::init(const std::string &name) {
                                             RING_F_SC_DEQ);
             if (!port->handoff) throw std::runtime_error("QosShared: cannot create ring " + rn);
         }
+        // PFC: priority p (= TC p) pauses queue tc_to_queue[p] when p is lossless here.
+        for (unsigned pr = 0; pr < kNumPriorities; pr++)
+            if (pp.cls.pfc_enable >> pr & 1)
+                port->prio_queue[pr] = uint8_t(1u << pp.cls.tc_to_queue[pr]);
+        for (unsigned g = 0; g < kNumPg; g++) {
+            const PgPlan &pg = pp.pgs[g];
+            if (!pg.priorities) continue;
+            port->lossless_pgs = uint8_t(port->lossless_pgs | 1u << g);
+            if (!pg.dynamic)
+                (*pg_limit_)[PgAccounting::key(p, g)].store(
+                    pg.static_th_bytes + pg.headroom_bytes, std::memory_order_relaxed);
+        }
+        port->pause_ns = pause_quanta_to_ns(pp.pfc_quanta, pp.rate_bps);
+        if (pp.wd.enabled) {
+            port->wd_queues = pp.lossless_queues();
+            for (auto &w : port->wd) w = PfcWatchdog(pp.wd.detection_ns, pp.wd.restoration_ns);
+        }
         ports_.push_back(std::move(port));
         stats_.push_back(std::make_unique<PortQosStats>());
+        pfc_.push_back(std::make_unique<PfcPortStats>());
     }
+    ipool_members_.resize(plan_.ingress_pools.size());
+    for (size_t p = 0; p < n_ports; p++)
+        for (unsigned g = 0; g < kNumPg; g++) {
+            const PgPlan &pg = plan_.ports[p].pgs[g];
+            if (pg.priorities && pg.pool >= 0)
+                ipool_members_[size_t(pg.pool)].push_back(
+                    {uint16_t(PgAccounting::key(p, g)), pg.reserved_bytes});
+        }
     // Each owner gets a share of every pool in proportion to the ports it owns, so that no two
     // workers ever write the same accounting (ARCHITECTURE invariant 2).
     for (uint16_t w = 0; w < n_workers_; w++) {
@@ -161,6 +200,64 @@ void QosShared::set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes) {
     (*pg_limit_)[PgAccounting::key(in_port, pg)].store(bytes, std::memory_order_relaxed);
 }
 
+void QosShared::set_pfc_source(rte_mempool *pool, std::vector<std::array<uint8_t, 6>> macs) {
+    pfc_pool_ = pool;
+    pfc_macs_ = std::move(macs);
+    pfc_macs_.resize(plan_.ports.size());
+}
+
+QosShared::MacControlResult QosShared::receive_mac_control(uint16_t port, const uint8_t *f,
+                                                          uint32_t len, uint64_t now_ns) {
+    PfcPortStats &st = *pfc_[port];
+    MacControlFrame fr;
+    MacControlError e = parse_mac_control(f, len, &fr);
+    const PortQosPlan &pp = plan_.ports[port];
+    Port &ps = *ports_[port];
+    // MAC-control frames of one port normally arrive on one RX queue (they carry no IP, so RSS
+    // sends them to queue 0); the lock keeps the clocks and counters exact if they do not.
+    rte_spinlock_lock(&ps.rx_lock);
+    if (e != MacControlError::none) {
+        st.rx_malformed[size_t(e)].inc();
+        rte_spinlock_unlock(&ps.rx_lock);
+        return MacControlResult::malformed;
+    }
+    MacControlResult r = MacControlResult::consumed;
+    if (!fr.pfc) {
+        if (pp.honor_pause) {
+            st.rx_global_pause.inc();
+            const uint64_t t = pause_quanta_to_ns(fr.quanta[0], pp.rate_bps);
+            st.rx_global_clock.set(now_ns, t);
+            if (now_ns + t > ps.any_until.load(std::memory_order_relaxed))
+                ps.any_until.store(now_ns + t, std::memory_order_release);
+        } else {
+            st.rx_global_ignored.inc();
+            r = MacControlResult::ignored;
+        }
+    } else {
+        const uint8_t lossless = fr.enable & pp.cls.pfc_enable;
+        for (unsigned pr = 0; pr < kNumPriorities; pr++) {
+            if (!(fr.enable >> pr & 1)) continue;
+            if (!(lossless >> pr & 1)) {
+                st.rx_ignored[pr].inc();
+                continue;
+            }
+            const uint64_t t = pause_quanta_to_ns(fr.quanta[pr], pp.rate_bps);
+            if (t) {
+                st.rx_pause[pr].inc();
+                st.last_rx_pause_ns[pr].store(now_ns, std::memory_order_relaxed);
+            } else {
+                st.rx_xon[pr].inc();
+            }
+            st.rx_clock[pr].set(now_ns, t);
+            if (now_ns + t > ps.any_until.load(std::memory_order_relaxed))
+                ps.any_until.store(now_ns + t, std::memory_order_release);
+        }
+        if (!lossless && fr.enable) r = MacControlResult::ignored;
+    }
+    rte_spinlock_unlock(&ps.rx_lock);
+    return r;
+}
+
 void QosShared::clear_watermarks(uint16_t port) {
     ports_[port]->wm_epoch.fetch_add(1, std::memory_order_relaxed);
     pg_wm_epoch_[port].fetch_add(1, std::memory_order_relaxed);
@@ -206,7 +303,7 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
     unsigned k = rte_ring_mp_enqueue_burst(r, reinterpret_cast<void **>(pkts), n, nullptr);
     if (k < n) {
         handoff_drops_[port].add(n - k);
-        ctr_.ports[port].drops[size_t(DropReason::tx_full)].add(n - k);
+        ctr_.ports[port].drops[size_t(DropReason::handoff_full)].add(n - k);
         rte_pktmbuf_free_bulk(pkts + k, n - k);
     }
 }
@@ -250,7 +347,9 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         QosShared::Pool *pool = q.pool;
 
         QueueDrop why = QueueDrop::count;
-        if (unlikely(q.size() >= cap)) {
+        if (unlikely(q.flags & Queue::kStormDrop)) {
+            why = QueueDrop::pfc_watchdog;
+        } else if (unlikely(q.size() >= cap)) {
             why = QueueDrop::queue_full;
         } else if (q.flags & Queue::kLossless) {
             // Lossless: never a threshold, never WRED; PFC (ingress) keeps this bounded.
@@ -281,7 +380,7 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         if (unlikely(why != QueueDrop::count)) {
             st.queues[qi].drops[size_t(why)].inc();
             if (why == QueueDrop::headroom_exhausted) pg.drops[key].inc();
-            ctr_.ports[port].drops[size_t(DropReason::tx_full)].inc();
+            ctr_.ports[port].drops[size_t(port_reason(why))].inc();
             dropped[n_dropped++] = m;
             if (n_dropped == 64) {
                 rte_pktmbuf_free_bulk(dropped, n_dropped);
@@ -343,9 +442,214 @@ void QosEgress::apply_pg_watermark_clears() {
 
 uint32_t QosEgress::flush(uint64_t now_ns) {
     apply_pg_watermark_clears();
+    // Other workers' packets first, so that they are scheduled in this same flush; then the
+    // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
+    // admissions and departures (its frames go out ahead of every queued packet).
+    for (uint16_t p : owned_) drain_handoff(p);
     uint32_t sent = 0;
     for (uint16_t p : owned_) sent += service(p, now_ns);
+    for (uint16_t p : owned_)
+        if (sh_.ports_[p]->lossless_pgs) pfc_generate(p, now_ns);
     return sent;
+}
+
+void QosEgress::drain_handoff(uint16_t port) {
+    QosShared::Port &ps = *sh_.ports_[port];
+    if (!ps.handoff) return;
+    // Bounded by the ring size, so that producers cannot keep the owner here forever.
+    rte_mbuf *in[kHandoffBurst];
+    for (uint32_t taken = 0; taken < sh_.plan_.handoff_ring_packets;) {
+        unsigned k = rte_ring_sc_dequeue_burst(ps.handoff, reinterpret_cast<void **>(in),
+                                               kHandoffBurst, nullptr);
+        if (!k) break;
+        admit(port, in, uint16_t(k));
+        taken += k;
+    }
+}
+
+// PFC generation for `port` as an ingress port: each lossless PG against its thresholds.
+void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
+    QosShared::Port &ps = *sh_.ports_[port];
+    const PortQosPlan &pp = sh_.plan_.ports[port];
+    PfcPortStats &st = *sh_.pfc_[port];
+    for (unsigned g = 0; g < kNumPg; g++) {
+        if (!(ps.lossless_pgs >> g & 1)) continue;
+        const PgPlan &pg = pp.pgs[g];
+        const size_t key = PgAccounting::key(port, g);
+        const uint64_t bytes = pg_total(key);
+        uint64_t threshold = pg.static_th_bytes;
+        if (pg.dynamic) {
+            // Free shared bytes of the ingress pool: its size less its headroom pool, less
+            // what its lossless PGs hold beyond their reservations.
+            const PoolPlan &ip = sh_.plan_.ingress_pools[size_t(pg.pool)];
+            uint64_t shared = ip.size_bytes > ip.xoff_bytes ? ip.size_bytes - ip.xoff_bytes : 0;
+            uint64_t used = 0;
+            for (auto [k, reserved] : sh_.ipool_members_[size_t(pg.pool)]) {
+                uint64_t b = pg_total(k);
+                used += b > reserved ? b - reserved : 0;
+            }
+            threshold = pg.threshold(shared > used ? shared - used : 0);
+            // While the peer is paused, the headroom sits on the threshold at which the pause
+            // was sent (it does not shrink as the pool fills).
+            const uint64_t limit = threshold + pg.headroom_bytes;
+            if (!(ps.xoff >> g & 1) && limit != ps.pg_limit_set[g]) {
+                ps.pg_limit_set[g] = limit;
+                (*sh_.pg_limit_)[key].store(limit, std::memory_order_relaxed);
+            }
+        }
+        st.pg_threshold[g].set(threshold);
+        const uint64_t used_hr = bytes > threshold ? bytes - threshold : 0;
+        st.pg_headroom_used[g].set(used_hr);
+        st.pg_headroom_watermark[g].max(used_hr);
+        // Priorities whose queue on this port is stormed (action drop) send no PFC.
+        const uint8_t prios = uint8_t(pg.priorities & ~ps.storm_prios);
+        if (!(ps.xoff >> g & 1)) {
+            if (bytes >= threshold && prios) {
+                ps.xoff = uint8_t(ps.xoff | 1u << g);
+                ps.last_sent[g] = now_ns;
+                ps.pending_xoff |= prios;
+                ps.pending_xon &= uint8_t(~prios);
+            }
+        } else if (bytes <= pg.xon_threshold(threshold) || !prios) {
+            ps.xoff = uint8_t(ps.xoff & ~(1u << g));
+            ps.pending_xon |= pg.priorities;
+            ps.pending_xoff &= uint8_t(~pg.priorities);
+        } else if (now_ns - ps.last_sent[g] >= ps.pause_ns / 2) {
+            // Refresh before the advertised time runs out.
+            ps.last_sent[g] = now_ns;
+            ps.pending_xoff |= prios;
+        }
+        st.pg_xoff[g].set(ps.xoff >> g & 1);
+    }
+    const uint8_t enable = ps.pending_xoff | ps.pending_xon;
+    if (!enable) return;
+    rte_mbuf *m = sh_.pfc_pool_ ? rte_pktmbuf_alloc(sh_.pfc_pool_) : nullptr;
+    if (!m) {
+        st.tx_failed.inc();
+        return;
+    }
+    std::array<uint16_t, kNumPriorities> quanta{};
+    for (unsigned pr = 0; pr < kNumPriorities; pr++)
+        if (ps.pending_xoff >> pr & 1) quanta[pr] = pp.pfc_quanta;
+    uint8_t *buf = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, kMacControlFrameLen));
+    if (!buf) {
+        rte_pktmbuf_free(m);
+        st.tx_failed.inc();
+        return;
+    }
+    build_pfc_frame(buf, sh_.pfc_macs_[port], enable, quanta);
+    const uint32_t len = kMacControlFrameLen;
+    if (send(port, &m, &len, 1) != 1) {
+        rte_pktmbuf_free(m);
+        st.tx_failed.inc();
+        return;  // the pending priorities go out at the next flush
+    }
+    // Not shaped away and not subject to pause, but it does take wire time.
+    const uint32_t w = sh_.plan_.wire_bytes(len);
+    ps.shaper.consume(w);
+    ps.ring.add(w);
+    for (unsigned pr = 0; pr < kNumPriorities; pr++) {
+        if (ps.pending_xoff >> pr & 1) {
+            st.tx_pause[pr].inc();
+            st.tx_clock[pr].set(now_ns, ps.pause_ns);
+        } else if (ps.pending_xon >> pr & 1) {
+            st.tx_xon[pr].inc();
+            st.tx_clock[pr].set(now_ns, 0);
+        }
+    }
+    ps.pending_xoff = ps.pending_xon = 0;
+}
+
+// The queues of `port` PFC (or 802.3x PAUSE) keeps from sending now; runs the watchdog.
+uint8_t QosEgress::pfc_paused_queues(uint16_t port, uint64_t now_ns) {
+    QosShared::Port &ps = *sh_.ports_[port];
+    PfcPortStats &st = *sh_.pfc_[port];
+    uint8_t mask = 0;
+    uint8_t prio_paused = 0;
+    if (now_ns < ps.any_until.load(std::memory_order_acquire)) {
+        if (st.rx_global_clock.active(now_ns)) mask = 0xFF;
+        for (unsigned pr = 0; pr < kNumPriorities; pr++)
+            if (ps.prio_queue[pr] && st.rx_clock[pr].active(now_ns)) {
+                mask |= ps.prio_queue[pr];
+                prio_paused = uint8_t(prio_paused | 1u << pr);
+            }
+    }
+    if (ps.wd_queues && (mask || ps.stormed)) {
+        const PortQosPlan &pp = sh_.plan_.ports[port];
+        for (unsigned qi = 0; qi < kNumQueues; qi++) {
+            if (!(ps.wd_queues >> qi & 1)) continue;
+            QosShared::Queue &q = ps.q[qi];
+            uint64_t last_rx = 0;
+            uint8_t qprios = 0;
+            for (unsigned pr = 0; pr < kNumPriorities; pr++)
+                if (ps.prio_queue[pr] == (1u << qi)) {
+                    qprios = uint8_t(qprios | 1u << pr);
+                    last_rx = std::max(last_rx,
+                                       st.last_rx_pause_ns[pr].load(std::memory_order_relaxed));
+                }
+            const bool progressed = q.head != ps.wd_head[qi];
+            ps.wd_head[qi] = q.head;
+            switch (ps.wd[qi].update(now_ns, mask >> qi & 1, q.size() > 0, progressed, last_rx)) {
+                case PfcWatchdog::Event::storm:
+                    st.wd_storms[qi].inc();
+                    ps.stormed = uint8_t(ps.stormed | 1u << qi);
+                    if (pp.wd.drop) {
+                        ps.storm_prios |= qprios;
+                        q.flags |= QosShared::Queue::kStormDrop;
+                        flush_queue(port, qi, QueueDrop::pfc_watchdog, DropReason::pfc_watchdog);
+                        ps.wd_head[qi] = q.head;
+                    }
+                    break;
+                case PfcWatchdog::Event::restore:
+                    st.wd_restores[qi].inc();
+                    ps.stormed = uint8_t(ps.stormed & ~(1u << qi));
+                    ps.storm_prios &= uint8_t(~qprios);
+                    q.flags &= ~uint32_t(QosShared::Queue::kStormDrop);
+                    break;
+                case PfcWatchdog::Event::none:
+                    break;
+            }
+        }
+        st.wd_stormed.set(ps.stormed);
+    } else if (ps.wd_queues) {
+        // Nothing paused and no storm: keep the progress marks current for the next pause.
+        for (unsigned qi = 0; qi < kNumQueues; qi++)
+            if (ps.wd_queues >> qi & 1) {
+                ps.wd_head[qi] = ps.q[qi].head;
+                ps.wd[qi].update(now_ns, false, ps.q[qi].size() > 0, true, 0);
+            }
+    }
+    mask = uint8_t(mask & ~ps.stormed);
+    st.paused_queues.set(mask);
+    return mask;
+}
+
+// Frees every packet of queue `qi` of `port`, counted as `why` on the queue and `reason` on
+// the port.
+void QosEgress::flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReason reason) {
+    QosShared::Port &ps = *sh_.ports_[port];
+    QosShared::Queue &q = ps.q[qi];
+    QueueStats &qs = sh_.stats_[port]->queues[qi];
+    const uint32_t n = q.size();
+    if (n) {
+        qs.drops[size_t(why)].add(n);
+        ctr_.ports[port].drops[size_t(reason)].add(n);
+    }
+    while (q.size()) {
+        const QosShared::Slot &s = q.slots[q.head++ & q.mask];
+        own_.pg->bytes[s.pg_key].sub(s.len);
+        if (q.pool) q.pool->used -= s.len;
+        rte_pktmbuf_free(s.m);
+    }
+    if (q.pool) {
+        q.pool->shared_used -= q.excess;
+        q.pool->used_gauge.set(q.pool->used);
+    }
+    q.bytes = q.excess = 0;
+    qs.depth_packets.set(0);
+    qs.depth_bytes.set(0);
+    ps.sched.emptied(int(qi));
+    ps.nonempty = uint8_t(ps.nonempty & ~(1u << qi));
 }
 
 // Hands pkts[0..n) to the device and counts what it took; returns that count. `bytes[i]` is
@@ -366,18 +670,6 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     PortQosStats &st = *sh_.stats_[port];
     PgAccounting &pg = *own_.pg;
 
-    // Other workers' packets first, so that they are scheduled in this same flush. Bounded by
-    // the ring size, so that producers cannot keep the owner here forever.
-    if (ps.handoff) {
-        rte_mbuf *in[kHandoffBurst];
-        for (uint32_t taken = 0; taken < plan.handoff_ring_packets;) {
-            unsigned k = rte_ring_sc_dequeue_burst(ps.handoff, reinterpret_cast<void **>(in),
-                                                   kHandoffBurst, nullptr);
-            if (!k) break;
-            admit(port, in, uint16_t(k));
-            taken += k;
-        }
-    }
     if (uint32_t e = ps.wm_epoch.load(std::memory_order_relaxed); e != ps.wm_epoch_seen) {
         ps.wm_epoch_seen = e;
         for (unsigned qi = 0; qi < kNumQueues; qi++) {
@@ -406,7 +698,8 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
         ps.staged_head = 0;
     }
 
-    const uint8_t paused = ps.paused.load(std::memory_order_relaxed);
+    const uint8_t paused =
+        uint8_t(ps.paused.load(std::memory_order_relaxed) | pfc_paused_queues(port, now_ns));
     rte_mbuf *out[256];
     uint32_t len[256];
     std::array<uint32_t, kNumQueues> t_packets{}, t_marked{};
@@ -497,7 +790,6 @@ uint32_t QosEgress::backlog() const {
 void QosEgress::discard_all(DropReason reason) {
     for (uint16_t port : owned_) {
         QosShared::Port &ps = *sh_.ports_[port];
-        PortQosStats &st = *sh_.stats_[port];
         uint64_t dropped = 0;
         if (ps.handoff) {
             rte_mbuf *in[kHandoffBurst];
@@ -513,28 +805,9 @@ void QosEgress::discard_all(DropReason reason) {
             dropped += ps.staged_n;
             ps.staged_n = ps.staged_head = 0;
         }
-        for (unsigned qi = 0; qi < kNumQueues; qi++) {
-            QosShared::Queue &q = ps.q[qi];
-            QueueStats &qs = st.queues[qi];
-            if (q.size()) qs.drops[size_t(QueueDrop::discarded)].add(q.size());
-            while (q.size()) {
-                const QosShared::Slot &s = q.slots[q.head++ & q.mask];
-                own_.pg->bytes[s.pg_key].sub(s.len);
-                if (q.pool) q.pool->used -= s.len;
-                rte_pktmbuf_free(s.m);
-                dropped++;
-            }
-            if (q.pool) {
-                q.pool->shared_used -= q.excess;
-                q.pool->used_gauge.set(q.pool->used);
-            }
-            q.bytes = q.excess = 0;
-            qs.depth_packets.set(0);
-            qs.depth_bytes.set(0);
-            ps.sched.emptied(int(qi));
-        }
-        ps.nonempty = 0;
         if (dropped) ctr_.ports[port].drops[size_t(reason)].add(dropped);
+        for (unsigned qi = 0; qi < kNumQueues; qi++)
+            flush_queue(port, qi, QueueDrop::discarded, reason);
     }
 }
 

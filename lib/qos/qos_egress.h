@@ -24,9 +24,17 @@
 //   model has room: pick (strict, then DWRR), dequeue, mark CE on the marking curve at the depth
 //   left behind (dequeue marking), hand bursts to PortIo::tx_burst.
 //
-// Counters: PortQosStats per (port, queue) and PgAccounting per (ingress port, PG) in
-// QosShared; on the worker's WorkerCounters: tx_packets/tx_bytes of the egress port when the
-// device takes a packet, drops[tx_full] for every queue drop, drops[reason] for discard_all.
+// PFC (doc/pfc.md), also in the owner's flush: honoring (received pause deadlines -> paused
+//   queues), generation (per lossless PG of each owned port as an ingress port: xoff/xon
+//   against its thresholds, PFC frames sent ahead of every queue), the watchdog per lossless
+//   queue. Received MAC-control frames are decoded by the receiving worker through
+//   receive_mac_control().
+//
+// Counters: PortQosStats per (port, queue), PgAccounting per (ingress port, PG) and
+// PfcPortStats per port in QosShared; on the worker's WorkerCounters: tx_packets/tx_bytes of
+// the egress port when the device takes a packet (PFC frames included), drops[reason] for
+// every queue drop (queue_full, buffer_full, wred_drop, headroom_exhausted, pfc_watchdog,
+// handoff_full) and for discard_all.
 //
 // Hot path: no allocation, no locks, no virtual call per packet (PortIo once per burst); all
 // state is preallocated per port and written by one thread.
@@ -39,6 +47,8 @@
 #include <string>
 #include <vector>
 
+#include <rte_spinlock.h>
+
 #include "common/counters.h"
 #include "egress/egress.h"
 #include "pipeline/port_io.h"
@@ -47,9 +57,11 @@
 #include "qos/scheduler.h"
 #include "qos/shaper.h"
 #include "qos/stats.h"
+#include "pfc/watchdog.h"
 
 struct rte_mbuf;
 struct rte_ring;
+struct rte_mempool;
 
 namespace rocesw {
 
@@ -95,6 +107,21 @@ class QosShared {
     // current depths; each owner applies it at its next flush.
     void clear_watermarks(uint16_t port);
 
+    // --- PFC (doc/pfc.md). ---
+    // Where PFC frames come from: their mbuf pool and each port's source MAC. Before workers
+    // start; without it no PFC frame is sent (counted tx_failed).
+    void set_pfc_source(rte_mempool *pool, std::vector<std::array<uint8_t, 6>> macs);
+    enum class MacControlResult : uint8_t {
+        consumed,   // valid and acted on (or a valid XON): count as local
+        ignored,    // valid but not honored here (PAUSE with pause: ignore, lossy-only PFC)
+        malformed,  // refused (PfcPortStats::rx_malformed by reason)
+    };
+    // A MAC-control frame received on `port` (any worker; takes the port's PFC lock). `f` is
+    // the frame from its Ethernet header, `len` without FCS. Never forwards anything.
+    MacControlResult receive_mac_control(uint16_t port, const uint8_t *f, uint32_t len,
+                                         uint64_t now_ns);
+    const PfcPortStats &pfc(uint16_t port) const { return *pfc_[port]; }
+
   private:
     friend class QosEgress;
     struct Slot {
@@ -125,8 +152,9 @@ class QosShared {
             kMarkEnq = 8,   // kEcn and marking at enqueue
             kMarkDeq = 16,  // kEcn and marking at dequeue
             kDrop = 32,     // drop curve on (lossy queues only)
+            kStormDrop = 64,  // PFC watchdog: stormed with action drop (owner sets it)
         };
-        uint32_t flags = 0;
+        uint32_t flags = 0;  // kLossless.. below, kStormDrop
         uint32_t reserved = 0;
         int32_t dynamic_th = 0;
         uint32_t mark_min = 0, drop_min = 0;  // below these no random number is drawn
@@ -152,6 +180,22 @@ class QosShared {
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
         rte_ring *handoff = nullptr;
+        // PFC, owner side.
+        std::array<uint8_t, kNumPriorities> prio_queue{};  // priority -> queue bit (lossless)
+        uint8_t lossless_pgs = 0;                           // PGs that generate PFC
+        uint8_t xoff = 0;                                   // PGs holding the peer paused
+        uint8_t pending_xoff = 0, pending_xon = 0;          // priorities to send (retry)
+        std::array<uint64_t, kNumPg> last_sent{};
+        std::array<uint64_t, kNumPg> pg_limit_set{};
+        uint64_t pause_ns = 0;  // pfc_quanta at the port's rate
+        std::array<PfcWatchdog, kNumQueues> wd;
+        std::array<uint32_t, kNumQueues> wd_head{};
+        uint8_t wd_queues = 0;     // lossless queues the watchdog watches
+        uint8_t stormed = 0;       // queues ignoring PFC (stormed)
+        uint8_t storm_prios = 0;   // priorities of queues stormed with action drop
+        // PFC, receive side: the latest pause deadline of any priority (fast path).
+        alignas(kCacheLine) std::atomic<uint64_t> any_until{0};
+        rte_spinlock_t rx_lock = RTE_SPINLOCK_INITIALIZER;
         alignas(kCacheLine) std::atomic<uint8_t> paused{0};
         std::atomic<uint32_t> wm_epoch{0};
     };
@@ -169,6 +213,11 @@ class QosShared {
     std::vector<uint16_t> owners_;
     std::vector<std::unique_ptr<Port>> ports_;
     std::vector<std::unique_ptr<PortQosStats>> stats_;
+    std::vector<std::unique_ptr<PfcPortStats>> pfc_;
+    rte_mempool *pfc_pool_ = nullptr;
+    std::vector<std::array<uint8_t, 6>> pfc_macs_;
+    // Per ingress pool: the PgAccounting keys of its lossless PGs and their reservations.
+    std::vector<std::vector<std::pair<uint16_t, uint32_t>>> ipool_members_;
     std::vector<std::unique_ptr<Owner>> owner_state_;
     std::unique_ptr<std::array<std::atomic<uint64_t>, PgAccounting::kSize>> pg_limit_;
     // PgAccounting key of (ingress port, TC): the ingress port's TC_TO_PRIORITY_GROUP_MAP.
@@ -199,6 +248,10 @@ class QosEgress final : public Egress {
 
   private:
     void admit(uint16_t port, rte_mbuf **pkts, uint16_t n);
+    void drain_handoff(uint16_t port);
+    void pfc_generate(uint16_t port, uint64_t now_ns);
+    uint8_t pfc_paused_queues(uint16_t port, uint64_t now_ns);
+    void flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReason reason);
     uint32_t service(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
     uint16_t send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n);

@@ -35,7 +35,7 @@ TEST_F(QosBuffer, DynamicThresholdLimitsAHogQueue) {
         EXPECT_EQ(s.enq_packets, c.watermark / 1000);
         EXPECT_EQ(s.drops[size_t(QueueDrop::buffer_full)], 200 - c.watermark / 1000);
         EXPECT_EQ(s.drops_total(), 200 - c.watermark / 1000);
-        EXPECT_EQ(port_drops(1, DropReason::tx_full), 200 - c.watermark / 1000);
+        EXPECT_EQ(port_drops(1, DropReason::buffer_full), 200 - c.watermark / 1000);
         EXPECT_EQ(shared->pool_used(0), c.watermark);
         shared->set_paused(1, 0);
         drain();
@@ -57,7 +57,7 @@ TEST_F(QosBuffer, HogLeavesRoomForAnotherQueue) {
     EXPECT_EQ(q(2).depth_bytes, 25000u);
     EXPECT_EQ(q(1).drops[size_t(QueueDrop::buffer_full)], 60u);
     EXPECT_EQ(q(2).drops[size_t(QueueDrop::buffer_full)], 75u);
-    EXPECT_EQ(port_drops(1, DropReason::tx_full), 135u);
+    EXPECT_EQ(port_drops(1, DropReason::buffer_full), 135u);
     shared->set_paused(1, 0);
     drain();
     EXPECT_EQ(ports->take_tx(1).size(), 75u);
@@ -103,7 +103,7 @@ TEST_F(QosBuffer, QueueSlotsBoundAQueueWithoutPool) {
     send(udp4_frame(0, 0, 100), 100);
     EXPECT_EQ(q(0).depth_packets, 64u);
     EXPECT_EQ(q(0).drops[size_t(QueueDrop::queue_full)], 36u);
-    EXPECT_EQ(port_drops(1, DropReason::tx_full), 36u);
+    EXPECT_EQ(port_drops(1, DropReason::queue_full), 36u);
     shared->set_paused(1, 0);
     drain();
     EXPECT_EQ(ports->take_tx(1).size(), 64u);
@@ -159,7 +159,7 @@ TEST_F(QosBuffer, LosslessQueueDropsOnlyWhenPoolAndHeadroomAreExhausted) {
     EXPECT_EQ(q(3).drops[size_t(QueueDrop::buffer_full)], 0u);
     EXPECT_EQ(shared->pg_bytes(0, 3), 25000u);
     EXPECT_EQ(shared->pg_drops(0, 3), 5u);
-    EXPECT_EQ(port_drops(1, DropReason::tx_full), 5u);
+    EXPECT_EQ(port_drops(1, DropReason::headroom_exhausted), 5u);
     shared->set_paused(1, 0);
     drain();
     EXPECT_EQ(ports->take_tx(1).size(), 25u);

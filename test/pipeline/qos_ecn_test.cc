@@ -145,7 +145,12 @@ TEST_F(QosEcn, E4EnqueueMarkingMarksTheTailInstead) {
 // E3: a WRED profile that drops every Not-ECT packet (Kmin = Kmax = 0) on a lossless queue (3)
 // and on a lossy one (1).
 TEST_F(QosEcn, E3NotEctInALosslessQueueIsNeverWredDropped) {
-    start(qos_profile(wred_profile("dequeue", 0, 0, 100, ", wred_green_enable: true"),
+    // PFC's PG limit far away: nothing here is about PFC.
+    const std::string big_pg =
+        "BUFFER_POOL:\n  ip: {type: ingress, mode: static, size: 100000000}\n"
+        "BUFFER_PROFILE:\n  pg: {pool: ip, static_th: 50000000, xoff: 1000000}\n"
+        "BUFFER_PG:\n  default|3: {profile: pg}\n";
+    start(qos_profile(wred_profile("dequeue", 0, 0, 100, ", wred_green_enable: true") + big_pg,
                       "pfc_enable: \"3\""),
           10000);
     ASSERT_TRUE(plan.ports[1].queues[3].lossless);

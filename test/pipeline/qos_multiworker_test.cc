@@ -171,7 +171,7 @@ TEST_F(ThreeWorkers, FullHandoffRingDropsAreCountedOnTheProducer) {
     eg[0]->enqueue(1, pkts.data(), 100, now_ns);
     // An rte_ring of count 64 holds 63.
     EXPECT_EQ(eg[0]->handoff_drops(1), 37u);
-    EXPECT_EQ(wc[0]->ports[1].drops[size_t(DropReason::tx_full)].load(), 37u);
+    EXPECT_EQ(wc[0]->ports[1].drops[size_t(DropReason::handoff_full)].load(), 37u);
     EXPECT_EQ(eg[2]->backlog(), 63u);
     // Shutting the owner down counts what is still in its ring.
     eg[2]->discard_all(DropReason::port_stopped);

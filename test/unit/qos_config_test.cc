@@ -259,7 +259,8 @@ TEST(QosConfig, BufferRules) {
     EXPECT_EQ(error_of(with_buffer("  a: {size: 1000, type: ingress}\n",
                                    "  p: {pool: \"[BUFFER_POOL|a]\", dynamic_th: -8}\n") +
                        "BUFFER_QUEUE:\n  default|0: {profile: p}\n"),
-              "q.yaml: BUFFER_QUEUE.default|0.profile: profile 'p' uses ingress pool 'a'");
+              "q.yaml: BUFFER_QUEUE.default|0.profile: profile 'p' uses ingress pool 'a'; "
+              "BUFFER_QUEUE needs an egress pool");
     // Reservations beyond the pool are found once the ports are known.
     QosConfig c = load_qos_string(
         with_buffer("  a: {size: 10000}\n", "  p: {pool: a, size: 3000, dynamic_th: 0}\n") +
@@ -311,7 +312,7 @@ TEST(QosConfig, PortAndQueueRules) {
     EXPECT_EQ(error_of(base() + "FOO_MAP: {}\n"),
               "q.yaml: unknown table 'FOO_MAP' (known: DSCP_TO_TC_MAP, DOT1P_TO_TC_MAP, "
               "TC_TO_QUEUE_MAP, TC_TO_PRIORITY_GROUP_MAP, SCHEDULER, WRED_PROFILE, BUFFER_POOL, "
-              "BUFFER_PROFILE, PORT_QOS_MAP, QUEUE, BUFFER_QUEUE, ROCESW)");
+              "BUFFER_PROFILE, PORT_QOS_MAP, QUEUE, BUFFER_QUEUE, BUFFER_PG, PFC_WD, ROCESW)");
     EXPECT_EQ(error_of(base() + "ROCESW: {queue_packets: 1000}\n"),
               "q.yaml: ROCESW.queue_packets: 1000 is not a power of two");
     EXPECT_EQ(error_of(base() + "ROCESW: {switch_tc: 8}\n"),
