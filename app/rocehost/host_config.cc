@@ -1,0 +1,374 @@
+#include "host_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "config/yaml_doc.h"
+
+namespace rocesw::rocehost {
+
+int HostRunConfig::host_index(const std::string &name) const {
+    for (size_t i = 0; i < hosts.size(); i++)
+        if (hosts[i].name == name) return int(i);
+    return -1;
+}
+
+namespace {
+
+struct Loader {
+    std::string source;
+    std::string base_dir;
+
+    [[noreturn]] void fail(const std::string &path, const std::string &what) const {
+        throw ConfigError(source + ": " + path + ": " + what);
+    }
+    void check_keys(const YAML::Node &n, const std::string &path,
+                    std::initializer_list<const char *> keys) const {
+        if (!n) return;
+        if (!n.IsMap()) fail(path, "expected a map, found " + describe(n));
+        for (const auto &kv : n) {
+            std::string k = kv.first.as<std::string>();
+            bool ok = false;
+            for (const char *a : keys) ok |= k == a;
+            if (!ok) fail(at(path, k), "unknown field");
+        }
+    }
+    std::string str(const YAML::Node &n, const std::string &path) const {
+        if (!n.IsScalar()) fail(path, "expected a value, found " + describe(n));
+        return n.as<std::string>();
+    }
+    uint64_t uint(const YAML::Node &n, const std::string &path, uint64_t lo, uint64_t hi) const {
+        std::string s = str(n, path);
+        uint64_t v = 0;
+        size_t used = 0;
+        try {
+            v = std::stoull(s, &used, 0);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != s.size() || s.empty() || s[0] == '-')
+            fail(path, "'" + s + "' is not an integer");
+        if (v < lo || v > hi)
+            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+        return v;
+    }
+    double real(const YAML::Node &n, const std::string &path, double lo, double hi) const {
+        std::string s = str(n, path);
+        double v = 0;
+        size_t used = 0;
+        try {
+            v = std::stod(s, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != s.size() || !std::isfinite(v)) fail(path, "'" + s + "' is not a number");
+        if (v < lo || v > hi)
+            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+        return v;
+    }
+    bool boolean(const YAML::Node &n, const std::string &path) const {
+        std::string s = str(n, path);
+        if (s == "true" || s == "on" || s == "yes") return true;
+        if (s == "false" || s == "off" || s == "no") return false;
+        fail(path, "'" + s + "' is not true or false");
+    }
+    uint64_t rate_bps(const YAML::Node &n, const std::string &path) const {
+        std::string s = str(n, path);
+        auto m = parse_speed_mbps(s);
+        if (!m || *m == 0 || *m > 800000)
+            fail(path, "'" + s + "' is not a rate (e.g. 10G, 2.5G, 40M)");
+        return *m * 1'000'000;
+    }
+    // Sizes: plain bytes, or with a K/M/G suffix (powers of 1000), e.g. 1M, 64K, 2.5M.
+    uint64_t bytes(const YAML::Node &n, const std::string &path) const {
+        std::string s = str(n, path);
+        double mult = 1;
+        std::string num = s;
+        if (!s.empty()) {
+            char c = s.back();
+            if (c == 'K' || c == 'k') mult = 1e3;
+            if (c == 'M' || c == 'm') mult = 1e6;
+            if (c == 'G' || c == 'g') mult = 1e9;
+            if (mult != 1) num = s.substr(0, s.size() - 1);
+        }
+        double v = 0;
+        size_t used = 0;
+        try {
+            v = std::stod(num, &used);
+        } catch (...) {
+            used = 0;
+        }
+        if (used != num.size() || num.empty() || v < 0 || v * mult > 1e12)
+            fail(path, "'" + s + "' is not a size in bytes (e.g. 4096, 64K, 1M)");
+        return uint64_t(std::llround(v * mult));
+    }
+    uint64_t us(const YAML::Node &n, const std::string &path, uint64_t hi = 3'600'000'000) const {
+        return uint(n, path, 0, hi) * 1000;
+    }
+    uint8_t priority(const YAML::Node &n, const std::string &path) const {
+        return uint8_t(uint(n, path, 0, 7));
+    }
+};
+
+std::string resolve(const std::string &base, const std::string &p) {
+    if (p.empty() || p[0] == '/' || std::filesystem::exists(p)) return p;
+    std::string b = base + "/" + p;
+    return std::filesystem::exists(b) ? b : p;
+}
+
+}  // namespace
+
+HostRunConfig load_host_config_string(const std::string &yaml, const std::string &source,
+                                      const std::string &base_dir) {
+    Loader L{source, base_dir};
+    YAML::Node root = load_yaml_document(yaml, source);
+    HostRunConfig c;
+    c.source = source;
+    if (!root.IsMap()) throw ConfigError(source + ": expected a map at the top level");
+    L.check_keys(root, "", {"rocehost", "traffic", "dcqcn", "hosts", "peers", "workload"});
+
+    if (auto r = root["rocehost"]) {
+        L.check_keys(
+            r, "rocehost",
+            {"name", "file_prefix", "memory_mb", "mbufs", "mtu", "duration_ms", "start_delay_ms",
+             "linger_ms", "ack_every", "rto_us", "base_rtt_us", "pacer_slack_ns", "verify_icrc",
+             "exit_when_done", "out_dir", "idle_sleep_us"});
+        auto &R = c.run;
+        if (r["name"]) R.name = L.str(r["name"], "rocehost.name");
+        if (r["file_prefix"]) R.file_prefix = L.str(r["file_prefix"], "rocehost.file_prefix");
+        if (r["memory_mb"])
+            R.memory_mb = uint32_t(L.uint(r["memory_mb"], "rocehost.memory_mb", 64, 65536));
+        if (r["mbufs"]) R.mbufs = uint32_t(L.uint(r["mbufs"], "rocehost.mbufs", 1023, 1 << 22));
+        if (r["mtu"]) {
+            R.mtu = uint32_t(L.uint(r["mtu"], "rocehost.mtu", 256, 4096));
+            if (R.mtu & (R.mtu - 1))
+                L.fail("rocehost.mtu",
+                       std::to_string(R.mtu) + " is not one of 256, 512, 1024, 2048, 4096");
+        }
+        if (r["duration_ms"])
+            R.duration_ns =
+                L.uint(r["duration_ms"], "rocehost.duration_ms", 1, 86'400'000) * 1'000'000;
+        if (r["start_delay_ms"])
+            R.start_delay_ns =
+                L.uint(r["start_delay_ms"], "rocehost.start_delay_ms", 0, 600'000) * 1'000'000;
+        if (r["linger_ms"])
+            R.linger_ns = L.uint(r["linger_ms"], "rocehost.linger_ms", 0, 600'000) * 1'000'000;
+        if (r["ack_every"])
+            R.ack_every = uint32_t(L.uint(r["ack_every"], "rocehost.ack_every", 0, 1 << 20));
+        if (r["window"]) R.window = uint32_t(L.uint(r["window"], "rocehost.window", 0, 1 << 22));
+        if (r["rto_us"]) R.rto_ns = L.us(r["rto_us"], "rocehost.rto_us");
+        if (r["base_rtt_us"]) R.base_rtt_ns = L.us(r["base_rtt_us"], "rocehost.base_rtt_us");
+        if (r["pacer_slack_ns"])
+            R.pacer_slack_ns = L.uint(r["pacer_slack_ns"], "rocehost.pacer_slack_ns", 0, 1'000'000);
+        if (r["verify_icrc"]) R.verify_icrc = L.boolean(r["verify_icrc"], "rocehost.verify_icrc");
+        if (r["exit_when_done"])
+            R.exit_when_done = L.boolean(r["exit_when_done"], "rocehost.exit_when_done");
+        if (r["out_dir"]) R.out_dir = L.str(r["out_dir"], "rocehost.out_dir");
+        if (r["idle_sleep_us"])
+            R.idle_sleep_us = L.uint(r["idle_sleep_us"], "rocehost.idle_sleep_us", 0, 10'000);
+    }
+    if (auto t = root["traffic"]) {
+        L.check_keys(t, "traffic",
+                     {"data_dscp", "data_ecn", "data_priority", "cnp_dscp", "cnp_priority",
+                      "ack_dscp", "pfc_priorities"});
+        auto &T = c.traffic;
+        if (t["data_dscp"])
+            T.data_dscp = uint8_t(L.uint(t["data_dscp"], "traffic.data_dscp", 0, 63));
+        if (t["ack_dscp"]) T.ack_dscp = uint8_t(L.uint(t["ack_dscp"], "traffic.ack_dscp", 0, 63));
+        if (t["cnp_dscp"]) T.cnp_dscp = uint8_t(L.uint(t["cnp_dscp"], "traffic.cnp_dscp", 0, 63));
+        if (t["data_priority"])
+            T.data_priority = L.priority(t["data_priority"], "traffic.data_priority");
+        if (t["cnp_priority"])
+            T.cnp_priority = L.priority(t["cnp_priority"], "traffic.cnp_priority");
+        if (t["data_ecn"]) {
+            std::string e = L.str(t["data_ecn"], "traffic.data_ecn");
+            if (e == "ect0")
+                T.data_ecn = roce::Ecn::ect0;
+            else if (e == "ect1")
+                T.data_ecn = roce::Ecn::ect1;
+            else if (e == "not_ect")
+                T.data_ecn = roce::Ecn::not_ect;
+            else
+                L.fail("traffic.data_ecn", "'" + e + "' is not one of ect0, ect1, not_ect");
+        }
+        if (auto p = t["pfc_priorities"]) {
+            if (!p.IsSequence())
+                L.fail("traffic.pfc_priorities", "expected a list of priorities 0..7");
+            T.pfc_mask = 0;
+            for (size_t i = 0; i < p.size(); i++)
+                T.pfc_mask |= uint8_t(1 << L.priority(p[i], at("traffic.pfc_priorities", i)));
+        }
+    }
+    if (auto d = root["dcqcn"]) {
+        L.check_keys(d, "dcqcn",
+                     {"enabled", "g", "initial_alpha", "alpha_timer_us", "rate_increase_timer_us",
+                      "byte_counter", "fast_recovery_steps", "rate_ai", "rate_hai", "min_rate",
+                      "min_dec_factor", "rate_reduce_period_us", "cnp_interval_us"});
+        auto &D = c.dcqcn;
+        if (d["enabled"]) c.dcqcn_enabled = L.boolean(d["enabled"], "dcqcn.enabled");
+        if (d["g"]) D.g = L.real(d["g"], "dcqcn.g", 0, 1);
+        if (d["initial_alpha"])
+            D.initial_alpha = L.real(d["initial_alpha"], "dcqcn.initial_alpha", 0, 1);
+        if (d["alpha_timer_us"])
+            D.alpha_timer_ns =
+                L.uint(d["alpha_timer_us"], "dcqcn.alpha_timer_us", 1, 10'000'000) * 1000;
+        if (d["rate_increase_timer_us"])
+            D.rate_increase_timer_ns =
+                L.uint(d["rate_increase_timer_us"], "dcqcn.rate_increase_timer_us", 1, 10'000'000) *
+                1000;
+        if (d["byte_counter"])
+            D.byte_counter_bytes = L.bytes(d["byte_counter"], "dcqcn.byte_counter");
+        if (d["fast_recovery_steps"])
+            D.fast_recovery_steps =
+                uint32_t(L.uint(d["fast_recovery_steps"], "dcqcn.fast_recovery_steps", 0, 1000));
+        if (d["rate_ai"]) D.rate_ai_bps = L.rate_bps(d["rate_ai"], "dcqcn.rate_ai");
+        if (d["rate_hai"]) D.rate_hai_bps = L.rate_bps(d["rate_hai"], "dcqcn.rate_hai");
+        if (d["min_rate"]) D.min_rate_bps = L.rate_bps(d["min_rate"], "dcqcn.min_rate");
+        if (d["min_dec_factor"])
+            D.min_dec_factor = L.real(d["min_dec_factor"], "dcqcn.min_dec_factor", 0, 1);
+        if (d["rate_reduce_period_us"])
+            D.rate_reduce_period_ns =
+                L.us(d["rate_reduce_period_us"], "dcqcn.rate_reduce_period_us", 1'000'000);
+        if (d["cnp_interval_us"])
+            D.cnp_interval_ns = L.us(d["cnp_interval_us"], "dcqcn.cnp_interval_us", 1'000'000);
+    }
+
+    std::set<std::string> names;
+    auto host = [&](const YAML::Node &h, const std::string &path, bool peer) {
+        if (peer)
+            L.check_keys(h, path, {"name", "ip", "line_rate"});
+        else
+            L.check_keys(h, path,
+                         {"name", "device", "mac", "ip", "gateway", "gateway_mac", "line_rate"});
+        HostConfig hc;
+        if (!h["name"]) L.fail(at(path, "name"), "required");
+        hc.name = L.str(h["name"], at(path, "name"));
+        if (!names.insert(hc.name).second)
+            L.fail(at(path, "name"), "'" + hc.name + "' is used twice");
+        if (!h["ip"]) L.fail(at(path, "ip"), "required");
+        std::string ip = L.str(h["ip"], at(path, "ip"));
+        const bool v6 = ip.find(':') != std::string::npos;
+        auto ia =
+            parse_if_addr(ip.find('/') == std::string::npos ? ip + (v6 ? "/128" : "/32") : ip);
+        if (!ia) L.fail(at(path, "ip"), "'" + ip + "' is not an IPv4 or IPv6 address[/len]");
+        if (!c.hosts.empty() && c.hosts[0].ip.addr.is_v6 != ia->addr.is_v6)
+            L.fail(at(path, "ip"), "'" + ip + "' is " + (v6 ? "IPv6" : "IPv4") +
+                                       " but hosts[0] is not: one family per run");
+        hc.ip = *ia;
+        if (h["line_rate"]) hc.line_rate_bps = L.rate_bps(h["line_rate"], at(path, "line_rate"));
+        if (!peer) {
+            if (!h["device"]) L.fail(at(path, "device"), "required");
+            hc.device = L.str(h["device"], at(path, "device"));
+            if (!h["mac"]) L.fail(at(path, "mac"), "required");
+            auto m = parse_mac(L.str(h["mac"], at(path, "mac")));
+            if (!m || m->is_multicast() || m->is_zero())
+                L.fail(at(path, "mac"), "not a unicast MAC address");
+            hc.mac = *m;
+            if (h["gateway"]) {
+                auto g = parse_ip(L.str(h["gateway"], at(path, "gateway")));
+                if (!g || g->is_v6 != hc.ip.addr.is_v6)
+                    L.fail(
+                        at(path, "gateway"),
+                        std::string("not an ") + (hc.ip.addr.is_v6 ? "IPv6" : "IPv4") + " address");
+                if (!hc.ip.subnet().contains(*g))
+                    L.fail(at(path, "gateway"), "not in the host's subnet " + hc.ip.subnet().str());
+                hc.gateway = *g;
+            }
+            if (h["gateway_mac"]) {
+                auto m2 = parse_mac(L.str(h["gateway_mac"], at(path, "gateway_mac")));
+                if (!m2 || m2->is_multicast() || m2->is_zero())
+                    L.fail(at(path, "gateway_mac"), "not a unicast MAC address");
+                hc.gateway_mac = *m2;
+            }
+        }
+        c.hosts.push_back(hc);
+    };
+    auto hosts = root["hosts"];
+    if (!hosts || !hosts.IsSequence() || hosts.size() == 0)
+        throw ConfigError(source + ": hosts: a list of at least one host is required");
+    for (size_t i = 0; i < hosts.size(); i++) host(hosts[i], at("hosts", i), false);
+    if (auto peers = root["peers"]) {
+        if (!peers.IsSequence()) L.fail("peers", "expected a list");
+        for (size_t i = 0; i < peers.size(); i++) host(peers[i], at("peers", i), true);
+    }
+
+    auto &W = c.workload.spec;
+    W.n_hosts = uint32_t(c.hosts.size());
+    W.line_rate_bps = c.hosts[0].line_rate_bps;
+    auto hidx = [&](const YAML::Node &n, const std::string &path) {
+        std::string s = L.str(n, path);
+        int i = c.host_index(s);
+        if (i < 0) L.fail(path, "no host or peer named '" + s + "'");
+        return uint32_t(i);
+    };
+    if (auto w = root["workload"]) {
+        L.check_keys(w, "workload",
+                     {"pattern", "seed", "size", "count", "start_us", "interval_us", "pairs",
+                      "senders", "receiver", "cdf", "load", "duration_ms"});
+        try {
+            if (w["pattern"])
+                W.pattern = roce::parse_pattern(L.str(w["pattern"], "workload.pattern"));
+        } catch (const std::invalid_argument &e) {
+            L.fail("workload.pattern", e.what());
+        }
+        if (w["seed"]) W.seed = L.uint(w["seed"], "workload.seed", 0, UINT64_MAX);
+        if (w["size"]) {
+            W.size_bytes = L.bytes(w["size"], "workload.size");
+            // One RDMA WRITE per flow: RETH carries a 32-bit length; 1 GiB keeps the PSN
+            // span of a message far inside the 24-bit window even at MTU 256.
+            if (W.size_bytes > (1u << 30))
+                L.fail("workload.size", std::to_string(W.size_bytes) + " is above 1 GiB");
+        }
+        if (w["count"]) W.count = uint32_t(L.uint(w["count"], "workload.count", 0, 1'000'000));
+        if (w["start_us"]) W.start_ns = L.us(w["start_us"], "workload.start_us");
+        if (w["interval_us"]) W.interval_ns = L.us(w["interval_us"], "workload.interval_us");
+        if (w["receiver"]) W.receiver = hidx(w["receiver"], "workload.receiver");
+        if (auto s = w["senders"]) {
+            if (!s.IsSequence()) L.fail("workload.senders", "expected a list of host names");
+            for (size_t i = 0; i < s.size(); i++)
+                W.senders.push_back(hidx(s[i], at("workload.senders", i)));
+        }
+        if (auto p = w["pairs"]) {
+            if (!p.IsSequence()) L.fail("workload.pairs", "expected a list of [src, dst]");
+            for (size_t i = 0; i < p.size(); i++) {
+                std::string pp = at("workload.pairs", i);
+                if (!p[i].IsSequence() || p[i].size() != 2) L.fail(pp, "expected [src, dst]");
+                W.pairs.emplace_back(hidx(p[i][0], at(pp, 0)), hidx(p[i][1], at(pp, 1)));
+            }
+        }
+        if (w["load"]) W.load = L.real(w["load"], "workload.load", 0.001, 1);
+        if (w["duration_ms"])
+            W.duration_ns =
+                L.uint(w["duration_ms"], "workload.duration_ms", 1, 86'400'000) * 1'000'000;
+        if (w["cdf"]) {
+            c.workload.cdf_file = resolve(L.base_dir, L.str(w["cdf"], "workload.cdf"));
+            try {
+                W.cdf = roce::SizeCdf::load(c.workload.cdf_file);
+            } catch (const std::runtime_error &e) {
+                L.fail("workload.cdf", e.what());
+            }
+        } else if (W.pattern == roce::Pattern::cdf) {
+            L.fail("workload.cdf", "required by pattern cdf");
+        }
+        try {
+            roce::generate_workload(W);
+        } catch (const std::invalid_argument &e) {
+            L.fail("workload", e.what());
+        }
+    } else {
+        W.count = 0;
+        W.pattern = roce::Pattern::pairs;
+    }
+    return c;
+}
+
+HostRunConfig load_host_config_file(const std::string &path) {
+    std::string text = read_config_file(path);
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    return load_host_config_string(text, path, dir.empty() ? "." : dir);
+}
+
+}  // namespace rocesw::rocehost

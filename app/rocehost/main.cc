@@ -1,0 +1,246 @@
+// rocehost: a RoCEv2 endpoint emulator (RC RDMA WRITE, DCQCN NP and RP, PFC honoring, flow
+// completion times). See doc/rocehost.md.
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <sched.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "host.h"
+#include "host_config.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) {
+    g_stop = true;
+}
+
+void usage(FILE *out) {
+    std::fprintf(
+        out,
+        "usage: rocehost --config FILE [options]\n"
+        "       rocehost --check-config FILE | --print-flows FILE\n"
+        "\n"
+        "  --config FILE        run the hosts and workload described by FILE (YAML)\n"
+        "  --check-config FILE  validate FILE and exit: 0 valid, 1 invalid\n"
+        "  --print-flows FILE   print the workload's flows (CSV) and exit\n"
+        "  --out DIR            results directory (overrides rocehost.out_dir)\n"
+        "  --dcqcn on|off       DCQCN reaction and notification (overrides dcqcn.enabled)\n"
+        "  --duration-ms N      hard stop after N ms (overrides rocehost.duration_ms)\n"
+        "  --seed N             workload seed (overrides workload.seed)\n"
+        "  --file-prefix P      EAL file prefix (default rocehost-<name>-<pid>)\n"
+        "  --print-eal-args     print the EAL arguments and exit\n"
+        "\n"
+        "Outputs in the results directory: flows.csv, qp_rates.csv, receivers.csv,\n"
+        "hosts.csv, pauses.csv, summary.json. SIGINT/SIGTERM stop the run and write them.\n");
+}
+
+std::string ethdev_name(const std::string &dev) {
+    return dev.substr(0, dev.find(','));
+}
+
+std::vector<std::string> eal_args(const rocesw::rocehost::HostRunConfig &c) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::string cpus;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        for (int i = 0; i < CPU_SETSIZE; i++)
+            if (CPU_ISSET(i, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(i);
+    if (cpus.empty()) cpus = "0";
+    std::vector<std::string> a = {"rocehost",
+                                  "--lcores=0@(" + cpus + ")",
+                                  "--file-prefix=" + c.run.file_prefix,
+                                  "--proc-type=primary",
+                                  "--no-pci",
+                                  "--no-huge",
+                                  "-m",
+                                  std::to_string(c.run.memory_mb),
+                                  "--no-telemetry",
+                                  "--log-level=lib.eal:warning"};
+    for (const auto &h : c.hosts)
+        if (h.local()) {
+            a.push_back("--vdev");
+            a.push_back(h.device);
+        }
+    return a;
+}
+
+uint16_t setup_port(const rocesw::rocehost::HostConfig &h, rte_mempool *pool, uint32_t mtu) {
+    uint16_t pid;
+    std::string name = ethdev_name(h.device);
+    if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) != 0)
+        throw std::runtime_error("host " + h.name + ": no ethdev named '" + name + "'");
+    rte_eth_conf conf{};
+    int rc = rte_eth_dev_configure(pid, 1, 1, &conf);
+    if (rc) throw std::runtime_error("host " + h.name + ": configure: " + rte_strerror(-rc));
+    uint16_t nrx = 1024, ntx = 1024;
+    rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
+    if ((rc = rte_eth_rx_queue_setup(pid, 0, nrx, rte_eth_dev_socket_id(pid), nullptr, pool)))
+        throw std::runtime_error("host " + h.name + ": rx queue: " + rte_strerror(-rc));
+    if ((rc = rte_eth_tx_queue_setup(pid, 0, ntx, rte_eth_dev_socket_id(pid), nullptr)))
+        throw std::runtime_error("host " + h.name + ": tx queue: " + rte_strerror(-rc));
+    rte_eth_dev_set_mtu(pid, uint16_t(std::max<uint32_t>(1500, mtu + 100)));
+    rte_ether_addr mac;
+    std::copy(h.mac.b.begin(), h.mac.b.end(), mac.addr_bytes);
+    rte_eth_dev_default_mac_addr_set(pid, &mac);
+    if ((rc = rte_eth_dev_start(pid)))
+        throw std::runtime_error("host " + h.name + ": start: " + rte_strerror(-rc));
+    rte_eth_promiscuous_enable(pid);
+    return pid;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    using namespace rocesw;
+    std::string config_path, check_path, flows_path, out_dir, dcqcn, file_prefix;
+    long long duration_ms = -1, seed = -1;
+    bool print_eal = false;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto value = [&](const char *opt) -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "rocehost: %s needs a value\n", opt);
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        auto number = [&](const char *opt) -> long long {
+            std::string v = value(opt);
+            char *end = nullptr;
+            long long n = std::strtoll(v.c_str(), &end, 10);
+            if (v.empty() || *end || n < 0) {
+                std::fprintf(stderr, "rocehost: %s: '%s' is not a non-negative integer\n", opt,
+                             v.c_str());
+                std::exit(2);
+            }
+            return n;
+        };
+        if (a == "--help" || a == "-h") {
+            usage(stdout);
+            return 0;
+        } else if (a == "--version") {
+            std::printf("rocehost %s\n", ROCESW_VERSION);
+            return 0;
+        } else if (a == "--config" || a == "-c") {
+            config_path = value("--config");
+        } else if (a == "--check-config") {
+            check_path = value("--check-config");
+        } else if (a == "--print-flows") {
+            flows_path = value("--print-flows");
+        } else if (a == "--out") {
+            out_dir = value("--out");
+        } else if (a == "--dcqcn") {
+            dcqcn = value("--dcqcn");
+            if (dcqcn != "on" && dcqcn != "off") {
+                std::fprintf(stderr, "rocehost: --dcqcn: '%s' is not on or off\n", dcqcn.c_str());
+                return 2;
+            }
+        } else if (a == "--duration-ms") {
+            duration_ms = number("--duration-ms");
+        } else if (a == "--seed") {
+            seed = number("--seed");
+        } else if (a == "--file-prefix") {
+            file_prefix = value("--file-prefix");
+        } else if (a == "--print-eal-args") {
+            print_eal = true;
+        } else {
+            std::fprintf(stderr, "rocehost: unknown argument '%s'\n", a.c_str());
+            usage(stderr);
+            return 2;
+        }
+    }
+    std::string path = !check_path.empty()   ? check_path
+                       : !flows_path.empty() ? flows_path
+                                             : config_path;
+    if (path.empty()) {
+        usage(stderr);
+        return 2;
+    }
+    rocehost::HostRunConfig cfg;
+    try {
+        cfg = rocehost::load_host_config_file(path);
+        if (seed >= 0) {
+            cfg.workload.spec.seed = uint64_t(seed);
+        }
+    } catch (const ConfigError &e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
+    if (!check_path.empty()) {
+        size_t local = 0;
+        for (auto &h : cfg.hosts) local += h.local();
+        std::printf("%s: valid: %zu local host(s), %zu peer(s), %zu flow(s)\n", path.c_str(), local,
+                    cfg.hosts.size() - local, roce::generate_workload(cfg.workload.spec).size());
+        return 0;
+    }
+    if (!flows_path.empty()) {
+        std::printf("flow,src,dst,size_bytes,start_ns\n");
+        for (auto &f : roce::generate_workload(cfg.workload.spec))
+            std::printf("%u,%s,%s,%llu,%llu\n", f.id, cfg.hosts[f.src].name.c_str(),
+                        cfg.hosts[f.dst].name.c_str(), (unsigned long long)f.size_bytes,
+                        (unsigned long long)f.start_ns);
+        return 0;
+    }
+    if (!out_dir.empty()) cfg.run.out_dir = out_dir;
+    if (!dcqcn.empty()) cfg.dcqcn_enabled = dcqcn == "on";
+    if (duration_ms >= 0) cfg.run.duration_ns = uint64_t(duration_ms) * 1'000'000;
+    if (!file_prefix.empty()) cfg.run.file_prefix = file_prefix;
+    if (cfg.run.file_prefix.empty())
+        cfg.run.file_prefix = "rocehost-" + cfg.run.name + "-" + std::to_string(getpid());
+
+    auto args = eal_args(cfg);
+    if (print_eal) {
+        for (size_t i = 1; i < args.size(); i++) std::printf("%s\n", args[i].c_str());
+        return 0;
+    }
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [rocehost] %v");
+    std::vector<char *> argvv;
+    for (auto &s : args) argvv.push_back(s.data());
+    if (rte_eal_init(int(argvv.size()), argvv.data()) < 0) {
+        spdlog::critical("EAL initialisation failed: {}", rte_strerror(rte_errno));
+        return 3;
+    }
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    int rc = 0;
+    try {
+        const uint32_t room = std::max<uint32_t>(2048, cfg.run.mtu + 256) + RTE_PKTMBUF_HEADROOM;
+        rte_mempool *pool = rte_pktmbuf_pool_create(("rh_" + cfg.run.name).c_str(), cfg.run.mbufs,
+                                                    256, 0, uint16_t(room), SOCKET_ID_ANY);
+        if (!pool) throw std::runtime_error(std::string("mbuf pool: ") + rte_strerror(rte_errno));
+        std::vector<uint16_t> ports;
+        for (const auto &h : cfg.hosts)
+            if (h.local()) {
+                ports.push_back(setup_port(h, pool, cfg.run.mtu));
+                spdlog::info("host {}: {} on {}, {} Gb/s", h.name, h.ip.str(), h.device,
+                             double(h.line_rate_bps) / 1e9);
+            }
+        rocehost::Emulator emu(cfg, ports, pool, rte_get_tsc_hz());
+        spdlog::info("running: {} flow(s) in the workload, dcqcn {}",
+                     roce::generate_workload(cfg.workload.spec).size(),
+                     cfg.dcqcn_enabled ? "on" : "off");
+        uint64_t run_ns = emu.run(g_stop);
+        if (!emu.write_results(cfg.run.out_dir, run_ns)) rc = 1;
+        for (uint16_t p : ports) {
+            rte_eth_dev_stop(p);
+            rte_eth_dev_close(p);
+        }
+    } catch (const std::exception &e) {
+        spdlog::critical("{}", e.what());
+        rc = 3;
+    }
+    rte_eal_cleanup();
+    return rc;
+}

@@ -1,0 +1,112 @@
+// Reliable-connection QP halves for RDMA WRITE, one message per QP (rocehost maps each flow to
+// its own QP). Pure state machines: the caller builds and sends the packets they describe.
+//
+//  SendQp: segments a message at the path MTU into WRITE first/middle/last (or only), one PSN
+//    each, RETH on the first; asks for an ACK on the last packet and every `ack_every`
+//    packets; completes when the ACK for the last PSN arrives; on a NAK (PSN sequence error) or
+//    a timeout without progress it goes back to the first unacknowledged PSN (go-back-N).
+//  RecvQp: accepts packets in PSN order only; a PSN beyond the expected one is a gap (counted
+//    once per gap, with the number of missing packets, answered by one NAK); packets after the
+//    gap are discarded (counted) until the sender goes back; old PSNs are duplicates.
+#pragma once
+
+#include <cstdint>
+
+#include "roce/packet.h"
+
+namespace rocesw::roce {
+
+// The initial PSN both ends of a QP use (there is no connection handshake in rocehost): a hash
+// of the QP number, so runs exercise the 24-bit PSN wrap-around.
+inline uint32_t initial_psn(uint32_t qpn) {
+    return (qpn * 2654435761u) & kPsnMask;
+}
+
+struct Segment {
+    uint8_t opcode = 0;
+    uint32_t psn = 0;
+    uint32_t len = 0;     // payload bytes
+    uint64_t offset = 0;  // into the message
+    bool ack_req = false;
+    bool retransmit = false;
+};
+
+class SendQp {
+  public:
+    SendQp() = default;
+    // mtu: payload bytes per packet (the RoCE path MTU: 256..4096). window: at most this many
+    // packets sent and not yet acknowledged (0: no limit), which bounds what go-back-N resends.
+    SendQp(uint32_t mtu, uint32_t start_psn, uint32_t ack_every = 0, uint32_t window = 0)
+        : mtu_(mtu ? mtu : 1024),
+          start_psn_(start_psn & kPsnMask),
+          ack_every_(ack_every),
+          window_(window) {}
+
+    void post_write(uint64_t bytes) {
+        bytes_ = bytes;
+        npkts_ = bytes ? uint32_t((bytes + mtu_ - 1) / mtu_) : 1;
+        next_ = acked_ = high_ = 0;
+        done_ = false;
+    }
+    uint32_t packets() const { return npkts_; }
+    bool has_segment() const {
+        return !done_ && next_ < npkts_ && (!window_ || next_ - acked_ < window_);
+    }
+    Segment next_segment();
+    // An ACK or NAK for this QP. Returns true when it completes the message.
+    bool on_ack(uint8_t syndrome, uint32_t psn, uint64_t now_ns);
+    // Go back to the first unacknowledged PSN when nothing was acknowledged for `rto_ns`.
+    // Returns true when it went back.
+    bool on_timer(uint64_t now_ns, uint64_t rto_ns);
+    void note_progress(uint64_t now_ns) { last_progress_ns_ = now_ns; }
+
+    bool done() const { return done_; }
+    uint32_t acked_packets() const { return acked_; }
+    uint32_t next_index() const { return next_; }
+    uint64_t retransmitted() const { return retransmitted_; }
+    uint64_t naks() const { return naks_; }
+    uint64_t timeouts() const { return timeouts_; }
+    uint32_t start_psn() const { return start_psn_; }
+
+  private:
+    uint32_t mtu_ = 1024, start_psn_ = 0, ack_every_ = 0, window_ = 0;
+    uint64_t bytes_ = 0;
+    uint32_t npkts_ = 0, next_ = 0, acked_ = 0, high_ = 0;  // high_: highest index sent + 1
+    bool done_ = true;
+    uint64_t last_progress_ns_ = 0;
+    uint64_t retransmitted_ = 0, naks_ = 0, timeouts_ = 0;
+};
+
+struct RecvAction {
+    bool accept = false;  // in order: deliver the payload
+    bool reply = false;   // send an ACK/NAK with `syndrome`, `psn`, `msn`
+    uint8_t syndrome = kSyndromeAck;
+    uint32_t psn = 0;
+    uint32_t msn = 0;
+    bool message_done = false;
+};
+
+struct RecvQpStats {
+    uint64_t packets = 0, bytes = 0, messages = 0;
+    uint64_t psn_gaps = 0;         // gap events (each answered by one NAK)
+    uint64_t missing_packets = 0;  // packets missing at the gaps
+    uint64_t discarded_out_of_order = 0;
+    uint64_t duplicates = 0;
+    uint64_t acks_sent = 0, naks_sent = 0;
+};
+
+class RecvQp {
+  public:
+    explicit RecvQp(uint32_t start_psn = 0) : expected_(start_psn & kPsnMask) {}
+    RecvAction on_data(uint8_t opcode, uint32_t psn, bool ack_req, uint32_t payload_len);
+    uint32_t expected_psn() const { return expected_; }
+    const RecvQpStats &stats() const { return st_; }
+
+  private:
+    uint32_t expected_;
+    uint32_t msn_ = 0;
+    bool nak_outstanding_ = false;
+    RecvQpStats st_;
+};
+
+}  // namespace rocesw::roce

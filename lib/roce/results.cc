@@ -1,0 +1,92 @@
+#include "roce/results.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "roce/pacer.h"
+#include "roce/packet.h"
+
+namespace rocesw::roce {
+
+uint32_t write_wire_bytes(uint32_t payload, bool first, bool ipv6) {
+    uint32_t frame = 14 + (ipv6 ? 40 : 20) + 8 + kBthLen + (first ? kRethLen : 0) + payload +
+                     ((4 - (payload & 3)) & 3) + kIcrcLen;
+    return std::max<uint32_t>(frame, 60) + kWireOverheadBytes;
+}
+
+uint64_t ideal_fct_ns(uint64_t size, uint32_t mtu, uint64_t rate_bps, uint64_t base_rtt_ns,
+                      bool ipv6) {
+    const uint64_t n = size ? (size + mtu - 1) / mtu : 1;
+    uint64_t bytes = 0;
+    if (n == 1) {
+        bytes = write_wire_bytes(uint32_t(size), true, ipv6);
+    } else {
+        bytes = write_wire_bytes(mtu, true, ipv6) + (n - 2) * write_wire_bytes(mtu, false, ipv6) +
+                write_wire_bytes(uint32_t(size - (n - 1) * mtu), false, ipv6);
+    }
+    return uint64_t((unsigned __int128)bytes * 8 * 1'000'000'000ull / rate_bps) + base_rtt_ns;
+}
+
+namespace {
+
+double nearest_rank(const std::vector<double> &sorted, double q) {
+    if (sorted.empty()) return 0;
+    size_t rank = size_t(std::ceil(q * double(sorted.size())));
+    return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+}  // namespace
+
+std::vector<SlowdownBucket> summarize(const std::vector<FlowResult> &flows) {
+    std::vector<SlowdownBucket> b = {
+        {"<10KB", 0, 10'000},
+        {"10KB-100KB", 10'000, 100'000},
+        {"100KB-1MB", 100'000, 1'000'000},
+        {"1MB-10MB", 1'000'000, 10'000'000},
+        {">=10MB", 10'000'000, UINT64_MAX},
+        {"all", 0, UINT64_MAX},
+    };
+    for (auto &bk : b) {
+        std::vector<double> sd;
+        double fct = 0;
+        for (const auto &f : flows) {
+            if (!f.completed || f.size_bytes < bk.lo || f.size_bytes >= bk.hi) continue;
+            sd.push_back(f.slowdown());
+            fct += double(f.fct_ns()) / 1000;
+        }
+        std::sort(sd.begin(), sd.end());
+        bk.count = sd.size();
+        if (sd.empty()) continue;
+        double sum = 0;
+        for (double v : sd) sum += v;
+        bk.mean = sum / double(sd.size());
+        bk.median = nearest_rank(sd, 0.5);
+        bk.p99 = nearest_rank(sd, 0.99);
+        bk.mean_fct_us = fct / double(sd.size());
+    }
+    return b;
+}
+
+std::string format_summary(const std::vector<SlowdownBucket> &b) {
+    std::string out = "size bucket     flows  mean FCT us  slowdown mean  median     p99\n";
+    char line[160];
+    for (const auto &k : b) {
+        std::snprintf(line, sizeof(line), "%-14s %6llu %12.1f %14.2f %7.2f %7.2f\n",
+                      k.label.c_str(), (unsigned long long)k.count, k.mean_fct_us, k.mean, k.median,
+                      k.p99);
+        out += line;
+    }
+    return out;
+}
+
+double jain_index(const std::vector<double> &x) {
+    double s = 0, s2 = 0;
+    for (double v : x) {
+        s += v;
+        s2 += v * v;
+    }
+    return x.empty() || s2 == 0 ? 0 : s * s / (double(x.size()) * s2);
+}
+
+}  // namespace rocesw::roce

@@ -1,0 +1,169 @@
+#include "roce/workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace rocesw::roce {
+
+SizeCdf SizeCdf::parse(const std::string &text, const std::string &source) {
+    SizeCdf c;
+    std::istringstream in(text);
+    std::string line;
+    int n = 0;
+    auto fail = [&](const std::string &what) {
+        throw std::runtime_error(source + ": line " + std::to_string(n) + ": " + what);
+    };
+    while (std::getline(in, line)) {
+        n++;
+        auto hash = line.find('#');
+        if (hash != std::string::npos) line.resize(hash);
+        std::istringstream ls(line);
+        double size, pct;
+        if (!(ls >> size)) continue;  // blank
+        if (!(ls >> pct)) fail("expected '<size bytes> <cumulative percent>'");
+        std::string extra;
+        if (ls >> extra) fail("unexpected '" + extra + "'");
+        if (size < 0 || pct < 0 || pct > 100) fail("size must be >= 0 and percent in 0..100");
+        if (!c.pts_.empty() && (size < c.pts_.back().first || pct / 100 < c.pts_.back().second))
+            fail("points must be ascending in size and percent");
+        c.pts_.emplace_back(size, pct / 100);
+    }
+    if (c.pts_.size() < 2) throw std::runtime_error(source + ": a CDF needs at least 2 points");
+    if (std::abs(c.pts_.back().second - 1.0) > 1e-9)
+        throw std::runtime_error(source + ": the last point must be at 100 percent");
+    return c;
+}
+
+SizeCdf SizeCdf::load(const std::string &path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error(path + ": cannot open file");
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return parse(ss.str(), path);
+}
+
+uint64_t SizeCdf::sample(double u) const {
+    if (pts_.empty()) return 0;
+    if (u <= pts_.front().second) return uint64_t(std::llround(std::max(1.0, pts_.front().first)));
+    for (size_t i = 1; i < pts_.size(); i++) {
+        const auto &[s1, p1] = pts_[i];
+        if (u <= p1) {
+            const auto &[s0, p0] = pts_[i - 1];
+            double s = p1 > p0 ? s0 + (s1 - s0) * (u - p0) / (p1 - p0) : s1;
+            return uint64_t(std::max<long long>(1, std::llround(s)));
+        }
+    }
+    return uint64_t(pts_.back().first);
+}
+
+double SizeCdf::mean_bytes() const {
+    double m = 0;
+    for (size_t i = 1; i < pts_.size(); i++)
+        m += (pts_[i].second - pts_[i - 1].second) * (pts_[i].first + pts_[i - 1].first) / 2;
+    return m;
+}
+
+Pattern parse_pattern(const std::string &s) {
+    if (s == "pairs") return Pattern::pairs;
+    if (s == "incast") return Pattern::incast;
+    if (s == "all_to_all") return Pattern::all_to_all;
+    if (s == "permutation") return Pattern::permutation;
+    if (s == "cdf") return Pattern::cdf;
+    throw std::invalid_argument("'" + s +
+                                "' is not a pattern (pairs, incast, all_to_all, permutation, cdf)");
+}
+
+const char *pattern_name(Pattern p) {
+    switch (p) {
+        case Pattern::pairs:
+            return "pairs";
+        case Pattern::incast:
+            return "incast";
+        case Pattern::all_to_all:
+            return "all_to_all";
+        case Pattern::permutation:
+            return "permutation";
+        case Pattern::cdf:
+            return "cdf";
+    }
+    return "?";
+}
+
+std::vector<FlowSpec> generate_workload(const WorkloadSpec &w) {
+    std::vector<FlowSpec> flows;
+    SplitMix64 rng(w.seed);
+    auto check_host = [&](uint32_t h) {
+        if (h >= w.n_hosts)
+            throw std::invalid_argument("host index " + std::to_string(h) + " out of range (" +
+                                        std::to_string(w.n_hosts) + " hosts)");
+    };
+    auto fixed = [&](uint32_t s, uint32_t d) {
+        check_host(s);
+        check_host(d);
+        if (s == d) throw std::invalid_argument("a flow from a host to itself");
+        for (uint32_t k = 0; k < w.count; k++)
+            flows.push_back({0, s, d, w.size_bytes, w.start_ns + k * w.interval_ns});
+    };
+    switch (w.pattern) {
+        case Pattern::pairs:
+            for (auto [s, d] : w.pairs) fixed(s, d);
+            break;
+        case Pattern::incast: {
+            check_host(w.receiver);
+            std::vector<uint32_t> senders = w.senders;
+            if (senders.empty())
+                for (uint32_t h = 0; h < w.n_hosts; h++)
+                    if (h != w.receiver) senders.push_back(h);
+            for (uint32_t s : senders) fixed(s, w.receiver);
+            break;
+        }
+        case Pattern::all_to_all:
+            for (uint32_t s = 0; s < w.n_hosts; s++)
+                for (uint32_t d = 0; d < w.n_hosts; d++)
+                    if (s != d) fixed(s, d);
+            break;
+        case Pattern::permutation: {
+            if (w.n_hosts < 2) throw std::invalid_argument("a permutation needs 2 or more hosts");
+            // Sattolo's algorithm: a uniformly random cyclic permutation, hence no fixed point.
+            std::vector<uint32_t> perm(w.n_hosts);
+            for (uint32_t i = 0; i < w.n_hosts; i++) perm[i] = i;
+            for (uint32_t i = w.n_hosts - 1; i > 0; i--) std::swap(perm[i], perm[rng.below(i)]);
+            for (uint32_t s = 0; s < w.n_hosts; s++) fixed(s, perm[s]);
+            break;
+        }
+        case Pattern::cdf: {
+            if (w.n_hosts < 2) throw std::invalid_argument("a CDF workload needs 2 or more hosts");
+            if (w.load <= 0 || w.load > 1) throw std::invalid_argument("load must be in (0, 1]");
+            if (!w.duration_ns && !w.count)
+                throw std::invalid_argument("a CDF workload needs a duration or a count");
+            const double mean = w.cdf.mean_bytes();
+            // Mean inter-arrival per sender so that the offered load is `load` x line rate.
+            const double mean_gap_ns = mean * 8 * 1e9 / (w.load * double(w.line_rate_bps));
+            std::vector<uint32_t> senders = w.senders;
+            if (senders.empty())
+                for (uint32_t h = 0; h < w.n_hosts; h++) senders.push_back(h);
+            for (uint32_t s : senders) {
+                check_host(s);
+                double t = double(w.start_ns);
+                for (uint32_t k = 0;; k++) {
+                    if (!w.duration_ns && k >= w.count) break;
+                    t += -std::log(1.0 - rng.uniform()) * mean_gap_ns;
+                    if (w.duration_ns && t >= double(w.start_ns + w.duration_ns)) break;
+                    uint32_t d = uint32_t(rng.below(w.n_hosts - 1));
+                    if (d >= s) d++;
+                    flows.push_back({0, s, d, w.cdf.sample(rng.uniform()), uint64_t(t)});
+                }
+            }
+            break;
+        }
+    }
+    std::stable_sort(flows.begin(), flows.end(),
+                     [](const FlowSpec &a, const FlowSpec &b) { return a.start_ns < b.start_ns; });
+    for (uint32_t i = 0; i < flows.size(); i++) flows[i].id = i;
+    return flows;
+}
+
+}  // namespace rocesw::roce

@@ -1,0 +1,88 @@
+// Workloads for rocehost: the list of flows (one RDMA WRITE message each) the hosts of a run
+// send. Generated from a seed with our own generator (SplitMix64), never std:: distributions,
+// so the same seed gives the same flows on every machine and compiler.
+//
+//   pairs        every (src, dst) pair listed sends `count` flows of `size_bytes`
+//   incast       every sender sends `count` flows of `size_bytes` to one receiver, all at once
+//   all_to_all   every host to every other host
+//   permutation  a random derangement: host i sends to perm[i], never to itself
+//   cdf          sizes drawn from a CDF file, Poisson arrivals per sender at `load` x line rate,
+//                uniformly random destinations, for `duration_ns` or `count` flows per sender
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rocesw::roce {
+
+class SplitMix64 {
+  public:
+    explicit SplitMix64(uint64_t seed) : s_(seed) {}
+    uint64_t next() {
+        uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    // Uniform in [0, 1) with 53 random bits.
+    double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+    // Uniform integer in [0, n).
+    uint64_t below(uint64_t n) { return n ? uint64_t((unsigned __int128)next() * n >> 64) : 0; }
+
+  private:
+    uint64_t s_;
+};
+
+// A flow-size CDF: points (size in bytes, cumulative fraction 0..1), ascending.
+class SizeCdf {
+  public:
+    // Parses "<size> <cumulative percent>" lines ('#' comments and blank lines allowed).
+    // Throws std::runtime_error "<source>: line N: <problem>".
+    static SizeCdf parse(const std::string &text, const std::string &source);
+    static SizeCdf load(const std::string &path);
+    // Inverse transform with linear interpolation between points; u in [0, 1).
+    uint64_t sample(double u) const;
+    double mean_bytes() const;
+    const std::vector<std::pair<double, double>> &points() const { return pts_; }
+
+  private:
+    std::vector<std::pair<double, double>> pts_;  // (size, fraction)
+};
+
+struct FlowSpec {
+    uint32_t id = 0;
+    uint32_t src = 0, dst = 0;  // host indexes
+    uint64_t size_bytes = 0;
+    uint64_t start_ns = 0;  // from the start of the run
+};
+
+enum class Pattern { pairs, incast, all_to_all, permutation, cdf };
+
+struct WorkloadSpec {
+    Pattern pattern = Pattern::pairs;
+    uint32_t n_hosts = 0;
+    uint64_t seed = 1;
+    uint64_t size_bytes = 1 << 20;  // fixed-size patterns
+    uint32_t count = 1;             // flows per sender (or per pair)
+    uint64_t start_ns = 0;          // first flow start
+    uint64_t interval_ns = 0;       // between a sender's successive fixed-size flows
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;  // pairs
+    std::vector<uint32_t> senders;  // incast (empty: every host but the receiver)
+    uint32_t receiver = 0;          // incast
+    // cdf
+    SizeCdf cdf;
+    double load = 0.5;  // fraction of each sender's line rate
+    uint64_t line_rate_bps = 10'000'000'000;
+    uint64_t duration_ns = 0;  // arrivals in [start, start + duration); 0: use count
+};
+
+// Flows sorted by start time, then id; ids are 0..n-1 in that order. Throws
+// std::invalid_argument on an impossible spec (a host index out of range, permutation of < 2).
+std::vector<FlowSpec> generate_workload(const WorkloadSpec &w);
+
+Pattern parse_pattern(const std::string &s);  // throws std::invalid_argument
+const char *pattern_name(Pattern p);
+
+}  // namespace rocesw::roce

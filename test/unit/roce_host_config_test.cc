@@ -1,0 +1,115 @@
+// rocehost's configuration loader: a full file, defaults, and one clear error per mistake.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "host_config.h"
+
+namespace rocesw::rocehost {
+namespace {
+
+const std::string kBase = R"(
+rocehost: {name: t, mtu: 2048, duration_ms: 500, rto_us: 3000}
+traffic: {data_dscp: 3, data_ecn: ect1, data_priority: 4, cnp_dscp: 46, cnp_priority: 5, pfc_priorities: [3, 4]}
+dcqcn: {enabled: false, g: 0.0625, rate_ai: 5M, rate_hai: 50M, byte_counter: 32767, rate_reduce_period_us: 4, cnp_interval_us: 4}
+hosts:
+  - {name: h1, device: "net_ring0", mac: "02:00:00:00:01:02", ip: 10.0.1.2/24, gateway: 10.0.1.1, gateway_mac: "02:00:00:00:01:01", line_rate: 25G}
+peers:
+  - {name: h2, ip: 10.0.2.2}
+  - {name: h3, ip: 10.0.3.2}
+)";
+
+HostRunConfig load(const std::string &extra) {
+    return load_host_config_string(kBase + extra, "t.yaml");
+}
+
+std::string error_of(const std::string &yaml) {
+    try {
+        load_host_config_string(yaml, "t.yaml");
+    } catch (const ConfigError &e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(HostConfig, LoadsEveryFieldWithUnits) {
+    auto c =
+        load("workload: {pattern: incast, receiver: h3, senders: [h1, h2], size: 64K, count: 2}\n");
+    EXPECT_EQ(c.run.mtu, 2048u);
+    EXPECT_EQ(c.run.duration_ns, 500'000'000u);
+    EXPECT_EQ(c.run.rto_ns, 3'000'000u);
+    EXPECT_EQ(c.traffic.data_dscp, 3);
+    EXPECT_EQ(c.traffic.data_ecn, roce::Ecn::ect1);
+    EXPECT_EQ(c.traffic.pfc_mask, 0x18);
+    EXPECT_EQ(c.traffic.cnp_dscp, 46);
+    EXPECT_FALSE(c.dcqcn_enabled);
+    EXPECT_DOUBLE_EQ(c.dcqcn.g, 0.0625);
+    EXPECT_EQ(c.dcqcn.rate_ai_bps, 5'000'000u);
+    EXPECT_EQ(c.dcqcn.rate_hai_bps, 50'000'000u);
+    EXPECT_EQ(c.dcqcn.byte_counter_bytes, 32767u);
+    EXPECT_EQ(c.dcqcn.rate_reduce_period_ns, 4'000u);
+    EXPECT_EQ(c.dcqcn.cnp_interval_ns, 4'000u);
+    ASSERT_EQ(c.hosts.size(), 3u);
+    EXPECT_TRUE(c.hosts[0].local());
+    EXPECT_FALSE(c.hosts[1].local());
+    EXPECT_EQ(c.hosts[0].line_rate_bps, 25'000'000'000u);
+    EXPECT_EQ(c.hosts[0].ip.addr.v4, 0x0A000102u);
+    ASSERT_TRUE(c.hosts[0].gateway_mac);
+    EXPECT_EQ(c.workload.spec.pattern, roce::Pattern::incast);
+    EXPECT_EQ(c.workload.spec.receiver, 2u);
+    EXPECT_EQ(c.workload.spec.size_bytes, 64'000u);
+    EXPECT_EQ(roce::generate_workload(c.workload.spec).size(), 4u);
+}
+
+TEST(HostConfig, DefaultsFollowTheNvidiaRoceConvention) {
+    auto c = load_host_config_string(
+        "hosts: [{name: a, device: x, mac: '02:00:00:00:00:01', ip: 10.0.0.1/24}]\n", "t.yaml");
+    EXPECT_EQ(c.traffic.data_dscp, 26);
+    EXPECT_EQ(c.traffic.data_priority, 3);
+    EXPECT_EQ(c.traffic.cnp_dscp, 48);
+    EXPECT_EQ(c.traffic.cnp_priority, 6);
+    EXPECT_TRUE(c.dcqcn_enabled);
+    EXPECT_EQ(c.dcqcn.cnp_interval_ns, 50'000u);
+    EXPECT_EQ(roce::generate_workload(c.workload.spec).size(), 0u);
+}
+
+TEST(HostConfig, AcceptsIpv6Hosts) {
+    auto c = load_host_config_string(
+        "hosts: [{name: a, device: x, mac: '02:00:00:00:00:01', ip: 'fd00:1::2/64', "
+        "gateway: 'fd00:1::1'}]\npeers: [{name: b, ip: 'fd00:2::2'}]\n",
+        "t.yaml");
+    EXPECT_TRUE(c.hosts[0].ip.addr.is_v6);
+    EXPECT_EQ(c.hosts[0].ip.len, 64);
+    EXPECT_TRUE(c.hosts[1].ip.addr.is_v6);
+    EXPECT_EQ(c.hosts[1].ip.len, 128);
+    ASSERT_TRUE(c.hosts[0].gateway);
+}
+
+TEST(HostConfig, ErrorsNameTheFileAndField) {
+    EXPECT_EQ(error_of(kBase + "bogus: 1\n"), "t.yaml: bogus: unknown field");
+    EXPECT_EQ(error_of("hosts: []\n"), "t.yaml: hosts: a list of at least one host is required");
+    EXPECT_EQ(error_of("rocehost: {mtu: 1000}\n" + kBase.substr(kBase.find("hosts:"))),
+              "t.yaml: rocehost.mtu: 1000 is not one of 256, 512, 1024, 2048, 4096");
+    EXPECT_EQ(
+        error_of("hosts: [{name: a, device: x, mac: '01:00:00:00:00:01', ip: 10.0.0.1/24}]\n"),
+        "t.yaml: hosts[0].mac: not a unicast MAC address");
+    EXPECT_EQ(error_of("hosts: [{name: a, device: x, mac: '02:00:00:00:00:01', ip: 10.0.0.1/24, "
+                       "gateway: 10.9.9.9}]\n"),
+              "t.yaml: hosts[0].gateway: not in the host's subnet 10.0.0.0/24");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: incast, receiver: h9}\n"),
+              "t.yaml: workload.receiver: no host or peer named 'h9'");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: cdf}\n"),
+              "t.yaml: workload.cdf: required by pattern cdf");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: ring}\n"),
+              "t.yaml: workload.pattern: 'ring' is not a pattern (pairs, incast, all_to_all, "
+              "permutation, cdf)");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: pairs, pairs: [[h1, h1]]}\n"),
+              "t.yaml: workload: a flow from a host to itself");
+    EXPECT_EQ(error_of(kBase + "  - {name: h6, ip: 'fd00::2'}\n"),
+              "t.yaml: peers[2].ip: 'fd00::2' is IPv6 but hosts[0] is not: one family per run");
+    EXPECT_EQ(error_of(kBase + "workload: {size: 12Q}\n"),
+              "t.yaml: workload.size: '12Q' is not a size in bytes (e.g. 4096, 64K, 1M)");
+}
+
+}  // namespace
+}  // namespace rocesw::rocehost

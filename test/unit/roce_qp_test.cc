@@ -1,0 +1,241 @@
+// RC WRITE sender and receiver: segmentation, ACK/NAK, PSN gaps, go-back-N, and a lossy
+// channel end to end. Also the pacer and PFC pause honoring.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <vector>
+
+#include "pfc/frame.h"
+#include "roce/pacer.h"
+#include "roce/pause.h"
+#include "roce/qp.h"
+#include "roce/results.h"
+
+namespace rocesw::roce {
+namespace {
+
+TEST(SendQp, SegmentsAtTheMtuWithFirstMiddleLastAndOnly) {
+    SendQp qp(1024, 10, 2);
+    qp.post_write(3 * 1024 + 1);
+    std::vector<Segment> s;
+    while (qp.has_segment()) s.push_back(qp.next_segment());
+    ASSERT_EQ(s.size(), 4u);
+    EXPECT_EQ(s[0].opcode, 0x06);
+    EXPECT_EQ(s[1].opcode, 0x07);
+    EXPECT_EQ(s[2].opcode, 0x07);
+    EXPECT_EQ(s[3].opcode, 0x08);
+    EXPECT_EQ(s[3].len, 1u);
+    EXPECT_EQ(s[3].offset, 3072u);
+    for (uint32_t i = 0; i < 4; i++) EXPECT_EQ(s[i].psn, 10 + i);
+    // ack_every 2: packets 2 and 4 ask for an ACK (4 is also the last).
+    EXPECT_FALSE(s[0].ack_req);
+    EXPECT_TRUE(s[1].ack_req);
+    EXPECT_FALSE(s[2].ack_req);
+    EXPECT_TRUE(s[3].ack_req);
+
+    SendQp one(1024, 0);
+    one.post_write(1024);
+    Segment o = one.next_segment();
+    EXPECT_EQ(o.opcode, 0x0A);
+    EXPECT_EQ(o.len, 1024u);
+    EXPECT_TRUE(o.ack_req);
+    SendQp empty(1024, 0);
+    empty.post_write(0);
+    EXPECT_EQ(empty.packets(), 1u);
+    EXPECT_EQ(empty.next_segment().len, 0u);
+}
+
+TEST(RecvQp, InOrderPacketsAreAcceptedAndTheLastIsAcked) {
+    RecvQp r(100);
+    auto a = r.on_data(0x06, 100, false, 1024);
+    EXPECT_TRUE(a.accept);
+    EXPECT_FALSE(a.reply);
+    a = r.on_data(0x08, 101, true, 10);
+    EXPECT_TRUE(a.accept);
+    EXPECT_TRUE(a.reply);
+    EXPECT_TRUE(a.message_done);
+    EXPECT_EQ(a.syndrome, kSyndromeAck);
+    EXPECT_EQ(a.psn, 101u);
+    EXPECT_EQ(a.msn, 1u);
+    EXPECT_EQ(r.stats().psn_gaps, 0u);
+    EXPECT_EQ(r.stats().bytes, 1034u);
+}
+
+TEST(RecvQp, AGapIsCountedOnceAndAnsweredByOneNak) {
+    RecvQp r(0xFFFFFF);
+    EXPECT_TRUE(r.on_data(0x06, 0xFFFFFF, false, 8).accept);
+    auto a = r.on_data(0x07, 2, false, 8);  // PSNs 0 and 1 lost
+    EXPECT_FALSE(a.accept);
+    EXPECT_TRUE(a.reply);
+    EXPECT_EQ(a.syndrome, kSyndromeNakPsnSeq);
+    EXPECT_EQ(a.psn, 0u);
+    a = r.on_data(0x07, 3, false, 8);
+    EXPECT_FALSE(a.accept);
+    EXPECT_FALSE(a.reply);
+    EXPECT_EQ(r.stats().psn_gaps, 1u);
+    EXPECT_EQ(r.stats().missing_packets, 2u);
+    EXPECT_EQ(r.stats().discarded_out_of_order, 2u);
+    // The sender goes back: 0, 1, 2, 3 are accepted.
+    for (uint32_t psn = 0; psn < 4; psn++) EXPECT_TRUE(r.on_data(0x07, psn, false, 8).accept);
+    a = r.on_data(0x07, 1, true, 8);  // a duplicate asking for an ACK: re-acknowledge 3
+    EXPECT_FALSE(a.accept);
+    EXPECT_TRUE(a.reply);
+    EXPECT_EQ(a.psn, 3u);
+    EXPECT_EQ(r.stats().duplicates, 1u);
+}
+
+TEST(SendQp, NakAndTimeoutGoBackToTheFirstUnackedPsn) {
+    SendQp s(100, 50, 0);
+    s.post_write(1000);  // 10 packets, PSN 50..59
+    for (int i = 0; i < 6; i++) s.next_segment();
+    EXPECT_FALSE(s.on_ack(kSyndromeNakPsnSeq, 53, 1000));
+    EXPECT_EQ(s.next_index(), 3u);
+    EXPECT_EQ(s.acked_packets(), 3u);
+    Segment seg = s.next_segment();
+    EXPECT_EQ(seg.psn, 53u);
+    EXPECT_TRUE(seg.retransmit);
+    EXPECT_EQ(s.retransmitted(), 1u);
+    // No progress for the RTO: back to the first unacknowledged.
+    EXPECT_FALSE(s.on_timer(1000 + 999, 1000));
+    EXPECT_TRUE(s.on_timer(2000, 1000));
+    EXPECT_EQ(s.next_index(), 3u);
+    while (s.has_segment()) s.next_segment();
+    EXPECT_TRUE(s.on_ack(kSyndromeAck, 59, 3000));
+    EXPECT_TRUE(s.done());
+}
+
+TEST(SendQp, WindowBoundsUnacknowledgedPackets) {
+    SendQp s(100, 0, 2, 3);
+    s.post_write(1000);
+    for (int i = 0; i < 3; i++) ASSERT_TRUE(s.has_segment()) << i;
+    s.next_segment();
+    s.next_segment();
+    s.next_segment();
+    EXPECT_FALSE(s.has_segment());
+    s.on_ack(kSyndromeAck, 1, 10);  // packets 0 and 1 acknowledged: two more may go
+    EXPECT_TRUE(s.has_segment());
+    s.next_segment();
+    s.next_segment();
+    EXPECT_FALSE(s.has_segment());
+    EXPECT_EQ(s.next_index(), 5u);
+}
+
+TEST(RcWrite, CompletesOverALossyChannelWithGoBackN) {
+    SendQp s(256, 0xFFFFF0, 8);
+    RecvQp r(0xFFFFF0);
+    s.post_write(100'000);
+    uint64_t now = 0, delivered = 0;
+    int n = 0;
+    while (!s.done() && now < 10'000'000) {
+        now += 100;
+        if (s.has_segment()) {
+            Segment seg = s.next_segment();
+            if (++n % 37 == 0) continue;  // every 37th packet is lost
+            auto a = r.on_data(seg.opcode, seg.psn, seg.ack_req, seg.len);
+            if (a.accept) delivered += seg.len;
+            if (a.reply) s.on_ack(a.syndrome, a.psn, now);
+        } else {
+            s.on_timer(now, 5'000);
+        }
+    }
+    EXPECT_TRUE(s.done());
+    EXPECT_EQ(delivered, 100'000u);
+    EXPECT_EQ(r.stats().messages, 1u);
+    EXPECT_GT(r.stats().psn_gaps, 0u);
+    EXPECT_GT(s.retransmitted(), 0u);
+}
+
+TEST(Pacer, HoldsTheRateExactlyOverManyPackets) {
+    Pacer p;
+    uint64_t now = 0;
+    for (int i = 0; i < 1000; i++) {
+        while (!p.ready(now)) now++;
+        p.on_send(1000, 10'000'000'000, now);  // 800 ns each at 10 Gb/s
+    }
+    EXPECT_EQ(now, 999u * 800);
+    Pacer slow;
+    slow.on_send(125, 1'000'000, 0);  // 1000 bits at 1 Mb/s: 1 ms
+    EXPECT_FALSE(slow.ready(999'999));
+    EXPECT_TRUE(slow.ready(1'000'000));
+}
+
+TEST(Pacer, SlackLetsALateSenderCatchUpByAtMostTheSlack) {
+    Pacer p(2'000);
+    p.on_send(1000, 10'000'000'000, 0);      // next at 800
+    p.on_send(1000, 10'000'000'000, 5'000);  // served late: starts at 5000 - 2000 = 3000
+    EXPECT_EQ(p.next_ns(), 3'800u);
+}
+
+TEST(PauseState, PfcPausesItsPriorityForQuantaTimes512BitTimes) {
+    PauseState ps(10'000'000'000, 1 << 3);  // priority 3 lossless, 10 Gb/s
+    MacControlFrame f;
+    f.pfc = true;
+    f.enable = 1 << 3 | 1 << 4;
+    f.quanta[3] = 100;  // 100 x 51.2 ns = 5120 ns
+    f.quanta[4] = 100;
+    std::vector<PauseEvent> tr;
+    ps.on_frame(f, 1'000, &tr);
+    EXPECT_TRUE(ps.paused(3, 1'000));
+    EXPECT_TRUE(ps.paused(3, 6'119));
+    EXPECT_FALSE(ps.paused(3, 6'120));
+    EXPECT_FALSE(ps.paused(4, 2'000));  // lossy here: ignored
+    EXPECT_EQ(ps.ignored(), 1u);
+    EXPECT_EQ(ps.pause_frames(3), 1u);
+    ASSERT_EQ(tr.size(), 1u);
+    EXPECT_EQ(tr[0].until_ns, 6'120u);
+    // A new frame extends the pause from its own arrival.
+    ps.on_frame(f, 5'000, &tr);
+    EXPECT_TRUE(ps.paused(3, 10'119));
+    EXPECT_FALSE(ps.paused(3, 10'120));
+    // XON ends it at once and is not a pause event.
+    f.quanta[3] = 0;
+    ps.on_frame(f, 7'000, &tr);
+    EXPECT_FALSE(ps.paused(3, 7'000));
+    EXPECT_EQ(ps.pause_frames(3), 2u);
+    EXPECT_EQ(ps.xon_frames(3), 1u);
+    EXPECT_EQ(ps.paused_ns(3, 100'000), 6'000u);  // 1000 .. 7000
+    // A second, separate pause adds up.
+    f.quanta[3] = 0xFFFF;
+    ps.on_frame(f, 200'000, &tr);
+    EXPECT_EQ(ps.paused_until(3), 200'000 + pause_quanta_to_ns(0xFFFF, 10'000'000'000));
+    EXPECT_EQ(ps.paused_ns(3, 200'100), 6'100u);
+}
+
+TEST(PauseState, GlobalPausePausesEveryLosslessPriority) {
+    PauseState ps(25'000'000'000, 0xFF);
+    MacControlFrame f;
+    f.pfc = false;
+    f.enable = 0xFF;
+    f.quanta[0] = 1000;  // 1000 x 20.48 ns
+    ps.on_frame(f, 0);
+    for (uint8_t p = 0; p < 8; p++) {
+        EXPECT_TRUE(ps.paused(p, 20'479));
+        EXPECT_FALSE(ps.paused(p, 20'480));
+    }
+}
+
+TEST(FlowResults, IdealFctAndSlowdownBuckets) {
+    // 2 packets at MTU 1000: (14+20+8+12+16+1000+4 + 24) + (14+20+8+12+1000+4 + 24) bytes.
+    EXPECT_EQ(ideal_fct_ns(2000, 1000, 8'000'000'000, 0), uint64_t(1098 + 1082));
+    EXPECT_EQ(write_wire_bytes(0, false), 60u + 24);  // padded to the minimum frame
+    std::vector<FlowResult> f(4);
+    for (int i = 0; i < 4; i++) {
+        f[i].completed = true;
+        f[i].size_bytes = i < 3 ? 5'000 : 50'000;
+        f[i].start_ns = 0;
+        f[i].ideal_ns = 1000;
+        f[i].finish_ns = uint64_t(1000 * (i + 1));
+    }
+    auto b = summarize(f);
+    EXPECT_EQ(b[0].count, 3u);
+    EXPECT_DOUBLE_EQ(b[0].mean, 2.0);
+    EXPECT_DOUBLE_EQ(b[0].median, 2.0);
+    EXPECT_DOUBLE_EQ(b[0].p99, 3.0);
+    EXPECT_EQ(b[1].count, 1u);
+    EXPECT_EQ(b.back().count, 4u);
+    EXPECT_DOUBLE_EQ(jain_index({1, 1, 1, 1}), 1.0);
+    EXPECT_DOUBLE_EQ(jain_index({1, 0}), 0.5);
+}
+
+}  // namespace
+}  // namespace rocesw::roce
