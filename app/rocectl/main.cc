@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "telemetry/control_client.h"
+#include "watch.h"
 
 #ifndef ROCESW_VERSION
 #define ROCESW_VERSION "unknown"
@@ -23,9 +26,13 @@ constexpr int kExitNoServer = 3;
 constexpr const char *kUsage =
     "usage: rocectl [--socket PATH | --name NAME] [--json] show WHAT [--all]\n"
     "       rocectl [--socket PATH | --name NAME] [--json] call CMD [ARGS...]\n"
+    "       rocectl [--socket PATH | --name NAME] [--json] watch [--interval S] [--count N]\n"
+    "               [--all] [PORT...]\n"
+    "       rocectl [--socket PATH | --name NAME] clear watermarks [PORT...]\n"
     "       rocectl --help | --version\n"
     "\n"
     "WHAT: ports | routes | neighbours | drops [--all] | queues [PORT...] | workers | info | help\n"
+    "      lb [events]   ECMP groups, members, policy counters (or the path-change records)\n"
     "\n"
     "  --socket PATH  control socket of the switch (default: $ROCESW_SOCKET, else\n"
     "                 /run/rocesw/rocesw.sock)\n"
@@ -34,9 +41,58 @@ constexpr const char *kUsage =
     "  --all          drops: list every counter, zeros included\n"
     "\n"
     "call sends CMD with ARGS as they are; 'rocectl call help' lists the commands.\n"
+    "watch redraws per-port rates, queue depths, ECN marks and drops every --interval seconds\n"
+    "  (default 1) until Ctrl-C or --count frames; --all shows idle queues too; with --json or\n"
+    "  when stdout is not a terminal it prints one frame per interval instead of redrawing.\n"
+    "clear watermarks restarts queue and PG watermarks; the switch refuses it unless its\n"
+    "  config sets telemetry.allow_clear: true. Counters are never reset.\n"
     "\n"
     "exit status: 0 ok, 1 the switch reported an error, 2 usage error,\n"
     "             3 no switch answered (cannot connect, connection lost, 5 s timeout)\n";
+
+// `show lb`: one line per group member, then the policy counters.
+std::string format_lb(const nlohmann::json &d) {
+    char line[256];
+    std::string out;
+    snprintf(line, sizeof line, "%-5s %-20s %-9s %-4s %-16s %-8s %-6s %-5s %12s %14s %10s\n",
+             "GROUP", "PREFIX", "POLICY", "SLOT", "VIA", "PORT", "WEIGHT", "ALIVE", "PACKETS",
+             "BYTES", "FLOWLETS");
+    out += line;
+    for (const auto &g : d.value("groups", nlohmann::json::array()))
+        for (const auto &m : g.value("members", nlohmann::json::array())) {
+            snprintf(line, sizeof line,
+                     "%-5u %-20s %-9s %-4u %-16s %-8s %-6u %-5s %12llu %14llu %10llu\n",
+                     g.value("id", 0u), g.value("prefix", "").c_str(),
+                     g.value("policy", "").c_str(), m.value("slot", 0u), m.value("via", "").c_str(),
+                     m.value("port", "").c_str(), m.value("weight", 0u),
+                     m.value("alive", false) ? "yes" : "no",
+                     (unsigned long long)m.value("packets", 0ull),
+                     (unsigned long long)m.value("bytes", 0ull),
+                     (unsigned long long)m.value("flowlets", 0ull));
+            out += line;
+        }
+    out += "\n";
+    snprintf(line, sizeof line, "%-10s %12s %12s %12s %12s %12s\n", "POLICY", "PACKETS",
+             "DECISIONS", "PATH_CHANGES", "FALLBACKS", "AGED");
+    out += line;
+    for (const auto &p : d.value("policies", nlohmann::json::array())) {
+        snprintf(line, sizeof line, "%-10s %12llu %12llu %12llu %12llu %12llu\n",
+                 p.value("name", "").c_str(), (unsigned long long)p.value("packets", 0ull),
+                 (unsigned long long)p.value("decisions", 0ull),
+                 (unsigned long long)p.value("path_changes", 0ull),
+                 (unsigned long long)p.value("fallbacks", 0ull),
+                 (unsigned long long)p.value("aged", 0ull));
+        out += line;
+    }
+    const auto ft = d.value("flowlet_table", nlohmann::json::object());
+    snprintf(line, sizeof line,
+             "\nflowlet table: %llu of %llu entries in use; %llu drops (no member alive)\n",
+             (unsigned long long)ft.value("occupancy", 0ull),
+             (unsigned long long)ft.value("entries", 0ull),
+             (unsigned long long)d.value("no_member_drops", 0ull));
+    out += line;
+    return out;
+}
 
 int usage_error(const std::string &msg) {
     std::cerr << "rocectl: " << msg << "\n" << kUsage;
@@ -107,13 +163,15 @@ int main(int argc, char **argv) {
 
     std::string cmd;
     std::vector<std::string> cmd_args;
+    rocesw::WatchOptions watch;
+    bool is_watch = false;
     const std::string verb = args[i++];
     if (verb == "show") {
         if (i >= args.size()) return usage_error("show: missing what to show");
         cmd = args[i++];
         if (cmd == "neighbors") cmd = "neighbours";
-        static const std::vector<std::string> known = {"ports",   "routes", "neighbours", "drops",
-                                                       "workers", "info",   "help",       "queues"};
+        static const std::vector<std::string> known = {
+            "ports", "routes", "neighbours", "drops", "workers", "info", "help", "queues", "lb"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {
@@ -121,12 +179,46 @@ int main(int argc, char **argv) {
                 json_out = true;
             } else if (args[i] == "--all" && cmd == "drops") {
                 cmd_args.push_back("all");
+            } else if (cmd == "lb" && args[i] == "events") {
+                cmd_args.push_back(args[i]);
             } else if (cmd == "queues" && args[i][0] != '-') {
                 cmd_args.push_back(args[i]);  // port names
             } else {
                 return usage_error("show " + cmd + ": unexpected '" + args[i] + "'");
             }
         }
+    } else if (verb == "watch") {
+        for (; i < args.size(); i++) {
+            std::string v;
+            if (args[i] == "--json" || args[i] == "-j") {
+                watch.json = true;
+            } else if (args[i] == "--all") {
+                watch.all_queues = true;
+            } else if (option_value(args, &i, "--interval", &v, &err)) {
+                if (!err.empty()) return usage_error(err);
+                char *end = nullptr;
+                watch.interval_s = std::strtod(v.c_str(), &end);
+                if (*end || !(watch.interval_s >= 0.05 && watch.interval_s <= 3600))
+                    return usage_error("watch: --interval must be 0.05..3600 seconds");
+            } else if (option_value(args, &i, "--count", &v, &err)) {
+                if (!err.empty()) return usage_error(err);
+                char *end = nullptr;
+                watch.count = std::strtol(v.c_str(), &end, 10);
+                if (*end || watch.count < 1) return usage_error("watch: --count must be >= 1");
+            } else if (args[i][0] != '-') {
+                watch.ports.push_back(args[i]);
+            } else {
+                return usage_error("watch: unexpected '" + args[i] + "'");
+            }
+        }
+        watch.json = watch.json || json_out;
+        watch.clear_screen = !watch.json && isatty(STDOUT_FILENO);
+        is_watch = true;
+    } else if (verb == "clear") {
+        if (i >= args.size() || args[i] != "watermarks")
+            return usage_error("clear: what? (clear watermarks [PORT...])");
+        cmd = "clear";
+        cmd_args.assign(args.begin() + static_cast<long>(i), args.end());
     } else if (verb == "call") {
         if (i >= args.size()) return usage_error("call: missing command");
         cmd = args[i++];
@@ -144,6 +236,7 @@ int main(int argc, char **argv) {
         std::cerr << "rocectl: " << err << "; is roceswd running?\n";
         return kExitNoServer;
     }
+    if (is_watch) return rocesw::run_watch(client, watch);
     rocesw::ControlReply reply;
     if (client.request(cmd, cmd_args, &reply, &err) != rocesw::ControlStatus::kOk) {
         std::cerr << "rocectl: " << err << "\n";
@@ -156,6 +249,8 @@ int main(int argc, char **argv) {
     if (json_out) {
         std::cout << reply.data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                   << "\n";
+    } else if (cmd == "lb" && cmd_args.empty()) {
+        std::cout << format_lb(reply.data);
     } else {
         std::cout << rocesw::format_table(cmd, reply.data);
     }

@@ -88,3 +88,138 @@ json Switch::view_pfc(const std::vector<std::string> &args) const {
 }
 
 }  // namespace rocesw
+
+namespace rocesw {
+
+// Prometheus families of PFC (doc/observability.md): per (port, priority), zeros included for
+// every lossless priority. Relaxed loads of single-writer counters; the pause clocks are read
+// with the switch's clock.
+void Switch::register_pfc_metrics() {
+    MetricRegistry &m = metrics_;
+    // Every (port, lossless priority) of the plan.
+    auto each = [this](MetricSink &s, auto value) {
+        const QosPlan &plan = qos_->plan();
+        for (size_t p = 0; p < cfg_.ports.size(); p++)
+            for (unsigned prio = 0; prio < kNumPriorities; prio++)
+                if (plan.ports[p].cls.pfc_enable >> prio & 1)
+                    s.sample({{"port", cfg_.ports[p].name}, {"priority", prio}},
+                             value(qos_->pfc(uint16_t(p)), prio, p));
+    };
+    m.counter("rocesw_pfc_frames_sent_total",
+              "PFC frames sent with a pause time for the priority (XOFF and refreshes)",
+              [=, this](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.tx_pause[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_frames_received_total",
+              "PFC frames received with a pause time for the priority",
+              [=, this](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.rx_pause[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_xon_sent_total", "PFC XON (zero pause time) frames sent",
+              [=, this](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.tx_xon[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_xon_received_total", "PFC XON (zero pause time) frames received",
+              [=, this](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.rx_xon[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_pause_seconds_total",
+              "Time paused: received = the peer held our queue, caused = we held the peer",
+              [this](MetricSink &s) {
+                  const uint64_t now = clock_.now_ns();
+                  const QosPlan &plan = qos_->plan();
+                  for (size_t p = 0; p < cfg_.ports.size(); p++)
+                      for (unsigned pr = 0; pr < kNumPriorities; pr++) {
+                          if (!(plan.ports[p].cls.pfc_enable >> pr & 1)) continue;
+                          const PfcPortStats &st = qos_->pfc(uint16_t(p));
+                          s.sample({{"port", cfg_.ports[p].name},
+                                    {"priority", pr},
+                                    {"direction", "received"}},
+                                   double(st.rx_clock[pr].total_ns(now)) / 1e9);
+                          s.sample({{"port", cfg_.ports[p].name},
+                                    {"priority", pr},
+                                    {"direction", "caused"}},
+                                   double(st.tx_clock[pr].total_ns(now)) / 1e9);
+                      }
+              });
+    m.counter("rocesw_pfc_watchdog_storms_total",
+              "PFC storms the watchdog detected on the priority's queue",
+              [=, this](MetricSink &s) {
+                  each(s, [this](const PfcPortStats &st, unsigned pr, size_t p) {
+                      return st.wd_storms[qos_->plan().ports[p].cls.tc_to_queue[pr]].load();
+                  });
+              });
+    m.counter("rocesw_pfc_watchdog_restores_total",
+              "PFC storms that ended (the queue honors PFC again)",
+              [=, this](MetricSink &s) {
+                  each(s, [this](const PfcPortStats &st, unsigned pr, size_t p) {
+                      return st.wd_restores[qos_->plan().ports[p].cls.tc_to_queue[pr]].load();
+                  });
+              });
+    m.gauge("rocesw_pfc_paused", "1 while the peer's PFC holds the priority's queue",
+            [this](MetricSink &s) {
+                const uint64_t now = clock_.now_ns();
+                const QosPlan &plan = qos_->plan();
+                for (size_t p = 0; p < cfg_.ports.size(); p++)
+                    for (unsigned pr = 0; pr < kNumPriorities; pr++)
+                        if (plan.ports[p].cls.pfc_enable >> pr & 1)
+                            s.sample({{"port", cfg_.ports[p].name}, {"priority", pr}},
+                                     qos_->pfc(uint16_t(p)).rx_clock[pr].active(now) ? 1 : 0);
+            });
+    m.gauge("rocesw_pg_headroom_used_bytes", "Bytes of a lossless PG above its xoff threshold",
+            [this](MetricSink &s) {
+                const QosPlan &plan = qos_->plan();
+                for (size_t p = 0; p < cfg_.ports.size(); p++)
+                    for (unsigned g = 0; g < kNumPg; g++)
+                        if (plan.ports[p].pgs[g].priorities)
+                            s.sample({{"port", cfg_.ports[p].name}, {"pg", g}},
+                                     qos_->pfc(uint16_t(p)).pg_headroom_used[g].load());
+            });
+    m.counter("rocesw_mac_control_malformed_total",
+              "Malformed MAC-control frames received, by reason",
+              [this](MetricSink &s) {
+                  for (size_t p = 0; p < cfg_.ports.size(); p++)
+                      for (size_t e = 0; e < kMacControlErrorCount; e++)
+                          s.sample({{"port", cfg_.ports[p].name},
+                                    {"reason", mac_control_error_name(MacControlError(e))}},
+                                   qos_->pfc(uint16_t(p)).rx_malformed[e].load());
+              });
+}
+
+// Prometheus families of load balancing: per (group, member) packets, per policy path changes.
+void Switch::register_lb_metrics() {
+    metrics_.counter("rocesw_lb_member_packets_total", "Packets sent over each ECMP group member",
+                     [this](MetricSink &s) {
+                         for (const auto &g : rib_->groups())
+                             for (const auto &mb : g.members) {
+                                 uint64_t pk = 0;
+                                 for (const auto &w : workers_)
+                                     pk += w.worker->balancer()
+                                               .counters()
+                                               .member(g.id, mb.slot)
+                                               .packets.load();
+                                 s.sample({{"group", g.prefix.str()}, {"member", mb.via.str()}},
+                                          pk);
+                             }
+                     });
+    metrics_.counter("rocesw_lb_path_changes_total",
+                     "Flows whose new flowlet took another member, by policy",
+                     [this](MetricSink &s) {
+                         for (size_t p = 0; p < lb_policy_count(); p++) {
+                             uint64_t v = 0;
+                             for (const auto &w : workers_)
+                                 v += w.worker->balancer().counters().policies[p].path_changes.load();
+                             s.sample({{"policy", lb_policy_name(uint8_t(p))}}, v);
+                         }
+                     });
+}
+
+}  // namespace rocesw

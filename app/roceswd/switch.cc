@@ -19,6 +19,13 @@ uint64_t TscClock::now_ns() const {
     return c / hz_ * 1'000'000'000ull + (c % hz_) * 1'000'000'000ull / hz_;
 }
 
+// Load balancing (doc/load-balancing.md): the adaptive policy's view of egress queue depths.
+static uint64_t lb_queue_bytes(const void *ctx, uint16_t port, uint8_t tc) {
+    const auto *q = static_cast<const QosShared *>(ctx);
+    if (port >= q->n_ports()) return 0;
+    return q->queue(port, q->plan().ports[port].cls.tc_to_queue[tc & 7]).depth_bytes;
+}
+
 namespace {
 struct LaunchArg {
     Switch *sw;
@@ -42,6 +49,7 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
         throw std::runtime_error("cannot set up RCU (QSBR) state");
 
     fib_ = std::make_unique<Fib>("rocesw_fib", FibParams{}, qsbr_);
+    fib_->groups().set_settings(lb_settings_from(cfg_.lb));  // before workers size flowlet tables
     std::vector<RibPort> rib_ports;
     for (const auto &p : cfg_.ports) {
         RibPort rp{p.name, p.mac, p.ipv4};
@@ -58,6 +66,7 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     ctx_.fib = fib_.get();
     rib_ = std::make_unique<Rib>(*fib_, rib_ports);
     rib_->set_static(cfg_.routes, cfg_.neighbours);
+    rib_->set_multipath(cfg_.multipath_routes);
     if (size_t refused = rib_->sync())
         spdlog::warn("{} routes could not be installed (FIB full)", refused);
     spdlog::info("FIB: {} IPv4 and {} IPv6 routes", rib_->route_count(false),
@@ -67,6 +76,8 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     // Port p's queues are owned by worker p % n_workers; other workers hand packets to it.
     qos_ = std::make_unique<QosShared>(qos, n_workers, "rocesw_qos");
     ctx_.qos = &qos_->plan();
+    lb_load_ = LoadSignal{&lb_queue_bytes, qos_.get()};  // adaptive load balancing
+    fib_->groups().set_load_signal(&lb_load_);
     ctx_.pfc = qos_.get();  // received PFC/PAUSE frames
     {
         std::vector<std::array<uint8_t, 6>> macs;
@@ -90,9 +101,11 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
         lcore = rte_get_next_lcore(lcore, 1, 0);
     }
     register_commands();
+    register_metrics();
 }
 
 Switch::~Switch() {
+    stop_observability();  // the exporter's thread reads what follows
     workers_.clear();  // egress destructors free what they still hold
     qos_.reset();
     server_.close();
@@ -158,6 +171,7 @@ void Switch::run(const std::atomic<bool> &stop) {
         spdlog::info("telemetry: {} /rocesw/* commands registered", n);
     }
     spdlog::info("control socket {}", cfg_.sw.control_socket);
+    start_observability();
 
     g_launch.clear();
     for (uint16_t w = 0; w < workers_.size(); w++) g_launch.push_back(LaunchArg{this, w});
@@ -173,8 +187,10 @@ void Switch::run(const std::atomic<bool> &stop) {
                  workers_.size());
 
     auto next_link = std::chrono::steady_clock::now();
+    int wait_ms = 50;
     while (!stop.load()) {
-        server_.poll_once(50);
+        server_.poll_once(wait_ms);
+        wait_ms = observe();
         auto now = std::chrono::steady_clock::now();
         if (now >= next_link) {
             next_link = now + std::chrono::milliseconds(500);
@@ -194,6 +210,7 @@ void Switch::run(const std::atomic<bool> &stop) {
     // those now that none runs.
     for (auto &w : workers_) w.egress->discard_all(DropReason::port_stopped);
     ports_->stop();
+    stop_observability();
     server_.close();
 }
 

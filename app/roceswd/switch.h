@@ -18,6 +18,9 @@
 #include "route/fib.h"
 #include "route/rib.h"
 #include "telemetry/control_server.h"
+#include "telemetry/metrics.h"
+#include "telemetry/prom_exporter.h"
+#include "telemetry/trace.h"
 
 namespace rocesw {
 
@@ -51,6 +54,15 @@ class Switch {
     nlohmann::json view_workers() const;
     nlohmann::json view_queues(const std::vector<std::string> &args) const;
     nlohmann::json view_pfc(const std::vector<std::string> &args) const;  // pfc_view.cc
+    // Load balancing: groups, members, policy counters; `lb policy <prefix|group|all> <name>`
+    // switches a policy at runtime; `lb events [max]` drains the path-change records.
+    nlohmann::json view_lb(const std::vector<std::string> &args);
+
+    // Prometheus families (app/roceswd/metrics.cc); add yours in register_metrics().
+    MetricRegistry &metrics() { return metrics_; }
+    // Where worker `worker` records trace events: valid from construction while the config names
+    // a trace file, nullptr otherwise; see telemetry/trace.h.
+    TraceRing *trace_ring(uint16_t worker) { return trace_ ? &trace_->ring(worker) : nullptr; }
 
   private:
     struct WorkerSlot {
@@ -61,6 +73,15 @@ class Switch {
     static int lcore_main(void *arg);
     void worker_loop(uint16_t w);
     void register_commands();
+    // Observability (metrics.cc): families, exporter + trace start/stop, the control loop's
+    // trace sampling (returns ms until it is next due, at most 50), "clear".
+    void register_metrics();
+    void register_pfc_metrics();  // pfc_view.cc
+    void register_lb_metrics();   // pfc_view.cc
+    void start_observability();
+    int observe();
+    void stop_observability();
+    nlohmann::json clear(const std::vector<std::string> &args);
 
     Config cfg_;
     std::vector<std::string> pfc_modes_;  // per port: how MAC-control frames reach us
@@ -71,11 +92,17 @@ class Switch {
     std::unique_ptr<Fib> fib_;
     std::unique_ptr<Rib> rib_;
     std::unique_ptr<QosShared> qos_;  // outlives every worker's QosEgress
+    LoadSignal lb_load_;              // queue depths for adaptive load balancing
     DataplaneContext ctx_;
     std::unique_ptr<WorkerCounters[]> counters_;  // one block per worker
     std::vector<WorkerSlot> workers_;
     std::atomic<bool> workers_stop_{false};
     ControlServer server_;
+    MetricRegistry metrics_;
+    std::unique_ptr<TraceWriter> trace_;
+    std::atomic<uint64_t> trace_events_{0};
+    uint64_t next_trace_ns_ = 0;
+    std::unique_ptr<PromExporter> prom_;  // last: stopped first, its thread reads the above
 };
 
 }  // namespace rocesw

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "switch.h"
 
@@ -77,11 +78,14 @@ json Switch::view_routes() const {
                      : r.nh.kind == NextHopKind::local      ? "local"
                      : r.nh.kind == NextHopKind::glean      ? "glean"
                      : r.nh.kind == NextHopKind::unresolved ? "unresolved"
+                     : r.nh.kind == NextHopKind::ecmp_group ? "ecmp_group"
                                                             : "drop"},
             {"via", r.via ? json(r.via->str()) : json(nullptr)},
-            {"port", cfg_.ports[r.nh.port].name},
+            {"port", r.nh.kind == NextHopKind::ecmp_group ? "group " + std::to_string(r.nh.group)
+                                                          : cfg_.ports[r.nh.port].name},
             {"mac", r.nh.kind == NextHopKind::forward ? json(r.nh.dst_mac.str()) : json(nullptr)},
-            {"resolved", r.nh.kind == NextHopKind::forward || r.nh.kind == NextHopKind::local}};
+            {"resolved", r.nh.kind == NextHopKind::forward || r.nh.kind == NextHopKind::local ||
+                             r.nh.kind == NextHopKind::ecmp_group}};
         out.push_back({{"prefix", r.prefix.str()},
                        {"type", route_source_name(r.source)},
                        {"installed", r.installed},
@@ -163,6 +167,113 @@ json Switch::view_queues(const std::vector<std::string> &args) const {
     return {{"queues", out}};
 }
 
+json Switch::view_lb(const std::vector<std::string> &args) {
+    if (!args.empty() && args[0] == "policy") {
+        if (args.size() != 3)
+            throw CommandError("lb policy: expected <prefix|group id|all> <policy>");
+        std::string err = rib_->set_policy(args[1], args[2]);
+        if (!err.empty()) throw CommandError("lb policy: " + err);
+        return {{"ok", true}, {"target", args[1]}, {"policy", args[2]}};
+    }
+    if (!args.empty() && args[0] == "events") {
+        size_t max = PathEventRing::kCapacity;
+        if (args.size() > 1) {
+            char *end = nullptr;
+            max = std::strtoul(args[1].c_str(), &end, 10);
+            if (args[1].empty() || *end || max == 0)
+                throw CommandError("lb events: '" + args[1] + "' is not a positive count");
+        }
+        // The rings are single-consumer: one reader at a time (socket and telemetry threads).
+        static std::mutex mu;
+        std::lock_guard lk(mu);
+        json out = json::array();
+        std::vector<PathEvent> ev;
+        for (auto &s : workers_) s.worker->balancer().events().drain(ev, max);
+        for (const auto &e : ev)
+            out.push_back({{"time_ns", e.time_ns},
+                           {"flow_hash", e.flow_hash},
+                           {"src", IpAddr{false, e.src_ip4, {}}.str()},
+                           {"dst", IpAddr{false, e.dst_ip4, {}}.str()},
+                           {"src_port", e.src_port},
+                           {"dst_port", e.dst_port},
+                           {"group", e.group},
+                           {"old_slot", e.old_slot},
+                           {"new_slot", e.new_slot}});
+        return {{"events", out}};
+    }
+    if (!args.empty())
+        throw CommandError("lb: unknown argument '" + args[0] + "' (policy, events)");
+    const LbSettings &st = fib_->groups().settings();
+    json groups = json::array();
+    for (const auto &g : rib_->groups()) {
+        json members = json::array();
+        for (const auto &m : g.members) {
+            uint64_t pk = 0, by = 0, fl = 0;
+            for (const auto &s : workers_) {
+                const LbMemberCounters &c = s.worker->balancer().counters().member(g.id, m.slot);
+                pk += c.packets.load();
+                by += c.bytes.load();
+                fl += c.flowlets.load();
+            }
+            members.push_back({{"slot", m.slot},
+                               {"via", m.via.str()},
+                               {"port", cfg_.ports[m.port].name},
+                               {"weight", m.weight},
+                               {"alive", m.alive},
+                               {"mac", m.alive ? json(m.mac.str()) : json(nullptr)},
+                               {"packets", pk},
+                               {"bytes", by},
+                               {"flowlets", fl}});
+        }
+        groups.push_back({{"id", g.id},
+                          {"prefix", g.prefix.str()},
+                          {"policy", g.policy},
+                          {"policy_set_at_runtime", g.policy_overridden},
+                          {"members", members}});
+    }
+    json policies = json::array();
+    for (size_t p = 0; p < lb_policy_count(); p++) {
+        uint64_t v[5] = {};
+        for (const auto &s : workers_) {
+            const LbPolicyCounters &c = s.worker->balancer().counters().policies[p];
+            v[0] += c.packets.load();
+            v[1] += c.decisions.load();
+            v[2] += c.path_changes.load();
+            v[3] += c.fallbacks.load();
+            v[4] += c.aged.load();
+        }
+        policies.push_back({{"name", lb_policy_name(uint8_t(p))},
+                            {"packets", v[0]},
+                            {"decisions", v[1]},
+                            {"path_changes", v[2]},
+                            {"fallbacks", v[3]},
+                            {"aged", v[4]}});
+    }
+    uint64_t occ = 0, cap = 0, no_member = 0, ev_dropped = 0;
+    for (const auto &s : workers_) {
+        const auto &c = s.worker->balancer().counters();
+        occ += c.flowlet_occupancy.load();
+        cap += s.worker->balancer().flowlet_capacity();
+        no_member += c.no_member.load();
+        ev_dropped += c.events_dropped.load();
+    }
+    return {{"settings",
+             {{"seed", st.seed},
+              {"symmetric", st.symmetric},
+              {"hash_dest_qp", st.hash_dest_qp},
+              {"default_policy", lb_policy_name(st.default_policy)},
+              {"flowlet_gap_us", st.flowlet_gap_us},
+              {"flowlet_age_us", st.flowlet_age_us},
+              {"flowlet_chooser", st.chooser_least_loaded ? "least_loaded" : "random"},
+              {"util_horizon_us", st.util_horizon_us},
+              {"trace_path_changes", st.trace_path_changes}}},
+            {"groups", groups},
+            {"policies", policies},
+            {"flowlet_table", {{"entries", cap}, {"occupancy", occ}}},
+            {"no_member_drops", no_member},
+            {"events_dropped", ev_dropped}};
+}
+
 void Switch::register_commands() {
     server_.add("queues", "8 egress queues per port: depth, watermark, ECN marks, drops ([port...])",
                 [this](const std::vector<std::string> &args) { return view_queues(args); });
@@ -190,6 +301,10 @@ void Switch::register_commands() {
         });
     server_.add("workers", "workers, their RX queues and poll counters",
                 [this](auto &) { return view_workers(); });
+    server_.add("lb",
+                "load balancing: ECMP groups, members, policy counters "
+                "('policy <prefix|group|all> <name>' switches a policy, 'events [max]')",
+                [this](const std::vector<std::string> &args) { return view_lb(args); });
 }
 
 }  // namespace rocesw

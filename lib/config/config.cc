@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <unordered_map>
 #include <fstream>
 #include <initializer_list>
+#include <mutex>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -97,8 +99,10 @@ class Loader {
         cfg_.source = source_;
         if (!root.IsNull() && !root.IsMap())
             fail("", "expected a map at the top level, got " + describe(root));
-        Fields top = fields(root, "", {"switch", "ports", "routes", "neighbours"});
+        Fields top =
+            fields(root, "", {"switch", "ports", "routes", "neighbours", "lb", "telemetry"});
         parse_switch(top.find("switch"));
+        parse_lb(top.find("lb"));
         parse_ports(top.find("ports"));
         if (auto *n = top.find("routes")) {
             auto items = list(*n, "routes");
@@ -109,6 +113,7 @@ class Loader {
             for (size_t i = 0; i < items.size(); i++)
                 parse_neighbour(items[i], at("neighbours", i));
         }
+        parse_telemetry(top.find("telemetry"));
         return std::move(cfg_);
     }
 
@@ -296,6 +301,52 @@ class Loader {
         }
     }
 
+    void parse_telemetry(const YAML::Node *node) {
+        const std::string p = "telemetry";
+        TelemetryConfig &t = cfg_.telemetry;
+        Fields f = fields(node ? *node : YAML::Node(), p, {"prometheus", "allow_clear", "trace"});
+        if (auto *n = f.find("allow_clear")) t.allow_clear = boolean(*n, at(p, "allow_clear"));
+        if (auto *n = f.find("prometheus")) {
+            const std::string pp = at(p, "prometheus");
+            Fields pf = fields(*n, pp, {"enabled", "listen"});
+            if (auto *e = pf.find("enabled")) t.prometheus = boolean(*e, at(pp, "enabled"));
+            if (auto *l = pf.find("listen")) {
+                t.prometheus_listen = string(*l, at(pp, "listen"));
+                if (!valid_listen(t.prometheus_listen))
+                    fail(at(pp, "listen"), "'" + t.prometheus_listen +
+                                               "' is not an address:port (e.g. 127.0.0.1:9417, "
+                                               "[::1]:9417; port 0..65535)");
+            }
+        }
+        if (auto *n = f.find("trace")) {
+            const std::string tp = at(p, "trace");
+            Fields tf = fields(*n, tp, {"file", "interval_ms"});
+            if (auto *e = tf.find("file")) {
+                t.trace_file = string(*e, at(tp, "file"));
+                if (t.trace_file.empty() || t.trace_file[0] != '/')
+                    fail(at(tp, "file"), "'" + t.trace_file + "' is not an absolute path");
+            }
+            if (auto *e = tf.find("interval_ms"))
+                t.trace_interval_ms = uint32_t(integer(*e, at(tp, "interval_ms"), 1, 60000));
+        }
+    }
+
+    // "a.b.c.d:port" or "[v6]:port" with a numeric port 0..65535.
+    static bool valid_listen(const std::string &s) {
+        size_t colon = s.rfind(':');
+        if (colon == std::string::npos || colon + 1 >= s.size() || colon + 6 < s.size())
+            return false;
+        std::string host = s.substr(0, colon), port = s.substr(colon + 1);
+        if (port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 65535)
+            return false;
+        if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+            auto a = parse_ip(host.substr(1, host.size() - 2));
+            return a && a->is_v6;
+        }
+        auto a = parse_ip(host);
+        return a && !a->is_v6;
+    }
+
     void parse_ports(const YAML::Node *node) {
         if (!node) fail("ports", "required field missing");
         auto items = list(*node, "ports");
@@ -424,7 +475,7 @@ class Loader {
     }
 
     void parse_route(const YAML::Node &node, const std::string &p) {
-        Fields f = fields(node, p, {"prefix", "via", "port"});
+        Fields f = fields(node, p, {"prefix", "via", "port", "nexthops", "policy"});
         RouteConfig rc;
         std::string s = string(require(f, p, "prefix"), at(p, "prefix"));
         unsigned len = 0;
@@ -437,18 +488,117 @@ class Loader {
         if (masked(rc.prefix.addr, rc.prefix.len) != rc.prefix.addr)
             fail(at(p, "prefix"), "host bits set in " + s);
         // An index, not a scan: a route table may hold a million entries.
-        auto [seen, fresh] = route_index_.emplace(rc.prefix.str(), cfg_.routes.size());
+        auto [seen, fresh] = route_index_.emplace(
+            rc.prefix.str(), cfg_.routes.size() + cfg_.multipath_routes.size());
         if (!fresh)
             fail(at(p, "prefix"),
                  rc.prefix.str() + " is already routed by " + at("routes", seen->second));
 
-        rc.via = ip(require(f, p, "via"), at(p, "via"));
-        if (rc.via.is_v6 != rc.prefix.addr.is_v6)
-            fail(at(p, "via"), rc.via.str() + " is " + (rc.via.is_v6 ? "IPv6" : "IPv4") +
-                                   " but the prefix is " + (rc.via.is_v6 ? "IPv4" : "IPv6"));
-        int port = port_ref(f, p);
-        rc.port = cfg_.ports[resolve_port(rc.via, port, at(p, "via"))].name;
+        // Multipath: `via` as a list of gateways, or `nexthops` as a list of {via, port, weight}.
+        const YAML::Node *via = f.find("via");
+        const YAML::Node *nhs = f.find("nexthops");
+        if (via && nhs) fail(p, "give either 'via' or 'nexthops', not both");
+        if (!via && !nhs) fail(at(p, "via"), "required field missing");
+        MultipathRouteConfig mp{rc.prefix, {}, {}};
+        auto add_path = [&](const IpAddr &a, int port, uint32_t weight, const std::string &ap) {
+            if (a.is_v6 != rc.prefix.addr.is_v6)
+                fail(ap, a.str() + " is " + (a.is_v6 ? "IPv6" : "IPv4") + " but the prefix is " +
+                             (a.is_v6 ? "IPv4" : "IPv6"));
+            RoutePath rp{a, cfg_.ports[resolve_port(a, port, ap)].name, weight};
+            for (const auto &o : mp.paths)
+                if (o.via == rp.via && o.port == rp.port) fail(ap, a.str() + " is listed twice");
+            if (mp.paths.size() == kMaxRoutePaths)
+                fail(ap, "more than " + std::to_string(kMaxRoutePaths) + " next hops");
+            mp.paths.push_back(rp);
+        };
+        if (via && via->IsSequence()) {
+            if (f.find("port"))
+                fail(at(p, "port"), "with a list of vias, give ports in 'nexthops'");
+            auto items = list(*via, at(p, "via"));
+            if (items.empty()) fail(at(p, "via"), "empty list");
+            for (size_t i = 0; i < items.size(); i++)
+                add_path(ip(items[i], at(at(p, "via"), i)), -1, 1, at(at(p, "via"), i));
+        } else if (nhs) {
+            if (f.find("port")) fail(at(p, "port"), "give ports inside 'nexthops'");
+            auto items = list(*nhs, at(p, "nexthops"));
+            if (items.empty()) fail(at(p, "nexthops"), "empty list");
+            for (size_t i = 0; i < items.size(); i++) {
+                std::string ip_ = at(at(p, "nexthops"), i);
+                Fields nf = fields(items[i], ip_, {"via", "port", "weight"});
+                uint32_t w = 1;
+                if (auto *n = nf.find("weight"))
+                    w = uint32_t(integer(*n, at(ip_, "weight"), 1, 1000));
+                add_path(ip(require(nf, ip_, "via"), at(ip_, "via")), port_ref(nf, ip_), w,
+                         at(ip_, "via"));
+            }
+        } else {
+            rc.via = ip(*via, at(p, "via"));
+            if (rc.via.is_v6 != rc.prefix.addr.is_v6)
+                fail(at(p, "via"), rc.via.str() + " is " + (rc.via.is_v6 ? "IPv6" : "IPv4") +
+                                       " but the prefix is " + (rc.via.is_v6 ? "IPv4" : "IPv6"));
+            int port = port_ref(f, p);
+            rc.port = cfg_.ports[resolve_port(rc.via, port, at(p, "via"))].name;
+        }
+        if (auto *n = f.find("policy")) {
+            mp.policy = string(*n, at(p, "policy"));
+            if (!lb_policy_name_known(mp.policy))
+                fail(at(p, "policy"), "unknown policy '" + mp.policy + "' (" + policy_list() + ")");
+            if (mp.paths.empty()) mp.paths.push_back(RoutePath{rc.via, rc.port, 1});
+        }
+        if (!mp.paths.empty()) {
+            cfg_.multipath_routes.push_back(std::move(mp));
+            return;
+        }
         cfg_.routes.push_back(std::move(rc));
+    }
+
+    static std::string policy_list() {
+        std::string s;
+        for (const auto &n : lb_policy_names()) s += (s.empty() ? "" : ", ") + n;
+        return s;
+    }
+
+    void parse_lb(const YAML::Node *node) {
+        const std::string p = "lb";
+        if (!node) return;
+        Fields f = fields(*node, p,
+                          {"seed", "symmetric", "hash_dest_qp", "default_policy", "flowlet_gap_us",
+                           "flowlet_age_us", "flowlet_entries", "flowlet_chooser",
+                           "util_horizon_us", "trace_path_changes"});
+        LbConfig &lb = cfg_.lb;
+        if (auto *n = f.find("seed")) lb.seed = integer(*n, at(p, "seed"), 0, UINT64_MAX);
+        if (auto *n = f.find("symmetric")) lb.symmetric = boolean(*n, at(p, "symmetric"));
+        if (auto *n = f.find("hash_dest_qp")) lb.hash_dest_qp = boolean(*n, at(p, "hash_dest_qp"));
+        if (auto *n = f.find("default_policy")) {
+            lb.default_policy = string(*n, at(p, "default_policy"));
+            if (!lb_policy_name_known(lb.default_policy))
+                fail(at(p, "default_policy"),
+                     "unknown policy '" + lb.default_policy + "' (" + policy_list() + ")");
+        }
+        if (auto *n = f.find("flowlet_gap_us"))
+            lb.flowlet_gap_us = uint32_t(integer(*n, at(p, "flowlet_gap_us"), 1, 1000000));
+        if (auto *n = f.find("flowlet_age_us"))
+            lb.flowlet_age_us = uint32_t(integer(*n, at(p, "flowlet_age_us"), 1, 600000000));
+        if (lb.flowlet_age_us < lb.flowlet_gap_us)
+            fail(at(p, "flowlet_age_us"), std::to_string(lb.flowlet_age_us) +
+                                              " is shorter than flowlet_gap_us " +
+                                              std::to_string(lb.flowlet_gap_us));
+        if (auto *n = f.find("flowlet_entries")) {
+            lb.flowlet_entries = uint32_t(integer(*n, at(p, "flowlet_entries"), 64, 1u << 24));
+            if (lb.flowlet_entries & (lb.flowlet_entries - 1))
+                fail(at(p, "flowlet_entries"),
+                     std::to_string(lb.flowlet_entries) + " is not a power of two");
+        }
+        if (auto *n = f.find("flowlet_chooser")) {
+            lb.flowlet_chooser = string(*n, at(p, "flowlet_chooser"));
+            if (lb.flowlet_chooser != "random" && lb.flowlet_chooser != "least_loaded")
+                fail(at(p, "flowlet_chooser"),
+                     "'" + lb.flowlet_chooser + "' is not one of random, least_loaded");
+        }
+        if (auto *n = f.find("util_horizon_us"))
+            lb.util_horizon_us = uint32_t(integer(*n, at(p, "util_horizon_us"), 0, 10000));
+        if (auto *n = f.find("trace_path_changes"))
+            lb.trace_path_changes = boolean(*n, at(p, "trace_path_changes"));
     }
 
     void parse_neighbour(const YAML::Node &node, const std::string &p) {
@@ -579,6 +729,33 @@ std::optional<uint64_t> parse_speed_mbps(const std::string &s) {
     for (size_t i = 0; i < frac.size(); i++) scale *= 10;
     if (fr * mult % scale != 0) return std::nullopt;
     return w * mult + fr * mult / scale;
+}
+
+namespace {
+std::mutex &lb_names_mu() {
+    static std::mutex mu;
+    return mu;
+}
+std::vector<std::string> &lb_names() {
+    static std::vector<std::string> v = {"hash", "flowlet", "adaptive", "spray"};
+    return v;
+}
+}  // namespace
+
+bool lb_policy_name_known(const std::string &name) {
+    std::lock_guard lk(lb_names_mu());
+    return std::find(lb_names().begin(), lb_names().end(), name) != lb_names().end();
+}
+
+void lb_policy_name_add(const std::string &name) {
+    std::lock_guard lk(lb_names_mu());
+    if (std::find(lb_names().begin(), lb_names().end(), name) == lb_names().end())
+        lb_names().push_back(name);
+}
+
+std::vector<std::string> lb_policy_names() {
+    std::lock_guard lk(lb_names_mu());
+    return lb_names();
 }
 
 Config load_config_string(const std::string &yaml, const std::string &source) {

@@ -64,6 +64,15 @@ struct SwitchConfig {
     std::string qos_file;               // QoS profile (doc/qos.md); empty = built-in SONiC default
 };
 
+// The `telemetry:` section (doc/observability.md): Prometheus endpoint, counter clearing, trace.
+struct TelemetryConfig {
+    bool prometheus = true;                            // serve GET /metrics
+    std::string prometheus_listen = "127.0.0.1:9417";  // "a.b.c.d:port" or "[v6]:port"; 0 = any
+    bool allow_clear = false;                          // rocectl clear watermarks
+    std::string trace_file;                            // absolute path; empty = no trace
+    uint32_t trace_interval_ms = 100;                  // queue depth sample period, 1..60000
+};
+
 struct PortConfig {
     std::string name;                         // [A-Za-z0-9_.-]{1,15}, unique
     std::string device;                       // PCI address or vdev string with args
@@ -74,11 +83,42 @@ struct PortConfig {
     std::vector<IfAddr> ipv4, ipv6;
 };
 
+inline constexpr size_t kMaxRoutePaths = 32;  // next hops of one multipath route
+
+// One next hop of a multipath (ECMP) route.
+struct RoutePath {
+    IpAddr via;           // gateway, same family as the prefix
+    std::string port;     // egress port; filled in from via's connected subnet when omitted
+    uint32_t weight = 1;  // relative share of the group's buckets, 1..1000
+};
+
 struct RouteConfig {
     IpPrefix prefix;
     IpAddr via;        // next-hop gateway (same family as prefix)
     std::string port;  // egress port; if the file omits it, the loader
                        // fills in the port whose connected subnet holds via
+};
+
+// A route whose next hops form an ECMP group (doc/load-balancing.md): one with a list of vias,
+// `nexthops`, or a `policy`. Kept apart from RouteConfig so single-path routes stay three fields.
+struct MultipathRouteConfig {
+    IpPrefix prefix;
+    std::vector<RoutePath> paths;  // 1..kMaxRoutePaths
+    std::string policy;            // load-balancing policy; empty = lb.default_policy
+};
+
+// Load balancing over ECMP groups (doc/load-balancing.md). Switch-wide settings.
+struct LbConfig {
+    uint64_t seed = 0x5eed;     // per-switch hash seed; differs per tier (no polarization)
+    bool symmetric = false;     // a->b and b->a hash alike
+    bool hash_dest_qp = false;  // RoCEv2: add the BTH destination QP to the hash
+    std::string default_policy = "hash";     // hash | flowlet | adaptive | spray | registered name
+    uint32_t flowlet_gap_us = 50;            // idle gap that starts a new flowlet, 1..1000000
+    uint32_t flowlet_age_us = 10000;         // idle time after which an entry is reclaimed, >= gap
+    uint32_t flowlet_entries = 65536;        // per worker; a power of two, 64..2^24
+    std::string flowlet_chooser = "random";  // `flowlet` new path: random | least_loaded
+    uint32_t util_horizon_us = 10;           // adaptive: weight of the utilization EWMA, 0..10000
+    bool trace_path_changes = false;         // record path changes in a per-worker event ring
 };
 
 struct NeighbourConfig {
@@ -93,7 +133,10 @@ struct Config {
     SwitchConfig sw;
     std::vector<PortConfig> ports;  // 1..kMaxPorts
     std::vector<RouteConfig> routes;
+    std::vector<MultipathRouteConfig> multipath_routes;  // prefixes differ from routes'
     std::vector<NeighbourConfig> neighbours;
+    TelemetryConfig telemetry;
+    LbConfig lb;
 
     int port_index(const std::string &name) const;  // -1 when absent
 };
@@ -107,6 +150,12 @@ struct ConfigError : std::runtime_error {
 Config load_config_file(const std::string &path);
 // `source` names the origin in error messages.
 Config load_config_string(const std::string &yaml, const std::string &source = "<string>");
+
+// Load-balancing policy names the loader accepts: the built-ins (hash, flowlet, adaptive, spray)
+// plus any name a program registered with lb::register_policy before loading its config.
+bool lb_policy_name_known(const std::string &name);
+void lb_policy_name_add(const std::string &name);
+std::vector<std::string> lb_policy_names();
 
 // Parsers shared with rocectl and tests; nullopt on bad syntax.
 std::optional<MacAddr> parse_mac(const std::string &s);

@@ -25,7 +25,8 @@ Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egr
       egress_(egress),
       ctr_(counters),
       rx_(std::move(rx)),
-      burst_(burst > kMaxBurst ? kMaxBurst : burst) {}
+      burst_(burst > kMaxBurst ? kMaxBurst : burst),
+      lb_(id, ctx.fib->groups()) {}
 
 uint32_t Worker::poll_once(uint64_t now_ns) {
     rte_mbuf *pkts[kMaxBurst];
@@ -205,6 +206,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         const NextHop &nh = nexthops[v4_nh[i] & 0x00FFFFFF];
         if (nh.kind == NextHopKind::local)
             local(v4[i], in_port);
+        else if (nh.kind == NextHopKind::ecmp_group)
+            to_group(v4[i], nh.group);
         else if (nh.kind == NextHopKind::drop_no_route)
             drop(v4[i], in_port, DropReason::no_route);
         else
@@ -219,12 +222,30 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         const NextHop &nh = nexthops[v6_nh[i]];
         if (nh.kind == NextHopKind::local)
             local(v6[i], in_port);
+        else if (nh.kind == NextHopKind::ecmp_group)
+            to_group(v6[i], nh.group);
         else if (nh.kind == NextHopKind::drop_no_route)
             drop(v6[i], in_port, DropReason::no_route);
         else
             forward(v6[i], nh);
     }
+    if (n_lb_) forward_groups(in_port, now_ns);
     flush_outputs(now_ns);
+}
+
+// ECMP: one balancer call for the burst's multipath packets, then the ordinary forward.
+void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
+    static_assert(kMaxBurst <= kLbMaxBurst);
+    lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
+    for (uint16_t i = 0; i < n_lb_; i++) {
+        const LbMember *m = lb_members_[i];
+        if (!m) {
+            drop(lb_pkts_[i], in_port, DropReason::no_neighbour);  // no member alive
+            continue;
+        }
+        forward(lb_pkts_[i], NextHop{NextHopKind::forward, m->port, m->dst_mac, 0});
+    }
+    n_lb_ = 0;
 }
 
 void Worker::flush_outputs(uint64_t now_ns) {

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "egress/egress.h"
+#include "lb/balancer.h"
 #include "pipeline/port_io.h"
 #include "pkt/parser.h"
 #include "qos/plan.h"
@@ -67,10 +68,18 @@ class Worker {
     uint16_t id() const { return id_; }
     const std::vector<RxAssignment> &rx_queues() const { return rx_; }
     Egress &egress() { return egress_; }
+    // The load-balancing stage (ECMP groups): its counters and path-change events.
+    LoadBalancer &balancer() { return lb_; }
+    const LoadBalancer &balancer() const { return lb_; }
 
   private:
     void drop(rte_mbuf *m, uint16_t port, DropReason r);
     void forward(rte_mbuf *m, const NextHop &nh);
+    void to_group(rte_mbuf *m, uint16_t group) {
+        lb_pkts_[n_lb_] = m;
+        lb_groups_[n_lb_++] = group;
+    }
+    void forward_groups(uint16_t in_port, uint64_t now_ns);  // the packets given to to_group
     void local(rte_mbuf *m, uint16_t in_port);
     void mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns);
     void flush_outputs(uint64_t now_ns);
@@ -90,6 +99,13 @@ class Worker {
     RateLimitedLog drop_log_{1'000'000'000ull, 10};  // at debug level, 10 drops a second
     std::array<std::array<rte_mbuf *, kMaxBurst>, kMaxPorts> out_{};
     std::array<uint16_t, kMaxPorts> n_out_{};
+
+    // Packets routed to ECMP groups in this burst, resolved together by the balancer.
+    LoadBalancer lb_;
+    std::array<rte_mbuf *, kMaxBurst> lb_pkts_{};
+    std::array<uint32_t, kMaxBurst> lb_groups_{};
+    std::array<const LbMember *, kMaxBurst> lb_members_{};
+    uint16_t n_lb_ = 0;
 };
 
 }  // namespace rocesw

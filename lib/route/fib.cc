@@ -11,7 +11,7 @@
 namespace rocesw {
 
 Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
-    : params_(params), qsbr_(qsbr) {
+    : params_(params), qsbr_(qsbr), groups_(qsbr) {
     for (int i = 0; i < 2; i++) {
         std::string n4 = name + "_v4_" + std::to_string(i);
         std::string n6 = name + "_v6_" + std::to_string(i);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "lb/ecmp_group.h"
 
 struct rte_lpm;
 struct rte_lpm6;
@@ -29,12 +30,14 @@ enum class NextHopKind : uint8_t {
     local,          // one of the switch's own addresses
     glean,          // connected subnet, neighbour not known: no_neighbour drop (punt later)
     unresolved,     // gateway whose neighbour is not known: no_neighbour drop
+    ecmp_group,     // multipath: the load balancer picks a member of EcmpGroup `group`
 };
 
 struct NextHop {
     NextHopKind kind = NextHopKind::drop_no_route;
     uint8_t port = 0;
     MacAddr dst_mac;
+    uint16_t group = 0;  // ecmp_group: the EcmpGroups id
     bool operator==(const NextHop &) const = default;
 };
 
@@ -86,12 +89,17 @@ class Fib {
 
     const FibParams &params() const { return params_; }
 
+    // The ECMP groups next hops of kind ecmp_group name, published under the same QSBR.
+    EcmpGroups &groups() { return groups_; }
+    const EcmpGroups &groups() const { return groups_; }
+
   private:
     bool apply(FibTables &t, const FibOp &op);
     FibParams params_;
     rte_rcu_qsbr *qsbr_;
     std::array<FibTables, 2> copies_;
     std::atomic<const FibTables *> active_;
+    EcmpGroups groups_;
 };
 
 }  // namespace rocesw

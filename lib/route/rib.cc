@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <tuple>
+
+#include "lb/policy.h"
 
 namespace rocesw {
 
@@ -29,6 +32,17 @@ bool Rib::NeighKey::operator<(const NeighKey &o) const {
     return std::tie(port, ip.is_v6, ip.v4, ip.v6) < std::tie(o.port, o.ip.is_v6, o.ip.v4, o.ip.v6);
 }
 
+bool Rib::PathKey::operator<(const PathKey &o) const {
+    return std::tie(port, via.is_v6, via.v4, via.v6) <
+           std::tie(o.port, o.via.is_v6, o.via.v4, o.via.v6);
+}
+
+std::optional<uint8_t> Rib::port_index(const std::string &name) const {
+    for (size_t i = 0; i < ports_.size(); i++)
+        if (ports_[i].name == name) return uint8_t(i);
+    return std::nullopt;
+}
+
 static IpPrefix host_prefix(const IpAddr &a) {
     return IpPrefix{a, uint8_t(a.is_v6 ? 128 : 32)};
 }
@@ -51,6 +65,13 @@ void Rib::set_static(const std::vector<RouteConfig> &routes,
         }
         neighbours_[NeighKey{uint8_t(port), n.ip}] = n.mac;
     }
+}
+
+void Rib::set_multipath(const std::vector<MultipathRouteConfig> &routes) {
+    std::lock_guard lk(mu_);
+    multipath_routes_.clear();
+    for (const auto &r : routes)
+        if (!r.paths.empty()) multipath_routes_.push_back(r);
 }
 
 void Rib::add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
@@ -88,6 +109,9 @@ std::map<IpPrefix, Rib::Want, Rib::PrefixLess> Rib::desired_locked() const {
     for (const auto &[k, mac] : neighbours_)
         offer(host_prefix(k.ip), Want{RouteSource::neighbour, std::nullopt,
                                       NextHop{NextHopKind::forward, k.port, mac}});
+    for (const auto &r : multipath_routes_)  // the group id is filled in by update_groups_locked
+        offer(r.prefix, Want{RouteSource::static_route, r.paths[0].via,
+                             NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &r});
     for (const auto &r : static_routes_) {
         std::optional<uint8_t> port;
         for (size_t i = 0; i < ports_.size(); i++)
@@ -103,7 +127,7 @@ std::map<IpPrefix, Rib::Want, Rib::PrefixLess> Rib::desired_locked() const {
 }
 
 uint32_t Rib::nh_acquire(const NextHop &nh, std::vector<FibOp> &ops) {
-    NhKey key{nh.kind, nh.port, nh.dst_mac};
+    NhKey key{nh.kind, nh.port, nh.dst_mac, nh.group};
     auto it = nh_by_key_.find(key);
     if (it != nh_by_key_.end()) {
         it->second.refs++;
@@ -134,9 +158,154 @@ void Rib::nh_release(uint32_t id) {
     }
 }
 
+// Gives every wanted multipath route its group (id, slots, members, policy) and publishes the
+// groups that changed, before the Fib points any route at them.
+void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
+    EcmpGroups &eg = fib_.groups();
+    const uint8_t default_policy = eg.settings().default_policy;
+    std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> changes;
+    for (auto &[prefix, w] : want) {
+        if (!w.multipath) continue;
+        const MultipathRouteConfig &r = *w.multipath;
+        auto it = groups_.find(prefix);
+        if (it == groups_.end()) {
+            uint16_t id;
+            if (!free_group_ids_.empty()) {
+                id = free_group_ids_.back();
+                free_group_ids_.pop_back();
+            } else if (next_group_id_ < kMaxEcmpGroups) {
+                id = next_group_id_++;
+            } else {
+                spdlog::warn("route {}: no free ECMP group (at most {}); not multipath",
+                             prefix.str(), kMaxEcmpGroups);
+                w.nh = NextHop{NextHopKind::unresolved, 0, {}, 0};
+                w.multipath = nullptr;
+                continue;
+            }
+            it = groups_.emplace(prefix, GroupState{id, {}, {}, {}, {}, {}, -1}).first;
+        }
+        GroupState &gs = it->second;
+        // Slots: kept for paths still configured, freed for the others, lowest free for new ones.
+        std::map<PathKey, uint32_t> paths;  // key -> weight
+        for (const auto &p : r.paths) {
+            auto port = port_index(p.port);
+            if (!port) port = port_for(p.via);
+            if (!port) continue;
+            paths[PathKey{*port, p.via}] = p.weight;
+        }
+        for (auto s = gs.slots.begin(); s != gs.slots.end();)
+            s = paths.count(s->first) ? std::next(s) : gs.slots.erase(s);
+        std::vector<LbMember> members;
+        std::vector<bool> used(kMaxGroupMembers, false);
+        for (const auto &[k, slot] : gs.slots) used[slot] = true;
+        for (const auto &[k, weight] : paths) {
+            if (gs.slots.count(k)) continue;
+            uint32_t slot = 0;
+            while (slot < kMaxGroupMembers && used[slot]) slot++;
+            if (slot == kMaxGroupMembers) {
+                spdlog::warn("route {}: more than {} next hops; {} left out", prefix.str(),
+                             kMaxGroupMembers, k.via.str());
+                continue;
+            }
+            used[slot] = true;
+            gs.slots[k] = uint8_t(slot);
+        }
+        gs.weights.assign(kMaxGroupMembers, 0);
+        for (const auto &[k, slot] : gs.slots) {
+            if (members.size() <= slot) members.resize(slot + 1);
+            LbMember &m = members[slot];
+            m.key = lb_member_key(k.via);
+            m.weight = paths[k];
+            gs.weights[slot] = m.weight;
+            m.port = k.port;
+            auto n = neighbours_.find(NeighKey{k.port, k.via});
+            m.alive = n != neighbours_.end();
+            if (m.alive) m.dst_mac = n->second;
+        }
+        gs.policy = !gs.policy_override.empty() ? gs.policy_override
+                    : !r.policy.empty()         ? r.policy
+                                                : lb_policy_name(default_policy);
+        int pid = lb_policy_id(gs.policy);
+        if (pid < 0) {
+            spdlog::warn("route {}: unknown load-balancing policy '{}', using hash", prefix.str(),
+                         gs.policy);
+            gs.policy = "hash";
+            pid = 0;
+        }
+        w.nh.group = gs.id;
+        if (members == gs.published && pid == gs.published_policy) continue;
+        changes.emplace_back(gs.id, build_ecmp_group(gs.id, uint8_t(pid), members));
+        gs.published = std::move(members);
+        gs.published_policy = pid;
+    }
+    if (!changes.empty()) eg.publish(std::move(changes));
+}
+
+// Unpublishes the groups of routes that are no longer multipath. Called after the Fib commit
+// (which waited out the readers of the old routes), so no worker can still reach them.
+void Rib::retire_groups_locked(const std::map<IpPrefix, Want, PrefixLess> &want) {
+    std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> gone;
+    for (auto it = groups_.begin(); it != groups_.end();) {
+        auto w = want.find(it->first);
+        if (w != want.end() && w->second.multipath) {
+            ++it;
+            continue;
+        }
+        gone.emplace_back(it->second.id, nullptr);
+        free_group_ids_.push_back(it->second.id);
+        it = groups_.erase(it);
+    }
+    if (!gone.empty()) fib_.groups().publish(std::move(gone));
+}
+
+std::vector<GroupView> Rib::groups() const {
+    std::lock_guard lk(mu_);
+    std::vector<GroupView> out;
+    for (const auto &[prefix, gs] : groups_) {
+        GroupView v{gs.id, prefix, gs.policy, !gs.policy_override.empty(), {}};
+        for (const auto &[k, slot] : gs.slots) {
+            GroupMemberView m{slot, k.via, k.port, gs.weights[slot], false, {}};
+            if (slot < gs.published.size()) {
+                m.alive = gs.published[slot].alive;
+                m.mac = gs.published[slot].dst_mac;
+            }
+            v.members.push_back(m);
+        }
+        std::sort(v.members.begin(), v.members.end(),
+                  [](const auto &a, const auto &b) { return a.slot < b.slot; });
+        out.push_back(std::move(v));
+    }
+    std::sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.id < b.id; });
+    return out;
+}
+
+std::string Rib::set_policy(const std::string &target, const std::string &policy) {
+    if (lb_policy_id(policy) < 0) {
+        std::string names;
+        for (const auto &n : lb_policy_names()) names += (names.empty() ? "" : ", ") + n;
+        return "unknown policy '" + policy + "' (" + names + ")";
+    }
+    {
+        std::lock_guard lk(mu_);
+        auto prefix = parse_prefix(target);
+        size_t hit = 0;
+        for (auto &[p, gs] : groups_) {
+            bool match =
+                target == "all" || (prefix && *prefix == p) || target == std::to_string(gs.id);
+            if (!match) continue;
+            gs.policy_override = policy;
+            hit++;
+        }
+        if (!hit) return "no multipath route or group '" + target + "'";
+    }
+    sync();
+    return "";
+}
+
 size_t Rib::sync() {
     std::lock_guard lk(mu_);
     auto want = desired_locked();
+    update_groups_locked(want);
     std::vector<FibOp> ops;
     std::vector<std::pair<IpPrefix, uint32_t>> adds;  // op index order
     std::vector<uint32_t> released;
@@ -176,6 +345,7 @@ size_t Rib::sync() {
     for (uint32_t id : released) nh_release(id);
     free_ids_.insert(free_ids_.end(), pending_free_.begin(), pending_free_.end());
     pending_free_.clear();
+    retire_groups_locked(want);
     wanted_ = std::move(want);
     return refused;
 }

@@ -37,6 +37,23 @@ struct RouteView {
     bool installed;  // false when the FIB refused it (full)
 };
 
+struct GroupMemberView {
+    uint8_t slot;
+    IpAddr via;
+    uint8_t port;
+    uint32_t weight;
+    bool alive;
+    MacAddr mac;
+};
+
+struct GroupView {
+    uint16_t id;
+    IpPrefix prefix;
+    std::string policy;
+    bool policy_overridden;                // set at runtime (set_policy), not from the config
+    std::vector<GroupMemberView> members;  // by slot
+};
+
 struct NeighbourView {
     IpAddr ip;
     MacAddr mac;
@@ -50,6 +67,8 @@ class Rib {
     // Replaces the static routes and neighbours (from the config). Control thread.
     void set_static(const std::vector<RouteConfig> &routes,
                     const std::vector<NeighbourConfig> &neighbours);
+    // Replaces the multipath (ECMP) routes. Control thread.
+    void set_multipath(const std::vector<MultipathRouteConfig> &routes);
     void add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac);
     void del_neighbour(uint8_t port, const IpAddr &ip);
 
@@ -61,6 +80,13 @@ class Rib {
     size_t route_count(bool v6) const;
     const std::vector<RibPort> &ports() const { return ports_; }
 
+    // ECMP groups of the multipath routes, by id.
+    std::vector<GroupView> groups() const;
+    // Switches the load-balancing policy of one multipath route (`target` is its prefix or its
+    // group id) or of every group ("all") at runtime, then syncs. Traffic keeps flowing: the
+    // group is republished with the new policy. An empty error string means success.
+    std::string set_policy(const std::string &target, const std::string &policy);
+
     // The port whose connected subnet holds `ip`, if any.
     std::optional<uint8_t> port_for(const IpAddr &ip) const;
 
@@ -69,14 +95,33 @@ class Rib {
         RouteSource source;
         std::optional<IpAddr> via;
         NextHop nh;
+        const MultipathRouteConfig *multipath = nullptr;  // nh is this route's group
+    };
+    // An ECMP group per multipath route (keyed by prefix). A path keeps its slot while it is
+    // configured; the group id lives as long as the route.
+    struct PathKey {
+        uint8_t port;
+        IpAddr via;
+        bool operator<(const PathKey &o) const;
+    };
+    struct GroupState {
+        uint16_t id;
+        std::map<PathKey, uint8_t> slots;
+        std::vector<uint32_t> weights;  // by slot
+        std::string policy_override;
+        std::string policy;  // effective
+        std::vector<LbMember> published;
+        int published_policy = -1;
     };
     struct NhKey {
         NextHopKind kind;
         uint8_t port;
         MacAddr mac;
+        uint16_t group;
         auto operator<=>(const NhKey &o) const {
             if (kind != o.kind) return kind <=> o.kind;
             if (port != o.port) return port <=> o.port;
+            if (group != o.group) return group <=> o.group;
             return mac.b <=> o.mac.b;
         }
         bool operator==(const NhKey &) const = default;
@@ -102,11 +147,18 @@ class Rib {
     std::vector<RibPort> ports_;
     mutable std::mutex mu_;
     std::vector<RouteConfig> static_routes_;
+    std::vector<MultipathRouteConfig> multipath_routes_;
     std::map<NeighKey, MacAddr> neighbours_;
     std::map<IpPrefix, Want, PrefixLess> wanted_;         // last computed
     std::map<IpPrefix, uint32_t, PrefixLess> installed_;  // prefix -> nexthop id in the Fib
     std::map<NhKey, NhSlot> nh_by_key_;
     std::vector<uint32_t> free_ids_, pending_free_;
+    std::map<IpPrefix, GroupState, PrefixLess> groups_;
+    std::vector<uint16_t> free_group_ids_;
+    uint16_t next_group_id_ = 0;
+    std::optional<uint8_t> port_index(const std::string &name) const;
+    void update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want);
+    void retire_groups_locked(const std::map<IpPrefix, Want, PrefixLess> &want);
     uint32_t next_id_ = 1;  // id 0 is never used
 };
 

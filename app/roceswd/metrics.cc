@@ -1,0 +1,180 @@
+// Observability of the running switch: the Prometheus metric families (the data-plane ones
+// live in lib/telemetry/dataplane_metrics.cc), the exporter, the event trace and the "clear"
+// command. Collect functions read single-writer counters without locks; the exporter renders
+// on civetweb's thread, so a scrape never blocks a worker (ARCHITECTURE.md invariant 5).
+// Adding a family: one metrics_.counter(...) / metrics_.gauge(...) call in register_metrics()
+// (doc/observability.md, "Adding a metric").
+#include <rte_ethdev.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "switch.h"
+#include "telemetry/dataplane_metrics.h"
+
+namespace rocesw {
+
+void Switch::register_metrics() {
+    // The trace's rings exist from construction, so components can take trace_ring(w) when
+    // they set up their workers; the file is opened when run() starts.
+    std::vector<std::string> names;
+    for (const auto &p : cfg_.ports) names.push_back(p.name);
+    if (!cfg_.telemetry.trace_file.empty())
+        trace_ = std::make_unique<TraceWriter>(names, workers_.size());
+    MetricRegistry &m = metrics_;
+    const size_t n_ports = cfg_.ports.size();
+    auto port_name = [this](size_t i) -> const std::string & { return cfg_.ports[i].name; };
+
+    // --- Switch ---
+    m.gauge("rocesw_info", "Constant 1, labelled with the switch name and version",
+            [this](MetricSink &s) {
+                s.sample({{"name", cfg_.sw.name}, {"version", ROCESW_VERSION}}, 1);
+            });
+    m.gauge("rocesw_uptime_seconds", "Seconds since the switch started", [this](MetricSink &s) {
+        s.sample(
+            {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
+    });
+
+    // Ports, drops, queues, pools, PGs, workers (lib/telemetry/dataplane_metrics.h).
+    register_dataplane_metrics(m, {names, counters_.get(), workers_.size(), qos_.get()});
+    register_pfc_metrics();
+    register_lb_metrics();
+
+    m.gauge("rocesw_port_link_up", "1 when the port's link is up", [=, this](MetricSink &s) {
+        // Link state is refreshed by the control thread under the handler lock.
+        std::lock_guard lk(server_.handler_mutex());
+        for (size_t i = 0; i < n_ports; i++)
+            s.sample({{"port", port_name(i)}},
+                     ports_->ports()[i].link.link_status == RTE_ETH_LINK_UP ? 1 : 0);
+    });
+    struct DevField {
+        const char *name, *help;
+        uint64_t rte_eth_stats::*f;
+    };
+    static const DevField dev_fields[] = {
+        {"rocesw_port_rx_missed_total", "Packets the device dropped: RX ring full (imissed)",
+         &rte_eth_stats::imissed},
+        {"rocesw_port_rx_nombuf_total", "RX mbuf allocation failures in the device",
+         &rte_eth_stats::rx_nombuf},
+        {"rocesw_port_rx_errors_total", "Erroneous packets received by the device",
+         &rte_eth_stats::ierrors},
+        {"rocesw_port_tx_errors_total", "Packets the device failed to transmit",
+         &rte_eth_stats::oerrors},
+    };
+    for (const DevField &df : dev_fields)
+        m.counter(df.name, df.help, [=, this](MetricSink &s) {
+            // Device stats as the views read them: under the handler lock (not a worker's).
+            std::lock_guard lk(server_.handler_mutex());
+            for (size_t i = 0; i < n_ports; i++) {
+                rte_eth_stats st{};
+                rte_eth_stats_get(ports_->ports()[i].port_id, &st);
+                s.sample({{"port", port_name(i)}}, st.*df.f);
+            }
+        });
+
+    // --- Routing ---
+    m.gauge("rocesw_routes", "Routes in the RIB, by address family", [this](MetricSink &s) {
+        s.sample({{"family", "ipv4"}}, rib_->route_count(false));
+        s.sample({{"family", "ipv6"}}, rib_->route_count(true));
+    });
+    m.gauge("rocesw_neighbours", "Neighbour (ARP/ND) entries",
+            [this](MetricSink &s) { s.sample({}, rib_->neighbours().size()); });
+
+    // --- The observability machinery itself ---
+    m.counter(
+        "rocesw_trace_events_total", "Events written to the trace file",
+        [this](MetricSink &s) { s.sample({}, trace_events_.load(std::memory_order_relaxed)); });
+    m.counter("rocesw_trace_events_lost_total",
+              "Trace events a worker could not queue (its ring was full)",
+              [this](MetricSink &s) { s.sample({}, trace_ ? trace_->lost() : 0); });
+}
+
+void Switch::start_observability() {
+    const TelemetryConfig &t = cfg_.telemetry;
+    if (t.prometheus) {
+        prom_ = std::make_unique<PromExporter>(metrics_);
+        std::string err;
+        // A metrics endpoint that cannot bind must not stop forwarding: say so loudly, go on.
+        if (prom_->start(t.prometheus_listen, &err)) {
+            spdlog::info("prometheus: serving http://{}/metrics (port {})", t.prometheus_listen,
+                         prom_->port());
+        } else {
+            spdlog::error("prometheus: {}; metrics endpoint disabled", err);
+            prom_.reset();
+        }
+    }
+    if (trace_) {
+        std::string err;
+        if (trace_->open(t.trace_file, &err))
+            spdlog::info("trace: {} every {} ms", t.trace_file, t.trace_interval_ms);
+        else  // the rings stay (workers may hold them); observe() drains and discards
+            spdlog::error("trace: {}; tracing disabled", err);
+    }
+    // Mutating, so it is added after the rte_telemetry bridge registered the read-only views:
+    // only rocectl reaches it, and only if the config allows it.
+    server_.add("clear", "clear watermarks [PORT...] (needs telemetry.allow_clear: true)",
+                [this](const std::vector<std::string> &args) { return clear(args); });
+}
+
+nlohmann::json Switch::clear(const std::vector<std::string> &args) {
+    if (!cfg_.telemetry.allow_clear)
+        throw CommandError("clear: not allowed by the config (telemetry.allow_clear: false)");
+    if (args.empty() || args[0] != "watermarks")
+        throw CommandError(
+            "clear: what? (allowed: watermarks [PORT...]; counters are never "
+            "reset, Prometheus and rocectl watch use their rates)");
+    std::vector<uint16_t> ports;
+    for (size_t a = 1; a < args.size(); a++) {
+        int i = cfg_.port_index(args[a]);
+        if (i < 0) throw CommandError("clear: no port named '" + args[a] + "'");
+        ports.push_back(uint16_t(i));
+    }
+    if (ports.empty())
+        for (size_t i = 0; i < cfg_.ports.size(); i++) ports.push_back(uint16_t(i));
+    nlohmann::json names = nlohmann::json::array();
+    // Each port's scheduler owner applies the clear at its next flush: no worker waits.
+    for (uint16_t p : ports) {
+        qos_->clear_watermarks(p);
+        names.push_back(cfg_.ports[p].name);
+    }
+    spdlog::info("watermarks cleared on {}", names.dump());
+    return {{"cleared", "watermarks"}, {"ports", names}};
+}
+
+int Switch::observe() {
+    constexpr int kMaxWaitMs = 50;
+    if (!trace_) return kMaxWaitMs;
+    const uint64_t now = clock_.now_ns();
+    trace_->drain();
+    if (!trace_->is_open()) return kMaxWaitMs;
+    if (now >= next_trace_ns_) {
+        next_trace_ns_ = now + uint64_t(cfg_.telemetry.trace_interval_ms) * 1'000'000ull;
+        for (size_t i = 0; i < cfg_.ports.size(); i++)
+            for (uint8_t q = 0; q < kNumQueues; q++) {
+                QueueSnapshot s = qos_->queue(uint16_t(i), q);
+                if (s.enq_packets == 0 && s.drops_total() == 0) continue;  // never used
+                const uint16_t p = uint16_t(i);
+                trace_->write({now, s.depth_bytes, p, q, TraceKind::queue_bytes});
+                trace_->write({now, s.depth_packets, p, q, TraceKind::queue_packets});
+                trace_->write({now, s.ecn_marked, p, q, TraceKind::ecn_marked});
+                trace_->write({now, s.drops_total(), p, q, TraceKind::queue_drops});
+            }
+        trace_->flush();
+        trace_events_.store(trace_->written(), std::memory_order_relaxed);
+    }
+    uint64_t left_ms = next_trace_ns_ > now ? (next_trace_ns_ - now) / 1'000'000ull : 0;
+    return int(std::min<uint64_t>(left_ms, kMaxWaitMs));
+}
+
+void Switch::stop_observability() {
+    if (prom_) prom_->stop();
+    prom_.reset();
+    // Called once the workers have stopped (end of run(), destructor): no ring is in use.
+    if (trace_ && trace_->is_open()) {
+        trace_->close();
+        spdlog::info("trace: {} events written, {} lost", trace_->written(), trace_->lost());
+    }
+    trace_.reset();
+}
+
+}  // namespace rocesw

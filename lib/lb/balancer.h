@@ -1,0 +1,139 @@
+// The load-balancing stage of one worker: for the packets of a burst whose route is an ECMP
+// group, picks the member each one leaves by.
+//
+//   flow hash (lb/flow_hash.h) -> the group's policy granularity:
+//     flow:    the resilient bucket table
+//     flowlet: the flowlet table; a hit within flowlet_gap_us keeps the stored member, a new
+//              flow or a gap asks the policy; a full table bucket falls back to the bucket table
+//     packet:  the policy, every packet
+//   -> one choose() call per policy per burst -> members, counters, path-change events
+//
+// Reads: the EcmpGroups (RCU; the caller passes quiescent points between bursts), the packets'
+// PacketMeta. Writes: its own flowlet table, counters and event ring. Time is an argument.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/counters.h"
+#include "lb/ecmp_group.h"
+#include "lb/flowlet_table.h"
+#include "lb/policy.h"
+
+struct rte_mbuf;
+
+namespace rocesw {
+
+inline constexpr uint16_t kLbMaxBurst = 256;
+
+struct LbMemberCounters {
+    Counter packets, bytes;
+    Counter flowlets;  // flowlets started on this member (flowlet-granularity policies)
+};
+
+struct LbPolicyCounters {
+    Counter packets;       // packets of groups using this policy
+    Counter decisions;     // policy choices made (new flows, flowlets, sprayed packets)
+    Counter path_changes;  // a flow's new flowlet took a different member than the last one
+    Counter fallbacks;     // flowlet table full, or the policy returned a dead slot: hashed
+    Counter aged;          // flowlet entries reclaimed after flowlet_age_us idle (evictions)
+};
+
+// One worker's load-balancing counters. Single writer (the worker), any reader.
+struct LbWorkerCounters {
+    std::unique_ptr<LbMemberCounters[]> members{
+        new LbMemberCounters[kMaxEcmpGroups * kMaxGroupMembers]()};  // [group][slot]
+    std::array<LbPolicyCounters, kMaxLbPolicies> policies{};
+    Counter no_member;          // group with no alive member: dropped (no_neighbour)
+    Counter flowlet_occupancy;  // gauge: valid flowlet entries
+    Counter events_dropped;     // path-change events lost to a full ring
+
+    LbMemberCounters &member(uint32_t group, uint32_t slot) {
+        return members[group * kMaxGroupMembers + slot];
+    }
+    const LbMemberCounters &member(uint32_t group, uint32_t slot) const {
+        return members[group * kMaxGroupMembers + slot];
+    }
+};
+
+// A path change, for researchers: which flow moved from which member to which, and when.
+struct PathEvent {
+    uint64_t time_ns;
+    uint64_t flow_hash;
+    uint32_t src_ip4, dst_ip4;  // 0 for IPv6 flows (flow_hash identifies them)
+    uint16_t src_port, dst_port;
+    uint16_t group;
+    uint8_t old_slot, new_slot;
+};
+
+// Bounded single-producer (worker) single-consumer (control thread) ring, lock-free.
+class PathEventRing {
+  public:
+    static constexpr uint32_t kCapacity = 4096;
+    bool push(const PathEvent &e) {
+        uint32_t h = head_.load(std::memory_order_relaxed);
+        if (h - tail_.load(std::memory_order_acquire) == kCapacity) return false;
+        ring_[h & (kCapacity - 1)] = e;
+        head_.store(h + 1, std::memory_order_release);
+        return true;
+    }
+    // Appends up to `max` events to `out`; returns how many.
+    size_t drain(std::vector<PathEvent> &out, size_t max = kCapacity) {
+        uint32_t t = tail_.load(std::memory_order_relaxed);
+        uint32_t h = head_.load(std::memory_order_acquire);
+        size_t n = 0;
+        for (; t != h && n < max; t++, n++) out.push_back(ring_[t & (kCapacity - 1)]);
+        tail_.store(t, std::memory_order_release);
+        return n;
+    }
+
+  private:
+    alignas(kCacheLine) std::atomic<uint32_t> head_{0};
+    alignas(kCacheLine) std::atomic<uint32_t> tail_{0};
+    std::unique_ptr<PathEvent[]> ring_{new PathEvent[kCapacity]};
+};
+
+class LoadBalancer {
+  public:
+    // Builds this worker's policy instances and a flowlet table of settings().flowlet_entries.
+    LoadBalancer(uint16_t worker, const EcmpGroups &groups);
+
+    // Resolves n <= kLbMaxBurst packets routed to ECMP groups: out[i] is the member packet i
+    // leaves by, or null when its group has no alive member (counted in no_member).
+    void resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t now_ns,
+                 const LbMember **out);
+
+    const LbWorkerCounters &counters() const { return ctr_; }
+    PathEventRing &events() { return events_; }
+    uint32_t flowlet_capacity() const { return flowlets_.capacity(); }
+
+  private:
+    void update_util(uint64_t now_ns);
+
+    const EcmpGroups &groups_;
+    std::vector<std::unique_ptr<LbPolicy>> policies_;
+    std::vector<LbGranularity> granularity_;
+    FlowletTable flowlets_;
+    LbWorkerCounters ctr_;
+    PathEventRing events_;
+
+    // Per burst scratch.
+    std::array<std::array<PathRequest, kLbMaxBurst>, kMaxLbPolicies> reqs_{};
+    std::array<std::array<FlowletEntry *, kLbMaxBurst>, kMaxLbPolicies> req_entry_{};
+    std::array<std::array<uint16_t, kLbMaxBurst>, kMaxLbPolicies> req_pkt_{};
+    std::array<uint16_t, kMaxLbPolicies> n_reqs_{};
+    std::array<const EcmpGroup *, kLbMaxBurst> grp_{};
+    std::array<uint64_t, kLbMaxBurst> hash_{};
+    std::array<uint8_t, kLbMaxBurst> slot_{};
+    std::array<uint16_t, kLbMaxBurst> req_of_{};  // policy << 8 | index, when slot_ is pending
+
+    // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
+    std::array<double, kMaxPorts> util_{};  // bytes per microsecond
+    std::array<uint64_t, kMaxPorts> util_bytes_{};
+    uint64_t util_last_ns_ = 0;
+};
+
+}  // namespace rocesw

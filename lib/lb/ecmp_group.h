@@ -1,0 +1,124 @@
+// ECMP groups: the members of a multipath route and the resilient bucket table that maps a flow
+// hash to one of them, published to workers under RCU/QSBR.
+//
+// Resilient table: kEcmpBuckets buckets, each owned by the member that wins a weighted
+// rendezvous (highest-random-weight) draw between the bucket number and the member's key. The
+// key is a hash of the member's gateway address, so the table is a function of the member *set*
+// alone: the order members were added does not matter, a restart with the same seed rebuilds the
+// same table, removing a member re-draws only its buckets (each goes to its runner-up), and
+// adding one takes only the buckets it now wins.
+//
+// Slots: a member keeps its slot (0..kMaxGroupMembers-1) for as long as it is configured, alive
+// or not, so flowlet-table entries and per-member counters that name a slot stay meaningful when
+// other members come and go.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+
+struct rte_rcu_qsbr;
+
+namespace rocesw {
+
+inline constexpr uint32_t kEcmpBuckets = 4096;  // power of two; 4 KiB of uint8 per group
+inline constexpr uint32_t kMaxGroupMembers = uint32_t(kMaxRoutePaths);
+inline constexpr uint32_t kMaxEcmpGroups = 512;
+inline constexpr uint32_t kMaxLbPolicies = 16;
+inline constexpr uint8_t kNoMember = 0xFF;
+
+// Built-in policy ids; registered policies get the ids after these (lb/policy.h).
+enum class LbPolicyId : uint8_t { hash = 0, flowlet = 1, adaptive = 2, spray = 3 };
+
+struct LbMember {
+    uint64_t key = 0;     // rendezvous key: hash of the gateway address
+    uint32_t weight = 1;  // relative share of the buckets
+    bool alive = false;   // resolved (neighbour known); dead members own no bucket
+    uint8_t port = 0;
+    MacAddr dst_mac;
+    bool operator==(const LbMember &) const = default;
+};
+
+struct alignas(64) EcmpGroup {
+    uint16_t id = 0;
+    uint8_t policy = 0;   // LbPolicyId or a registered policy's id
+    uint8_t n_slots = 0;  // slots in use (alive or not): members[0..n_slots)
+    uint8_t n_alive = 0;
+    std::array<uint8_t, kMaxGroupMembers> alive;  // the alive slots, n_alive of them
+    std::array<LbMember, kMaxGroupMembers> members;
+    std::array<uint8_t, kEcmpBuckets> buckets;  // slot per bucket (kNoMember when none alive)
+
+    uint8_t bucket_member(uint64_t hash) const { return buckets[hash & (kEcmpBuckets - 1)]; }
+};
+
+// The rendezvous key of a gateway address.
+uint64_t lb_member_key(const IpAddr &via);
+
+// Builds a group from its slots (members[i] is slot i): the alive list and the bucket table.
+std::unique_ptr<EcmpGroup> build_ecmp_group(uint16_t id, uint8_t policy,
+                                            const std::vector<LbMember> &slots);
+
+// Switch-wide settings the workers read (published like groups: replaced whole, under RCU).
+struct LbSettings {
+    uint64_t seed = 0x5eed;
+    bool symmetric = false;
+    bool hash_dest_qp = false;
+    uint32_t flowlet_gap_us = 50;
+    uint32_t flowlet_age_us = 10000;
+    uint32_t flowlet_entries = 65536;   // per worker; read once when a worker is built
+    bool chooser_least_loaded = false;  // `flowlet` policy's new-path chooser
+    uint32_t util_horizon_us = 10;
+    bool trace_path_changes = false;
+    uint8_t default_policy = 0;
+};
+
+// Local load signals for congestion-aware policies. Plain function pointer, not a virtual
+// class: it is called once per candidate member at a flowlet boundary, never per packet, and
+// the switch binds it to the QoS egress without lib/lb depending on lib/qos.
+struct LoadSignal {
+    // Bytes queued on `port` in the egress queue of traffic class `tc`. Any thread.
+    uint64_t (*queue_bytes)(const void *ctx, uint16_t port, uint8_t tc) = nullptr;
+    const void *ctx = nullptr;
+};
+
+// The groups and settings workers read. Control thread writes; workers read lock-free. A
+// replaced group or settings block is freed only after a QSBR grace period, so a worker may use
+// what it loaded until its next quiescent point.
+class EcmpGroups {
+  public:
+    explicit EcmpGroups(rte_rcu_qsbr *qsbr);  // null qsbr: no grace period (single-thread tests)
+    ~EcmpGroups();
+    EcmpGroups(const EcmpGroups &) = delete;
+    EcmpGroups &operator=(const EcmpGroups &) = delete;
+
+    // Worker side.
+    const EcmpGroup *group(uint32_t id) const {
+        return id < kMaxEcmpGroups ? groups_[id].load(std::memory_order_acquire) : nullptr;
+    }
+    const LbSettings &settings() const { return *settings_.load(std::memory_order_acquire); }
+    const LoadSignal *load_signal() const { return load_.load(std::memory_order_acquire); }
+
+    // Control side. Publishes every (id, group) pair (null removes), then waits one grace
+    // period and frees what was replaced.
+    void publish(std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> changes);
+    void set_settings(const LbSettings &s);
+    // Set once before workers start; `signal` must outlive the workers.
+    void set_load_signal(const LoadSignal *signal) { load_.store(signal); }
+
+  private:
+    void synchronize();
+    rte_rcu_qsbr *qsbr_;
+    std::array<std::atomic<const EcmpGroup *>, kMaxEcmpGroups> groups_{};
+    std::atomic<const LbSettings *> settings_;
+    std::atomic<const LoadSignal *> load_{nullptr};
+};
+
+// LbConfig (names) -> LbSettings (ids). Unknown policy names map to hash.
+LbSettings lb_settings_from(const LbConfig &c);
+
+}  // namespace rocesw

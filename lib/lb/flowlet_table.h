@@ -1,0 +1,84 @@
+// The flowlet table: per-flow state of one worker, in cache-line buckets of four 16-byte
+// entries (the VPP flow-table shape), indexed and tagged by the flow hash. A lookup touches one
+// line. Entries idle longer than the age are reclaimed lazily, when their bucket is next
+// visited; a bucket whose four entries are all live is full, and the caller falls back to the
+// hash bucket table (counted). Single writer (the owning worker); no atomics.
+//
+// Times are microseconds in 32 bits (now_ns / 1000, computed once per burst). The comparisons
+// are modular, so they hold across the 71-minute wrap for any gap shorter than that; an entry
+// untouched for longer may look young once, which at worst keeps a flow on its current path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/counters.h"
+
+namespace rocesw {
+
+inline constexpr uint8_t kFlowletPending = 0xFE;  // slot being chosen in the current burst
+
+struct FlowletEntry {
+    uint32_t tag;      // high 32 bits of the flow hash
+    uint32_t last_us;  // last packet
+    uint16_t group;    // ECMP group id the slot belongs to
+    uint8_t slot;      // member slot, or kFlowletPending
+    uint8_t valid;
+    uint16_t pending;  // request index while slot == kFlowletPending
+    uint16_t pad;
+};
+static_assert(sizeof(FlowletEntry) == 16);
+
+struct alignas(kCacheLine) FlowletBucket {
+    FlowletEntry e[4];
+};
+static_assert(sizeof(FlowletBucket) == kCacheLine);
+
+class FlowletTable {
+  public:
+    explicit FlowletTable(uint32_t entries);  // rounded up to a power of two, >= 4
+
+    // The flow's entry, or a fresh one (fresh = true; tag set, valid, the rest for the caller),
+    // or null when its bucket is full of live entries. Reclaims aged entries of the bucket,
+    // adding their number to `aged`.
+    FlowletEntry *find_or_insert(uint64_t hash, uint32_t now_us, uint32_t age_us, bool &fresh,
+                                 uint64_t &aged) {
+        FlowletBucket &b = buckets_[(hash >> 12) & mask_];
+        const uint32_t tag = uint32_t(hash >> 32);
+        FlowletEntry *free_e = nullptr;
+        for (auto &e : b.e) {
+            if (e.valid && e.tag == tag) {
+                fresh = false;
+                return &e;
+            }
+        }
+        for (auto &e : b.e) {
+            if (e.valid && now_us - e.last_us > age_us && e.slot != kFlowletPending) {
+                e.valid = 0;
+                aged++;
+                used_--;
+            }
+            if (!e.valid && !free_e) free_e = &e;
+        }
+        if (!free_e) return nullptr;
+        *free_e = FlowletEntry{tag, now_us, 0, kFlowletPending, 1, 0, 0};
+        used_++;
+        fresh = true;
+        return free_e;
+    }
+
+    // Starts loading the flow's bucket (the balancer hashes a whole burst first).
+    void prefetch(uint64_t hash) const { __builtin_prefetch(&buckets_[(hash >> 12) & mask_], 1); }
+
+    uint32_t capacity() const { return (mask_ + 1) * 4; }
+    // Valid entries (aged ones count until their bucket is visited again). Owning worker only;
+    // others read occupancy from LbWorkerCounters.
+    uint32_t used() const { return used_; }
+
+  private:
+    std::unique_ptr<FlowletBucket[]> buckets_;
+    uint32_t mask_;
+    uint32_t used_ = 0;
+};
+
+}  // namespace rocesw

@@ -1,0 +1,71 @@
+#include "telemetry/trace.h"
+
+#include <array>
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+
+namespace rocesw {
+
+std::string_view trace_kind_name(TraceKind k) {
+    constexpr std::array<std::string_view, size_t(TraceKind::count)> names = {
+#define X(name) #name,
+        ROCESW_TRACE_KINDS(X)
+#undef X
+    };
+    return size_t(k) < names.size() ? names[size_t(k)] : "?";
+}
+
+TraceWriter::TraceWriter(std::vector<std::string> ports, size_t n_workers)
+    : ports_(std::move(ports)) {
+    for (size_t w = 0; w < n_workers; w++) rings_.push_back(std::make_unique<TraceRing>());
+}
+
+TraceWriter::~TraceWriter() {
+    close();
+}
+
+bool TraceWriter::open(const std::string &path, std::string *err) {
+    close();
+    f_ = std::fopen(path.c_str(), "w");
+    if (!f_) {
+        *err = "cannot create trace file " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    std::fputs("time_ns,event,port,id,value\n", f_);
+    return true;
+}
+
+void TraceWriter::close() {
+    if (!f_) return;
+    drain();
+    std::fclose(f_);
+    f_ = nullptr;
+}
+
+void TraceWriter::write(const TraceEvent &e) {
+    if (!f_) return;
+    std::string_view kind = trace_kind_name(e.kind);
+    const std::string port = e.port < ports_.size() ? ports_[e.port] : std::to_string(e.port);
+    std::fprintf(f_, "%" PRIu64 ",%.*s,%s,%u,%" PRIu64 "\n", e.time_ns, int(kind.size()),
+                 kind.data(), port.c_str(), unsigned(e.id), e.value);
+    written_++;
+}
+
+size_t TraceWriter::drain() {
+    size_t n = 0;
+    for (auto &r : rings_) n += r->q_.consume_all([&](const TraceEvent &e) { write(e); });
+    return n;
+}
+
+void TraceWriter::flush() {
+    if (f_) std::fflush(f_);
+}
+
+uint64_t TraceWriter::lost() const {
+    uint64_t s = 0;
+    for (const auto &r : rings_) s += r->lost();
+    return s;
+}
+
+}  // namespace rocesw

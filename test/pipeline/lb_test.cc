@@ -1,0 +1,556 @@
+// Load balancing in the pipeline, virtual time: TESTPLAN M1-M7 plus spray, runtime policy
+// switches, path-change events and the two-tier (polarization) case.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
+
+#include <atomic>
+#include <thread>
+
+#include "lb_fixture.h"
+
+namespace rocesw::test {
+namespace {
+
+constexpr uint64_t kUs = 1000;
+
+// max over members of |1 - flows/expected|
+double max_deviation(const std::vector<uint16_t> &port_of, uint16_t members,
+                     const std::vector<double> &share = {}) {
+    std::vector<size_t> n(members + 1, 0);
+    for (auto p : port_of) n[p]++;
+    double worst = 0;
+    for (uint16_t k = 1; k <= members; k++) {
+        double expect = double(port_of.size()) * (share.empty() ? 1.0 / members : share[k - 1]);
+        worst = std::max(worst, std::abs(1.0 - double(n[k]) / expect));
+    }
+    EXPECT_EQ(n[0], 0u) << "some flows did not leave";
+    return worst;
+}
+
+TEST(LbPipeline, M1BalanceOver256FlowsWithinDeviation) {
+    LbConfig cfg;
+    // Flows differing in addresses and ports.
+    std::vector<LbFlow> flows;
+    for (uint32_t i = 0; i < 256; i++) {
+        LbFlow f;
+        f.src = v4(10, 0, 0, 2);
+        f.dst = v4(10, 99, uint8_t(i / 200), uint8_t(i % 200 + 1));
+        f.sport = uint16_t(1000 + i * 7);
+        flows.push_back(f);
+    }
+    for (uint16_t members : {2, 4, 8}) {
+        LbSwitch sw(members, cfg, LbSwitch::route(members));
+        auto port_of = sw.ports_of(flows, 1'000'000);
+        double dev = max_deviation(port_of, members);
+        RecordProperty("deviation_" + std::to_string(members), std::to_string(dev));
+        EXPECT_LE(dev, 0.35) << members << " members";
+        EXPECT_EQ(sw.drops_total(), 0u);
+    }
+}
+
+TEST(LbPipeline, M5RoceFlowsDifferingOnlyInUdpSourcePortSpread) {
+    LbConfig cfg;
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto flows = sport_flows(256);
+    auto port_of = sw.ports_of(flows, 1'000'000);
+    EXPECT_LE(max_deviation(port_of, 4), 0.35);
+    // Exact counters: one packet per flow, per member.
+    std::vector<uint64_t> per(5, 0);
+    for (auto p : port_of) per[p]++;
+    uint16_t g = sw.group_id();
+    for (uint8_t slot = 0; slot < 4; slot++) {
+        // slot k holds gateway k+1 (paths in order 1..4), which is port k+1
+        EXPECT_EQ(sw.lbc().member(g, slot).packets.load(), per[slot + 1]);
+        EXPECT_EQ(sw.lbc().member(g, slot).bytes.load(), per[slot + 1] * roce_frame({}, 0).size());
+    }
+    EXPECT_EQ(sw.lbc().policies[0].packets.load(), 256u);
+    EXPECT_EQ(sw.lbc().policies[0].decisions.load(), 0u);  // hash: no policy call
+}
+
+TEST(LbPipeline, WeightsSplitBucketsInProportion) {
+    LbConfig cfg;
+    auto r = LbSwitch::route(3);
+    r.paths[0].weight = 1;
+    r.paths[1].weight = 1;
+    r.paths[2].weight = 2;
+    LbSwitch sw(3, cfg, r);
+    auto port_of = sw.ports_of(sport_flows(1024), 1'000'000);
+    EXPECT_LE(max_deviation(port_of, 3, {0.25, 0.25, 0.5}), 0.35);
+}
+
+TEST(LbPipeline, M2StickyAcrossPacketsRestartAndInsertionOrder) {
+    LbConfig cfg;
+    cfg.seed = 0xabcdef;
+    auto flows = sport_flows(300);
+    std::vector<uint16_t> first;
+    {
+        LbSwitch sw(4, cfg, LbSwitch::route(4));
+        first = sw.ports_of(flows, 1'000'000);
+        for (int rep = 1; rep < 5; rep++)
+            EXPECT_EQ(sw.ports_of(flows, 1'000'000 + rep * 1000 * kUs, rep), first);
+    }
+    {
+        LbSwitch again(4, cfg, LbSwitch::route(4));  // "restart", same seed
+        EXPECT_EQ(again.ports_of(flows, 5'000'000), first);
+    }
+    {
+        LbSwitch reordered(4, cfg, LbSwitch::route(4, "", {3, 1, 4, 2}));
+        EXPECT_EQ(reordered.ports_of(flows, 5'000'000), first);
+    }
+    {
+        LbConfig other = cfg;
+        other.seed = 0x1234;
+        LbSwitch reseeded(4, other, LbSwitch::route(4));
+        EXPECT_NE(reseeded.ports_of(flows, 5'000'000), first);
+    }
+}
+
+TEST(LbPipeline, M3WithdrawMovesOnlyTheWithdrawnMembersFlows) {
+    LbConfig cfg;
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto flows = sport_flows(512);
+    auto before = sw.ports_of(flows, 1'000'000);
+    // The neighbour of gateway 3 goes away (e.g. the link to it went down).
+    sw.rib->del_neighbour(3, LbSwitch::gw_ip(3));
+    sw.rib->sync();
+    auto after = sw.ports_of(flows, 2'000'000);
+    size_t moved = 0, on3 = 0;
+    for (size_t i = 0; i < flows.size(); i++) {
+        EXPECT_NE(after[i], 3) << "flow " << i << " still uses the withdrawn member";
+        if (before[i] == 3) {
+            on3++;
+            moved += after[i] != 3;
+        } else {
+            EXPECT_EQ(after[i], before[i]) << "untouched flow " << i << " moved";
+        }
+    }
+    EXPECT_GT(on3, 0u);
+    EXPECT_EQ(moved, on3);
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+TEST(LbPipeline, M4AddMovesOnlyFlowsToTheNewMember) {
+    LbConfig cfg;
+    LbSwitch sw(4, cfg, LbSwitch::route(4), /*resolve_all=*/false);
+    for (uint16_t k = 1; k <= 3; k++)
+        sw.rib->add_neighbour(uint8_t(k), LbSwitch::gw_ip(k), LbSwitch::gw_mac(k));
+    sw.rib->sync();
+    auto flows = sport_flows(512);
+    auto before = sw.ports_of(flows, 1'000'000);
+    EXPECT_EQ(std::count(before.begin(), before.end(), 4), 0);
+    sw.rib->add_neighbour(4, LbSwitch::gw_ip(4), LbSwitch::gw_mac(4));
+    sw.rib->sync();
+    auto after = sw.ports_of(flows, 2'000'000);
+    size_t to4 = 0;
+    for (size_t i = 0; i < flows.size(); i++) {
+        if (after[i] == 4)
+            to4++;
+        else
+            EXPECT_EQ(after[i], before[i]) << "flow " << i << " moved, but not to the new member";
+    }
+    // About a quarter moves to the new member.
+    EXPECT_GT(to4, 512u / 4 * 65 / 100);
+    EXPECT_LT(to4, 512u / 4 * 135 / 100);
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+TEST(LbPipeline, GroupChangesWhileTrafficFlowsLoseNothing) {
+    LbConfig cfg;
+    cfg.default_policy = "flowlet";
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto flows = sport_flows(64);
+    uint64_t now = 1'000'000;
+    size_t sent = 0, received = 0;
+    for (int round = 0; round < 40; round++) {
+        std::vector<std::pair<LbFlow, uint32_t>> pk;
+        for (const auto &f : flows) pk.emplace_back(f, uint32_t(round));
+        if (round == 10) sw.rib->del_neighbour(2, LbSwitch::gw_ip(2)), sw.rib->sync();
+        if (round == 20)
+            sw.rib->add_neighbour(2, LbSwitch::gw_ip(2), LbSwitch::gw_mac(2)), sw.rib->sync();
+        if (round == 25) {
+            EXPECT_EQ(sw.rib->set_policy("10.99.0.0/16", "hash"), "");
+        }
+        if (round == 30) {
+            EXPECT_EQ(sw.rib->set_policy("all", "adaptive"), "");
+        }
+        if (round == 35) {
+            EXPECT_EQ(sw.rib->set_policy(std::to_string(sw.group_id()), "spray"), "");
+        }
+        received += sw.run(pk, now).size();
+        sent += pk.size();
+        now += 5 * kUs;
+    }
+    EXPECT_EQ(received, sent);
+    EXPECT_EQ(sw.drops_total(), 0u);
+    EXPECT_EQ(sw.rib->groups().at(0).policy, "spray");
+    EXPECT_NE(sw.rib->set_policy("10.99.0.0/16", "nonesuch"), "");
+    EXPECT_NE(sw.rib->set_policy("10.98.0.0/16", "hash"), "");
+}
+
+// The same with real threads: a worker thread forwards and reports QSBR quiescent states while
+// the control thread withdraws and re-adds a member and switches policies, each change
+// published under RCU. Flows on the untouched members never move and nothing is lost.
+TEST(LbPipeline, RcuGroupUpdatesUnderConcurrentTrafficKeepUntouchedFlows) {
+    size_t sz = rte_rcu_qsbr_get_memsize(1);
+    auto *q = static_cast<rte_rcu_qsbr *>(rte_zmalloc("lb_test_qsbr", sz, RTE_CACHE_LINE_SIZE));
+    ASSERT_NE(q, nullptr);
+    ASSERT_EQ(rte_rcu_qsbr_init(q, 1), 0);
+    {
+        LbConfig cfg;
+        LbSwitch sw(4, cfg, LbSwitch::route(4), true, q);
+        auto flows = sport_flows(64);
+        auto first = sw.ports_of(flows, 1'000'000);
+        std::atomic<bool> stop{false};
+        std::atomic<uint64_t> sent{0}, received{0}, moved_untouched{0};
+        std::thread worker([&] {
+            rte_rcu_qsbr_thread_register(q, 0);
+            rte_rcu_qsbr_thread_online(q, 0);
+            uint64_t now = 2'000'000;
+            uint32_t psn = 0;
+            while (!stop.load()) {
+                for (const auto &f : flows) sw.ports->inject(0, roce_frame(f, psn));
+                sent += flows.size();
+                while (sw.worker->poll_once(now) > 0) {
+                }
+                for (const auto &o : sw.collect()) {
+                    received++;
+                    size_t i = o.sport - flows[0].sport;
+                    if (first[i] != 3 && o.port != first[i]) moved_untouched++;
+                }
+                rte_rcu_qsbr_quiescent(q, 0);
+                now += 1000;
+                psn++;
+            }
+            rte_rcu_qsbr_thread_offline(q, 0);
+            rte_rcu_qsbr_thread_unregister(q, 0);
+        });
+        for (int i = 0; i < 40; i++) {
+            sw.rib->del_neighbour(3, LbSwitch::gw_ip(3));
+            sw.rib->sync();
+            sw.rib->add_neighbour(3, LbSwitch::gw_ip(3), LbSwitch::gw_mac(3));
+            sw.rib->sync();
+            if (i == 20) {
+                EXPECT_EQ(sw.rib->set_policy("all", "hash"), "");  // republish, same mapping
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        stop = true;
+        worker.join();
+        EXPECT_GT(sent.load(), 0u);
+        EXPECT_EQ(received.load(), sent.load());
+        EXPECT_EQ(moved_untouched.load(), 0u);
+        EXPECT_EQ(sw.drops_total(), 0u);
+    }
+    rte_free(q);
+}
+
+// M6: sequence-numbered flows; gaps below delta keep the path and the order, a gap above
+// delta may move a flow (and the move is counted, exactly).
+TEST(LbPipeline, M6FlowletKeepsPathAndOrderWithinFlowletAndMovesOnlyAfterGap) {
+    LbConfig cfg;
+    cfg.default_policy = "flowlet";
+    cfg.flowlet_gap_us = 50;
+    cfg.flowlet_age_us = 100000;
+    cfg.trace_path_changes = true;
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto flows = sport_flows(128);
+    uint64_t now = 1'000'000;
+    uint32_t psn = 0;
+    std::map<uint16_t, uint16_t> path;      // sport -> port
+    std::map<uint16_t, uint32_t> last_psn;  // sport -> last psn seen
+    size_t moves = 0, flowlets = 0;
+    uint64_t path_changes_seen = 0;
+    for (int flowlet = 0; flowlet < 6; flowlet++) {
+        std::map<uint16_t, uint16_t> this_flowlet;
+        for (int pkt = 0; pkt < 8; pkt++) {  // 8 packets 10 us apart: one flowlet
+            std::vector<std::pair<LbFlow, uint32_t>> pk;
+            for (const auto &f : flows) pk.emplace_back(f, psn);
+            for (const auto &o : sw.run(pk, now)) {
+                auto it = this_flowlet.emplace(o.sport, o.port).first;
+                EXPECT_EQ(it->second, o.port)
+                    << "flow " << o.sport << " changed path inside a flowlet";
+                if (last_psn.count(o.sport)) {
+                    EXPECT_GT(o.psn, last_psn[o.sport]) << "reordered";
+                }
+                last_psn[o.sport] = o.psn;
+            }
+            psn++;
+            now += 10 * kUs;
+        }
+        flowlets += flows.size();
+        for (const auto &[sport, port] : this_flowlet) {
+            if (path.count(sport) && path[sport] != port) moves++;
+            path[sport] = port;
+        }
+        path_changes_seen = sw.lbc().policies[1].path_changes.load();
+        EXPECT_EQ(path_changes_seen, moves) << "after flowlet " << flowlet;
+        now += 200 * kUs;  // gap > delta
+    }
+    // LetFlow picks at random among 4: about 3/4 of 5 x 128 new flowlets move.
+    EXPECT_GT(moves, 5u * 128 / 2);
+    EXPECT_EQ(sw.lbc().policies[1].decisions.load(), flowlets);
+    uint64_t started = 0;
+    for (uint8_t s = 0; s < 4; s++) started += sw.lbc().member(sw.group_id(), s).flowlets.load();
+    EXPECT_EQ(started, flowlets);
+    EXPECT_EQ(sw.lbc().policies[1].fallbacks.load(), 0u);
+    EXPECT_EQ(sw.lbc().flowlet_occupancy.load(), flows.size());
+    // Every move is recorded, with its flow, members and time.
+    std::vector<PathEvent> ev;
+    sw.worker->balancer().events().drain(ev);
+    EXPECT_EQ(ev.size(), moves);
+    for (const auto &e : ev) {
+        EXPECT_NE(e.old_slot, e.new_slot);
+        EXPECT_EQ(e.dst_port, 4791);
+        EXPECT_EQ(e.group, sw.group_id());
+    }
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+// Several packets of a new flow in one burst: the first asks the policy, the others follow that
+// choice in the same burst (one decision per flow), in order.
+TEST(LbPipeline, M6PacketsOfANewFlowInOneBurstShareOneDecision) {
+    LbConfig cfg;
+    cfg.default_policy = "flowlet";
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto flows = sport_flows(16);
+    std::vector<std::pair<LbFlow, uint32_t>> pk;
+    for (uint32_t psn = 0; psn < 8; psn++)
+        for (const auto &f : flows) pk.emplace_back(f, psn);  // 2 packets per flow per burst
+    auto out = sw.run(pk, 1'000'000);
+    ASSERT_EQ(out.size(), pk.size());
+    std::map<uint16_t, uint16_t> port;
+    std::map<uint16_t, uint32_t> next_psn;
+    for (const auto &o : out) {
+        auto it = port.emplace(o.sport, o.port).first;
+        EXPECT_EQ(it->second, o.port) << "flow " << o.sport;
+        EXPECT_EQ(o.psn, next_psn[o.sport]++) << "flow " << o.sport << " reordered";
+    }
+    EXPECT_EQ(sw.lbc().policies[1].decisions.load(), flows.size());
+    EXPECT_EQ(sw.lbc().policies[1].path_changes.load(), 0u);
+}
+
+TEST(LbPipeline, M6FlowletEntriesAgeOutAndFullTableFallsBackToHashCounted) {
+    LbConfig cfg;
+    cfg.default_policy = "flowlet";
+    cfg.flowlet_gap_us = 50;
+    cfg.flowlet_age_us = 1000;
+    cfg.flowlet_entries = 64;  // 16 buckets of 4
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    ASSERT_EQ(sw.worker->balancer().flowlet_capacity(), 64u);
+    auto flows = sport_flows(256);
+    // Expected: per table bucket, the first 4 flows get entries, the others fall back.
+    std::map<uint32_t, int> per_bucket;
+    size_t expect_fallback = 0;
+    std::vector<bool> falls(flows.size());
+    for (size_t i = 0; i < flows.size(); i++) {
+        uint64_t h = lb_hash_of(flows[i], cfg);
+        if (++per_bucket[(h >> 12) & 15] > 4) falls[i] = true, expect_fallback++;
+    }
+    ASSERT_GT(expect_fallback, 0u);
+    const EcmpGroup *g = sw.fib->groups().group(sw.group_id());
+    auto port_of = sw.ports_of(flows, 1'000'000);
+    EXPECT_EQ(sw.lbc().policies[1].fallbacks.load(), expect_fallback);
+    EXPECT_EQ(sw.lbc().flowlet_occupancy.load(), 64u);
+    for (size_t i = 0; i < flows.size(); i++)
+        if (falls[i]) {  // a fallback flow takes its hash bucket's member
+            EXPECT_EQ(port_of[i], g->bucket_member(lb_hash_of(flows[i], cfg)) + 1);
+        }
+    // Same again 10 us later: nothing aged, the same flows fall back again.
+    sw.ports_of(flows, 1'010'000);
+    EXPECT_EQ(sw.lbc().policies[1].fallbacks.load(), 2 * expect_fallback);
+    EXPECT_EQ(sw.lbc().policies[1].aged.load(), 0u);
+    // After the age, the entries are reclaimed by new flows: no fallback for those.
+    auto fresh = sport_flows(16, 20000);
+    std::map<uint32_t, int> fresh_bucket;
+    size_t fresh_fallback = 0;
+    for (const auto &f : fresh)
+        if (++fresh_bucket[(lb_hash_of(f, cfg) >> 12) & 15] > 4) fresh_fallback++;
+    sw.ports_of(fresh, 1'010'000 + 2000 * kUs);
+    EXPECT_EQ(sw.lbc().policies[1].fallbacks.load(), 2 * expect_fallback + fresh_fallback);
+    const uint64_t reclaimed = 4 * fresh_bucket.size();  // a visited bucket reclaims all 4
+    EXPECT_EQ(sw.lbc().policies[1].aged.load(), reclaimed);
+    EXPECT_EQ(sw.lbc().flowlet_occupancy.load(), 64 - reclaimed + (fresh.size() - fresh_fallback));
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+// A queue-depth signal the test controls.
+struct FakeQueues {
+    std::map<std::pair<uint16_t, uint8_t>, uint64_t> bytes;
+    static uint64_t read(const void *c, uint16_t port, uint8_t tc) {
+        auto &m = static_cast<const FakeQueues *>(c)->bytes;
+        auto it = m.find({port, tc});
+        return it == m.end() ? 0 : it->second;
+    }
+};
+
+TEST(LbPipeline, M7AdaptiveNewFlowletsAvoidTheCongestedMember) {
+    LbConfig cfg;
+    cfg.default_policy = "adaptive";
+    cfg.flowlet_gap_us = 50;
+    FakeQueues q;
+    LoadSignal signal{&FakeQueues::read, &q};
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    sw.fib->groups().set_load_signal(&signal);
+    auto flows = sport_flows(256);
+    q.bytes[{2, 0}] = 1'000'000;  // member on port 2, class 0, held congested
+    uint64_t now = 1'000'000;
+    for (int flowlet = 0; flowlet < 4; flowlet++) {
+        auto port_of = sw.ports_of(flows, now);
+        EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 2), 0) << "flowlet " << flowlet;
+        EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 0), 0);
+        for (uint16_t p : {1, 3, 4}) EXPECT_GT(std::count(port_of.begin(), port_of.end(), p), 20);
+        now += 100 * kUs;
+    }
+    // Congestion moves: port 3 is now the congested one; new flowlets leave it.
+    q.bytes.clear();
+    q.bytes[{3, 0}] = 1'000'000;
+    now += 100 * kUs;
+    auto port_of = sw.ports_of(flows, now);
+    EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 3), 0);
+    EXPECT_GT(std::count(port_of.begin(), port_of.end(), 2), 20);
+    // The other class's queue on port 3 is empty: a class-5 signal does not count for class 0.
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+TEST(LbPipeline, AdaptiveWithoutSignalBalancesByLocalUtilization) {
+    LbConfig cfg;
+    cfg.default_policy = "adaptive";
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto port_of = sw.ports_of(sport_flows(256), 1'000'000);
+    EXPECT_LE(max_deviation(port_of, 4), 0.35);
+}
+
+TEST(LbPipeline, FlowletLeastLoadedChooserBalances) {
+    LbConfig cfg;
+    cfg.default_policy = "flowlet";
+    cfg.flowlet_chooser = "least_loaded";
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    uint64_t now = 1'000'000;
+    std::vector<uint16_t> port_of;
+    for (int i = 0; i < 3; i++, now += 100 * kUs) port_of = sw.ports_of(sport_flows(256), now);
+    EXPECT_LE(max_deviation(port_of, 4), 0.35);
+}
+
+TEST(LbPipeline, SprayUsesEveryMemberPerPacketForOneFlow) {
+    LbConfig cfg;
+    LbSwitch sw(4, cfg, LbSwitch::route(4, "spray"));
+    std::vector<std::pair<LbFlow, uint32_t>> pk;
+    for (uint32_t i = 0; i < 800; i++) pk.emplace_back(LbFlow{}, i);
+    auto out = sw.run(pk, 1'000'000);
+    ASSERT_EQ(out.size(), 800u);
+    std::vector<size_t> n(5, 0);
+    for (const auto &o : out) n[o.port]++;
+    for (uint16_t k = 1; k <= 4; k++) EXPECT_NEAR(double(n[k]) / 800, 0.25, 0.35 * 0.25) << k;
+    EXPECT_EQ(sw.lbc().policies[3].decisions.load(), 800u);
+}
+
+TEST(LbPipeline, GroupWithNoResolvedMemberDropsCountedAsNoNeighbour) {
+    LbConfig cfg;
+    LbSwitch sw(2, cfg, LbSwitch::route(2), /*resolve_all=*/false);
+    auto out = sw.run({{LbFlow{}, 0}, {LbFlow{}, 1}}, 1'000'000);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(sw.counters->ports[0].drops[size_t(DropReason::no_neighbour)].load(), 2u);
+    EXPECT_EQ(sw.lbc().no_member.load(), 2u);
+    auto groups = sw.rib->groups();
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].members.size(), 2u);
+    EXPECT_FALSE(groups[0].members[0].alive);
+}
+
+TEST(LbPipeline, MultipathRouteRemovedFreesItsGroup) {
+    LbConfig cfg;
+    LbSwitch sw(2, cfg, LbSwitch::route(2));
+    uint16_t g = sw.group_id();
+    ASSERT_NE(sw.fib->groups().group(g), nullptr);
+    sw.rib->set_multipath({});
+    sw.rib->sync();
+    EXPECT_EQ(sw.fib->groups().group(g), nullptr);
+    EXPECT_TRUE(sw.rib->groups().empty());
+    sw.run({{LbFlow{}, 0}}, 1'000'000);
+    EXPECT_EQ(sw.counters->ports[0].drops[size_t(DropReason::no_route)].load(), 1u);
+}
+
+// Two tiers: leaf and spine both hash the same flows; with different seeds the flows the leaf
+// sends to one spine still spread over that spine's members (no polarization).
+TEST(LbPipeline, TwoTiersWithDifferentSeedsDoNotPolarize) {
+    LbConfig leaf_cfg, spine_cfg;
+    leaf_cfg.seed = 0x1111;
+    spine_cfg.seed = 0x2222;
+    LbSwitch leaf(4, leaf_cfg, LbSwitch::route(4));
+    LbSwitch spine(4, spine_cfg, LbSwitch::route(4));
+    auto flows = sport_flows(2048);
+    auto at_leaf = leaf.ports_of(flows, 1'000'000);
+    std::vector<LbFlow> via1;
+    for (size_t i = 0; i < flows.size(); i++)
+        if (at_leaf[i] == 1) via1.push_back(flows[i]);
+    ASSERT_GT(via1.size(), 256u);
+    auto at_spine = spine.ports_of(via1, 1'000'000);
+    EXPECT_LE(max_deviation(at_spine, 4), 0.35);
+    // The same seed on both tiers, same member keys: the spine repeats the leaf's choice.
+    LbSwitch polarized(4, leaf_cfg, LbSwitch::route(4));
+    auto same = polarized.ports_of(via1, 1'000'000);
+    EXPECT_EQ(std::count(same.begin(), same.end(), 1), long(via1.size()));
+}
+
+TEST(LbPipeline, Ipv6MultipathSpreadsAndWithdrawsLikeIpv4) {
+    LbConfig cfg;
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    sw.rib->set_multipath({sw.route_, LbSwitch::route6(4)});
+    ASSERT_EQ(sw.rib->sync(), 0u);
+    auto send = [&](uint64_t now) {
+        for (uint16_t i = 0; i < 256; i++)
+            sw.ports->inject(0, cat(eth(kLbP0, kLbHost, kEtherTypeIpv6),
+                                    ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 0x99, 1), kProtoUdp,
+                                         roce_l4(uint16_t(49152 + i), 17, i))));
+        while (sw.worker->poll_once(now) > 0) {
+        }
+        std::vector<uint16_t> port_of(256, 0);
+        for (uint16_t p = 1; p <= 4; p++)
+            for (const auto &fr : sw.ports->take_tx(p)) port_of[rd16(&fr[54]) - 49152] = p;
+        return port_of;
+    };
+    auto before = send(1'000'000);
+    EXPECT_LE(max_deviation(before, 4), 0.35);
+    sw.rib->del_neighbour(1, LbSwitch::gw_ip6(1));
+    sw.rib->sync();
+    auto after = send(2'000'000);
+    for (size_t i = 0; i < 256; i++) {
+        EXPECT_NE(after[i], 1);
+        if (before[i] != 1) {
+            EXPECT_EQ(after[i], before[i]);
+        }
+    }
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+TEST(LbPipeline, SymmetricHashMapsBothDirectionsAlike) {
+    PacketMeta m{};
+    m.l3 = L3Type::ipv4;
+    m.flags = kFlagL4;
+    m.src_ip4 = 1, m.dst_ip4 = 2, m.src_port = 10, m.dst_port = 20, m.ip_proto = 17;
+    PacketMeta r = m;
+    std::swap(r.src_ip4, r.dst_ip4);
+    std::swap(r.src_port, r.dst_port);
+    FlowHashParams sym{7, true, false}, asym{7, false, false};
+    EXPECT_EQ(flow_hash(m, nullptr, sym), flow_hash(r, nullptr, sym));
+    EXPECT_NE(flow_hash(m, nullptr, asym), flow_hash(r, nullptr, asym));
+}
+
+TEST(LbPipeline, DestQpEntersTheHashOnlyWhenEnabled) {
+    LbConfig off, on;
+    on.hash_dest_qp = true;
+    LbFlow a, b;
+    b.qp = 99;
+    EXPECT_EQ(lb_hash_of(a, off), lb_hash_of(b, off));
+    EXPECT_NE(lb_hash_of(a, on), lb_hash_of(b, on));
+}
+
+}  // namespace
+}  // namespace rocesw::test

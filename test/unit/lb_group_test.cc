@@ -1,0 +1,175 @@
+// The resilient bucket table and the flow hash, as pure functions (no EAL).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "lb/ecmp_group.h"
+#include "lb/flow_hash.h"
+
+namespace rocesw {
+namespace {
+
+IpAddr gw(uint32_t i) {
+    IpAddr a;
+    a.v4 = 0x0a000002u + (i << 8);
+    return a;
+}
+
+std::vector<LbMember> members(const std::vector<uint32_t> &ids, uint32_t n_slots = 0) {
+    std::vector<LbMember> v(std::max<size_t>(ids.size(), n_slots));
+    for (size_t s = 0; s < ids.size(); s++) {
+        v[s].key = lb_member_key(gw(ids[s]));
+        v[s].alive = true;
+        v[s].port = uint8_t(ids[s]);
+    }
+    return v;
+}
+
+// bucket -> port (the member identity), independent of slot numbering.
+std::vector<uint8_t> owners(const EcmpGroup &g) {
+    std::vector<uint8_t> o(kEcmpBuckets);
+    for (uint32_t b = 0; b < kEcmpBuckets; b++) o[b] = g.members[g.buckets[b]].port;
+    return o;
+}
+
+TEST(EcmpGroupTable, BucketsSpreadEvenlyOverMembers) {
+    for (uint32_t n : {2u, 3u, 4u, 8u, 16u, 32u}) {
+        std::vector<uint32_t> ids;
+        for (uint32_t i = 1; i <= n; i++) ids.push_back(i);
+        auto g = build_ecmp_group(0, 0, members(ids));
+        std::vector<uint32_t> count(256, 0);
+        for (auto p : owners(*g)) count[p]++;
+        // Rendezvous draws are independent per bucket: binomial spread, held to 4 sigma
+        // (0.25 for 32 members, 0.06 for 2).
+        const double expect = double(kEcmpBuckets) / n;
+        for (uint32_t i = 1; i <= n; i++)
+            EXPECT_NEAR(double(count[i]) / expect, 1.0, 4 / std::sqrt(expect)) << n;
+    }
+}
+
+TEST(EcmpGroupTable, MappingIgnoresInsertionOrderAndSlots) {
+    auto a = build_ecmp_group(0, 0, members({1, 2, 3, 4, 5, 6}));
+    auto b = build_ecmp_group(0, 0, members({6, 4, 2, 5, 3, 1}));
+    EXPECT_EQ(owners(*a), owners(*b));
+}
+
+TEST(EcmpGroupTable, RemovingAMemberMovesOnlyItsBuckets) {
+    auto full = build_ecmp_group(0, 0, members({1, 2, 3, 4, 5, 6, 7, 8}));
+    auto m = members({1, 2, 3, 4, 5, 6, 7, 8});
+    m[4].alive = false;  // port 5 withdrawn, its slot kept
+    auto less = build_ecmp_group(0, 0, m);
+    auto a = owners(*full), b = owners(*less);
+    size_t moved = 0;
+    for (uint32_t i = 0; i < kEcmpBuckets; i++) {
+        EXPECT_NE(b[i], 5);
+        if (a[i] == 5)
+            moved++;
+        else
+            EXPECT_EQ(a[i], b[i]);
+    }
+    EXPECT_GT(moved, 0u);
+    // And the same table as a group built without it at all.
+    EXPECT_EQ(b, owners(*build_ecmp_group(0, 0, members({1, 2, 3, 4, 6, 7, 8}))));
+}
+
+TEST(EcmpGroupTable, AddingAMemberTakesBucketsOnlyForItself) {
+    auto before = owners(*build_ecmp_group(0, 0, members({1, 2, 3})));
+    auto after = owners(*build_ecmp_group(0, 0, members({1, 2, 3, 9})));
+    size_t to_new = 0;
+    for (uint32_t i = 0; i < kEcmpBuckets; i++) {
+        if (after[i] == 9)
+            to_new++;
+        else
+            EXPECT_EQ(after[i], before[i]);
+    }
+    EXPECT_NEAR(double(to_new) / kEcmpBuckets, 0.25, 0.03);
+}
+
+TEST(EcmpGroupTable, WeightsAreHonoured) {
+    auto m = members({1, 2, 3});
+    m[2].weight = 2;
+    auto o = owners(*build_ecmp_group(0, 0, m));
+    EXPECT_NEAR(double(std::count(o.begin(), o.end(), 3)) / kEcmpBuckets, 0.5, 0.03);
+    EXPECT_NEAR(double(std::count(o.begin(), o.end(), 1)) / kEcmpBuckets, 0.25, 0.03);
+}
+
+TEST(EcmpGroupTable, NoAliveMemberLeavesBucketsEmpty) {
+    auto m = members({1, 2});
+    m[0].alive = m[1].alive = false;
+    auto g = build_ecmp_group(3, 1, m);
+    EXPECT_EQ(g->n_alive, 0);
+    EXPECT_EQ(g->n_slots, 2);
+    EXPECT_EQ(g->buckets[0], kNoMember);
+    EXPECT_EQ(g->id, 3);
+    EXPECT_EQ(g->policy, 1);
+}
+
+TEST(EcmpGroups, PublishesAndRetiresWithoutQsbr) {
+    EcmpGroups groups(nullptr);
+    EXPECT_EQ(groups.group(7), nullptr);
+    std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
+    ch.emplace_back(7, build_ecmp_group(7, 0, members({1, 2})));
+    groups.publish(std::move(ch));
+    ASSERT_NE(groups.group(7), nullptr);
+    EXPECT_EQ(groups.group(7)->n_alive, 2);
+    EXPECT_EQ(groups.group(kMaxEcmpGroups), nullptr);
+    ch.clear();
+    ch.emplace_back(7, nullptr);
+    groups.publish(std::move(ch));
+    EXPECT_EQ(groups.group(7), nullptr);
+    LbConfig c;
+    c.seed = 42;
+    c.default_policy = "spray";
+    c.flowlet_chooser = "least_loaded";
+    groups.set_settings(lb_settings_from(c));
+    EXPECT_EQ(groups.settings().seed, 42u);
+    EXPECT_EQ(groups.settings().default_policy, uint8_t(LbPolicyId::spray));
+    EXPECT_TRUE(groups.settings().chooser_least_loaded);
+}
+
+TEST(FlowHash, EveryFieldOfTheFiveTupleMatters) {
+    PacketMeta m{};
+    m.l3 = L3Type::ipv4;
+    m.flags = kFlagL4;
+    m.src_ip4 = 0x0a000002;
+    m.dst_ip4 = 0x0a630001;
+    m.src_port = 49152;
+    m.dst_port = 4791;
+    m.ip_proto = 17;
+    FlowHashParams p{1, false, false};
+    uint64_t h = flow_hash(m, nullptr, p);
+    auto differs = [&](auto mutate) {
+        PacketMeta x = m;
+        mutate(x);
+        return flow_hash(x, nullptr, p) != h;
+    };
+    EXPECT_TRUE(differs([](PacketMeta &x) { x.src_ip4++; }));
+    EXPECT_TRUE(differs([](PacketMeta &x) { x.dst_ip4++; }));
+    EXPECT_TRUE(differs([](PacketMeta &x) { x.src_port++; }));
+    EXPECT_TRUE(differs([](PacketMeta &x) { x.dst_port++; }));
+    EXPECT_TRUE(differs([](PacketMeta &x) { x.ip_proto = 6; }));
+    EXPECT_FALSE(differs([](PacketMeta &x) { x.psn = 5; }));
+    FlowHashParams seeded{2, false, false};
+    EXPECT_NE(flow_hash(m, nullptr, seeded), h);
+}
+
+TEST(FlowHash, SourcePortsAloneSpreadOverBuckets) {
+    PacketMeta m{};
+    m.l3 = L3Type::ipv4;
+    m.flags = kFlagL4;
+    m.src_ip4 = 0x0a000002;
+    m.dst_ip4 = 0x0a630001;
+    m.dst_port = 4791;
+    m.ip_proto = 17;
+    std::vector<uint32_t> low(16, 0);
+    for (uint32_t s = 0; s < 16384; s++) {
+        m.src_port = uint16_t(49152 + s);
+        low[flow_hash(m, nullptr, {}) & 15]++;
+    }
+    for (auto c : low) EXPECT_NEAR(double(c) / 1024, 1.0, 0.15);
+}
+
+}  // namespace
+}  // namespace rocesw
