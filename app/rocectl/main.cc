@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include "config/config.h"
+#include "pfc/headroom.h"
 #include "telemetry/control_client.h"
 #include "watch.h"
 
@@ -29,10 +31,13 @@ constexpr const char *kUsage =
     "       rocectl [--socket PATH | --name NAME] [--json] watch [--interval S] [--count N]\n"
     "               [--all] [PORT...]\n"
     "       rocectl [--socket PATH | --name NAME] clear watermarks [PORT...]\n"
+    "       rocectl headroom --speed RATE [--cable M] [--mtu B] [--peer-mtu B]\n"
+    "               [--response-quanta Q] [--tx-ring B] [--burst N] [--poll-us U] [--json]\n"
     "       rocectl --help | --version\n"
     "\n"
     "WHAT: ports | routes | neighbours | drops [--all] | queues [PORT...] | workers | info | help\n"
     "      lb [events]   ECMP groups, members, policy counters (or the path-change records)\n"
+    "      pfc [PORT...] PFC per port and priority: pauses received/sent, PG buffers, watchdog\n"
     "\n"
     "  --socket PATH  control socket of the switch (default: $ROCESW_SOCKET, else\n"
     "                 /run/rocesw/rocesw.sock)\n"
@@ -44,11 +49,148 @@ constexpr const char *kUsage =
     "watch redraws per-port rates, queue depths, ECN marks and drops every --interval seconds\n"
     "  (default 1) until Ctrl-C or --count frames; --all shows idle queues too; with --json or\n"
     "  when stdout is not a terminal it prints one frame per interval instead of redrawing.\n"
+    "headroom computes (no switch needed) the PFC headroom a lossless PG needs: BUFFER_PROFILE\n"
+    "  xoff and xon_offset for a port of RATE (e.g. 100G), a cable of M metres (100) and MTUs\n"
+    "  (9216); --tx-ring is the port's TX ring cap (default 20 us of RATE), --burst and\n"
+    "  --poll-us the worker's RX burst (32) and longest poll gap (10). doc/pfc.md explains.\n"
     "clear watermarks restarts queue and PG watermarks; the switch refuses it unless its\n"
     "  config sets telemetry.allow_clear: true. Counters are never reset.\n"
     "\n"
     "exit status: 0 ok, 1 the switch reported an error, 2 usage error,\n"
     "             3 no switch answered (cannot connect, connection lost, 5 s timeout)\n";
+
+int usage_error(const std::string &msg);
+
+// `show pfc`: per port its mode, one line per lossless priority, one per lossless PG.
+std::string format_pfc(const nlohmann::json &d) {
+    char line[320];
+    std::string out;
+    for (const auto &p : d.at("ports")) {
+        snprintf(line, sizeof line, "%s: %s; quanta %u; 802.3x pause %s (%llu honored, %llu ignored)",
+                 p.at("port").get<std::string>().c_str(), p.at("mode").get<std::string>().c_str(),
+                 p.at("pause_quanta").get<unsigned>(),
+                 p.at("pause_8023x").get<std::string>().c_str(),
+                 (unsigned long long)p.at("rx_pause_8023x").get<uint64_t>(),
+                 (unsigned long long)p.at("rx_pause_8023x_ignored").get<uint64_t>());
+        out += line;
+        if (!p.at("rx_malformed").empty()) out += "; malformed " + p.at("rx_malformed").dump();
+        out += "\n";
+        if (!p.at("priorities").empty()) {
+            snprintf(line, sizeof line, "  %-4s %-8s %10s %8s %8s %12s %10s %8s %12s %6s\n", "PRIO",
+                     "LOSSLESS", "RX_PAUSE", "RX_XON", "IGNORED", "RX_PAUSE_US", "TX_PAUSE",
+                     "TX_XON", "TX_PAUSE_US", "NOW");
+            out += line;
+        }
+        for (const auto &r : p.at("priorities")) {
+            std::string now = r.at("rx_paused_now").get<bool>()    ? "paused"
+                              : r.at("tx_pausing_now").get<bool>() ? "xoff"
+                                                                   : "-";
+            snprintf(line, sizeof line, "  %-4u %-8s %10llu %8llu %8llu %12llu %10llu %8llu %12llu %6s\n",
+                     r.at("priority").get<unsigned>(), r.at("lossless").get<bool>() ? "yes" : "no",
+                     (unsigned long long)r.at("rx_pause").get<uint64_t>(),
+                     (unsigned long long)r.at("rx_xon").get<uint64_t>(),
+                     (unsigned long long)r.at("rx_ignored").get<uint64_t>(),
+                     (unsigned long long)r.at("rx_pause_us").get<uint64_t>(),
+                     (unsigned long long)r.at("tx_pause").get<uint64_t>(),
+                     (unsigned long long)r.at("tx_xon").get<uint64_t>(),
+                     (unsigned long long)r.at("tx_pause_us").get<uint64_t>(), now.c_str());
+            out += line;
+        }
+        if (!p.at("pgs").empty()) {
+            snprintf(line, sizeof line, "  %-4s %-9s %10s %10s %10s %10s %10s %10s %9s %5s\n", "PG",
+                     "PROFILE", "BYTES", "WATERMARK", "XOFF_AT", "HEADROOM", "HR_NEEDED",
+                     "HR_USED", "HR_DROPS", "XOFF");
+            out += line;
+        }
+        for (const auto &g : p.at("pgs")) {
+            snprintf(line, sizeof line, "  %-4u %-9s %10llu %10llu %10llu %10llu %10llu %10llu %9llu %5s\n",
+                     g.at("pg").get<unsigned>(), g.at("profile").get<std::string>().c_str(),
+                     (unsigned long long)g.at("bytes").get<uint64_t>(),
+                     (unsigned long long)g.at("watermark_bytes").get<uint64_t>(),
+                     (unsigned long long)g.at("xoff_threshold_bytes").get<uint64_t>(),
+                     (unsigned long long)g.at("headroom_bytes").get<uint64_t>(),
+                     (unsigned long long)g.at("headroom_needed_bytes").get<uint64_t>(),
+                     (unsigned long long)g.at("headroom_used_bytes").get<uint64_t>(),
+                     (unsigned long long)g.at("headroom_drops").get<uint64_t>(),
+                     g.at("xoff").get<bool>() ? "yes" : "no");
+            out += line;
+        }
+        const auto &wd = p.at("watchdog");
+        if (wd.at("enabled").get<bool>()) {
+            out += "  watchdog: action " + wd.at("action").get<std::string>() + ", detect " +
+                   std::to_string(wd.at("detection_ms").get<uint64_t>()) + " ms, restore " +
+                   std::to_string(wd.at("restoration_ms").get<uint64_t>()) + " ms;";
+            for (const auto &q : wd.at("queues"))
+                out += " q" + std::to_string(q.at("queue").get<unsigned>()) + " " +
+                       (q.at("stormed").get<bool>() ? "STORMED" : "ok") + " (storms " +
+                       std::to_string(q.at("storms").get<uint64_t>()) + ")";
+            out += "\n";
+        }
+    }
+    return out;
+}
+
+// `rocectl headroom`: the headroom calculator of lib/pfc, no switch needed.
+int headroom_command(const std::vector<std::string> &args, size_t i, bool json_out) {
+    rocesw::HeadroomInput in;
+    bool have_speed = false, tx_ring_set = false;
+    auto number = [](const std::string &v, double lo, double hi, double *out) {
+        char *end = nullptr;
+        double x = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end || !(x >= lo && x <= hi)) return false;
+        *out = x;
+        return true;
+    };
+    for (; i < args.size(); i++) {
+        const std::string &a = args[i];
+        if (a == "--json" || a == "-j") {
+            json_out = true;
+            continue;
+        }
+        if (i + 1 >= args.size()) return usage_error("headroom: " + a + " needs a value");
+        const std::string v = args[++i];
+        double x = 0;
+        if (a == "--speed") {
+            auto rate = rocesw::parse_speed_mbps(v);
+            if (!rate) return usage_error("headroom: --speed '" + v + "' is not a rate like 100G");
+            in.speed_bps = *rate * 1'000'000ull;
+            have_speed = true;
+        } else if (a == "--cable" && number(v, 0, 100000, &x)) {
+            in.cable_m = x;
+        } else if (a == "--mtu" && number(v, 68, 65535, &x)) {
+            in.mtu = uint32_t(x);
+        } else if (a == "--peer-mtu" && number(v, 68, 65535, &x)) {
+            in.peer_mtu = uint32_t(x);
+        } else if (a == "--response-quanta" && number(v, 0, 65535, &x)) {
+            in.peer_response_quanta = uint32_t(x);
+        } else if (a == "--tx-ring" && number(v, 0, 1e9, &x)) {
+            in.tx_ring_bytes = uint64_t(x);
+            tx_ring_set = true;
+        } else if (a == "--burst" && number(v, 1, 256, &x)) {
+            in.burst = uint32_t(x);
+        } else if (a == "--poll-us" && number(v, 0, 1e6, &x)) {
+            in.poll_ns = uint64_t(x * 1000);
+        } else {
+            return usage_error("headroom: bad option or value '" + a + " " + v + "'");
+        }
+    }
+    if (!have_speed) return usage_error("headroom: --speed is required (e.g. --speed 100G)");
+    if (!tx_ring_set)  // the QoS default: 20 us of the rate, at least 20000 bytes
+        in.tx_ring_bytes = std::max<uint64_t>(in.speed_bps / 8 * 20 / 1'000'000, 20000);
+    rocesw::HeadroomResult r = rocesw::compute_headroom(in);
+    if (json_out) {
+        nlohmann::json j = {{"detection_bytes", r.detection}, {"egress_bytes", r.egress},
+                            {"link_bytes", r.link},           {"peer_bytes", r.peer},
+                            {"headroom_bytes", r.headroom_bytes},
+                            {"xon_offset_bytes", r.xon_offset_bytes}};
+        std::cout << j.dump(2) << "\n";
+    } else {
+        std::cout << r.explain();
+        std::cout << "BUFFER_PROFILE: {..., xoff: " << r.headroom_bytes
+                  << ", xon_offset: " << r.xon_offset_bytes << "}\n";
+    }
+    return kExitOk;
+}
 
 // `show lb`: one line per group member, then the policy counters.
 std::string format_lb(const nlohmann::json &d) {
@@ -171,7 +313,8 @@ int main(int argc, char **argv) {
         cmd = args[i++];
         if (cmd == "neighbors") cmd = "neighbours";
         static const std::vector<std::string> known = {
-            "ports", "routes", "neighbours", "drops", "workers", "info", "help", "queues", "lb"};
+            "ports", "routes", "neighbours", "drops", "workers", "info", "help", "queues", "lb",
+            "pfc"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {
@@ -181,12 +324,14 @@ int main(int argc, char **argv) {
                 cmd_args.push_back("all");
             } else if (cmd == "lb" && args[i] == "events") {
                 cmd_args.push_back(args[i]);
-            } else if (cmd == "queues" && args[i][0] != '-') {
+            } else if ((cmd == "queues" || cmd == "pfc") && args[i][0] != '-') {
                 cmd_args.push_back(args[i]);  // port names
             } else {
                 return usage_error("show " + cmd + ": unexpected '" + args[i] + "'");
             }
         }
+    } else if (verb == "headroom") {
+        return headroom_command(args, i, json_out);
     } else if (verb == "watch") {
         for (; i < args.size(); i++) {
             std::string v;
@@ -251,6 +396,8 @@ int main(int argc, char **argv) {
                   << "\n";
     } else if (cmd == "lb" && cmd_args.empty()) {
         std::cout << format_lb(reply.data);
+    } else if (cmd == "pfc") {
+        std::cout << format_pfc(reply.data);
     } else {
         std::cout << rocesw::format_table(cmd, reply.data);
     }

@@ -242,7 +242,7 @@ class QosEgress final : public Egress {
     void discard_all(DropReason reason) override;
 
     // Packets this worker could not hand to another owner's full handoff ring (also counted as
-    // tx_full on the egress port in this worker's counters).
+    // handoff_full on the egress port in this worker's counters).
     uint64_t handoff_drops(uint16_t port) const { return handoff_drops_[port].load(); }
     const std::vector<uint16_t> &owned_ports() const { return owned_; }
 

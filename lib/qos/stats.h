@@ -28,7 +28,7 @@ struct Gauge {
 };
 
 // Why a queue refused a packet. Every one of these is also charged to the egress port's
-// DropReason::tx_full (or the discard_all reason), so port totals stay complete.
+// DropReason of the same name (or the discard_all reason), so port totals stay complete.
 #define ROCESW_QUEUE_DROPS(X)                                                               \
     X(queue_full, "the queue's packet slots (ROCESW.queue_packets) are all used")           \
     X(buffer_full, "lossy tail drop: dynamic/static threshold or shared pool exhausted")    \

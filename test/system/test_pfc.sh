@@ -218,6 +218,14 @@ PAUSE_US="$(pfc_field p1 3 rx_pause_us)"
 check "rocectl: p1 priority 3 paused 671 ms + ${XON_AT}s in all (${PAUSE_US} us, +-30 ms)" \
     "$RSW_PYTHON" -c "import sys; sys.exit(abs($PAUSE_US / 1e6 - 0.67108 - $XON_AT) > 0.03)"
 
+SHOW="$RSW_TMP/show-pfc.txt"
+rsw_ctl show pfc p1 >"$SHOW"
+check "rocectl show pfc p1: a table with priority 3's pauses and PG 3" \
+    grep -qE "^  3 +yes +2 +1 " "$SHOW"
+check "rocectl headroom: the calculator answers without a switch" \
+    bash -c '"$0" headroom --speed 100G --cable 100 | grep -q "BUFFER_PROFILE: {..., xoff: "' \
+    "$ROCECTL"
+
 rc=0
 stop_switch 10 || rc=$?
 check_eq "roceswd exits 0 on SIGTERM" "$rc" 0
