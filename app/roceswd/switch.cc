@@ -104,6 +104,27 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     register_metrics();
 }
 
+// Logs PFC watchdog storms and restorations seen since the last call (control thread; the
+// owners only count them).
+void Switch::log_pfc_watchdog() {
+    const size_t n = cfg_.ports.size();
+    if (wd_seen_.size() != n) wd_seen_.assign(n, {});
+    for (size_t p = 0; p < n; p++) {
+        const PfcPortStats &st = qos_->pfc(uint16_t(p));
+        const PfcWdPlan &wd = qos_->plan().ports[p].wd;
+        for (unsigned q = 0; q < kNumQueues; q++) {
+            const uint64_t storms = st.wd_storms[q].load(), restores = st.wd_restores[q].load();
+            if (storms != wd_seen_[p][q].first)
+                spdlog::warn("port {} queue {}: PFC storm detected ({} in all), action {}",
+                             cfg_.ports[p].name, q, storms, wd.drop ? "drop" : "forward");
+            if (restores != wd_seen_[p][q].second)
+                spdlog::info("port {} queue {}: PFC storm over, queue restored ({} in all)",
+                             cfg_.ports[p].name, q, restores);
+            wd_seen_[p][q] = {storms, restores};
+        }
+    }
+}
+
 Switch::~Switch() {
     stop_observability();  // the exporter's thread reads what follows
     workers_.clear();  // egress destructors free what they still hold
@@ -201,6 +222,7 @@ void Switch::run(const std::atomic<bool> &stop) {
                 spdlog::info("port {}: link {} {} Mb/s", p.name, p.link.link_status ? "up" : "down",
                              p.link.link_speed);
             }
+            log_pfc_watchdog();
         }
     }
     spdlog::info("stopping: workers drain their queues");

@@ -85,6 +85,9 @@ class Switch {
 
     Config cfg_;
     std::vector<std::string> pfc_modes_;  // per port: how MAC-control frames reach us
+    // PFC watchdog storms/restores already logged, per port and queue.
+    std::vector<std::array<std::pair<uint64_t, uint64_t>, kNumQueues>> wd_seen_;
+    void log_pfc_watchdog();
     TscClock clock_;
     std::chrono::steady_clock::time_point started_;
     std::unique_ptr<EthdevPorts> ports_;
