@@ -102,6 +102,11 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     }
     register_commands();
     register_metrics();
+    if (trace_)  // PFC frames sent/received and watchdog events go to the worker's ring
+        for (size_t w = 0; w < workers_.size(); w++) {
+            workers_[w].worker->set_trace(&trace_->ring(w));
+            static_cast<QosEgress *>(workers_[w].egress.get())->set_trace(&trace_->ring(w));
+        }
 }
 
 // Logs PFC watchdog storms and restorations seen since the last call (control thread; the

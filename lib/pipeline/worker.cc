@@ -83,7 +83,7 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
 
 void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns) {
     if (!ctx_.pfc) return drop(m, in_port, DropReason::pause_ignored);
-    switch (ctx_.pfc->receive_mac_control(in_port, f, rte_pktmbuf_data_len(m), now_ns)) {
+    switch (ctx_.pfc->receive_mac_control(in_port, f, rte_pktmbuf_data_len(m), now_ns, trace_)) {
         case QosShared::MacControlResult::consumed:
             ctr_.ports[in_port].local_packets.inc();
             dropped_[n_dropped_++] = m;  // freed with the burst's drops, not counted as one

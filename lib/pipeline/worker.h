@@ -28,6 +28,7 @@ struct rte_mbuf;
 namespace rocesw {
 
 class QosShared;
+class TraceRing;
 
 inline constexpr uint16_t kMaxBurst = 256;
 
@@ -68,6 +69,8 @@ class Worker {
     uint16_t id() const { return id_; }
     const std::vector<RxAssignment> &rx_queues() const { return rx_; }
     Egress &egress() { return egress_; }
+    // This worker's event ring for the trace (PFC frames received); null: none.
+    void set_trace(TraceRing *ring) { trace_ = ring; }
     // The load-balancing stage (ECMP groups): its counters and path-change events.
     LoadBalancer &balancer() { return lb_; }
     const LoadBalancer &balancer() const { return lb_; }
@@ -106,6 +109,7 @@ class Worker {
     std::array<uint32_t, kMaxBurst> lb_groups_{};
     std::array<const LbMember *, kMaxBurst> lb_members_{};
     uint16_t n_lb_ = 0;
+    TraceRing *trace_ = nullptr;
 };
 
 }  // namespace rocesw

@@ -207,7 +207,8 @@ void QosShared::set_pfc_source(rte_mempool *pool, std::vector<std::array<uint8_t
 }
 
 QosShared::MacControlResult QosShared::receive_mac_control(uint16_t port, const uint8_t *f,
-                                                          uint32_t len, uint64_t now_ns) {
+                                                          uint32_t len, uint64_t now_ns,
+                                                          TraceRing *trace) {
     PfcPortStats &st = *pfc_[port];
     MacControlFrame fr;
     MacControlError e = parse_mac_control(f, len, &fr);
@@ -249,6 +250,9 @@ QosShared::MacControlResult QosShared::receive_mac_control(uint16_t port, const 
                 st.rx_xon[pr].inc();
             }
             st.rx_clock[pr].set(now_ns, t);
+            if (trace)
+                trace->push({now_ns, fr.quanta[pr], port, uint16_t(pr),
+                             t ? TraceKind::pfc_xoff_received : TraceKind::pfc_xon_received});
             if (now_ns + t > ps.any_until.load(std::memory_order_relaxed))
                 ps.any_until.store(now_ns + t, std::memory_order_release);
         }
@@ -552,9 +556,12 @@ void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
         if (ps.pending_xoff >> pr & 1) {
             st.tx_pause[pr].inc();
             st.tx_clock[pr].set(now_ns, ps.pause_ns);
+            if (trace_)
+                trace_->push({now_ns, pp.pfc_quanta, port, uint16_t(pr), TraceKind::pfc_xoff_sent});
         } else if (ps.pending_xon >> pr & 1) {
             st.tx_xon[pr].inc();
             st.tx_clock[pr].set(now_ns, 0);
+            if (trace_) trace_->push({now_ns, 0, port, uint16_t(pr), TraceKind::pfc_xon_sent});
         }
     }
     ps.pending_xoff = ps.pending_xon = 0;
@@ -592,6 +599,7 @@ uint8_t QosEgress::pfc_paused_queues(uint16_t port, uint64_t now_ns) {
             switch (ps.wd[qi].update(now_ns, mask >> qi & 1, q.size() > 0, progressed, last_rx)) {
                 case PfcWatchdog::Event::storm:
                     st.wd_storms[qi].inc();
+                    trace_priorities(qprios, now_ns, port, TraceKind::watchdog_storm, qi);
                     ps.stormed = uint8_t(ps.stormed | 1u << qi);
                     if (pp.wd.drop) {
                         ps.storm_prios |= qprios;
@@ -602,6 +610,7 @@ uint8_t QosEgress::pfc_paused_queues(uint16_t port, uint64_t now_ns) {
                     break;
                 case PfcWatchdog::Event::restore:
                     st.wd_restores[qi].inc();
+                    trace_priorities(qprios, now_ns, port, TraceKind::watchdog_restore, qi);
                     ps.stormed = uint8_t(ps.stormed & ~(1u << qi));
                     ps.storm_prios &= uint8_t(~qprios);
                     q.flags &= ~uint32_t(QosShared::Queue::kStormDrop);

@@ -58,6 +58,7 @@
 #include "qos/shaper.h"
 #include "qos/stats.h"
 #include "pfc/watchdog.h"
+#include "telemetry/trace.h"  // TraceRing (header-only): PFC events for the event trace
 
 struct rte_mbuf;
 struct rte_ring;
@@ -118,8 +119,9 @@ class QosShared {
     };
     // A MAC-control frame received on `port` (any worker; takes the port's PFC lock). `f` is
     // the frame from its Ethernet header, `len` without FCS. Never forwards anything.
+    // `trace`: the receiving worker's event ring (pfc_xoff/xon_received), or null.
     MacControlResult receive_mac_control(uint16_t port, const uint8_t *f, uint32_t len,
-                                         uint64_t now_ns);
+                                         uint64_t now_ns, TraceRing *trace = nullptr);
     const PfcPortStats &pfc(uint16_t port) const { return *pfc_[port]; }
 
   private:
@@ -245,6 +247,8 @@ class QosEgress final : public Egress {
     // handoff_full on the egress port in this worker's counters).
     uint64_t handoff_drops(uint16_t port) const { return handoff_drops_[port].load(); }
     const std::vector<uint16_t> &owned_ports() const { return owned_; }
+    // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
+    void set_trace(TraceRing *ring) { trace_ = ring; }
 
   private:
     void admit(uint16_t port, rte_mbuf **pkts, uint16_t n);
@@ -252,6 +256,13 @@ class QosEgress final : public Egress {
     void pfc_generate(uint16_t port, uint64_t now_ns);
     uint8_t pfc_paused_queues(uint16_t port, uint64_t now_ns);
     void flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReason reason);
+    // One trace event per priority in `prios` (value: the queue).
+    void trace_priorities(uint8_t prios, uint64_t now_ns, uint16_t port, TraceKind k,
+                          unsigned queue) {
+        if (!trace_) return;
+        for (unsigned pr = 0; pr < kNumPriorities; pr++)
+            if (prios >> pr & 1) trace_->push({now_ns, queue, port, uint16_t(pr), k});
+    }
     uint32_t service(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
     uint16_t send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n);
@@ -271,6 +282,7 @@ class QosEgress final : public Egress {
     QosShared::Owner &own_;
     std::vector<uint16_t> owned_;
     std::array<Counter, kMaxPorts> handoff_drops_{};
+    TraceRing *trace_ = nullptr;
 };
 
 }  // namespace rocesw
