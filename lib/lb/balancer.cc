@@ -132,6 +132,10 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
             }
             if (q.current != kNoMember && q.current != q.choice) {
                 pc.path_changes.inc();
+                if (trace_) {
+                    const uint8_t port = g.members[q.choice].port;
+                    trace_->push({now_ns, port, port, q.choice, TraceKind::lb_path_change});
+                }
                 if (s.trace_path_changes) {
                     const PacketMeta *m = meta_of(pkts[req_pkt_[pol][r]]);
                     const bool v4 = m->l3 == L3Type::ipv4;

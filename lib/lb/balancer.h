@@ -12,6 +12,7 @@
 // PacketMeta. Writes: its own flowlet table, counters and event ring. Time is an argument.
 #pragma once
 
+#include "telemetry/trace.h"  // TraceRing (header-only)
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -108,6 +109,8 @@ class LoadBalancer {
 
     const LbWorkerCounters &counters() const { return ctr_; }
     PathEventRing &events() { return events_; }
+    // The worker's event-trace ring: every path change is also pushed there (null: not).
+    void set_trace(TraceRing *ring) { trace_ = ring; }
     uint32_t flowlet_capacity() const { return flowlets_.capacity(); }
 
   private:
@@ -119,6 +122,7 @@ class LoadBalancer {
     FlowletTable flowlets_;
     LbWorkerCounters ctr_;
     PathEventRing events_;
+    TraceRing *trace_ = nullptr;
 
     // Per burst scratch.
     std::array<std::array<PathRequest, kLbMaxBurst>, kMaxLbPolicies> reqs_{};

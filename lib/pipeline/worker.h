@@ -69,8 +69,11 @@ class Worker {
     uint16_t id() const { return id_; }
     const std::vector<RxAssignment> &rx_queues() const { return rx_; }
     Egress &egress() { return egress_; }
-    // This worker's event ring for the trace (PFC frames received); null: none.
-    void set_trace(TraceRing *ring) { trace_ = ring; }
+    // This worker's event ring for the trace (PFC frames received, LB path changes); null: none.
+    void set_trace(TraceRing *ring) {
+        trace_ = ring;
+        lb_.set_trace(ring);  // path changes
+    }
     // The load-balancing stage (ECMP groups): its counters and path-change events.
     LoadBalancer &balancer() { return lb_; }
     const LoadBalancer &balancer() const { return lb_; }

@@ -419,7 +419,10 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         const Queue &q = ps.q[qi];
         qs.enq_packets.add(t_packets[qi]);
         qs.enq_bytes.add(t_bytes[qi]);
-        if (t_marked[qi]) qs.ecn_marked.add(t_marked[qi]);
+        if (t_marked[qi]) {
+            qs.ecn_marked.add(t_marked[qi]);
+            if (trace_) ecn_unsampled_[port][qi] += t_marked[qi];
+        }
         qs.depth_packets.set(q.size());
         qs.depth_bytes.set(q.bytes);
         qs.watermark_bytes.set(q.wm_bytes);
@@ -776,12 +779,21 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
         const QosShared::Queue &q = ps.q[qi];
         qs.deq_packets.add(t_packets[qi]);
         qs.deq_bytes.add(t_bytes[qi]);
-        if (t_marked[qi]) qs.ecn_marked.add(t_marked[qi]);
+        if (t_marked[qi]) {
+            qs.ecn_marked.add(t_marked[qi]);
+            if (trace_) ecn_unsampled_[port][qi] += t_marked[qi];
+        }
         qs.depth_packets.set(q.size());
         qs.depth_bytes.set(q.bytes);
     }
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
     st.tx_ring_bytes.set(ps.ring.inflight_bytes());
+    if (trace_)  // marks made at enqueue (admit) or dequeue, sampled with this flush's time
+        for (unsigned qi = 0; qi < kNumQueues; qi++)
+            if (uint32_t &u = ecn_unsampled_[port][qi]; u >= kEcnSampleEvery) {
+                trace_->push({now_ns, u, port, uint16_t(qi), TraceKind::ecn_mark_sample});
+                u = 0;
+            }
     return total;
 }
 

@@ -283,6 +283,10 @@ class QosEgress final : public Egress {
     std::vector<uint16_t> owned_;
     std::array<Counter, kMaxPorts> handoff_drops_{};
     TraceRing *trace_ = nullptr;
+    // ECN marks not yet sampled into the trace, per (port, queue): one ecn_mark_sample event per
+    // kEcnSampleEvery marks (value: the marks it stands for).
+    static constexpr uint32_t kEcnSampleEvery = 16;
+    std::array<std::array<uint32_t, kNumQueues>, kMaxPorts> ecn_unsampled_{};
 };
 
 }  // namespace rocesw

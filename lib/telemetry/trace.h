@@ -75,6 +75,8 @@ class alignas(kCacheLine) TraceRing {
         return false;
     }
     uint64_t lost() const { return lost_.load(); }
+    // Events waiting (the consumer's view: the control thread, or a test).
+    size_t pending() const { return q_.read_available(); }
 
   private:
     friend class TraceWriter;

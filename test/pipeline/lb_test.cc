@@ -260,6 +260,8 @@ TEST(LbPipeline, M6FlowletKeepsPathAndOrderWithinFlowletAndMovesOnlyAfterGap) {
     cfg.flowlet_age_us = 100000;
     cfg.trace_path_changes = true;
     LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto trace = std::make_unique<TraceRing>();  // the event trace's ring (doc/observability.md)
+    sw.worker->set_trace(trace.get());
     auto flows = sport_flows(128);
     uint64_t now = 1'000'000;
     uint32_t psn = 0;
@@ -305,6 +307,8 @@ TEST(LbPipeline, M6FlowletKeepsPathAndOrderWithinFlowletAndMovesOnlyAfterGap) {
     std::vector<PathEvent> ev;
     sw.worker->balancer().events().drain(ev);
     EXPECT_EQ(ev.size(), moves);
+    EXPECT_EQ(trace->pending(), moves) << "every move is also an lb_path_change trace event";
+    EXPECT_EQ(trace->lost(), 0u);
     for (const auto &e : ev) {
         EXPECT_NE(e.old_slot, e.new_slot);
         EXPECT_EQ(e.dst_port, 4791);

@@ -8,6 +8,7 @@
 
 #include "pfc/frame.h"
 #include "qos_fixture.h"
+#include "qos/ecn.h"
 #include "telemetry/trace.h"
 
 namespace rocesw::test {
@@ -69,6 +70,42 @@ TEST_F(QosFixture, PfcEventsGoToTheTrace) {
     EXPECT_EQ(count(",watchdog_storm,p1,3,3"), 1);
     EXPECT_EQ(count(",watchdog_restore,p1,3,3"), 1);
     EXPECT_EQ(trace.lost(), 0u);
+    ports->take_tx(1);
+}
+
+}  // namespace
+}  // namespace rocesw::test
+
+namespace rocesw::test {
+namespace {
+
+// ECN marks are sampled into the trace: one ecn_mark_sample per 16 marks of a queue, its value
+// the marks it stands for, stamped with the flush that made them.
+TEST_F(QosFixture, EcnMarksAreSampledIntoTheTrace) {
+    start(qos_profile("WRED_PROFILE:\n  w: {ecn: ecn_all, green_min_threshold: 0, "
+                      "green_max_threshold: 0, green_drop_probability: 100}\n"
+                      "QUEUE:\n  default|1: {wred_profile: w}\n"));
+    TraceWriter trace({"p0", "p1"}, 1);
+    egress->set_trace(&trace.ring(0));
+    shared->set_paused(1, 0xFF);
+    send(udp4_frame(1, kEcnEct0, 1000), 40);  // every ECT(0) packet is marked at dequeue
+    shared->set_paused(1, 0);
+    drain(1000);
+    EXPECT_EQ(q(1).ecn_marked, 40u);
+    const std::string path = ::testing::TempDir() + "/ecn_trace.csv";
+    std::string err;
+    ASSERT_TRUE(trace.open(path, &err)) << err;
+    trace.drain();
+    trace.close();
+    uint64_t samples = 0, marks = 0;
+    for (const auto &l : csv_lines(path)) {
+        if (l.find(",ecn_mark_sample,p1,1,") == l.npos) continue;
+        samples++;
+        marks += std::stoull(l.substr(l.rfind(',') + 1));
+    }
+    EXPECT_GE(samples, 1u);
+    EXPECT_LE(marks, 40u);
+    EXPECT_GT(marks, 40u - 16);  // what is left unsampled is below one sample
     ports->take_tx(1);
 }
 
