@@ -38,6 +38,7 @@ constexpr const char *kUsage =
     "WHAT: ports | routes | neighbours | drops [--all] | queues [PORT...] | workers | info | help\n"
     "      lb [events]   ECMP groups, members, policy counters (or the path-change records)\n"
     "      pfc [PORT...] PFC per port and priority: pauses received/sent, PG buffers, watchdog\n"
+    "      ecn [PORT...] WRED/ECN per queue: marking and drop curves, CE marks, WRED drops\n"
     "\n"
     "  --socket PATH  control socket of the switch (default: $ROCESW_SOCKET, else\n"
     "                 /run/rocesw/rocesw.sock)\n"
@@ -314,7 +315,7 @@ int main(int argc, char **argv) {
         if (cmd == "neighbors") cmd = "neighbours";
         static const std::vector<std::string> known = {
             "ports", "routes", "neighbours", "drops", "workers", "info", "help", "queues", "lb",
-            "pfc"};
+            "pfc", "ecn"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {
@@ -324,7 +325,7 @@ int main(int argc, char **argv) {
                 cmd_args.push_back("all");
             } else if (cmd == "lb" && args[i] == "events") {
                 cmd_args.push_back(args[i]);
-            } else if ((cmd == "queues" || cmd == "pfc") && args[i][0] != '-') {
+            } else if ((cmd == "queues" || cmd == "pfc" || cmd == "ecn") && args[i][0] != '-') {
                 cmd_args.push_back(args[i]);  // port names
             } else {
                 return usage_error("show " + cmd + ": unexpected '" + args[i] + "'");

@@ -223,3 +223,44 @@ void Switch::register_lb_metrics() {
 }
 
 }  // namespace rocesw
+
+namespace rocesw {
+
+// The `ecn` view (rocectl show ecn): per (port, queue) with a WRED/ECN profile, the curves and
+// what they did: packets marked CE and Not-ECT packets WRED-dropped.
+json Switch::view_ecn(const std::vector<std::string> &args) const {
+    const QosPlan &plan = qos_->plan();
+    json out = json::array();
+    auto curve = [](const WredCurve &c) -> json {
+        if (!c.enabled) return nullptr;
+        return {{"min_bytes", c.min_bytes},
+                {"max_bytes", c.max_bytes},
+                {"max_probability_pct", c.max_probability_pct}};
+    };
+    bool port_seen = args.empty();
+    for (size_t i = 0; i < cfg_.ports.size(); i++) {
+        if (!args.empty() && std::find(args.begin(), args.end(), cfg_.ports[i].name) == args.end())
+            continue;
+        port_seen = true;
+        for (uint8_t q = 0; q < kNumQueues; q++) {
+            const QueuePlan &qp = plan.ports[i].queues[q];
+            if (!qp.ecn && !qp.drop.enabled) continue;
+            QueueSnapshot s = qos_->queue(uint16_t(i), q);
+            out.push_back({{"port", cfg_.ports[i].name},
+                           {"queue", q},
+                           {"lossless", qp.lossless},
+                           {"ecn", qp.ecn},
+                           {"mark_point", qp.mark_point == MarkPoint::dequeue ? "dequeue" : "enqueue"},
+                           {"mark_curve", qp.ecn ? curve(qp.mark) : json(nullptr)},
+                           {"drop_curve", curve(qp.drop)},
+                           {"depth_bytes", s.depth_bytes},
+                           {"watermark_bytes", s.watermark_bytes},
+                           {"ecn_marked", s.ecn_marked},
+                           {"wred_drops", s.drops[size_t(QueueDrop::wred_drop)]}});
+        }
+    }
+    if (!port_seen) throw CommandError("ecn: no port named '" + args[0] + "'");
+    return {{"ecn", out}};
+}
+
+}  // namespace rocesw

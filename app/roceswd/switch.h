@@ -54,6 +54,7 @@ class Switch {
     nlohmann::json view_workers() const;
     nlohmann::json view_queues(const std::vector<std::string> &args) const;
     nlohmann::json view_pfc(const std::vector<std::string> &args) const;  // pfc_view.cc
+    nlohmann::json view_ecn(const std::vector<std::string> &args) const;  // pfc_view.cc
     // Load balancing: groups, members, policy counters; `lb policy <prefix|group|all> <name>`
     // switches a policy at runtime; `lb events [max]` drains the path-change records.
     nlohmann::json view_lb(const std::vector<std::string> &args);

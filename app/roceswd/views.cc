@@ -279,6 +279,8 @@ void Switch::register_commands() {
                 [this](const std::vector<std::string> &args) { return view_queues(args); });
     server_.add("pfc", "PFC per port: pauses received/sent per priority, PG buffers, watchdog ([port...])",
                 [this](const std::vector<std::string> &args) { return view_pfc(args); });
+    server_.add("ecn", "WRED/ECN per queue: curves, CE marks, WRED drops ([port...])",
+                [this](const std::vector<std::string> &args) { return view_ecn(args); });
     server_.add("info", "switch name, version, uptime, workers",
                 [this](auto &) { return view_info(); });
     server_.add("ports", "ports with link state and counters",

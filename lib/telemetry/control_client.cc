@@ -357,6 +357,26 @@ std::string queues_view(const json &queues) {
     return t.render();
 }
 
+std::string ecn_view(const json &rows) {
+    Table t{{"PORT", "Q", "LOSSLESS", "MARK-AT", "KMIN", "KMAX", "PMAX%", "DEPTH-BYTES",
+             "WATERMARK", "ECN-MARKED", "WRED-DROPS"},
+            {false, true, false, false, true, true, true, true, true, true, true},
+            {}};
+    for (const auto &r : rows) {
+        const json &c = field(r, "mark_curve");
+        const bool on = c.is_object();
+        t.rows.push_back({text(r, "port"), text(r, "queue"),
+                          field(r, "lossless").is_boolean() && field(r, "lossless").get<bool>()
+                              ? "yes"
+                              : "no",
+                          on ? text(r, "mark_point") : "-", on ? text(c, "min_bytes") : "-",
+                          on ? text(c, "max_bytes") : "-", on ? text(c, "max_probability_pct") : "-",
+                          text(r, "depth_bytes"), text(r, "watermark_bytes"),
+                          text(r, "ecn_marked"), text(r, "wred_drops")});
+    }
+    return t.render();
+}
+
 std::string workers_view(const json &workers) {
     Table t{{"ID", "LCORE", "QUEUES", "POLLS", "BUSY-POLLS", "BUSY%", "IDLE-SLEEPS"},
             {true, true, false, true, true, true, true},
@@ -413,6 +433,7 @@ std::string format_table(const std::string &cmd, const nlohmann::json &data) {
     if (cmd == "drops" && (l = list(data, "drops"))) return drops_view(data, *l);
     if (cmd == "workers" && (l = list(data, "workers"))) return workers_view(*l);
     if (cmd == "queues" && (l = list(data, "queues"))) return queues_view(*l);
+    if (cmd == "ecn" && (l = list(data, "ecn"))) return ecn_view(*l);
     if (cmd == "info" && data.is_object()) return info_view(data);
     if (cmd == "help" && data.is_array()) return help_view(data);
     return data.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -105,6 +105,13 @@ q = [x for x in json.load(open(sys.argv[1]))["queues"] if x["queue"] == 3][0]
 print(q["watermark_bytes"], q["ecn_marked"])' "$QJSON")
 check_ge "p1 queue 3 watermark above Kmin 150 KB (got $WM bytes)" "$WM" 153600
 check_ge "p1 queue 3 counts ECN-marked packets (got $MARKED)" "$MARKED" 1
+ECN_MARKS="$(rsw_ctl --json show ecn p1 | "$RSW_PYTHON" -c '
+import json, sys
+print([r for r in json.load(sys.stdin)["ecn"] if r["queue"] == 3][0]["ecn_marked"])')"
+check_eq "rocectl show ecn: p1 queue 3's CE marks equal its queue counter" "$ECN_MARKS" "$MARKED"
+check "rocectl show ecn p1: queue 3 marks at dequeue from 153600 to 1536000 bytes, 100 %" \
+    bash -c '"$0" --socket "$1" show ecn p1 | grep -qE "^p1 +3 +yes +dequeue +153600 +1536000 +100 "' \
+    "$ROCECTL" "$RSW_SWITCH_SOCKET"
 
 read -r CE ECT0 NOTECT_CE NOTECT ROCE_CE ROCE_CE_OK DSCP_BAD ROCE < <("$RSW_PYTHON" - "$PCAP" <<'PY'
 import sys
