@@ -176,8 +176,7 @@ int headroom_command(const std::vector<std::string> &args, size_t i, bool json_o
         }
     }
     if (!have_speed) return usage_error("headroom: --speed is required (e.g. --speed 100G)");
-    if (!tx_ring_set)  // the QoS default: 20 us of the rate, at least 20000 bytes
-        in.tx_ring_bytes = std::max<uint64_t>(in.speed_bps / 8 * 20 / 1'000'000, 20000);
+    if (!tx_ring_set) in.tx_ring_bytes = rocesw::default_port_burst_bytes(in.speed_bps);
     rocesw::HeadroomResult r = rocesw::compute_headroom(in);
     if (json_out) {
         nlohmann::json j = {{"detection_bytes", r.detection}, {"egress_bytes", r.egress},

@@ -39,6 +39,14 @@ struct HeadroomResult {
 
 HeadroomResult compute_headroom(const HeadroomInput &in);
 
+// The default shaper bucket depth and TX ring cap of a port (doc/qos.md): 20 us of its rate, at
+// least 20 000 bytes (two jumbo frames). A worker that polls at most every 20 us then keeps the
+// link busy, and a pause takes effect within that much data.
+inline uint32_t default_port_burst_bytes(uint64_t rate_bps) {
+    const uint64_t b = rate_bps / 8 * 20 / 1'000'000;
+    return uint32_t(b > 20000 ? b : 20000);
+}
+
 // Bytes sent at `speed_bps` in `ns`, rounded up.
 inline uint64_t bytes_in_ns(uint64_t speed_bps, double ns) {
     double b = double(speed_bps) * ns / 8e9;

@@ -703,13 +703,6 @@ void build_pfc(const QosConfig &cfg, const QosPortEntry &e, const QosPortInfo &p
     }
 }
 
-// Bucket depth and ring cap when the file does not set them: 20 us of the port's rate, at
-// least 20 KB (two jumbo frames). A worker that polls at most every 20 us then keeps the
-// link busy, and a pause takes effect within that much data.
-uint32_t auto_bytes(uint64_t rate_bps) {
-    uint64_t b = rate_bps / 8 * 20 / 1'000'000;
-    return uint32_t(std::max<uint64_t>(b, 20000));
-}
 
 }  // namespace
 
@@ -798,10 +791,10 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
         pp.rate_bps = port.speed_mbps * 1'000'000;
         pp.shaper = e->shaper;
         pp.shaper_burst_bytes =
-            e->shaper_burst_bytes ? e->shaper_burst_bytes : auto_bytes(pp.rate_bps);
+            e->shaper_burst_bytes ? e->shaper_burst_bytes : default_port_burst_bytes(pp.rate_bps);
         pp.tx_ring_bytes = e->tx_ring_unlimited ? 0
                            : e->tx_ring_bytes   ? e->tx_ring_bytes
-                                                : auto_bytes(pp.rate_bps);
+                                                : default_port_burst_bytes(pp.rate_bps);
         for (unsigned q = 0; q < kNumQueues; q++) {
             QueuePlan &qp = pp.queues[q];
             for (unsigned tc = 0; tc < kNumTc; tc++)
