@@ -343,6 +343,8 @@ void Emulator::handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now
         if (fl.started && !fl.done && fl.qp.on_ack(p.aeth.syndrome, p.bth.psn, now)) {
             fl.done = true;
             fl.finish_ns = now;
+            if (cfg_.run.sample_ns)
+                fl.bytes.push_back({now, fl.qp.sent_bytes(), fl.qp.acked_bytes()});
             done_flows_++;
             last_done_ns_ = now;
         }
@@ -415,6 +417,7 @@ void Emulator::start_flows(Host &h, uint64_t now) {
         f.qp.note_progress(now);
         f.trace.push_back(
             {now, h.cfg.line_rate_bps, h.cfg.line_rate_bps, f.rp.alpha(), roce::RpEvent::start});
+        if (cfg_.run.sample_ns) f.bytes.push_back({f.start_ns, 0, 0});
         h.active.push_back(h.pending[h.next_pending]);
         h.next_pending++;
     }
@@ -492,12 +495,32 @@ void Emulator::send_data(Host &h, uint64_t now) {
     }
 }
 
+// One byte-timeline point per started, unfinished local flow every sample_ns (late loop
+// iterations skip missed points rather than invent them).
+void Emulator::sample_bytes(uint64_t now) {
+    if (!cfg_.run.sample_ns || now < next_sample_ns_) return;
+    next_sample_ns_ = now + cfg_.run.sample_ns - (now - next_sample_ns_) % cfg_.run.sample_ns;
+    for (const Host &h : hosts_)
+        for (uint32_t fi : h.active) {
+            Flow &f = flows_[fi];
+            if (!f.done) f.bytes.push_back({now, f.qp.sent_bytes(), f.qp.acked_bytes()});
+        }
+}
+
 uint64_t Emulator::run(const std::atomic<bool> &stop) {
     tsc0_ = rte_rdtsc();
     uint64_t idle_loops = 0;
-    uint64_t now = 0;
+    uint64_t now = 0, prev = 0;
+    bool was_active = false;
     for (;;) {
         now = now_ns();
+        if (was_active) {
+            const uint64_t gap = now - prev;
+            gap_max_ns_ = std::max(gap_max_ns_, gap);
+            gaps_100us_ += gap > 100'000;
+            gaps_1ms_ += gap > 1'000'000;
+        }
+        prev = now;
         if (stop.load(std::memory_order_relaxed) || now >= cfg_.run.duration_ns) break;
         if (cfg_.run.exit_when_done && local_flows_ && done_flows_ == local_flows_ &&
             now >= last_done_ns_ + cfg_.run.linger_ns)
@@ -526,6 +549,9 @@ uint64_t Emulator::run(const std::atomic<bool> &stop) {
             send_data(h, now);
             busy |= h.c.rx_frames != rx0 || h.c.tx_frames != tx0 || !h.active.empty();
         }
+        sample_bytes(now);
+        was_active = false;
+        for (const Host &h : hosts_) was_active |= !h.active.empty();
         if (busy) {
             idle_loops = 0;
         } else if (++idle_loops > 1000 && cfg_.run.idle_sleep_us) {
@@ -584,6 +610,13 @@ bool Emulator::write_results(const std::string &dir, uint64_t run_ns) const {
         for (const auto &c : fl.trace)
             q << fl.spec.id << ',' << fl.qpn << ',' << c.t_ns << ',' << c.rc_bps << ',' << c.rt_bps
               << ',' << c.alpha << ',' << roce::rp_event_name(c.event) << '\n';
+    std::ofstream fb;
+    if (!open("flow_bytes.csv", fb)) return false;
+    fb << "flow,t_ns,sent_bytes,acked_bytes\n";
+    for (const Flow &fl : flows_)
+        for (const auto &b : fl.bytes)
+            fb << fl.spec.id << ',' << b.t_ns << ',' << b.sent_bytes << ',' << b.acked_bytes
+               << '\n';
     std::ofstream rc;
     if (!open("receivers.csv", rc)) return false;
     rc << "host,src_ip,qpn,packets,bytes,messages,psn_gaps,missing_packets,"
@@ -669,7 +702,26 @@ bool Emulator::write_results(const std::string &dir, uint64_t run_ns) const {
                       {"missing_packets", missing}, {"duplicates", dup},   {"ce_packets", ce},
                       {"cnps_sent", cnps}};
     js["hosts"] = jh;
+    js["loop_gaps"] = {{"max_us", double(gap_max_ns_) / 1000},
+                       {"over_100us", gaps_100us_},
+                       {"over_1ms", gaps_1ms_}};
     js["jain_throughput"] = roce::jain_index(tput);
+    // Fairness while every local flow is active, over the second half of that interval.
+    std::vector<roce::FlowTimeline> tl;
+    for (const Flow &fl : flows_)
+        if (fl.host >= 0) tl.push_back({fl.start_ns, fl.finish_ns, fl.done, &fl.bytes});
+    const roce::OverlapFairness ov = roce::overlap_fairness(tl);
+    if (ov.valid) {
+        js["overlap"] = {{"window_start_ns", ov.window_start_ns},
+                         {"window_end_ns", ov.window_end_ns},
+                         {"half_start_ns", ov.half_start_ns},
+                         {"rate_bps", ov.rate_bps},
+                         {"jain", ov.jain}};
+        js["jain_last_half"] = ov.jain;
+    } else {
+        js["overlap"] = nullptr;
+        js["jain_last_half"] = nullptr;
+    }
     nlohmann::json jb = nlohmann::json::array();
     for (const auto &b : buckets)
         jb.push_back({{"bucket", b.label},
@@ -691,6 +743,18 @@ bool Emulator::write_results(const std::string &dir, uint64_t run_ns) const {
         "%llu CNPs sent\n",
         (unsigned long long)rx_pkts, (unsigned long long)rx_msgs, (unsigned long long)gaps,
         (unsigned long long)missing, (unsigned long long)ce, (unsigned long long)cnps);
+    std::printf(
+        "polling loop while flows ran: longest gap %.1f us, %llu gaps > 100 us, %llu > 1 ms\n",
+        double(gap_max_ns_) / 1000, (unsigned long long)gaps_100us_, (unsigned long long)gaps_1ms_);
+    if (ov.valid) {
+        std::printf(
+            "fairness: all %zu flows active %.3f..%.3f ms; last half from %.3f ms: Jain "
+            "%.4f (rates",
+            ov.rate_bps.size(), double(ov.window_start_ns) / 1e6, double(ov.window_end_ns) / 1e6,
+            double(ov.half_start_ns) / 1e6, ov.jain);
+        for (double r : ov.rate_bps) std::printf(" %.1f", r / 1e6);
+        std::printf(" Mb/s); whole flows: Jain %.4f\n", roce::jain_index(tput));
+    }
     if (!results.empty()) std::printf("%s", roce::format_summary(buckets).c_str());
     std::fflush(stdout);
     return true;

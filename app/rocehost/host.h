@@ -37,6 +37,7 @@ struct Flow {
     roce::DcqcnRp rp;
     roce::Pacer pacer;
     std::vector<roce::RateChange> trace;
+    std::vector<roce::ByteSample> bytes;  // sent/acknowledged timeline (flow_bytes.csv)
     bool started = false, done = false;
     uint64_t start_ns = 0, finish_ns = 0;
     uint64_t cnps_rx = 0, packets_tx = 0;
@@ -94,8 +95,9 @@ class Emulator {
              uint64_t tsc_hz);
     // Runs until done (see RunConfig) or *stop. Returns the run's duration in ns.
     uint64_t run(const std::atomic<bool> &stop);
-    // Writes flows.csv, qp_rates.csv, receivers.csv, hosts.csv, pauses.csv and summary.json
-    // to `dir`, prints the summary to stdout. Returns false when a file cannot be written.
+    // Writes flows.csv, qp_rates.csv, flow_bytes.csv, receivers.csv, hosts.csv, pauses.csv and
+    // summary.json to `dir`, prints the summary to stdout. Returns false when a file cannot be
+    // written.
     bool write_results(const std::string &dir, uint64_t run_ns) const;
 
   private:
@@ -114,6 +116,7 @@ class Emulator {
     void flush_ctl(Host &h, uint64_t now);
     void start_flows(Host &h, uint64_t now);
     void send_data(Host &h, uint64_t now);
+    void sample_bytes(uint64_t now);
     bool next_hop_mac(Host &h, const IpAddr &dst, MacAddr *mac, IpAddr *nh);
     roce::L2L3 base_l2l3(Host &h, const MacAddr &dst_mac, const IpAddr &dst) const;
     rte_mbuf *alloc(Host &h, uint32_t len);
@@ -126,6 +129,10 @@ class Emulator {
     std::vector<Flow> flows_;  // every flow of the workload (remote ones are never started)
     uint32_t local_flows_ = 0, done_flows_ = 0;
     uint64_t last_done_ns_ = 0;
+    uint64_t next_sample_ns_ = 0;
+    // Scheduling jitter seen by the polling loop while local flows are active: the longest gap
+    // between two iterations and how many gaps exceeded 100 us and 1 ms.
+    uint64_t gap_max_ns_ = 0, gaps_100us_ = 0, gaps_1ms_ = 0;
 };
 
 }  // namespace rocesw::rocehost

@@ -135,7 +135,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             r, "rocehost",
             {"name", "file_prefix", "memory_mb", "mbufs", "mtu", "duration_ms", "start_delay_ms",
              "linger_ms", "ack_every", "rto_us", "base_rtt_us", "pacer_slack_ns", "verify_icrc",
-             "exit_when_done", "out_dir", "idle_sleep_us"});
+             "exit_when_done", "out_dir", "idle_sleep_us", "window", "sample_us"});
         auto &R = c.run;
         if (r["name"]) R.name = L.str(r["name"], "rocehost.name");
         if (r["file_prefix"]) R.file_prefix = L.str(r["file_prefix"], "rocehost.file_prefix");
@@ -169,6 +169,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         if (r["out_dir"]) R.out_dir = L.str(r["out_dir"], "rocehost.out_dir");
         if (r["idle_sleep_us"])
             R.idle_sleep_us = L.uint(r["idle_sleep_us"], "rocehost.idle_sleep_us", 0, 10'000);
+        if (r["sample_us"])
+            R.sample_ns = L.uint(r["sample_us"], "rocehost.sample_us", 0, 1'000'000) * 1'000;
     }
     if (auto t = root["traffic"]) {
         L.check_keys(t, "traffic",

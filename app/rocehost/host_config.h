@@ -55,7 +55,8 @@ struct RunConfig {
     bool exit_when_done = true;  // exit once local flows are done (+linger); receivers: run
                                  // until duration or a signal
     std::string out_dir = "rocehost-out";
-    uint64_t idle_sleep_us = 20;  // nap when nothing happened for a while (shared cores)
+    uint64_t idle_sleep_us = 20;   // nap when nothing happened for a while (shared cores)
+    uint64_t sample_ns = 100'000;  // per-flow byte timeline period (flow_bytes.csv); 0 = off
 };
 
 struct WorkloadConfig {

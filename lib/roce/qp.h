@@ -63,12 +63,19 @@ class SendQp {
     bool done() const { return done_; }
     uint32_t acked_packets() const { return acked_; }
     uint32_t next_index() const { return next_; }
+    // Payload bytes acknowledged (delivered in order) and sent at least once so far.
+    uint64_t acked_bytes() const { return bytes_upto(acked_); }
+    uint64_t sent_bytes() const { return bytes_upto(high_); }
     uint64_t retransmitted() const { return retransmitted_; }
     uint64_t naks() const { return naks_; }
     uint64_t timeouts() const { return timeouts_; }
     uint32_t start_psn() const { return start_psn_; }
 
   private:
+    uint64_t bytes_upto(uint32_t n) const {
+        const uint64_t b = uint64_t(n) * mtu_;
+        return b < bytes_ ? b : bytes_;
+    }
     uint32_t mtu_ = 1024, start_psn_ = 0, ack_every_ = 0, window_ = 0;
     uint64_t bytes_ = 0;
     uint32_t npkts_ = 0, next_ = 0, acked_ = 0, high_ = 0;  // high_: highest index sent + 1

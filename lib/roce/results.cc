@@ -89,4 +89,42 @@ double jain_index(const std::vector<double> &x) {
     return x.empty() || s2 == 0 ? 0 : s * s / (double(x.size()) * s2);
 }
 
+double acked_bytes_at(const std::vector<ByteSample> &s, uint64_t t_ns) {
+    if (s.empty()) return 0;
+    if (t_ns <= s.front().t_ns) return double(s.front().acked_bytes);
+    if (t_ns >= s.back().t_ns) return double(s.back().acked_bytes);
+    auto hi = std::lower_bound(s.begin(), s.end(), t_ns,
+                               [](const ByteSample &a, uint64_t t) { return a.t_ns < t; });
+    auto lo = hi - 1;
+    if (hi->t_ns == t_ns || hi->t_ns == lo->t_ns) return double(hi->acked_bytes);
+    const double f = double(t_ns - lo->t_ns) / double(hi->t_ns - lo->t_ns);
+    return double(lo->acked_bytes) + f * (double(hi->acked_bytes) - double(lo->acked_bytes));
+}
+
+OverlapFairness overlap_fairness(const std::vector<FlowTimeline> &flows) {
+    OverlapFairness o;
+    uint64_t lo = 0, hi = UINT64_MAX;
+    size_t n = 0;
+    for (const auto &f : flows) {
+        if (!f.completed || !f.samples) continue;
+        lo = std::max(lo, f.start_ns);
+        hi = std::min(hi, f.finish_ns);
+        n++;
+    }
+    if (n < 2 || hi <= lo + 1) return o;
+    o.window_start_ns = lo;
+    o.window_end_ns = hi;
+    o.half_start_ns = lo + (hi - lo) / 2;
+    const double secs = double(hi - o.half_start_ns) / 1e9;
+    for (const auto &f : flows) {
+        if (!f.completed || !f.samples) continue;
+        const double b =
+            acked_bytes_at(*f.samples, hi) - acked_bytes_at(*f.samples, o.half_start_ns);
+        o.rate_bps.push_back(b * 8 / secs);
+    }
+    o.jain = jain_index(o.rate_bps);
+    o.valid = true;
+    return o;
+}
+
 }  // namespace rocesw::roce

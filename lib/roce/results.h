@@ -47,4 +47,34 @@ std::string format_summary(const std::vector<SlowdownBucket> &b);
 // Jain's fairness index of `x` (1.0 when all equal; 0 for an empty or all-zero input).
 double jain_index(const std::vector<double> &x);
 
+// One point of a flow's byte timeline (rocehost samples every `sample_us` and at completion).
+struct ByteSample {
+    uint64_t t_ns = 0;
+    uint64_t sent_bytes = 0;   // payload sent at least once
+    uint64_t acked_bytes = 0;  // payload acknowledged (delivered in order)
+};
+
+// Acknowledged bytes at `t_ns`, linear between samples (`s` sorted by time); before the first
+// sample the first value, after the last the last value. 0 for an empty timeline.
+double acked_bytes_at(const std::vector<ByteSample> &s, uint64_t t_ns);
+
+struct FlowTimeline {
+    uint64_t start_ns = 0, finish_ns = 0;
+    bool completed = false;
+    const std::vector<ByteSample> *samples = nullptr;
+};
+
+// Fairness while all flows are active: the window runs from the latest start to the earliest
+// finish of the completed flows (so no flow has finished yet and none is still to start);
+// each flow's throughput is its acknowledged bytes over the second half of that window.
+// `valid` is false with fewer than two completed flows or an empty window.
+struct OverlapFairness {
+    bool valid = false;
+    uint64_t window_start_ns = 0, window_end_ns = 0;  // the interval all flows were active
+    uint64_t half_start_ns = 0;                       // its midpoint
+    std::vector<double> rate_bps;                     // per flow, over [half_start, window_end]
+    double jain = 0;
+};
+OverlapFairness overlap_fairness(const std::vector<FlowTimeline> &flows);
+
 }  // namespace rocesw::roce

@@ -9,7 +9,7 @@ namespace rocesw::rocehost {
 namespace {
 
 const std::string kBase = R"(
-rocehost: {name: t, mtu: 2048, duration_ms: 500, rto_us: 3000}
+rocehost: {name: t, mtu: 2048, duration_ms: 500, rto_us: 3000, window: 64, sample_us: 250}
 traffic: {data_dscp: 3, data_ecn: ect1, data_priority: 4, cnp_dscp: 46, cnp_priority: 5, pfc_priorities: [3, 4]}
 dcqcn: {enabled: false, g: 0.0625, rate_ai: 5M, rate_hai: 50M, byte_counter: 32767, rate_reduce_period_us: 4, cnp_interval_us: 4}
 hosts:
@@ -38,6 +38,8 @@ TEST(HostConfig, LoadsEveryFieldWithUnits) {
     EXPECT_EQ(c.run.mtu, 2048u);
     EXPECT_EQ(c.run.duration_ns, 500'000'000u);
     EXPECT_EQ(c.run.rto_ns, 3'000'000u);
+    EXPECT_EQ(c.run.window, 64u);
+    EXPECT_EQ(c.run.sample_ns, 250'000u);
     EXPECT_EQ(c.traffic.data_dscp, 3);
     EXPECT_EQ(c.traffic.data_ecn, roce::Ecn::ect1);
     EXPECT_EQ(c.traffic.pfc_mask, 0x18);

@@ -32,6 +32,14 @@ TEST(SendQp, SegmentsAtTheMtuWithFirstMiddleLastAndOnly) {
     EXPECT_TRUE(s[1].ack_req);
     EXPECT_FALSE(s[2].ack_req);
     EXPECT_TRUE(s[3].ack_req);
+    // Byte counters for the timeline: all 3073 bytes sent, none acknowledged; an ACK of the
+    // second PSN acknowledges 2048, of the last one the whole message (not 4 x 1024).
+    EXPECT_EQ(qp.sent_bytes(), 3073u);
+    EXPECT_EQ(qp.acked_bytes(), 0u);
+    qp.on_ack(kSyndromeAck, 11, 0);
+    EXPECT_EQ(qp.acked_bytes(), 2048u);
+    EXPECT_TRUE(qp.on_ack(kSyndromeAck, 13, 0));
+    EXPECT_EQ(qp.acked_bytes(), 3073u);
 
     SendQp one(1024, 0);
     one.post_write(1024);
@@ -235,6 +243,44 @@ TEST(FlowResults, IdealFctAndSlowdownBuckets) {
     EXPECT_EQ(b.back().count, 4u);
     EXPECT_DOUBLE_EQ(jain_index({1, 1, 1, 1}), 1.0);
     EXPECT_DOUBLE_EQ(jain_index({1, 0}), 0.5);
+}
+
+TEST(FlowResults, AckedBytesInterpolateBetweenSamples) {
+    std::vector<ByteSample> s = {{1000, 0, 0}, {2000, 4096, 2048}, {4000, 8192, 8192}};
+    EXPECT_DOUBLE_EQ(acked_bytes_at(s, 0), 0);
+    EXPECT_DOUBLE_EQ(acked_bytes_at(s, 1500), 1024);
+    EXPECT_DOUBLE_EQ(acked_bytes_at(s, 2000), 2048);
+    EXPECT_DOUBLE_EQ(acked_bytes_at(s, 3000), 5120);
+    EXPECT_DOUBLE_EQ(acked_bytes_at(s, 9000), 8192);
+    EXPECT_DOUBLE_EQ(acked_bytes_at({}, 9000), 0);
+}
+
+TEST(FlowResults, OverlapFairnessUsesTheSecondHalfOfTheSharedInterval) {
+    // Flow 0 runs 0..10 ms at 1 Gb/s-equivalent steps; flow 1 starts at 2 ms and finishes at
+    // 14 ms. Shared interval 2..10 ms, second half 6..10 ms. In it flow 0 acknowledges
+    // 500 KB, flow 1 250 KB: rates 1 Gb/s and 0.5 Gb/s, Jain (1.5^2)/(2 x 1.25) = 0.9.
+    std::vector<ByteSample> a, b;
+    for (uint64_t t = 0; t <= 10; t++) a.push_back({t * 1'000'000, t * 125'000, t * 125'000});
+    b.push_back({2'000'000, 0, 0});
+    b.push_back({6'000'000, 400'000, 400'000});   // fast before the half: ignored
+    b.push_back({10'000'000, 650'000, 650'000});  // 250 KB in 4 ms
+    b.push_back({14'000'000, 900'000, 900'000});
+    std::vector<FlowTimeline> f = {{0, 10'000'000, true, &a}, {2'000'000, 14'000'000, true, &b}};
+    OverlapFairness o = overlap_fairness(f);
+    ASSERT_TRUE(o.valid);
+    EXPECT_EQ(o.window_start_ns, 2'000'000u);
+    EXPECT_EQ(o.window_end_ns, 10'000'000u);
+    EXPECT_EQ(o.half_start_ns, 6'000'000u);
+    ASSERT_EQ(o.rate_bps.size(), 2u);
+    EXPECT_NEAR(o.rate_bps[0], 1e9, 1);
+    EXPECT_NEAR(o.rate_bps[1], 0.5e9, 1);
+    EXPECT_NEAR(o.jain, 0.9, 1e-12);
+    // An incomplete flow does not count; one flow alone, or no overlap, gives no figure.
+    f[1].completed = false;
+    EXPECT_FALSE(overlap_fairness(f).valid);
+    f[1].completed = true;
+    f[1].start_ns = 10'000'000;
+    EXPECT_FALSE(overlap_fairness(f).valid);
 }
 
 }  // namespace
