@@ -39,6 +39,8 @@ constexpr const char *kUsage =
     "      lb [events]   ECMP groups, members, policy counters (or the path-change records)\n"
     "      pfc [PORT...] PFC per port and priority: pauses received/sent, PG buffers, watchdog\n"
     "      ecn [PORT...] WRED/ECN per queue: marking and drop curves, CE marks, WRED drops\n"
+    "      punt          control-plane policing per punt class, host interface counters\n"
+    "      control       routes by source (connected, static, bird, ...), netlink sync, FIB latency\n"
     "\n"
     "  --socket PATH  control socket of the switch (default: $ROCESW_SOCKET, else\n"
     "                 /run/rocesw/rocesw.sock)\n"
@@ -314,7 +316,7 @@ int main(int argc, char **argv) {
         if (cmd == "neighbors") cmd = "neighbours";
         static const std::vector<std::string> known = {
             "ports", "routes", "neighbours", "drops", "workers", "info", "help", "queues", "lb",
-            "pfc", "ecn"};
+            "pfc", "ecn", "punt", "control"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {

@@ -79,6 +79,7 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     lb_load_ = LoadSignal{&lb_queue_bytes, qos_.get()};  // adaptive load balancing
     fib_->groups().set_load_signal(&lb_load_);
     ctx_.pfc = qos_.get();  // received PFC/PAUSE frames
+    setup_control_plane();  // host interfaces, punt path, netlink (before the workers)
     {
         std::vector<std::array<uint8_t, 6>> macs;
         for (const auto &p : cfg_.ports) macs.push_back(p.mac.b);
@@ -132,7 +133,11 @@ void Switch::log_pfc_watchdog() {
 
 Switch::~Switch() {
     stop_observability();  // the exporter's thread reads what follows
+    stop_control_plane();
     workers_.clear();  // egress destructors free what they still hold
+    route_sync_.reset();
+    hostif_.reset();
+    punt_.reset();
     qos_.reset();
     server_.close();
     rib_.reset();
@@ -198,6 +203,7 @@ void Switch::run(const std::atomic<bool> &stop) {
     }
     spdlog::info("control socket {}", cfg_.sw.control_socket);
     start_observability();
+    start_control_plane();
 
     g_launch.clear();
     for (uint16_t w = 0; w < workers_.size(); w++) g_launch.push_back(LaunchArg{this, w});
@@ -226,10 +232,12 @@ void Switch::run(const std::atomic<bool> &stop) {
                 const auto &p = ports_->ports()[i];
                 spdlog::info("port {}: link {} {} Mb/s", p.name, p.link.link_status ? "up" : "down",
                              p.link.link_speed);
+                on_link_change(i, p.link.link_status);
             }
             log_pfc_watchdog();
         }
     }
+    stop_control_plane();  // nothing more is punted to or injected from the kernel
     spdlog::info("stopping: workers drain their queues");
     workers_stop_ = true;
     rte_eal_mp_wait_lcore();

@@ -7,12 +7,18 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "common/counters.h"
 #include "config/config.h"
 #include "egress/egress.h"
+#include "ctrl/netlink_socket.h"
+#include "ctrl/route_sync.h"
 #include "ethdev/ethdev_ports.h"
+#include "hostif/host_if.h"
+#include "pipeline/punt.h"
 #include "pipeline/worker.h"
 #include "qos/qos_egress.h"
 #include "route/fib.h"
@@ -58,6 +64,9 @@ class Switch {
     // Load balancing: groups, members, policy counters; `lb policy <prefix|group|all> <name>`
     // switches a policy at runtime; `lb events [max]` drains the path-change records.
     nlohmann::json view_lb(const std::vector<std::string> &args);
+    // Control plane (control_plane.cc): punt classes and host interfaces; netlink sync.
+    nlohmann::json view_punt() const;
+    nlohmann::json view_control() const;
 
     // Prometheus families (app/roceswd/metrics.cc); add yours in register_metrics().
     MetricRegistry &metrics() { return metrics_; }
@@ -106,6 +115,26 @@ class Switch {
     std::unique_ptr<TraceWriter> trace_;
     std::atomic<uint64_t> trace_events_{0};
     uint64_t next_trace_ns_ = 0;
+    // Control plane (control_plane.cc, doc/control-plane.md).
+    void setup_control_plane();
+    void start_control_plane();
+    void stop_control_plane();
+    bool netlink_dump(bool resync, std::string *err);
+    void netlink_loop();
+    void record_sync_latency(std::chrono::steady_clock::duration d);
+    void on_link_change(size_t port, bool up);
+    std::unique_ptr<Punt> punt_;
+    std::unique_ptr<HostInterfaces> hostif_;
+    std::vector<bool> track_link_;  // per port: link state mirrored on its host interface
+    std::unique_ptr<RouteSync> route_sync_;
+    std::unique_ptr<nl::NetlinkSocket> nl_sub_;
+    std::thread netlink_thread_;
+    std::atomic<bool> netlink_stop_{false};
+    mutable std::mutex sync_mu_;  // route_sync_, sync_lat_, sync_errors_
+    struct {
+        uint64_t last_ns = 0, max_ns = 0, sum_ns = 0, batches = 0;
+    } sync_lat_;
+    uint64_t sync_errors_ = 0;
     std::unique_ptr<PromExporter> prom_;  // last: stopped first, its thread reads the above
 };
 

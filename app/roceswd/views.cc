@@ -64,7 +64,8 @@ json Switch::view_ports() const {
                        {"rx_errors", st.ierrors},
                        {"tx_errors", st.oerrors},
                        {"drops", t.drops_total()},
-                       {"local_packets", t.local_packets}});
+                       {"local_packets", t.local_packets},
+                       {"punted", t.punted}});
     }
     return {{"ports", out}};
 }
@@ -88,11 +89,17 @@ json Switch::view_routes() const {
                              r.nh.kind == NextHopKind::ecmp_group}};
         out.push_back({{"prefix", r.prefix.str()},
                        {"type", route_source_name(r.source)},
+                       {"origin", r.origin.empty() ? json(nullptr) : json(r.origin)},
                        {"installed", r.installed},
                        {"nexthop", nh}});
     }
+    json by_source = json::object();
+    for (const auto &[src, n] : rib_->route_counts()) by_source[src] = n;
     return {{"routes", out},
-            {"counts", {{"ipv4", rib_->route_count(false)}, {"ipv6", rib_->route_count(true)}}}};
+            {"counts",
+             {{"ipv4", rib_->route_count(false)},
+              {"ipv6", rib_->route_count(true)},
+              {"by_source", by_source}}}};
 }
 
 json Switch::view_neighbours() const {
@@ -301,6 +308,10 @@ void Switch::register_commands() {
             }
             return view_drops(all);
         });
+    server_.add("punt", "control-plane policing per punt class, host interface counters",
+                [this](auto &) { return view_punt(); });
+    server_.add("control", "control plane: routes by source, netlink sync, FIB latency",
+                [this](auto &) { return view_control(); });
     server_.add("workers", "workers, their RX queues and poll counters",
                 [this](auto &) { return view_workers(); });
     server_.add("lb",

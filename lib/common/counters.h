@@ -28,6 +28,7 @@ struct alignas(kCacheLine) PortCounters {
     Counter rx_packets, rx_bytes;
     Counter tx_packets, tx_bytes;
     Counter local_packets;  // answered or consumed by the switch itself (ARP, ND, echo)
+    Counter punted;         // handed to the port's host interface (doc/control-plane.md)
     std::array<Counter, kDropReasonCount> drops;
 };
 
@@ -39,6 +40,7 @@ struct alignas(kCacheLine) WorkerCounters {
 // A plain snapshot, summed over workers, for readers.
 struct PortTotals {
     uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, local_packets = 0;
+    uint64_t punted = 0;
     std::array<uint64_t, kDropReasonCount> drops{};
     uint64_t drops_total() const {
         uint64_t s = 0;
@@ -56,6 +58,7 @@ inline PortTotals sum_port(const WorkerCounters *workers, size_t n_workers, size
         t.tx_packets += c.tx_packets.load();
         t.tx_bytes += c.tx_bytes.load();
         t.local_packets += c.local_packets.load();
+        t.punted += c.punted.load();
         for (size_t r = 0; r < kDropReasonCount; r++) t.drops[r] += c.drops[r].load();
     }
     return t;

@@ -45,7 +45,9 @@ namespace rocesw {
     X(handoff_full, "another worker's handoff ring to the egress port was full")         \
     X(pfc_watchdog, "egress queue stormed by PFC, watchdog action drop")                 \
     X(mac_control_malformed, "malformed MAC-control (PFC/PAUSE) frame")                  \
-    X(pause_ignored, "802.3x PAUSE or MAC-control frame the port does not honor")
+    X(pause_ignored, "802.3x PAUSE or MAC-control frame the port does not honor")            \
+    X(punt_policed, "to the control plane: over its class's policing rate")              \
+    X(punt_queue_full, "to the control plane: the worker's punt queue was full")
 
 enum class DropReason : uint8_t {
 #define X(name, text) name,

@@ -100,7 +100,8 @@ class Loader {
         if (!root.IsNull() && !root.IsMap())
             fail("", "expected a map at the top level, got " + describe(root));
         Fields top =
-            fields(root, "", {"switch", "ports", "routes", "neighbours", "lb", "telemetry"});
+            fields(root, "", {"switch", "ports", "routes", "neighbours", "lb", "telemetry",
+                               "control_plane"});
         parse_switch(top.find("switch"));
         parse_lb(top.find("lb"));
         parse_ports(top.find("ports"));
@@ -114,6 +115,7 @@ class Loader {
                 parse_neighbour(items[i], at("neighbours", i));
         }
         parse_telemetry(top.find("telemetry"));
+        parse_control_plane(top.find("control_plane"));
         return std::move(cfg_);
     }
 
@@ -329,6 +331,48 @@ class Loader {
             if (auto *e = tf.find("interval_ms"))
                 t.trace_interval_ms = uint32_t(integer(*e, at(tp, "interval_ms"), 1, 60000));
         }
+    }
+
+    void parse_control_plane(const YAML::Node *node) {
+        const std::string p = "control_plane";
+        ControlPlaneConfig &c = cfg_.control_plane;
+        Fields f = fields(node ? *node : YAML::Node(), p,
+                          {"host_interfaces", "netlink", "punt_pps", "punt_burst_ms", "punt_queue",
+                           "netlink_rcvbuf_kb"});
+        if (auto *n = f.find("host_interfaces"))
+            c.host_interfaces = boolean(*n, at(p, "host_interfaces"));
+        c.netlink = c.host_interfaces;  // default: follow the kernel when it has interfaces
+        if (auto *n = f.find("netlink")) c.netlink = boolean(*n, at(p, "netlink"));
+        if (c.netlink && !c.host_interfaces)
+            fail(at(p, "netlink"), "needs host_interfaces: true (routes are learned through the "
+                                   "ports' host interfaces)");
+        if (auto *n = f.find("punt_pps")) {
+            const std::string pp = at(p, "punt_pps");
+            std::vector<std::string_view> names;
+            for (size_t i = 0; i < kPuntClassCount; i++)
+                names.push_back(punt_class_name(PuntClass(i)));
+            if (!n->IsMap()) fail(pp, "expected a map of class: packets/s, got " + describe(*n));
+            for (const auto &kv : *n) {
+                const std::string key = kv.first.as<std::string>();
+                size_t i = 0;
+                while (i < kPuntClassCount && names[i] != key) i++;
+                if (i == kPuntClassCount) {
+                    std::string all;
+                    for (auto nm : names) all += (all.empty() ? "" : ", ") + std::string(nm);
+                    fail(at(pp, key), "unknown punt class (" + all + ")");
+                }
+                c.punt_pps[i] = uint32_t(integer(kv.second, at(pp, key), 0, 1000000));
+            }
+        }
+        if (auto *n = f.find("punt_burst_ms"))
+            c.punt_burst_ms = uint32_t(integer(*n, at(p, "punt_burst_ms"), 1, 10000));
+        if (auto *n = f.find("punt_queue")) {
+            c.punt_queue = uint32_t(integer(*n, at(p, "punt_queue"), 64, 65536));
+            if (c.punt_queue & (c.punt_queue - 1))
+                fail(at(p, "punt_queue"), std::to_string(c.punt_queue) + " is not a power of two");
+        }
+        if (auto *n = f.find("netlink_rcvbuf_kb"))
+            c.netlink_rcvbuf_kb = uint32_t(integer(*n, at(p, "netlink_rcvbuf_kb"), 256, 1048576));
     }
 
     // "a.b.c.d:port" or "[v6]:port" with a numeric port 0..65535.

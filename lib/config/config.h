@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/punt_class.h"
+
 namespace rocesw {
 
 struct MacAddr {
@@ -121,6 +123,18 @@ struct LbConfig {
     bool trace_path_changes = false;         // record path changes in a per-worker event ring
 };
 
+// The `control_plane:` section (doc/control-plane.md): host interfaces (a kernel TAP per port in
+// roceswd's network namespace), the punt path and its policing, and netlink sync of the
+// namespace's routes, neighbours and addresses (BGP through BIRD or FRR).
+struct ControlPlaneConfig {
+    bool host_interfaces = false;  // off: the embedded default (static routes, local ARP/ND/echo)
+    bool netlink = false;          // follow the kernel's tables; needs host_interfaces
+    std::array<uint32_t, kPuntClassCount> punt_pps = kPuntDefaultPps;  // per class, 0..1000000
+    uint32_t punt_burst_ms = 50;     // bucket depth, in ms of each class's rate, 1..10000
+    uint32_t punt_queue = 1024;      // per-worker queue to the hostif thread, 64..65536, power of 2
+    uint32_t netlink_rcvbuf_kb = 8192;  // kernel socket buffer, 256..1048576
+};
+
 struct NeighbourConfig {
     IpAddr ip;
     MacAddr mac;
@@ -137,6 +151,7 @@ struct Config {
     std::vector<NeighbourConfig> neighbours;
     TelemetryConfig telemetry;
     LbConfig lb;
+    ControlPlaneConfig control_plane;
 
     int port_index(const std::string &name) const;  // -1 when absent
 };

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "pipeline/local.h"
+#include "pipeline/punt.h"
 #include "pkt/bytes.h"
 #include "pkt/checksum.h"
 #include "pkt/mbuf_meta.h"
@@ -81,6 +82,20 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
     out_[in_port][n_out_[in_port]++] = m;
 }
 
+void Worker::punt(rte_mbuf *m, uint16_t in_port, PuntClass c) {
+    DropReason why;
+    if (!ctx_.punt->offer(id_, c, m, now_ns_, &why)) return drop(m, in_port, why);
+    ctr_.ports[in_port].punted.inc();
+}
+
+void Worker::to_control(rte_mbuf *m, uint16_t in_port) {
+    if (!ctx_.punt) return local(m, in_port);
+    const PacketMeta *meta = meta_of(m);
+    if (meta->l3 == L3Type::arp) return punt(m, in_port, PuntClass::arp);
+    punt(m, in_port,
+         punt_class_local(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), *meta));
+}
+
 void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns) {
     if (!ctx_.pfc) return drop(m, in_port, DropReason::pause_ignored);
     switch (ctx_.pfc->receive_mac_control(in_port, f, rte_pktmbuf_data_len(m), now_ns, trace_)) {
@@ -98,8 +113,18 @@ void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64
 void Worker::forward(rte_mbuf *m, const NextHop &nh) {
     PacketMeta *meta = meta_of(m);
     const uint16_t in_port = meta->in_port;
-    if (meta->ttl <= 1) return drop(m, in_port, DropReason::ttl_expired);
-    if (nh.kind != NextHopKind::forward) return drop(m, in_port, DropReason::no_neighbour);
+    if (meta->ttl <= 1) {
+        // With host interfaces the kernel answers with ICMP time exceeded.
+        if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
+        return drop(m, in_port, DropReason::ttl_expired);
+    }
+    if (nh.kind != NextHopKind::forward) {
+        // Unresolved next hop: the kernel forwards the packet and resolves the neighbour on
+        // the way; netlink then brings the MAC to the FIB.
+        if (ctx_.punt && (nh.kind == NextHopKind::glean || nh.kind == NextHopKind::unresolved))
+            return punt(m, in_port, PuntClass::glean);
+        return drop(m, in_port, DropReason::no_neighbour);
+    }
     const PortRuntime &out = ctx_.ports[nh.port];
     if (meta->l3_len > out.mtu) return drop(m, in_port, DropReason::mtu_exceeded);
 
@@ -158,6 +183,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             mac_control(m, in_port, f, now_ns);
             continue;
         }
+        if (meta->l3 == L3Type::lldp) {  // only parsed as such when there is a punt path
+            punt(m, in_port, PuntClass::lldp);
+            continue;
+        }
         // Before any rewrite: PCP trust needs the tag that forwarding strips.
         if (ctx_.qos) meta->tc = classify_tc(*meta, ctx_.qos->ports[in_port].cls);
         const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
@@ -166,7 +195,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             continue;
         }
         if (meta->l3 == L3Type::arp) {
-            local(m, in_port);
+            to_control(m, in_port);
             continue;
         }
         if (meta->l3 == L3Type::ipv4) {
@@ -180,10 +209,17 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         } else {
             const uint8_t *dst = f + meta->l3_offset + 24;
             if (dst[0] == 0xFF) {
-                if (is_neighbour_solicitation(f, *meta))
-                    local(m, in_port);
+                if (ctx_.punt ? is_neighbour_discovery(f, rte_pktmbuf_data_len(m), *meta)
+                              : is_neighbour_solicitation(f, *meta))
+                    to_control(m, in_port);
                 else
                     drop(m, in_port, DropReason::l3_multicast);
+                continue;
+            }
+            if (ctx_.punt && !l2_group && dst[0] == 0xFE && (dst[1] & 0xC0) == 0x80) {
+                // fe80::/10 is never routed: with host interfaces it is the kernel's (ND,
+                // BGP over link-local); otherwise the FIB decides (no route).
+                to_control(m, in_port);
                 continue;
             }
             if (l2_group) {
@@ -205,7 +241,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         }
         const NextHop &nh = nexthops[v4_nh[i] & 0x00FFFFFF];
         if (nh.kind == NextHopKind::local)
-            local(v4[i], in_port);
+            to_control(v4[i], in_port);
         else if (nh.kind == NextHopKind::ecmp_group)
             to_group(v4[i], nh.group);
         else if (nh.kind == NextHopKind::drop_no_route)
@@ -221,7 +257,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         }
         const NextHop &nh = nexthops[v6_nh[i]];
         if (nh.kind == NextHopKind::local)
-            local(v6[i], in_port);
+            to_control(v6[i], in_port);
         else if (nh.kind == NextHopKind::ecmp_group)
             to_group(v6[i], nh.group);
         else if (nh.kind == NextHopKind::drop_no_route)
@@ -239,8 +275,11 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
     for (uint16_t i = 0; i < n_lb_; i++) {
         const LbMember *m = lb_members_[i];
-        if (!m) {
-            drop(lb_pkts_[i], in_port, DropReason::no_neighbour);  // no member alive
+        if (!m) {  // no member alive: the kernel resolves one when there is a host interface
+            if (ctx_.punt)
+                punt(lb_pkts_[i], in_port, PuntClass::glean);
+            else
+                drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
         forward(lb_pkts_[i], NextHop{NextHopKind::forward, m->port, m->dst_mac, 0});

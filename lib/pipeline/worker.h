@@ -15,6 +15,7 @@
 
 #include "common/counters.h"
 #include "common/log.h"
+#include "common/punt_class.h"
 #include "config/config.h"
 #include "egress/egress.h"
 #include "lb/balancer.h"
@@ -27,6 +28,7 @@ struct rte_mbuf;
 
 namespace rocesw {
 
+class Punt;
 class QosShared;
 class TraceRing;
 
@@ -48,6 +50,10 @@ struct DataplaneContext {
     // PFC/PAUSE frames received go here (QosShared::receive_mac_control); null: every
     // MAC-control frame is dropped as pause_ignored.
     QosShared *pfc = nullptr;
+    // Host interfaces (doc/control-plane.md): packets for the control plane are policed and
+    // queued here for the kernel. Null: the embedded default (ARP/ND/echo answered locally,
+    // TTL-expired and unresolved packets dropped).
+    Punt *punt = nullptr;
 };
 
 struct RxAssignment {
@@ -87,6 +93,10 @@ class Worker {
     }
     void forward_groups(uint16_t in_port, uint64_t now_ns);  // the packets given to to_group
     void local(rte_mbuf *m, uint16_t in_port);
+    // To the host interface of `in_port` (ctx_.punt must be set): policed, queued or dropped.
+    void punt(rte_mbuf *m, uint16_t in_port, PuntClass c);
+    // A packet for the switch itself: punted when there are host interfaces, else local().
+    void to_control(rte_mbuf *m, uint16_t in_port);
     void mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns);
     void flush_outputs(uint64_t now_ns);
 

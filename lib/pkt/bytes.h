@@ -33,6 +33,7 @@ inline constexpr uint16_t kEtherTypeArp = 0x0806;
 inline constexpr uint16_t kEtherTypeVlan = 0x8100;
 inline constexpr uint16_t kEtherTypeQinQ = 0x88A8;
 inline constexpr uint16_t kEtherTypeMacControl = 0x8808;
+inline constexpr uint16_t kEtherTypeLldp = 0x88CC;
 inline constexpr uint8_t kProtoIcmp = 1, kProtoTcp = 6, kProtoUdp = 17, kProtoIcmpv6 = 58;
 
 }  // namespace rocesw

@@ -10,7 +10,8 @@
 namespace rocesw {
 
 // mac_control: EtherType 0x8808 (PFC, PAUSE); validated by lib/pfc, never forwarded.
-enum class L3Type : uint8_t { none, ipv4, ipv6, arp, mac_control };
+// lldp: EtherType 0x88CC, punted to the host interface when there is one (never forwarded).
+enum class L3Type : uint8_t { none, ipv4, ipv6, arp, mac_control, lldp };
 
 enum PktFlags : uint16_t {
     kFlagVlan = 1 << 0,      // an 802.1Q tag was present (pcp/vid valid)

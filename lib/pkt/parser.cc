@@ -145,6 +145,11 @@ std::optional<DropReason> parse_frame(const uint8_t *f, uint32_t len, const Pars
             // PFC / PAUSE: the frame is validated by lib/pfc (tagged ones are refused there).
             m->l3 = L3Type::mac_control;
             return std::nullopt;
+        case kEtherTypeLldp:
+            // Untagged LLDP, for a host interface to receive (ParseOptions::accept_lldp).
+            if (!opt.accept_lldp || (m->flags & kFlagVlan)) return DropReason::ethertype_unsupported;
+            m->l3 = L3Type::lldp;
+            return std::nullopt;
         default:
             return DropReason::ethertype_unsupported;
     }

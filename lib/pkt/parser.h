@@ -21,6 +21,7 @@ inline constexpr uint16_t kIcrcLen = 4;
 struct ParseOptions {
     uint32_t max_l3_len = 1500;  // ingress port MTU: longer IP packets are frame_too_long
     bool verify_ipv4_checksum = true;
+    bool accept_lldp = false;  // untagged LLDP -> L3Type::lldp (a host interface takes it)
 };
 
 // Returns nullopt when the frame is valid (meta filled), otherwise the drop reason.

@@ -61,7 +61,18 @@ QosShared::QosShared(const QosPlan &plan, uint16_t n_workers, std::vector<uint16
     init(name);
 }
 
+void QosShared::enable_inject() {
+    for (size_t p = 0; p < ports_.size(); p++) {
+        if (ports_[p]->handoff) continue;
+        std::string rn = name_ + "_h" + std::to_string(p);
+        ports_[p]->handoff =
+            rte_ring_create(rn.c_str(), plan_.handoff_ring_packets, SOCKET_ID_ANY, RING_F_SC_DEQ);
+        if (!ports_[p]->handoff) throw std::runtime_error("QosShared: cannot create ring " + rn);
+    }
+}
+
 void QosShared::init(const std::string &name) {
+    name_ = name;
     const size_t n_ports = plan_.ports.size();
     pg_limit_ = std::make_unique<std::array<std::atomic<uint64_t>, PgAccounting::kSize>>();
     for (size_t in = 0; in < kMaxPorts; in++)
@@ -162,6 +173,12 @@ QosShared::~QosShared() {
             rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf **>(objs), k);
         rte_ring_free(p->handoff);
     }
+}
+
+unsigned QosShared::inject(uint16_t port, rte_mbuf **pkts, unsigned n) {
+    if (port >= n_ports() || !ports_[port]->handoff) return 0;
+    return rte_ring_mp_enqueue_burst(ports_[port]->handoff, reinterpret_cast<void **>(pkts), n,
+                                     nullptr);
 }
 
 uint64_t QosShared::pg_bytes(uint16_t in_port, uint8_t pg) const {

@@ -124,7 +124,17 @@ class QosShared {
                                          uint64_t now_ns, TraceRing *trace = nullptr);
     const PfcPortStats &pfc(uint16_t port) const { return *pfc_[port]; }
 
+    // --- Frames the switch sends itself (host interfaces, doc/control-plane.md). ---
+    // Any thread: hands `pkts` (PacketMeta filled, tc set) to `port`'s owner through the
+    // port's handoff ring, as another worker would. Returns how many were taken; the caller
+    // keeps (and frees or counts) the rest.
+    unsigned inject(uint16_t port, rte_mbuf **pkts, unsigned n);
+    // Creates the handoff rings a single worker does not need, so inject() has a way in.
+    // Control thread, before the workers start. Throws when a ring cannot be created.
+    void enable_inject();
+
   private:
+    std::string name_;  // prefix of the rings
     friend class QosEgress;
     struct Slot {
         rte_mbuf *m;

@@ -17,6 +17,8 @@ const char *route_source_name(RouteSource s) {
             return "neighbour";
         case RouteSource::static_route:
             return "static";
+        case RouteSource::learned:
+            return "learned";
         case RouteSource::local:
             return "local";
     }
@@ -47,7 +49,66 @@ static IpPrefix host_prefix(const IpAddr &a) {
     return IpPrefix{a, uint8_t(a.is_v6 ? 128 : 32)};
 }
 
-Rib::Rib(Fib &fib, std::vector<RibPort> ports) : fib_(fib), ports_(std::move(ports)) {}
+Rib::Rib(Fib &fib, std::vector<RibPort> ports)
+    : fib_(fib), ports_(std::move(ports)), port_up_(ports_.size(), true) {}
+
+bool LearnedRoute::operator==(const LearnedRoute &o) const {
+    if (origin != o.origin || paths.size() != o.paths.size()) return false;
+    for (size_t i = 0; i < paths.size(); i++)
+        if (paths[i].port != o.paths[i].port || paths[i].via != o.paths[i].via ||
+            paths[i].weight != o.paths[i].weight)
+            return false;
+    return true;
+}
+
+bool Rib::set_learned(const IpPrefix &p, LearnedRoute r) {
+    std::lock_guard lk(mu_);
+    auto it = learned_.find(p);
+    if (it != learned_.end() && it->second == r) return false;
+    learned_[p] = std::move(r);
+    return true;
+}
+
+bool Rib::del_learned(const IpPrefix &p) {
+    std::lock_guard lk(mu_);
+    return learned_.erase(p) > 0;
+}
+
+std::vector<IpPrefix> Rib::learned_prefixes() const {
+    std::lock_guard lk(mu_);
+    std::vector<IpPrefix> out;
+    for (const auto &[p, r] : learned_) out.push_back(p);
+    return out;
+}
+
+void Rib::set_port_addrs(uint8_t port, std::vector<IfAddr> addrs) {
+    std::lock_guard lk(mu_);
+    if (port < ports_.size()) ports_[port].addrs = std::move(addrs);
+}
+
+void Rib::set_port_up(uint8_t port, bool up) {
+    std::lock_guard lk(mu_);
+    if (port < port_up_.size()) port_up_[port] = up;
+}
+
+bool Rib::port_up(uint8_t port) const {
+    std::lock_guard lk(mu_);
+    return port < port_up_.size() && port_up_[port];
+}
+
+static bool is_link_local(const IpAddr &a) {
+    return a.is_v6 && a.v6[0] == 0xFE && (a.v6[1] & 0xC0) == 0x80;
+}
+
+std::map<std::string, size_t> Rib::route_counts() const {
+    std::lock_guard lk(mu_);
+    std::map<std::string, size_t> out;
+    for (const auto &[p, w] : wanted_) {
+        if (!installed_.count(p)) continue;
+        out[w.origin.empty() ? route_source_name(w.source) : w.origin]++;
+    }
+    return out;
+}
 
 void Rib::set_static(const std::vector<RouteConfig> &routes,
                      const std::vector<NeighbourConfig> &neighbours) {
@@ -97,31 +158,60 @@ std::map<IpPrefix, Rib::Want, Rib::PrefixLess> Rib::desired_locked() const {
         auto it = want.find(p);
         if (it == want.end() || it->second.source < w.source) want[p] = w;
     };
+    auto up = [&](uint8_t port) { return port < port_up_.size() && port_up_[port]; };
     for (size_t i = 0; i < ports_.size(); i++) {
+        if (!up(uint8_t(i))) continue;
         for (const auto &a : ports_[i].addrs) {
+            if (is_link_local(a.addr)) continue;  // fe80::/64 is on every port: never routed
             uint8_t port = uint8_t(i);
             offer(a.subnet(), Want{RouteSource::connected, std::nullopt,
-                                   NextHop{NextHopKind::glean, port, {}}});
+                                   NextHop{NextHopKind::glean, port, {}}, nullptr, {}});
             offer(host_prefix(a.addr),
-                  Want{RouteSource::local, std::nullopt, NextHop{NextHopKind::local, port, {}}});
+                  Want{RouteSource::local, std::nullopt, NextHop{NextHopKind::local, port, {}}, nullptr, {}});
         }
     }
     for (const auto &[k, mac] : neighbours_)
-        offer(host_prefix(k.ip), Want{RouteSource::neighbour, std::nullopt,
-                                      NextHop{NextHopKind::forward, k.port, mac}});
+        if (up(k.port) && !is_link_local(k.ip))
+            offer(host_prefix(k.ip), Want{RouteSource::neighbour, std::nullopt,
+                                          NextHop{NextHopKind::forward, k.port, mac}, nullptr, {}});
     for (const auto &r : multipath_routes_)  // the group id is filled in by update_groups_locked
         offer(r.prefix, Want{RouteSource::static_route, r.paths[0].via,
-                             NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &r});
+                             NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &r, {}});
+    learned_mp_.clear();
+    for (const auto &[prefix, r] : learned_) {
+        std::vector<const LearnedPath *> live;
+        for (const auto &p : r.paths)
+            if (up(p.port) && p.port < ports_.size()) live.push_back(&p);
+        if (live.empty()) continue;  // every path through a port that is down: withdrawn
+        if (live.size() == 1) {
+            const LearnedPath &p = *live[0];
+            NextHop nh{NextHopKind::glean, p.port, {}};  // device route: on the link
+            if (p.via) {
+                nh = NextHop{NextHopKind::unresolved, p.port, {}};
+                auto n = neighbours_.find(NeighKey{p.port, *p.via});
+                if (n != neighbours_.end()) nh = NextHop{NextHopKind::forward, p.port, n->second};
+            }
+            offer(prefix, Want{RouteSource::learned, p.via, nh, nullptr, r.origin});
+            continue;
+        }
+        MultipathRouteConfig mp{prefix, {}, {}};
+        for (const LearnedPath *p : live)
+            if (p->via) mp.paths.push_back(RoutePath{*p->via, ports_[p->port].name, p->weight});
+        if (mp.paths.empty()) continue;
+        const MultipathRouteConfig &stored = learned_mp_[prefix] = std::move(mp);
+        offer(prefix, Want{RouteSource::learned, stored.paths[0].via,
+                           NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &stored, r.origin});
+    }
     for (const auto &r : static_routes_) {
         std::optional<uint8_t> port;
         for (size_t i = 0; i < ports_.size(); i++)
             if (ports_[i].name == r.port) port = uint8_t(i);
         if (!port) port = port_for(r.via);
-        if (!port) continue;
+        if (!port || !up(*port)) continue;
         NextHop nh{NextHopKind::unresolved, *port, {}};
         auto n = neighbours_.find(NeighKey{*port, r.via});
         if (n != neighbours_.end()) nh = NextHop{NextHopKind::forward, *port, n->second};
-        offer(r.prefix, Want{RouteSource::static_route, r.via, nh});
+        offer(r.prefix, Want{RouteSource::static_route, r.via, nh, nullptr, {}});
     }
     return want;
 }
@@ -190,7 +280,7 @@ void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
         for (const auto &p : r.paths) {
             auto port = port_index(p.port);
             if (!port) port = port_for(p.via);
-            if (!port) continue;
+            if (!port || !port_up_[*port]) continue;
             paths[PathKey{*port, p.via}] = p.weight;
         }
         for (auto s = gs.slots.begin(); s != gs.slots.end();)
@@ -355,7 +445,8 @@ std::vector<RouteView> Rib::routes() const {
     std::vector<RouteView> out;
     for (const auto &[p, w] : wanted_) {
         auto it = installed_.find(p);
-        out.push_back(RouteView{p, w.source, w.via, w.nh, it == installed_.end() ? 0 : it->second,
+        out.push_back(RouteView{p, w.source, w.origin, w.via, w.nh,
+                                it == installed_.end() ? 0 : it->second,
                                 it != installed_.end()});
     }
     return out;

@@ -19,7 +19,9 @@
 
 namespace rocesw {
 
-enum class RouteSource : uint8_t { connected, neighbour, static_route, local };
+// Ordered by precedence: for one prefix, the highest source wins (local > static > learned >
+// neighbour > connected).
+enum class RouteSource : uint8_t { connected, neighbour, learned, static_route, local };
 const char *route_source_name(RouteSource s);
 
 struct RibPort {
@@ -28,9 +30,23 @@ struct RibPort {
     std::vector<IfAddr> addrs;  // IPv4 and IPv6
 };
 
+// A route the kernel of the switch's namespace has (BGP via BIRD/FRR, `ip route`, ...), as
+// the control plane's netlink sync hands it over (doc/control-plane.md).
+struct LearnedPath {
+    uint8_t port = 0;
+    std::optional<IpAddr> via;  // none: a device route (the destination is on the link)
+    uint32_t weight = 1;
+};
+struct LearnedRoute {
+    std::string origin;  // the kernel's protocol name: "bird", "bgp", "static", "boot", ...
+    std::vector<LearnedPath> paths;  // 1: single path; more: an ECMP group
+    bool operator==(const LearnedRoute &o) const;
+};
+
 struct RouteView {
     IpPrefix prefix;
     RouteSource source;
+    std::string origin;  // learned routes: the kernel protocol
     std::optional<IpAddr> via;
     NextHop nh;
     uint32_t nexthop_id;
@@ -72,6 +88,23 @@ class Rib {
     void add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac);
     void del_neighbour(uint8_t port, const IpAddr &ip);
 
+    // --- Learned state (netlink sync, control thread); applied at the next sync(). ---
+    // Adds or replaces a learned route; false when nothing changed.
+    bool set_learned(const IpPrefix &p, LearnedRoute r);
+    bool del_learned(const IpPrefix &p);
+    std::vector<IpPrefix> learned_prefixes() const;
+    // Replaces a port's own addresses (connected and local routes). IPv6 link-local addresses
+    // are kept for the record but never routed.
+    void set_port_addrs(uint8_t port, std::vector<IfAddr> addrs);
+    // A port that is down (administratively, or its link) carries no route: connected,
+    // neighbour, static, learned routes and ECMP members through it are withdrawn.
+    void set_port_up(uint8_t port, bool up);
+    bool port_up(uint8_t port) const;
+
+    // Installed routes per source ("connected", "local", "neighbour", "static", and each
+    // learned origin: "bird", "bgp", ...).
+    std::map<std::string, size_t> route_counts() const;
+
     // Brings the Fib level with the RIB. Returns the number of routes the Fib refused.
     size_t sync();
 
@@ -96,6 +129,7 @@ class Rib {
         std::optional<IpAddr> via;
         NextHop nh;
         const MultipathRouteConfig *multipath = nullptr;  // nh is this route's group
+        std::string origin;                               // learned: the kernel protocol
     };
     // An ECMP group per multipath route (keyed by prefix). A path keeps its slot while it is
     // configured; the group id lives as long as the route.
@@ -154,6 +188,11 @@ class Rib {
     std::map<NhKey, NhSlot> nh_by_key_;
     std::vector<uint32_t> free_ids_, pending_free_;
     std::map<IpPrefix, GroupState, PrefixLess> groups_;
+    std::map<IpPrefix, LearnedRoute, PrefixLess> learned_;
+    // Learned multipath routes as groups over the ports that are up; rebuilt by each
+    // desired_locked() (Want::multipath points into it until the next one).
+    mutable std::map<IpPrefix, MultipathRouteConfig, PrefixLess> learned_mp_;
+    std::vector<bool> port_up_;
     std::vector<uint16_t> free_group_ids_;
     uint16_t next_group_id_ = 0;
     std::optional<uint8_t> port_index(const std::string &name) const;

@@ -318,7 +318,9 @@ std::string routes_view(const json &data, const json &routes) {
             {}};
     for (const auto &r : routes) {
         const json &nh = field(r, "nexthop");
-        t.rows.push_back({text(r, "prefix"), text(r, "type"), text(nh, "id"), text(nh, "via"),
+        // Learned routes show the kernel protocol they came from (bird, bgp, static, ...).
+        std::string type = field(r, "origin").is_string() ? text(r, "origin") : text(r, "type");
+        t.rows.push_back({text(r, "prefix"), type, text(nh, "id"), text(nh, "via"),
                           text(nh, "port"), text(nh, "mac"), text(nh, "resolved")});
     }
     std::string out = t.render();
@@ -326,6 +328,49 @@ std::string routes_view(const json &data, const json &routes) {
     if (counts.is_object())
         out += "ipv4 routes: " + text(counts, "ipv4") + ", ipv6 routes: " + text(counts, "ipv6") +
                "\n";
+    return out;
+}
+
+std::string punt_view(const json &data) {
+    if (!field(data, "enabled").is_boolean() || !field(data, "enabled").get<bool>())
+        return "punt path off (control_plane.host_interfaces: false)\n";
+    Table c{{"CLASS", "RATE-PPS", "BURST", "PUNTED", "POLICED", "QUEUE-FULL"},
+            {false, true, true, true, true, true},
+            {}};
+    if (const json *l = list(data, "classes"))
+        for (const auto &x : *l)
+            c.rows.push_back({text(x, "class"), text(x, "rate_pps"), text(x, "burst"),
+                              text(x, "punted"), text(x, "policed"), text(x, "queue_full")});
+    Table p{{"PORT", "IFINDEX", "PUNTED", "TO-KERNEL", "FAILED", "FROM-KERNEL", "DROPPED"},
+            {false, true, true, true, true, true, true},
+            {}};
+    if (const json *l = list(data, "ports"))
+        for (const auto &x : *l)
+            p.rows.push_back({text(x, "port"), text(x, "ifindex"), text(x, "punted"),
+                              text(x, "to_kernel"), text(x, "to_kernel_failed"),
+                              text(x, "from_kernel"), text(x, "from_kernel_dropped")});
+    return c.render() + "\n" + p.render();
+}
+
+std::string control_view(const json &data) {
+    std::string out = "host interfaces: " + text(data, "host_interfaces") +
+                      ", netlink sync: " + text(data, "netlink_sync") + "\n";
+    Table r{{"SOURCE", "ROUTES"}, {false, true}, {}};
+    const json &by = field(data, "routes_by_source");
+    if (by.is_object())
+        for (auto it = by.begin(); it != by.end(); ++it) r.rows.push_back({it.key(), text(it.value())});
+    out += "\n" + r.render();
+    const json &nl = field(data, "netlink");
+    if (nl.is_object()) {
+        Table n{{"NETLINK", "COUNT"}, {false, true}, {}};
+        for (auto it = nl.begin(); it != nl.end(); ++it) n.rows.push_back({it.key(), text(it.value())});
+        out += "\n" + n.render();
+    }
+    const json &lat = field(data, "sync_latency");
+    if (lat.is_object())
+        out += "\nnetlink -> FIB: " + text(lat, "batches") + " batches, last " +
+               text(lat, "last_us") + " us, mean " + text(lat, "mean_us") + " us, max " +
+               text(lat, "max_us") + " us\n";
     return out;
 }
 
@@ -435,6 +480,8 @@ std::string format_table(const std::string &cmd, const nlohmann::json &data) {
     if (cmd == "queues" && (l = list(data, "queues"))) return queues_view(*l);
     if (cmd == "ecn" && (l = list(data, "ecn"))) return ecn_view(*l);
     if (cmd == "info" && data.is_object()) return info_view(data);
+    if (cmd == "punt" && data.is_object()) return punt_view(data);
+    if (cmd == "control" && data.is_object()) return control_view(data);
     if (cmd == "help" && data.is_array()) return help_view(data);
     return data.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -233,7 +233,9 @@ TEST_F(ParserCases, CoversEveryParserDropReason) {
                                               // egress queues (lib/qos) and PFC (lib/pfc)
                                               "queue_full", "buffer_full", "wred_drop",
                                               "headroom_exhausted", "handoff_full", "pfc_watchdog",
-                                              "mac_control_malformed", "pause_ignored"};
+                                              "mac_control_malformed", "pause_ignored",
+                                              // punt path (lib/pipeline/punt.h, drivers/hostif)
+                                              "punt_policed", "punt_queue_full"};
     std::set<std::string> seen;
     for (const auto &c : *cases_) seen.insert(result_name(c.expect));
     EXPECT_TRUE(seen.count("ok"));

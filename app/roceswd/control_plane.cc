@@ -1,0 +1,230 @@
+// The switch's control plane (doc/control-plane.md): host interfaces and the punt path, the
+// netlink route-sync thread, and their views (rocectl show punt, show control).
+#include <linux/rtnetlink.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "ctrl/netlink_socket.h"
+#include "qos/classifier.h"
+#include "switch.h"
+
+namespace rocesw {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Constructor part: before the workers exist (they read ctx_.punt).
+void Switch::setup_control_plane() {
+    const ControlPlaneConfig &cp = cfg_.control_plane;
+    if (!cp.host_interfaces) return;
+    punt_ = std::make_unique<Punt>(cp, uint16_t(cfg_.sw.workers));
+    ctx_.punt = punt_.get();
+    for (auto &p : ctx_.ports) p.parse.accept_lldp = true;
+    qos_->enable_inject();
+    std::vector<HostInterfaces::PortSpec> specs;
+    for (size_t i = 0; i < cfg_.ports.size(); i++)
+        specs.push_back({cfg_.ports[i].name, cfg_.ports[i].mac, cfg_.ports[i].mtu,
+                         ctx_.ports[i].parse});
+    hostif_ = std::make_unique<HostInterfaces>(std::move(specs), *punt_, *qos_, ports_->pool(),
+                                               qos_->plan().switch_tc);
+    // The configured addresses become the kernel's: it answers ARP/ND/ping for them and
+    // routing daemons bind to them.
+    nl::NetlinkSocket nl;
+    std::string err;
+    if (!nl.open(false, 1 << 20, &err)) throw std::runtime_error("netlink: " + err);
+    for (size_t i = 0; i < cfg_.ports.size(); i++) {
+        std::vector<IfAddr> all = cfg_.ports[i].ipv4;
+        all.insert(all.end(), cfg_.ports[i].ipv6.begin(), cfg_.ports[i].ipv6.end());
+        for (const auto &a : all)
+            if (!nl.add_address(hostif_->ifindex(uint16_t(i)), a, &err))
+                throw std::runtime_error("host interface " + cfg_.ports[i].name + ": address " +
+                                         a.str() + ": " + err);
+    }
+    // Link state is mirrored on the TAP's carrier, except for net_tap ports: their TAP may be
+    // in another namespace (labs, tests), where this process cannot see its state.
+    for (const auto &p : ports_->ports()) {
+        bool track = p.driver != "net_tap";
+        track_link_.push_back(track);
+        if (!track)
+            spdlog::info("port {}: link state not mirrored on its host interface (driver {})",
+                         p.name, p.driver);
+    }
+    if (cp.netlink)
+        route_sync_ = std::make_unique<RouteSync>(
+            *rib_, cfg_.ports.size(),
+            [this](int ifindex) { return hostif_->port_of_ifindex(ifindex); });
+    spdlog::info("control plane: {} host interface(s), punt queue {} per worker, netlink {}",
+                 hostif_->size(), cp.punt_queue, cp.netlink ? "on" : "off");
+}
+
+void Switch::start_control_plane() {
+    if (!hostif_) return;
+    hostif_->start();
+    if (!route_sync_) return;
+    // Subscribe first, then dump: an update between the two is seen twice, never missed.
+    std::string err;
+    nl_sub_ = std::make_unique<nl::NetlinkSocket>();
+    if (!nl_sub_->open(true, size_t(cfg_.control_plane.netlink_rcvbuf_kb) * 1024, &err))
+        throw std::runtime_error("netlink: " + err);
+    if (!netlink_dump(false, &err)) throw std::runtime_error("netlink: " + err);
+    netlink_stop_ = false;
+    netlink_thread_ = std::thread([this] { netlink_loop(); });
+}
+
+void Switch::stop_control_plane() {
+    netlink_stop_ = true;
+    if (netlink_thread_.joinable()) netlink_thread_.join();
+    if (hostif_) hostif_->stop();
+}
+
+// Dumps links, addresses, neighbours and routes (in that order: routes need the neighbours)
+// into the RIB; `resync` sweeps what the dump no longer has. Then syncs the FIB.
+bool Switch::netlink_dump(bool resync, std::string *err) {
+    nl::NetlinkSocket nl;
+    if (!nl.open(false, 8 << 20, err)) return false;
+    std::lock_guard lk(sync_mu_);
+    if (resync) route_sync_->begin_resync();
+    for (uint16_t type : {uint16_t(RTM_GETLINK), uint16_t(RTM_GETADDR), uint16_t(RTM_GETNEIGH),
+                          uint16_t(RTM_GETROUTE)}) {
+        std::vector<nl::Message> msgs;
+        if (!nl.dump(type, &msgs, err)) return false;
+        for (const auto &m : msgs) route_sync_->apply(m);
+    }
+    if (resync) route_sync_->end_resync();
+    auto t0 = Clock::now();
+    if (size_t refused = rib_->sync()) spdlog::warn("{} routes could not be installed (FIB full)", refused);
+    record_sync_latency(Clock::now() - t0);
+    spdlog::info("netlink: {} learned route(s), FIB {} IPv4 / {} IPv6", route_sync_->learned_routes(),
+                 rib_->route_count(false), rib_->route_count(true));
+    return true;
+}
+
+void Switch::record_sync_latency(Clock::duration d) {
+    uint64_t ns = uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+    sync_lat_.last_ns = ns;
+    sync_lat_.max_ns = std::max(sync_lat_.max_ns, ns);
+    sync_lat_.sum_ns += ns;
+    sync_lat_.batches++;
+}
+
+// The route-sync thread: everything waiting on the socket is applied, then one FIB sync. The
+// latency recorded is from reading the batch's first message to the FIB commit's return.
+void Switch::netlink_loop() {
+    pollfd pfd{nl_sub_->fd(), POLLIN, 0};
+    while (!netlink_stop_.load(std::memory_order_relaxed)) {
+        if (poll(&pfd, 1, 100) <= 0) continue;
+        auto t0 = Clock::now();
+        bool changed = false, overrun = false;
+        std::string err;
+        std::unique_lock lk(sync_mu_);
+        for (int i = 0; i < 4096; i++) {  // bounded, so views and stop are not held off
+            std::span<const uint8_t> buf;
+            ssize_t n = nl_sub_->recv(&buf, &overrun, &err);
+            if (n == 0) break;
+            if (n < 0) {
+                if (!overrun) spdlog::warn("netlink: {}", err);
+                break;
+            }
+            nl::ParseResult r = nl::parse(buf);
+            for (const auto &e : r.errors) {
+                sync_errors_++;
+                spdlog::warn("netlink: malformed message: {}", e);
+            }
+            for (const auto &m : r.msgs) changed |= route_sync_->apply(m);
+        }
+        if (changed) {
+            if (size_t refused = rib_->sync())
+                spdlog::warn("{} routes could not be installed (FIB full)", refused);
+            record_sync_latency(Clock::now() - t0);
+        }
+        lk.unlock();
+        if (overrun) {
+            spdlog::warn("netlink: socket overrun (ENOBUFS): re-dumping the kernel's tables");
+            if (!netlink_dump(true, &err)) spdlog::error("netlink: re-dump failed: {}", err);
+        }
+    }
+}
+
+// Called from the control loop when a port's link changes.
+void Switch::on_link_change(size_t port, bool up) {
+    if (!hostif_ || port >= track_link_.size() || !track_link_[port]) return;
+    std::string err;
+    if (!hostif_->set_carrier(uint16_t(port), up, &err))
+        spdlog::warn("host interface {}: {}", cfg_.ports[port].name, err);
+    if (!route_sync_) {  // no netlink to bring the carrier change back: withdraw directly
+        rib_->set_port_up(uint8_t(port), up);
+        rib_->sync();
+    }
+}
+
+json Switch::view_punt() const {
+    if (!punt_) return {{"enabled", false}};
+    json classes = json::array();
+    for (size_t c = 0; c < kPuntClassCount; c++) {
+        const PuntClassStats &s = punt_->stats(PuntClass(c));
+        classes.push_back({{"class", std::string(punt_class_name(PuntClass(c)))},
+                           {"rate_pps", punt_->pps(PuntClass(c))},
+                           {"burst", punt_->burst(PuntClass(c))},
+                           {"punted", s.punted.load()},
+                           {"policed", s.policed.load()},
+                           {"queue_full", s.queue_full.load()}});
+    }
+    json ports = json::array();
+    for (size_t i = 0; i < hostif_->size(); i++) {
+        const HostIfStats &s = hostif_->stats(uint16_t(i));
+        PortTotals t = sum_port(counters_.get(), workers_.size(), i);
+        ports.push_back({{"port", cfg_.ports[i].name},
+                         {"ifindex", hostif_->ifindex(uint16_t(i))},
+                         {"punted", t.punted},
+                         {"to_kernel", s.to_kernel.load()},
+                         {"to_kernel_bytes", s.to_kernel_bytes.load()},
+                         {"to_kernel_failed", s.to_kernel_failed.load()},
+                         {"from_kernel", s.from_kernel.load()},
+                         {"from_kernel_bytes", s.from_kernel_bytes.load()},
+                         {"from_kernel_dropped", s.from_kernel_dropped.load()}});
+    }
+    return {{"enabled", true},
+            {"queue_capacity", punt_->queue_capacity()},
+            {"classes", classes},
+            {"ports", ports}};
+}
+
+json Switch::view_control() const {
+    json out = {{"host_interfaces", bool(hostif_)}, {"netlink_sync", bool(route_sync_)}};
+    json counts = json::object();
+    for (const auto &[src, n] : rib_->route_counts()) counts[src] = n;
+    out["routes_by_source"] = counts;
+    json ports = json::array();
+    for (size_t i = 0; i < cfg_.ports.size(); i++)
+        ports.push_back({{"port", cfg_.ports[i].name},
+                         {"up", rib_->port_up(uint8_t(i))},
+                         {"link_mirrored", i < track_link_.size() && track_link_[i]}});
+    out["ports"] = ports;
+    if (route_sync_) {
+        std::lock_guard lk(sync_mu_);
+        const RouteSyncStats &s = route_sync_->stats();
+        out["netlink"] = {{"messages", s.messages},
+                          {"changes", s.changes},
+                          {"ignored", s.ignored},
+                          {"unsupported", s.unsupported},
+                          {"malformed", sync_errors_},
+                          {"resyncs", s.resyncs},
+                          {"routes_added", s.routes_added},
+                          {"routes_removed", s.routes_removed},
+                          {"neighbours_added", s.neighbours_added},
+                          {"neighbours_removed", s.neighbours_removed},
+                          {"addr_changes", s.addr_changes},
+                          {"link_changes", s.link_changes},
+                          {"learned_routes", route_sync_->learned_routes()}};
+        out["sync_latency"] = {
+            {"batches", sync_lat_.batches},
+            {"last_us", sync_lat_.last_ns / 1000},
+            {"max_us", sync_lat_.max_ns / 1000},
+            {"mean_us", sync_lat_.batches ? sync_lat_.sum_ns / 1000 / sync_lat_.batches : 0}};
+    }
+    return out;
+}
+
+}  // namespace rocesw

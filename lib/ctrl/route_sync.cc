@@ -1,0 +1,191 @@
+#include "ctrl/route_sync.h"
+
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <tuple>
+
+namespace rocesw {
+
+namespace {
+auto addr_key(const IpAddr &a) { return std::tie(a.is_v6, a.v4, a.v6); }
+}  // namespace
+
+bool RouteSync::NeighKey::operator<(const NeighKey &o) const {
+    return std::tie(port, ip.is_v6, ip.v4, ip.v6) < std::tie(o.port, o.ip.is_v6, o.ip.v4, o.ip.v6);
+}
+bool RouteSync::AddrLess::operator()(const IfAddr &a, const IfAddr &b) const {
+    return std::tuple_cat(addr_key(a.addr), std::tie(a.len)) <
+           std::tuple_cat(addr_key(b.addr), std::tie(b.len));
+}
+bool RouteSync::PrefixLess::operator()(const IpPrefix &a, const IpPrefix &b) const {
+    return std::tuple_cat(addr_key(a.addr), std::tie(a.len)) <
+           std::tuple_cat(addr_key(b.addr), std::tie(b.len));
+}
+
+RouteSync::RouteSync(Rib &rib, size_t n_ports,
+                     std::function<std::optional<uint16_t>(int)> port_of_ifindex)
+    : rib_(rib), port_of_(std::move(port_of_ifindex)), addrs_(n_ports), seen_addrs_(n_ports) {}
+
+bool RouteSync::apply(const nl::Message &m) {
+    stats_.messages++;
+    bool changed = std::visit(
+        [this](const auto &msg) -> bool {
+            using T = std::decay_t<decltype(msg)>;
+            if constexpr (std::is_same_v<T, nl::LinkMsg>) return on_link(msg);
+            if constexpr (std::is_same_v<T, nl::AddrMsg>) return on_addr(msg);
+            if constexpr (std::is_same_v<T, nl::NeighMsg>) return on_neigh(msg);
+            if constexpr (std::is_same_v<T, nl::RouteMsg>) return on_route(msg);
+            return false;
+        },
+        m);
+    if (changed) stats_.changes++;
+    return changed;
+}
+
+bool RouteSync::on_link(const nl::LinkMsg &m) {
+    auto port = port_of_(m.ifindex);
+    if (!port) {
+        stats_.ignored++;
+        return false;
+    }
+    // Down administratively, or no carrier (the data port's link is down): no route through it.
+    const bool up = m.op == nl::Op::add && m.admin_up && m.oper_up;
+    if (rib_.port_up(uint8_t(*port)) == up) return false;
+    rib_.set_port_up(uint8_t(*port), up);
+    stats_.link_changes++;
+    spdlog::info("host interface {} is {}: routes through port {} {}", m.name,
+                 up ? "up" : "down", *port, up ? "restored" : "withdrawn");
+    return true;
+}
+
+bool RouteSync::on_addr(const nl::AddrMsg &m) {
+    auto port = port_of_(m.ifindex);
+    if (!port || *port >= addrs_.size()) {
+        stats_.ignored++;
+        return false;
+    }
+    auto &set = addrs_[*port];
+    if (resyncing_ && m.op == nl::Op::add) seen_addrs_[*port].insert(m.addr);
+    bool changed = m.op == nl::Op::add ? set.insert(m.addr).second : set.erase(m.addr) > 0;
+    if (!changed) return false;
+    rib_.set_port_addrs(uint8_t(*port), std::vector<IfAddr>(set.begin(), set.end()));
+    stats_.addr_changes++;
+    return true;
+}
+
+bool RouteSync::on_neigh(const nl::NeighMsg &m) {
+    auto port = port_of_(m.ifindex);
+    if (!port) {
+        stats_.ignored++;
+        return false;
+    }
+    NeighKey k{*port, m.ip};
+    if (m.usable()) {
+        if (resyncing_) seen_neighbours_.insert(k);
+        neighbours_.insert(k);
+        rib_.add_neighbour(uint8_t(*port), m.ip, *m.mac);  // a changed MAC replaces the old one
+        stats_.neighbours_added++;
+        return true;
+    }
+    if (!neighbours_.erase(k)) return false;  // never usable: nothing to remove
+    rib_.del_neighbour(uint8_t(*port), m.ip);
+    stats_.neighbours_removed++;
+    return true;
+}
+
+bool RouteSync::on_route(const nl::RouteMsg &m) {
+    // The main table's unicast routes; `kernel` routes are the connected prefixes the
+    // addresses already give.
+    if (m.table != RT_TABLE_MAIN || m.type != RTN_UNICAST || m.protocol == RTPROT_KERNEL) {
+        stats_.ignored++;
+        return false;
+    }
+    if (m.nh_id) {
+        stats_.unsupported++;
+        if (!warned_nh_id_)
+            spdlog::warn("route {} uses a kernel nexthop object (id {}): not supported; with FRR "
+                         "set `zebra nexthop kernel disable` (doc/control-plane.md)",
+                         m.dst.str(), m.nh_id);
+        warned_nh_id_ = true;
+        return false;
+    }
+    if (m.op == nl::Op::del) {
+        if (!learned_.erase(m.dst)) return false;
+        rib_.del_learned(m.dst);
+        stats_.routes_removed++;
+        return true;
+    }
+    LearnedRoute r;
+    r.origin = nl::rt_protocol_name(m.protocol);
+    for (const auto &nh : m.nexthops) {
+        auto port = port_of_(nh.ifindex);
+        if (!port) continue;  // through another interface of the namespace: not ours
+        if (m.nexthops.size() > 1 && !nh.gateway) {
+            stats_.unsupported++;  // a multipath member without a gateway
+            continue;
+        }
+        r.paths.push_back(LearnedPath{uint8_t(*port), nh.gateway, nh.weight ? nh.weight : 1});
+    }
+    if (r.paths.empty()) {
+        // Nothing through our ports (any more): a route we had is withdrawn.
+        stats_.ignored++;
+        if (!learned_.erase(m.dst)) return false;
+        rib_.del_learned(m.dst);
+        stats_.routes_removed++;
+        return true;
+    }
+    if (resyncing_) seen_routes_.insert(m.dst);
+    learned_.insert(m.dst);
+    if (!rib_.set_learned(m.dst, std::move(r))) return false;
+    stats_.routes_added++;
+    return true;
+}
+
+void RouteSync::begin_resync() {
+    resyncing_ = true;
+    seen_neighbours_.clear();
+    seen_routes_.clear();
+    for (auto &s : seen_addrs_) s.clear();
+    stats_.resyncs++;
+}
+
+bool RouteSync::end_resync() {
+    resyncing_ = false;
+    bool changed = false;
+    for (auto it = learned_.begin(); it != learned_.end();) {
+        if (seen_routes_.count(*it)) {
+            ++it;
+            continue;
+        }
+        rib_.del_learned(*it);
+        stats_.routes_removed++;
+        it = learned_.erase(it);
+        changed = true;
+    }
+    for (auto it = neighbours_.begin(); it != neighbours_.end();) {
+        if (seen_neighbours_.count(*it)) {
+            ++it;
+            continue;
+        }
+        rib_.del_neighbour(uint8_t(it->port), it->ip);
+        stats_.neighbours_removed++;
+        it = neighbours_.erase(it);
+        changed = true;
+    }
+    for (size_t p = 0; p < addrs_.size(); p++) {
+        auto same = [](const IfAddr &a, const IfAddr &b) { return a.addr == b.addr && a.len == b.len; };
+        if (std::equal(addrs_[p].begin(), addrs_[p].end(), seen_addrs_[p].begin(),
+                       seen_addrs_[p].end(), same))
+            continue;
+        addrs_[p] = seen_addrs_[p];
+        rib_.set_port_addrs(uint8_t(p), std::vector<IfAddr>(addrs_[p].begin(), addrs_[p].end()));
+        stats_.addr_changes++;
+        changed = true;
+    }
+    return changed;
+}
+
+}  // namespace rocesw

@@ -1,0 +1,81 @@
+// Applies what netlink says about the switch's namespace to the Rib (doc/control-plane.md):
+// the kernel is the source of truth for the host interfaces' addresses, neighbours, link state
+// and the routes through them; everything else in the namespace is ignored (and counted).
+//
+// Pure logic over typed messages (nl::parse gives them): no socket, no clock, no thread. The
+// caller batches: apply() every message available, then Rib::sync() once. After a socket
+// overrun the caller re-dumps between begin_resync() and end_resync(), which removes whatever
+// the dump no longer mentions (mark and sweep), so the RIB and the kernel reconcile.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ctrl/netlink_msg.h"
+#include "route/rib.h"
+
+namespace rocesw {
+
+struct RouteSyncStats {
+    uint64_t messages = 0;      // messages seen
+    uint64_t changes = 0;       // that changed the RIB
+    uint64_t ignored = 0;       // other interfaces, tables, route types; `kernel` routes
+    uint64_t unsupported = 0;   // kernel nexthop objects (RTA_NH_ID), multipath device routes
+    uint64_t resyncs = 0;       // full re-dumps after a socket overrun
+    uint64_t routes_added = 0, routes_removed = 0;
+    uint64_t neighbours_added = 0, neighbours_removed = 0;
+    uint64_t addr_changes = 0, link_changes = 0;
+};
+
+class RouteSync {
+  public:
+    // `port_of_ifindex`: the data port whose host interface has this ifindex, if any.
+    RouteSync(Rib &rib, size_t n_ports, std::function<std::optional<uint16_t>(int)> port_of_ifindex);
+
+    // Returns true when the RIB changed (a sync is due).
+    bool apply(const nl::Message &m);
+
+    void begin_resync();
+    bool end_resync();  // true when the sweep removed something
+
+    const RouteSyncStats &stats() const { return stats_; }
+    // The kernel protocol names seen in learned routes, with their current route counts.
+    size_t learned_routes() const { return learned_.size(); }
+
+  private:
+    bool on_link(const nl::LinkMsg &m);
+    bool on_addr(const nl::AddrMsg &m);
+    bool on_neigh(const nl::NeighMsg &m);
+    bool on_route(const nl::RouteMsg &m);
+    struct NeighKey {
+        uint16_t port;
+        IpAddr ip;
+        bool operator<(const NeighKey &o) const;
+    };
+    struct AddrLess {
+        bool operator()(const IfAddr &a, const IfAddr &b) const;
+    };
+    struct PrefixLess {
+        bool operator()(const IpPrefix &a, const IpPrefix &b) const;
+    };
+
+    Rib &rib_;
+    std::function<std::optional<uint16_t>(int)> port_of_;
+    std::vector<std::set<IfAddr, AddrLess>> addrs_;  // per port, as the kernel has them
+    std::set<NeighKey> neighbours_;                  // learned from the kernel
+    std::set<IpPrefix, PrefixLess> learned_;         // routes given to the RIB
+    bool resyncing_ = false;
+    std::set<NeighKey> seen_neighbours_;
+    std::set<IpPrefix, PrefixLess> seen_routes_;
+    std::vector<std::set<IfAddr, AddrLess>> seen_addrs_;
+    RouteSyncStats stats_;
+    bool warned_nh_id_ = false;
+};
+
+}  // namespace rocesw

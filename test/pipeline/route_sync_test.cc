@@ -1,0 +1,225 @@
+// Netlink messages -> Rib -> Fib (lib/ctrl/route_sync.h): what the kernel of the switch's
+// namespace says becomes exactly the data plane's routes, next hops and ECMP groups.
+#include <gtest/gtest.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <rte_lpm.h>
+
+#include <map>
+
+#include "ctrl/route_sync.h"
+#include "fixture.h"
+
+namespace rocesw::test {
+namespace {
+
+constexpr int kIf0 = 10, kIf1 = 11;  // host interfaces of p0, p1
+
+class RouteSyncTest : public SwitchFixture {
+  protected:
+    void SetUp() override {
+        SwitchFixture::SetUp();
+        sync = std::make_unique<RouteSync>(*rib, 2, [](int ifindex) -> std::optional<uint16_t> {
+            if (ifindex == kIf0) return 0;
+            if (ifindex == kIf1) return 1;
+            return std::nullopt;
+        });
+        // The kernel reports the addresses roceswd gave the interfaces.
+        apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
+        apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
+        apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
+        apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
+        rib->sync();
+    }
+    bool apply(const nl::Message &m) { return sync->apply(m); }
+    static nl::AddrMsg addr(nl::Op op, int ifindex, const char *a) {
+        nl::AddrMsg m{};
+        m.op = op;
+        m.ifindex = ifindex;
+        m.addr = ifa(a);
+        return m;
+    }
+    static nl::NeighMsg neigh(nl::Op op, int ifindex, const char *ip, const char *mac,
+                              uint16_t state = NUD_REACHABLE) {
+        nl::NeighMsg m{};
+        m.op = op;
+        m.ifindex = ifindex;
+        m.ip = ipa(ip);
+        if (mac) m.mac = maca(mac);
+        m.state = state;
+        return m;
+    }
+    static nl::RouteMsg route(nl::Op op, const char *prefix,
+                              std::vector<std::pair<int, const char *>> paths,
+                              uint8_t proto = 12 /* bird */) {
+        nl::RouteMsg m{};
+        m.op = op;
+        m.dst = *parse_prefix(prefix);
+        m.family = m.dst.addr.is_v6 ? 10 : 2;
+        m.table = RT_TABLE_MAIN;
+        m.protocol = proto;
+        m.type = RTN_UNICAST;
+        for (auto &[ifx, gw] : paths) {
+            nl::NextHopMsg nh;
+            nh.ifindex = ifx;
+            if (gw) nh.gateway = ipa(gw);
+            m.nexthops.push_back(nh);
+        }
+        return m;
+    }
+    static nl::LinkMsg link(int ifindex, const char *name, bool up) {
+        nl::LinkMsg m{};
+        m.op = nl::Op::add;
+        m.ifindex = ifindex;
+        m.name = name;
+        m.admin_up = up;
+        m.oper_up = up;
+        return m;
+    }
+    // What a worker would find for `dst` in the FIB now.
+    NextHop lookup(const char *dst) {
+        const FibTables *t = fib->reader();
+        uint32_t nh = 0;
+        if (rte_lpm_lookup(t->lpm4, ipa(dst).v4, &nh) != 0) return NextHop{};
+        return t->nexthops[nh];
+    }
+    std::map<std::string, RouteView> routes() {
+        std::map<std::string, RouteView> m;
+        for (const auto &v : rib->routes()) m.emplace(v.prefix.str(), v);
+        return m;
+    }
+
+    std::unique_ptr<RouteSync> sync;
+};
+
+TEST_F(RouteSyncTest, LearnedRouteResolvesThroughTheKernelsNeighbour) {
+    EXPECT_TRUE(apply(route(nl::Op::add, "10.50.0.0/16", {{kIf1, "10.0.2.9"}})));
+    rib->sync();
+    EXPECT_EQ(routes().at("10.50.0.0/16").source, RouteSource::learned);
+    EXPECT_EQ(routes().at("10.50.0.0/16").origin, "bird");
+    EXPECT_EQ(lookup("10.50.3.4").kind, NextHopKind::unresolved);  // punted: glean
+    // The kernel resolves it (ARP through the host interface) and says so.
+    EXPECT_TRUE(apply(neigh(nl::Op::add, kIf1, "10.0.2.9", "02:00:00:00:bb:09")));
+    rib->sync();
+    NextHop nh = lookup("10.50.3.4");
+    EXPECT_EQ(nh.kind, NextHopKind::forward);
+    EXPECT_EQ(nh.port, 1);
+    EXPECT_EQ(nh.dst_mac, maca("02:00:00:00:bb:09"));
+    // The neighbour fails: back to unresolved; the route is withdrawn: no route.
+    EXPECT_TRUE(apply(neigh(nl::Op::add, kIf1, "10.0.2.9", nullptr, NUD_FAILED)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.50.3.4").kind, NextHopKind::unresolved);
+    EXPECT_TRUE(apply(route(nl::Op::del, "10.50.0.0/16", {})));
+    rib->sync();
+    EXPECT_EQ(lookup("10.50.3.4").kind, NextHopKind::drop_no_route);
+    EXPECT_EQ(sync->stats().routes_added, 1u);
+    EXPECT_EQ(sync->stats().routes_removed, 1u);
+}
+
+TEST_F(RouteSyncTest, MultipathRouteBecomesAnEcmpGroup) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    auto r = route(nl::Op::add, "10.60.0.0/16", {{kIf0, "10.0.1.7"}, {kIf1, "10.0.2.7"}});
+    r.nexthops[1].weight = 3;
+    apply(r);
+    rib->sync();
+    NextHop nh = lookup("10.60.1.1");
+    ASSERT_EQ(nh.kind, NextHopKind::ecmp_group);
+    auto groups = rib->groups();
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].id, nh.group);
+    ASSERT_EQ(groups[0].members.size(), 2u);
+    EXPECT_EQ(groups[0].members[0].port, 0);
+    EXPECT_EQ(groups[0].members[1].port, 1);
+    EXPECT_EQ(groups[0].members[1].weight, 3u);
+    EXPECT_TRUE(groups[0].members[0].alive && groups[0].members[1].alive);
+    // One member's interface goes down: the group shrinks to the other path at once.
+    EXPECT_TRUE(apply(link(kIf0, "p0", false)));
+    rib->sync();
+    nh = lookup("10.60.1.1");
+    EXPECT_EQ(nh.kind, NextHopKind::forward);
+    EXPECT_EQ(nh.port, 1);
+    EXPECT_EQ(lookup("10.0.1.7").kind, NextHopKind::drop_no_route);  // p0's routes withdrawn
+    EXPECT_TRUE(apply(link(kIf0, "p0", true)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.60.1.1").kind, NextHopKind::ecmp_group);
+}
+
+TEST_F(RouteSyncTest, IgnoresWhatIsNotOurs) {
+    auto other_if = route(nl::Op::add, "10.70.0.0/16", {{99, "192.168.0.1"}});
+    auto kernel = route(nl::Op::add, "10.0.1.0/24", {{kIf0, nullptr}}, RTPROT_KERNEL);
+    auto local_table = route(nl::Op::add, "10.71.0.0/16", {{kIf0, "10.0.1.2"}});
+    local_table.table = 100;
+    auto blackhole = route(nl::Op::add, "10.72.0.0/16", {});
+    blackhole.type = RTN_BLACKHOLE;
+    auto nh_obj = route(nl::Op::add, "10.73.0.0/16", {{kIf0, "10.0.1.2"}});
+    nh_obj.nh_id = 7;
+    const size_t before = rib->routes().size();
+    for (const auto &m : {other_if, kernel, local_table, blackhole, nh_obj}) EXPECT_FALSE(apply(m));
+    EXPECT_FALSE(apply(neigh(nl::Op::add, 99, "192.168.0.1", "02:00:00:00:00:99")));
+    EXPECT_FALSE(apply(addr(nl::Op::add, 99, "192.168.0.2/24")));
+    rib->sync();
+    EXPECT_EQ(rib->routes().size(), before);
+    EXPECT_EQ(sync->stats().unsupported, 1u);  // the nexthop object
+    EXPECT_GE(sync->stats().ignored, 6u);
+}
+
+TEST_F(RouteSyncTest, AddressesGiveConnectedRoutesButLinkLocalIsNeverRouted) {
+    apply(addr(nl::Op::add, kIf0, "10.0.5.1/24"));
+    apply(addr(nl::Op::add, kIf0, "fe80::ff:fe00:10/64"));
+    apply(addr(nl::Op::add, kIf1, "fe80::ff:fe00:11/64"));
+    rib->sync();
+    auto m = routes();
+    EXPECT_EQ(m.at("10.0.5.0/24").source, RouteSource::connected);
+    EXPECT_EQ(m.at("10.0.5.1/32").source, RouteSource::local);
+    EXPECT_FALSE(m.count("fe80::/64"));
+    apply(addr(nl::Op::del, kIf0, "10.0.5.1/24"));
+    rib->sync();
+    EXPECT_FALSE(routes().count("10.0.5.0/24"));
+    EXPECT_EQ(lookup("10.0.5.9").kind, NextHopKind::drop_no_route);
+}
+
+TEST_F(RouteSyncTest, ConfigStaticRouteWinsOverALearnedOne) {
+    // 10.9.0.0/16 is a static route of the fixture's config (via 10.0.2.2 on p1).
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(route(nl::Op::add, "10.9.0.0/16", {{kIf0, "10.0.1.7"}}));
+    rib->sync();
+    EXPECT_EQ(routes().at("10.9.0.0/16").source, RouteSource::static_route);
+    EXPECT_EQ(lookup("10.9.1.1").port, 1);
+    // The learned one is kept: it is used for a more specific prefix, and kept on withdrawal
+    // of nothing else.
+    apply(route(nl::Op::add, "10.9.5.0/24", {{kIf0, "10.0.1.7"}}));
+    rib->sync();
+    EXPECT_EQ(lookup("10.9.5.1").port, 0);
+}
+
+// After a socket overrun the caller re-dumps: what the dump no longer has is removed.
+TEST_F(RouteSyncTest, ResyncSweepsWhatTheKernelNoLongerHas) {
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.9", "02:00:00:00:bb:09"));
+    for (int i = 0; i < 100; i++) {
+        std::string p = "10.100." + std::to_string(i) + ".0/24";
+        apply(route(nl::Op::add, p.c_str(), {{kIf1, "10.0.2.9"}}));
+    }
+    rib->sync();
+    EXPECT_EQ(sync->learned_routes(), 100u);
+    sync->begin_resync();
+    // The dump: addresses, the neighbour, and only the even routes.
+    apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
+    apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
+    apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
+    apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.9", "02:00:00:00:bb:09"));
+    for (int i = 0; i < 100; i += 2) {
+        std::string p = "10.100." + std::to_string(i) + ".0/24";
+        apply(route(nl::Op::add, p.c_str(), {{kIf1, "10.0.2.9"}}));
+    }
+    EXPECT_TRUE(sync->end_resync());
+    rib->sync();
+    EXPECT_EQ(sync->learned_routes(), 50u);
+    EXPECT_EQ(lookup("10.100.2.1").kind, NextHopKind::forward);
+    EXPECT_EQ(lookup("10.100.3.1").kind, NextHopKind::drop_no_route);
+    EXPECT_EQ(rib->route_counts().at("bird"), 50u);
+}
+
+}  // namespace
+}  // namespace rocesw::test
