@@ -139,9 +139,11 @@ void Switch::netlink_loop() {
                 spdlog::warn("{} routes could not be installed (FIB full)", refused);
             record_sync_latency(Clock::now() - t0);
         }
+        const bool relink = route_sync_->take_resync_request();
         lk.unlock();
-        if (overrun) {
-            spdlog::warn("netlink: socket overrun (ENOBUFS): re-dumping the kernel's tables");
+        if (overrun || relink) {
+            if (overrun)
+                spdlog::warn("netlink: socket overrun (ENOBUFS): re-dumping the kernel's tables");
             if (!netlink_dump(true, &err)) spdlog::error("netlink: re-dump failed: {}", err);
         }
     }

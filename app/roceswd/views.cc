@@ -234,6 +234,7 @@ json Switch::view_lb(const std::vector<std::string> &args) {
         }
         groups.push_back({{"id", g.id},
                           {"prefix", g.prefix.str()},
+                          {"routes", g.routes},
                           {"policy", g.policy},
                           {"policy_set_at_runtime", g.policy_overridden},
                           {"members", members}});

@@ -56,6 +56,7 @@ bool RouteSync::on_link(const nl::LinkMsg &m) {
     if (rib_.port_up(uint8_t(*port)) == up) return false;
     rib_.set_port_up(uint8_t(*port), up);
     stats_.link_changes++;
+    if (up && !resyncing_) resync_requested_ = true;
     spdlog::info("host interface {} is {}: routes through port {} {}", m.name,
                  up ? "up" : "down", *port, up ? "restored" : "withdrawn");
     return true;

@@ -43,6 +43,13 @@ class RouteSync {
 
     void begin_resync();
     bool end_resync();  // true when the sweep removed something
+    // True once after a host interface came back up: the kernel drops IPv4 routes through an
+    // interface set down without telling (no RTM_DELROUTE), so the caller re-dumps.
+    bool take_resync_request() {
+        bool r = resync_requested_;
+        resync_requested_ = false;
+        return r;
+    }
 
     const RouteSyncStats &stats() const { return stats_; }
     // The kernel protocol names seen in learned routes, with their current route counts.
@@ -76,6 +83,7 @@ class RouteSync {
     std::vector<std::set<IfAddr, AddrLess>> seen_addrs_;
     RouteSyncStats stats_;
     bool warned_nh_id_ = false;
+    bool resync_requested_ = false;
 };
 
 }  // namespace rocesw

@@ -250,14 +250,32 @@ void Rib::nh_release(uint32_t id) {
 
 // Gives every wanted multipath route its group (id, slots, members, policy) and publishes the
 // groups that changed, before the Fib points any route at them.
+std::string Rib::group_key(const IpPrefix &prefix, const Want &w) const {
+    if (w.source != RouteSource::learned) return "route " + prefix.str();
+    std::vector<std::string> parts;
+    for (const auto &p : w.multipath->paths)
+        parts.push_back(p.port + "/" + p.via.str() + "/" + std::to_string(p.weight));
+    std::sort(parts.begin(), parts.end());  // the kernel's order is not stable
+    std::string key = "paths";
+    for (const auto &s : parts) key += " " + s;
+    return key;
+}
+
 void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
     EcmpGroups &eg = fib_.groups();
     const uint8_t default_policy = eg.settings().default_policy;
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> changes;
+    live_groups_.clear();
     for (auto &[prefix, w] : want) {
         if (!w.multipath) continue;
         const MultipathRouteConfig &r = *w.multipath;
-        auto it = groups_.find(prefix);
+        const std::string key = group_key(prefix, w);
+        auto it = groups_.find(key);
+        if (it != groups_.end() && live_groups_.count(key)) {  // shared: set up already
+            w.nh.group = it->second.id;
+            it->second.routes++;
+            continue;
+        }
         if (it == groups_.end()) {
             uint16_t id;
             if (!free_group_ids_.empty()) {
@@ -266,15 +284,32 @@ void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
             } else if (next_group_id_ < kMaxEcmpGroups) {
                 id = next_group_id_++;
             } else {
-                spdlog::warn("route {}: no free ECMP group (at most {}); not multipath",
+                // Out of groups: the first path with a resolved neighbour carries it all.
+                spdlog::warn("route {}: no free ECMP group (at most {}); using one path",
                              prefix.str(), kMaxEcmpGroups);
                 w.nh = NextHop{NextHopKind::unresolved, 0, {}, 0};
+                for (const auto &p : r.paths) {
+                    auto port = port_index(p.port);
+                    if (!port) port = port_for(p.via);
+                    if (!port || !port_up_[*port]) continue;
+                    auto n = neighbours_.find(NeighKey{*port, p.via});
+                    if (n != neighbours_.end()) {
+                        w.nh = NextHop{NextHopKind::forward, *port, n->second, 0};
+                        break;
+                    }
+                    if (w.nh.port == 0) w.nh.port = *port;
+                }
+                w.via = std::nullopt;
                 w.multipath = nullptr;
                 continue;
             }
-            it = groups_.emplace(prefix, GroupState{id, {}, {}, {}, {}, {}, -1}).first;
+            GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0};
+            it = groups_.emplace(key, std::move(fresh)).first;
         }
+        live_groups_.insert(key);
         GroupState &gs = it->second;
+        gs.prefix = prefix;
+        gs.routes = 1;
         // Slots: kept for paths still configured, freed for the others, lowest free for new ones.
         std::map<PathKey, uint32_t> paths;  // key -> weight
         for (const auto &p : r.paths) {
@@ -333,11 +368,10 @@ void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
 
 // Unpublishes the groups of routes that are no longer multipath. Called after the Fib commit
 // (which waited out the readers of the old routes), so no worker can still reach them.
-void Rib::retire_groups_locked(const std::map<IpPrefix, Want, PrefixLess> &want) {
+void Rib::retire_groups_locked() {
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> gone;
     for (auto it = groups_.begin(); it != groups_.end();) {
-        auto w = want.find(it->first);
-        if (w != want.end() && w->second.multipath) {
+        if (live_groups_.count(it->first)) {
             ++it;
             continue;
         }
@@ -351,8 +385,8 @@ void Rib::retire_groups_locked(const std::map<IpPrefix, Want, PrefixLess> &want)
 std::vector<GroupView> Rib::groups() const {
     std::lock_guard lk(mu_);
     std::vector<GroupView> out;
-    for (const auto &[prefix, gs] : groups_) {
-        GroupView v{gs.id, prefix, gs.policy, !gs.policy_override.empty(), {}};
+    for (const auto &[key, gs] : groups_) {
+        GroupView v{gs.id, gs.prefix, gs.routes, gs.policy, !gs.policy_override.empty(), {}};
         for (const auto &[k, slot] : gs.slots) {
             GroupMemberView m{slot, k.via, k.port, gs.weights[slot], false, {}};
             if (slot < gs.published.size()) {
@@ -379,9 +413,15 @@ std::string Rib::set_policy(const std::string &target, const std::string &policy
         std::lock_guard lk(mu_);
         auto prefix = parse_prefix(target);
         size_t hit = 0;
-        for (auto &[p, gs] : groups_) {
-            bool match =
-                target == "all" || (prefix && *prefix == p) || target == std::to_string(gs.id);
+        // A prefix names the group its route uses (shared by learned routes with the same paths).
+        std::optional<uint16_t> prefix_group;
+        if (prefix)
+            if (auto w = wanted_.find(*prefix);
+                w != wanted_.end() && w->second.nh.kind == NextHopKind::ecmp_group)
+                prefix_group = w->second.nh.group;
+        for (auto &[key, gs] : groups_) {
+            bool match = target == "all" || (prefix_group && *prefix_group == gs.id) ||
+                         target == std::to_string(gs.id);
             if (!match) continue;
             gs.policy_override = policy;
             hit++;
@@ -435,7 +475,7 @@ size_t Rib::sync() {
     for (uint32_t id : released) nh_release(id);
     free_ids_.insert(free_ids_.end(), pending_free_.begin(), pending_free_.end());
     pending_free_.clear();
-    retire_groups_locked(want);
+    retire_groups_locked();
     wanted_ = std::move(want);
     return refused;
 }

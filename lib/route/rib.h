@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,8 @@ struct GroupMemberView {
 
 struct GroupView {
     uint16_t id;
-    IpPrefix prefix;
+    IpPrefix prefix;  // the first route using the group (learned routes share groups)
+    size_t routes = 1;  // routes using it
     std::string policy;
     bool policy_overridden;                // set at runtime (set_policy), not from the config
     std::vector<GroupMemberView> members;  // by slot
@@ -146,6 +148,8 @@ class Rib {
         std::string policy;  // effective
         std::vector<LbMember> published;
         int published_policy = -1;
+        IpPrefix prefix;  // the first route using it
+        size_t routes = 0;
     };
     struct NhKey {
         NextHopKind kind;
@@ -187,7 +191,11 @@ class Rib {
     std::map<IpPrefix, uint32_t, PrefixLess> installed_;  // prefix -> nexthop id in the Fib
     std::map<NhKey, NhSlot> nh_by_key_;
     std::vector<uint32_t> free_ids_, pending_free_;
-    std::map<IpPrefix, GroupState, PrefixLess> groups_;
+    // By group key: a configured multipath route has its own group ("route <prefix>"); learned
+    // routes with the same next hops share one ("paths <port/via/weight>..."), as BGP gives
+    // thousands of prefixes the same few next hops.
+    std::map<std::string, GroupState> groups_;
+    std::set<std::string> live_groups_;  // keys used by the last update_groups_locked
     std::map<IpPrefix, LearnedRoute, PrefixLess> learned_;
     // Learned multipath routes as groups over the ports that are up; rebuilt by each
     // desired_locked() (Want::multipath points into it until the next one).
@@ -197,7 +205,8 @@ class Rib {
     uint16_t next_group_id_ = 0;
     std::optional<uint8_t> port_index(const std::string &name) const;
     void update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want);
-    void retire_groups_locked(const std::map<IpPrefix, Want, PrefixLess> &want);
+    void retire_groups_locked();
+    std::string group_key(const IpPrefix &prefix, const Want &w) const;
     uint32_t next_id_ = 1;  // id 0 is never used
 };
 

@@ -221,5 +221,50 @@ TEST_F(RouteSyncTest, ResyncSweepsWhatTheKernelNoLongerHas) {
     EXPECT_EQ(rib->route_counts().at("bird"), 50u);
 }
 
+// BGP gives thousands of prefixes the same next hops: they share one ECMP group, so a full
+// table fits (kMaxEcmpGroups, 512, is below the route count).
+TEST_F(RouteSyncTest, LearnedRoutesWithTheSameNextHopsShareOneGroup) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    for (int i = 0; i < 900; i++) {
+        std::string p = "10." + std::to_string(200 + i / 256) + "." + std::to_string(i % 256) +
+                        ".0/24";
+        // Half of them list the next hops in the other order, as the kernel may.
+        auto r = i % 2 ? route(nl::Op::add, p.c_str(), {{kIf0, "10.0.1.7"}, {kIf1, "10.0.2.7"}})
+                       : route(nl::Op::add, p.c_str(), {{kIf1, "10.0.2.7"}, {kIf0, "10.0.1.7"}});
+        apply(r);
+    }
+    apply(route(nl::Op::add, "10.210.0.0/16", {{kIf0, "10.0.1.7"}, {kIf1, "10.0.2.9"}}));
+    ASSERT_EQ(rib->sync(), 0u);
+    auto groups = rib->groups();
+    ASSERT_EQ(groups.size(), 2u);
+    EXPECT_EQ(groups[0].routes + groups[1].routes, 901u);
+    EXPECT_EQ(lookup("10.200.17.70").kind, NextHopKind::ecmp_group);
+    EXPECT_EQ(lookup("10.200.17.70").group, lookup("10.203.100.1").group);
+    EXPECT_NE(lookup("10.210.0.1").group, lookup("10.200.200.1").group);
+    // Withdrawing all but one keeps the group; withdrawing the last retires it.
+    for (int i = 1; i < 900; i++) {
+        std::string p = "10." + std::to_string(200 + i / 256) + "." + std::to_string(i % 256) +
+                        ".0/24";
+        apply(route(nl::Op::del, p.c_str(), {}));
+    }
+    rib->sync();
+    EXPECT_EQ(rib->groups().size(), 2u);
+    apply(route(nl::Op::del, "10.200.0.0/24", {}));
+    rib->sync();
+    EXPECT_EQ(rib->groups().size(), 1u);
+}
+
+// A host interface set down and up again: the kernel silently dropped its IPv4 routes, so the
+// sync asks for a re-dump on the way up.
+TEST_F(RouteSyncTest, InterfaceComingBackUpAsksForAResync) {
+    EXPECT_FALSE(sync->take_resync_request());
+    apply(link(kIf0, "p0", false));
+    EXPECT_FALSE(sync->take_resync_request());
+    apply(link(kIf0, "p0", true));
+    EXPECT_TRUE(sync->take_resync_request());
+    EXPECT_FALSE(sync->take_resync_request());
+}
+
 }  // namespace
 }  // namespace rocesw::test
