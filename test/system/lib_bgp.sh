@@ -1,0 +1,650 @@
+# shellcheck shell=bash
+# Helpers for the control-plane system tests (test_bgp.sh, test_bgp_churn.sh, test_copp.sh):
+# roceswd in its own network namespace with host interfaces, BIRD 2 in that namespace and in a
+# router namespace, hosts behind both. Source after lib.sh:
+#
+#   source "$(dirname "$0")/lib.sh"
+#   source "$(dirname "$0")/lib_bgp.sh"
+#   rsw_init
+#   bgp_need_tools || rsw_finish
+#   bgp_start_switch "$cfg" "$log" p0 p1 p2     # roceswd in netns <tag>-sw (or the kernel, below)
+#   bgp_attach p0 "$(rsw_ns h1)"                 # the port's peer interface into a namespace
+#   bgp_start_bird "$(rsw_ns sw)" "$conf" "$sock" "$log"
+#
+# Two modes:
+#   default                   roceswd (ROCESWD, built with the control plane) runs in netns
+#                             <tag>-sw with `control_plane: {host_interfaces: true, netlink: true}`;
+#                             each port is a net_tap whose interface (<tag>pN) is moved into the
+#                             peer namespace; roceswd creates the host interfaces pN in <tag>-sw.
+#   RSW_BGP_KERNEL_SWITCH=1   no roceswd: the Linux kernel of <tag>-sw plays the switch, with
+#                             veth pairs pN (in <tag>-sw) <-> <tag>pN (moved to the peer). Runs
+#                             the same BIRD, topology and traffic checks; the checks that need
+#                             rocectl print SKIP. It separates BIRD/namespace/test problems
+#                             from switch problems (a dry run of the test itself).
+#
+# Every process is started with rsw_bg (killed by PID on cleanup); every namespace is recorded
+# in RSW_NETNS (deleted on cleanup).
+
+RSW_BGP_KERNEL="${RSW_BGP_KERNEL_SWITCH:-0}"
+RSW_SW_NS=""          # the switch's namespace
+RSW_BIRD_PIDS=()      # BIRD daemons started by bgp_start_bird
+
+# bgp_need_tools: FAIL line and status 1 when bird/birdc/ip are missing.
+bgp_need_tools() {
+    local t
+    for t in ip bird birdc; do
+        if ! command -v "$t" >/dev/null 2>&1; then
+            rsw_fail "$t is not installed (tools/bootstrap installs bird2)"
+            return 1
+        fi
+    done
+    return 0
+}
+
+# bgp_ns NS: creates namespace NS unless it exists (recorded for cleanup), lo up. Not in a
+# subshell: it records the namespace in RSW_NETNS.
+bgp_ns() {
+    local ns="$1"
+    if ! ip netns list | awk '{print $1}' | grep -qx -- "$ns"; then
+        ip netns add "$ns"
+        RSW_NETNS+=("$ns")
+    fi
+    ip -n "$ns" link set dev lo up
+}
+
+# bgp_start_switch CONFIG LOG PORT...: the switch namespace <tag>-sw and the switch in it.
+# roceswd mode: roceswd --config CONFIG in the namespace (through a wrapper that execs
+# `ip netns exec`, so RSW_SWITCH_PID is roceswd's own PID), waits for "running", then for the
+# host interfaces PORT... in the namespace. Kernel mode: veth pairs PORT <-> <tag>PORT,
+# forwarding on, L4 multipath hashing. Returns 1 on failure (log tail printed).
+bgp_start_switch() {
+    local config="$1" log="$2" p wrapper
+    shift 2
+    RSW_SW_NS="$(rsw_ns sw)"
+    bgp_ns "$RSW_SW_NS"
+    if [ "$RSW_BGP_KERNEL" = 1 ]; then
+        for p in "$@"; do
+            ip link add "$p" netns "$RSW_SW_NS" type veth peer name "$(rsw_ifname "$p")" \
+                netns "$RSW_SW_NS"
+            ip -n "$RSW_SW_NS" link set dev "$p" up
+        done
+        # The port addresses from the config (ipv4 lists of the ports, in order).
+        bgp_kernel_addresses "$config" "$@"
+        ip netns exec "$RSW_SW_NS" sysctl -qw net.ipv4.ip_forward=1 \
+            net.ipv4.fib_multipath_hash_policy=1 net.ipv4.conf.all.rp_filter=0 >/dev/null
+        : >"$log"
+        return 0
+    fi
+    wrapper="$RSW_TMP/roceswd-in-ns"
+    printf '#!/bin/sh\nexec ip netns exec %s %s "$@"\n' "$RSW_SW_NS" "$ROCESWD" >"$wrapper"
+    chmod +x "$wrapper"
+    if [ ! -x "$ROCESWD" ]; then
+        rsw_log "bgp_start_switch: $ROCESWD is not executable (build with: ninja -C $BUILD_DIR)"
+        return 1
+    fi
+    local real="$ROCESWD"
+    ROCESWD="$wrapper"
+    if ! start_switch "$config" "$log" 30; then
+        ROCESWD="$real"
+        return 1
+    fi
+    ROCESWD="$real"
+    ip netns exec "$RSW_SW_NS" sysctl -qw net.ipv4.conf.all.rp_filter=0 >/dev/null 2>&1 || true
+    for p in "$@"; do
+        for _ in $(seq 1 50); do
+            ip -n "$RSW_SW_NS" link show dev "$p" >/dev/null 2>&1 && break
+            sleep 0.1
+        done
+        if ! ip -n "$RSW_SW_NS" link show dev "$p" >/dev/null 2>&1; then
+            rsw_log "bgp_start_switch: no host interface $p in $RSW_SW_NS; interfaces there:"
+            ip -n "$RSW_SW_NS" -br link >&2
+            return 1
+        fi
+    done
+    return 0
+}
+
+# Kernel mode: gives the veths pN in the switch namespace the ipv4 addresses of the ports of
+# the same name in CONFIG (a switch.yaml written by the tests: "- name: pN" then "ipv4: [..]").
+bgp_kernel_addresses() {
+    local config="$1" p a
+    shift
+    for p in "$@"; do
+        for a in $("$RSW_PYTHON" - "$config" "$p" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r'-\s*name:\s*%s\s*\n(.*?)(?=\n\s*-\s*name:|\n\S|\Z)' % re.escape(sys.argv[2]), text, re.S)
+if m:
+    v = re.search(r'ipv4:\s*\[([^\]]*)\]', m.group(1))
+    if v:
+        print(" ".join(x.strip().strip('"') for x in v.group(1).split(",") if x.strip()))
+EOF
+        ); do
+            ip -n "$RSW_SW_NS" addr add "$a" dev "$p"
+        done
+    done
+}
+
+# bgp_attach PORT NS: moves the peer end of switch port PORT (<tag>PORT, in the switch's
+# namespace) into namespace NS (created if needed), link up.
+bgp_attach() {
+    local port="$1" ns="$2" ifc
+    ifc="$(rsw_ifname "$port")"
+    bgp_ns "$ns"
+    for _ in $(seq 1 50); do
+        ip -n "$RSW_SW_NS" link show dev "$ifc" >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    ip -n "$RSW_SW_NS" link set dev "$ifc" netns "$ns"
+    ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$ifc.accept_dad=0" "net.ipv6.conf.$ifc.accept_ra=0" \
+        "net.ipv6.conf.$ifc.router_solicitations=0" >/dev/null 2>&1 || true
+    ip -n "$ns" link set dev "$ifc" up
+}
+
+# bgp_host NS IFACE MAC V4/LEN GW4: host addressing on an attached interface.
+bgp_host() {
+    local ns="$1" ifc="$2" mac="$3" v4="$4" gw="$5"
+    ip -n "$ns" link set dev "$ifc" down
+    ip -n "$ns" link set dev "$ifc" address "$mac"
+    ip -n "$ns" link set dev "$ifc" up
+    ip -n "$ns" addr add "$v4" dev "$ifc"
+    [ -z "$gw" ] || ip -n "$ns" route add default via "$gw" dev "$ifc"
+}
+
+# --- BIRD -----------------------------------------------------------------------------------
+
+# bgp_start_bird NS CONFIG SOCKET LOG: BIRD in the foreground (logs to LOG) in NS, with its
+# own control socket; waits for the socket. PID recorded for cleanup.
+bgp_start_bird() {
+    local ns="$1" conf="$2" sock="$3" log="$4"
+    if ! bird -p -c "$conf" 2>"$log.parse"; then
+        rsw_log "bgp_start_bird: $conf does not parse:"
+        sed 's/^/  | /' "$log.parse" >&2
+        return 1
+    fi
+    rsw_bg ip netns exec "$ns" bird -f -c "$conf" -s "$sock" -P "$sock.pid" >"$log" 2>&1
+    RSW_BIRD_PIDS+=("$RSW_LAST_PID")
+    for _ in $(seq 1 50); do
+        [ -S "$sock" ] && birdc -s "$sock" show status >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    rsw_log "bgp_start_bird: no control socket $sock; log tail:"
+    tail -n 10 "$log" | sed 's/^/  | /' >&2
+    return 1
+}
+
+# bgp_state SOCKET PROTOCOL: the BGP state word (Established, Connect, Active, ...) or "none".
+bgp_state() {
+    birdc -s "$1" show protocols "$2" 2>/dev/null | awk -v p="$2" '$1 == p { print ($6 == "" ? $4 : $6); f = 1 } END { if (!f) print "none" }'
+}
+
+# bgp_wait_established TIMEOUT_S SOCKET PROTOCOL...: waits until every PROTOCOL is
+# Established. Prints the seconds it took (3 decimals); status 1 on timeout.
+bgp_wait_established() {
+    local timeout="$1" sock="$2" t0 deadline p ok
+    shift 2
+    t0=$(date +%s%N)
+    deadline=$(( t0 + timeout * 1000000000 ))
+    while :; do
+        ok=1
+        for p in "$@"; do
+            [ "$(bgp_state "$sock" "$p")" = Established ] || { ok=0; break; }
+        done
+        if [ "$ok" = 1 ]; then
+            bgp_elapsed "$t0"
+            return 0
+        fi
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            bgp_elapsed "$t0"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# bgp_elapsed T0_NS: seconds since T0 (from date +%s%N), 3 decimals.
+bgp_elapsed() {
+    awk -v a="$1" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
+}
+
+# bgp_birdc SOCKET ARGS...: birdc, output discarded unless it reports an error.
+bgp_birdc() {
+    local sock="$1" out
+    shift
+    out="$(birdc -s "$sock" "$@" 2>&1)" || { rsw_log "birdc $*: $out"; return 1; }
+    if printf '%s\n' "$out" | grep -qiE 'error|syntax|unknown'; then
+        rsw_log "birdc $*: $out"
+        return 1
+    fi
+    return 0
+}
+
+# --- the switch's view ----------------------------------------------------------------------
+
+# bgp_have_ctl: true when rocectl readings are possible (roceswd mode).
+bgp_have_ctl() { [ "$RSW_BGP_KERNEL" != 1 ]; }
+
+# bgp_kernel_routes: prefixes of the switch namespace's kernel main table installed by BIRD
+# (proto bird), one a line, sorted, host routes with /32 or /128.
+bgp_kernel_routes() {
+    { ip -n "$RSW_SW_NS" -j -4 route show proto bird; echo; ip -n "$RSW_SW_NS" -j -6 route show proto bird; } |
+        "$RSW_PYTHON" -c '
+import json, sys
+out = set()
+for chunk in sys.stdin.read().split("\n"):
+    chunk = chunk.strip()
+    if not chunk:
+        continue
+    for r in json.loads(chunk):
+        d = r["dst"]
+        if d == "default":
+            d = "0.0.0.0/0" if "." in r.get("gateway", "0.0.0.0") else "::/0"
+        if "/" not in d:
+            d += "/128" if ":" in d else "/32"
+        out.add(d)
+for p in sorted(out):
+    print(p)
+'
+}
+
+# Route types rocectl gives to routes not learned from the kernel's routing daemon.
+BGP_NOT_LEARNED='connected local neighbour static'
+
+# bgp_switch_learned: prefixes roceswd installed from the kernel's routes (rocectl route type
+# other than connected/local/neighbour/static), sorted. Kernel mode: bgp_kernel_routes.
+bgp_switch_learned() {
+    if ! bgp_have_ctl; then bgp_kernel_routes; return; fi
+    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+skip = set(sys.argv[1].split())
+d = json.load(sys.stdin)
+for p in sorted(r["prefix"] for r in d["routes"] if r.get("type") not in skip):
+    print(p)
+' "$BGP_NOT_LEARNED"
+}
+
+# bgp_route_paths PREFIX: how many paths the switch forwards PREFIX over: 0 (no route), 1, or
+# the member count of its ECMP group (rocectl show routes + show lb; kernel mode: ip route).
+bgp_route_paths() {
+    if ! bgp_have_ctl; then
+        ip -n "$RSW_SW_NS" -j route show "$1" | "$RSW_PYTHON" -c '
+import json, sys
+rs = json.load(sys.stdin)
+print(0 if not rs else len(rs[0].get("nexthops", [])) or 1)
+'
+        return
+    fi
+    # Through files: a FIB of thousands of routes is too long for an argument.
+    rsw_ctl --json show routes >"$RSW_TMP/paths-routes.json" || return 1
+    rsw_ctl --json show lb >"$RSW_TMP/paths-lb.json" || return 1
+    "$RSW_PYTHON" - "$1" "$RSW_TMP/paths-routes.json" "$RSW_TMP/paths-lb.json" <<'EOF'
+import json, sys
+prefix, routes, lb = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+rs = [r for r in routes["routes"] if r["prefix"] == prefix]
+if not rs:
+    print(0); sys.exit()
+nh = rs[0].get("nexthop") or {}
+if nh.get("kind") != "ecmp_group":
+    print(1 if nh.get("kind") in ("forward", "glean", "unresolved") else 0); sys.exit()
+groups = lb.get("groups", [])
+g = [g for g in groups if g.get("prefix") == prefix]
+if not g:  # the group may be named by id only ("port": "group N")
+    gid = str(nh.get("port", "")).replace("group", "").strip()
+    g = [g for g in groups if str(g.get("id")) == gid]
+print(sum(1 for m in g[0]["members"] if m.get("alive", True)) if g else -1)
+EOF
+}
+
+# bgp_wait_paths TARGET TIMEOUT_S PREFIX: waits until bgp_route_paths PREFIX equals TARGET;
+# prints the seconds it took; status 1 on timeout.
+bgp_wait_paths() {
+    local target="$1" timeout="$2" prefix="$3" t0 deadline
+    t0=$(date +%s%N)
+    deadline=$(( t0 + timeout * 1000000000 ))
+    while [ "$(bgp_route_paths "$prefix" 2>/dev/null || echo -1)" != "$target" ]; do
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            bgp_elapsed "$t0"
+            return 1
+        fi
+        sleep 0.02
+    done
+    bgp_elapsed "$t0"
+}
+
+# bgp_route_count: IPv4 + IPv6 routes in the switch's FIB (rocectl counts; kernel mode: the
+# main table of the switch namespace).
+bgp_route_count() {
+    if ! bgp_have_ctl; then
+        { ip -n "$RSW_SW_NS" -j -4 route show; echo; ip -n "$RSW_SW_NS" -j -6 route show; } |
+            "$RSW_PYTHON" -c '
+import json, sys
+print(sum(len(json.loads(c)) for c in sys.stdin.read().split("\n") if c.strip()))
+'
+        return
+    fi
+    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+c = json.load(sys.stdin)["counts"]
+print(int(c.get("ipv4", 0)) + int(c.get("ipv6", 0)))
+'
+}
+
+# bgp_group_count: ECMP groups in `rocectl show lb` (kernel mode: multipath routes).
+bgp_group_count() {
+    if ! bgp_have_ctl; then
+        ip -n "$RSW_SW_NS" -j route show proto bird | "$RSW_PYTHON" -c '
+import json, sys
+print(sum(1 for r in json.load(sys.stdin) if r.get("nexthops")))
+'
+        return
+    fi
+    rsw_ctl --json show lb | "$RSW_PYTHON" -c '
+import json, sys
+print(len(json.load(sys.stdin).get("groups", [])))
+'
+}
+
+# bgp_rss_kb: the switch's VmRSS in kB (kernel mode: 0).
+bgp_rss_kb() {
+    if ! bgp_have_ctl; then echo 0; return; fi
+    awk '/^VmRSS:/ { print $2 }' "/proc/$RSW_SWITCH_PID/status"
+}
+
+# bgp_drops PORT REASON: rocectl drop counter (kernel mode: 0).
+bgp_drops() {
+    if ! bgp_have_ctl; then echo 0; return; fi
+    rsw_drops "$1" "$2"
+}
+
+# bgp_if_counter NS IFACE rx_packets|tx_packets: a kernel interface counter.
+bgp_if_counter() {
+    ip -n "$1" -j -s link show dev "$2" | "$RSW_PYTHON" -c '
+import json, sys
+s = json.load(sys.stdin)[0]["stats64"]
+print(s["rx" if sys.argv[1].startswith("rx") else "tx"]["packets"])
+' "$3"
+}
+
+# bgp_udp_flows NS IFACE DST_MAC SRC_IP DST_IP FLOWS PER_FLOW [DPORT=9]: FLOWS UDP flows
+# (source ports 20000..) of PER_FLOW packets each, sent by scapy as Ethernet frames.
+bgp_udp_flows() {
+    ip netns exec "$1" "$RSW_PYTHON" - "$@" <<'EOF'
+import sys
+from scapy.all import Ether, IP, UDP, Raw, sendp, get_if_hwaddr, conf
+conf.verb = 0
+_, ns, ifc, dmac, src, dst, flows, per, *rest = sys.argv
+dport = int(rest[0]) if rest else 9
+smac = get_if_hwaddr(ifc)
+frames = [Ether(src=smac, dst=dmac) / IP(src=src, dst=dst, ttl=64) /
+          UDP(sport=20000 + f, dport=dport) / Raw(b"x" * 32)
+          for _ in range(int(per)) for f in range(int(flows))]
+sendp(frames, iface=ifc, inter=0.0005)
+EOF
+}
+
+# bgp_mac NS IFACE: the interface's MAC.
+bgp_mac() { ip -n "$1" -j link show dev "$2" | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
+
+# bgp_bird_conf FILE ROUTER_ID LOCAL_AS EXPORT_EXPR EXTRA SESSION...: writes a BIRD 2 config
+# in the shape of config/bgp/bird-*.conf with test timers (keepalive 1 s, hold 3 s, connect
+# retry 1 s), TCP-MD5 and GTSM on every session. EXPORT_EXPR is a filter expression for what
+# the sessions announce (e.g. 'source = RTS_DEVICE'); EXTRA is more config text (static or
+# direct protocols). SESSION is NAME:NEIGHBOUR_IP:PEER_AS:IFACE. The kernel protocol exports
+# BGP routes with merge paths on (multipath routes). Imports: 10.0.0.0/8 only.
+BGP_PASSWORD="rocesw-test-md5"
+bgp_bird_conf() {
+    local file="$1" rid="$2" as="$3" export_expr="$4" extra="$5" s name ip peer ifc
+    shift 5
+    {
+        cat <<EOC
+# generated by $(basename "$0") (lib_bgp.sh bgp_bird_conf)
+log stderr all;
+router id $rid;
+protocol device { scan time 1; }
+protocol kernel {
+  ipv4 { import none; export where source = RTS_BGP; };
+  merge paths on limit 16;
+}
+$extra
+template bgp peer {
+  local as $as;
+  hold time 3; keepalive time 1; connect retry time 1; connect delay time 1;
+  error wait time 1, 3; error forget time 5;
+  password "$BGP_PASSWORD";
+  ttl security on;
+  direct;
+  ipv4 {
+    import where net ~ [ 10.0.0.0/8{8,32} ];
+    export where $export_expr;
+  };
+}
+EOC
+        for s in "$@"; do
+            IFS=: read -r name ip peer ifc <<<"$s"
+            printf 'protocol bgp %s from peer { neighbor %s as %s; interface "%s"; }\n' \
+                "$name" "$ip" "$peer" "$ifc"
+        done
+    } >"$file"
+}
+
+# --- the lab ----------------------------------------------------------------------------------
+#
+#                        netns <tag>-sw
+#   h1 --- <tag>p0 [p0 10.0.1.1]  roceswd + BIRD (AS 65101)  [p1 10.0.11.1] --- <tag>p1 --- r1
+#   10.0.1.2/24                                               [p2 10.0.12.1] --- <tag>p2 --- r1
+#
+#   r1 (AS 65201, BIRD): 10.0.11.2/24, 10.0.12.2/24; lo 10.201.0.1-3/32, 10.250.0.1/32;
+#      <tag>r2 10.0.2.1/24 --- veth --- <tag>h2 10.0.2.2/24 (h2)
+#   r1 announces 10.0.2.0/24 (direct "d_h2"), 10.201.0.2/32 + 10.201.0.3/32 (static "s_keep")
+#   and 10.201.0.1/32 (static "s_wd") over both sessions (sw_a over p1, sw_b over p2): multipath
+#   routes in the switch. The switch's BIRD (sessions r1_a, r1_b) announces 10.0.1.0/24.
+
+# bgp_lab CONFIG_EXTRA R1_EXTRA: writes the switch config (ports p0-p2 + CONFIG_EXTRA, YAML
+# text such as a routes: list and the control_plane: section), starts the switch, builds h1,
+# r1, h2, writes both BIRD configs (R1_EXTRA: more protocols for r1) and starts both BIRDs.
+# Sets IF0 IF1 IF2 IFR2 IFH2 H1 H2 R1 CFG LOG SOCK SW_BIRD R1_BIRD R1_CONF P0_MAC. Status 1
+# (with a FAIL line) when the switch or a BIRD does not start.
+bgp_lab() {
+    local cfg_extra="$1" r1_extra="${2:-}" a
+    IF0="$(rsw_ifname p0)"; IF1="$(rsw_ifname p1)"; IF2="$(rsw_ifname p2)"
+    IFR2="$(rsw_ifname r2)"; IFH2="$(rsw_ifname h2)"
+    H1="$(rsw_ns h1)"; H2="$(rsw_ns h2)"; R1="$(rsw_ns r1)"
+    CFG="$RSW_TMP/switch.yaml"; LOG="$RSW_TMP/roceswd.log"; SOCK="$RSW_TMP/ctl.sock"
+    SW_BIRD="$RSW_TMP/bird-sw.ctl"; R1_BIRD="$RSW_TMP/bird-r1.ctl"; R1_CONF="$RSW_TMP/bird-r1.conf"
+    cat >"$CFG" <<EOC
+switch:
+  name: ${RSW_TAG}
+  workers: 1
+  idle: adaptive
+  file_prefix: $(rsw_file_prefix)
+  control_socket: ${SOCK}
+  telemetry: false
+ports:
+  - name: p0
+    device: "net_tap0,iface=${IF0}"
+    mac: "02:00:00:00:01:01"
+    ipv4: ["10.0.1.1/24"]
+  - name: p1
+    device: "net_tap1,iface=${IF1}"
+    mac: "02:00:00:00:11:01"
+    ipv4: ["10.0.11.1/24"]
+  - name: p2
+    device: "net_tap2,iface=${IF2}"
+    mac: "02:00:00:00:12:01"
+    ipv4: ["10.0.12.1/24"]
+${cfg_extra}
+EOC
+    echo "== $(basename "$0"): tag $RSW_TAG, temp dir $RSW_TMP$([ "$RSW_BGP_KERNEL" = 1 ] && echo ', KERNEL SWITCH (dry run)')"
+    if ! bgp_start_switch "$CFG" "$LOG" p0 p1 p2; then
+        rsw_fail "roceswd starts in its namespace with host interfaces p0 p1 p2"
+        return 1
+    fi
+    rsw_pass "switch up in $RSW_SW_NS (pid ${RSW_SWITCH_PID:-kernel}); host interfaces: $(ip -n "$RSW_SW_NS" -br addr show | awk '$1 ~ /^p[0-9]/ {sub(/@.*/, "", $1); printf "%s %s %s; ", $1, $2, $3}')"
+    # The MAC h1 sends to: p0's (the host interface has the port's MAC; kernel mode: the veth's).
+    # shellcheck disable=SC2034  # read by the tests
+    P0_MAC="$(bgp_mac "$RSW_SW_NS" p0)"
+
+    bgp_attach p0 "$H1"
+    bgp_host "$H1" "$IF0" 02:00:00:00:01:02 10.0.1.2/24 10.0.1.1
+    bgp_attach p1 "$R1"
+    bgp_attach p2 "$R1"
+    bgp_host "$R1" "$IF1" 02:00:00:00:11:02 10.0.11.2/24 ""
+    bgp_host "$R1" "$IF2" 02:00:00:00:12:02 10.0.12.2/24 ""
+    bgp_ns "$H2"
+    ip -n "$R1" link add "$IFR2" type veth peer name "$IFH2" netns "$H2"
+    ip -n "$R1" addr add 10.0.2.1/24 dev "$IFR2"
+    ip -n "$R1" link set "$IFR2" up
+    bgp_host "$H2" "$IFH2" 02:00:00:00:02:02 10.0.2.2/24 10.0.2.1
+    for a in 10.201.0.1 10.201.0.2 10.201.0.3 10.250.0.1; do ip -n "$R1" addr add "$a/32" dev lo; done
+    ip netns exec "$R1" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
+        net.ipv4.conf.default.rp_filter=0 net.ipv4.fib_multipath_hash_policy=1 >/dev/null
+
+    bgp_bird_conf "$RSW_TMP/bird-sw.conf" 10.0.11.1 65101 'source = RTS_DEVICE' \
+        'protocol direct d_hosts { ipv4; interface "p0"; }' \
+        r1_a:10.0.11.2:65201:p1 r1_b:10.0.12.2:65201:p2
+    bgp_bird_conf "$R1_CONF" 10.0.11.2 65201 'source ~ [ RTS_DEVICE, RTS_STATIC ]' \
+        "protocol direct d_h2 { ipv4; interface \"$IFR2\"; }
+protocol static s_keep { ipv4; route 10.201.0.2/32 via \"lo\"; route 10.201.0.3/32 via \"lo\"; }
+protocol static s_wd { ipv4; route 10.201.0.1/32 via \"lo\"; }
+$r1_extra" \
+        sw_a:10.0.11.1:65101:"$IF1" sw_b:10.0.12.1:65101:"$IF2"
+    BGP_T_BIRD=$(date +%s%N)
+    bgp_start_bird "$RSW_SW_NS" "$RSW_TMP/bird-sw.conf" "$SW_BIRD" "$RSW_TMP/bird-sw.log" ||
+        { rsw_fail "BIRD starts in $RSW_SW_NS"; return 1; }
+    bgp_start_bird "$R1" "$R1_CONF" "$R1_BIRD" "$RSW_TMP/bird-r1.log" ||
+        { rsw_fail "BIRD starts in $R1"; return 1; }
+    return 0
+}
+
+# bgp_lab_sessions TIMEOUT_S: PASS/FAIL line for both sessions Established (time since BIRD
+# start); status 1 when they are not.
+bgp_lab_sessions() {
+    if bgp_wait_established "$1" "$SW_BIRD" r1_a r1_b >/dev/null; then
+        rsw_pass "2 BGP sessions (MD5 + GTSM) Established over p1 and p2, $(bgp_elapsed "$BGP_T_BIRD") s after BIRD start"
+        return 0
+    fi
+    rsw_fail "BGP sessions Established within $1 s: r1_a $(bgp_state "$SW_BIRD" r1_a), r1_b $(bgp_state "$SW_BIRD" r1_b)"
+    birdc -s "$SW_BIRD" show protocols all r1_a 2>&1 | sed 's/^/    | /' | head -n 30
+    tail -n 15 "$RSW_TMP/bird-sw.log" | sed 's/^/    | sw bird: /'
+    return 1
+}
+
+# --- a numbered UDP stream --------------------------------------------------------------------
+#
+# bgp_stream_rx NS BIND_IP PORT OUT IDLE_S: background receiver (PID in RSW_LAST_PID). Ends on
+# the sender's END datagrams + 2 s, or IDLE_S seconds after the last datagram; writes to OUT:
+# "<sent> <received of those> <last send timestamp received> <first 50 missing seqs...>".
+# bgp_stream_tx NS DST_IP PORT PPS STOPFILE: background sender (PID in RSW_LAST_PID) of
+# datagrams "<seq> <CLOCK_REALTIME at send>" at PPS until STOPFILE exists, then 5 x "END <n>".
+bgp_stream_tools() {
+    [ -e "$RSW_TMP/stream_rx.py" ] && return 0
+    cat >"$RSW_TMP/stream_rx.py" <<'EOP'
+import socket, sys, time
+out, ip, port, idle = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE
+s.bind((ip, port))
+s.settimeout(0.2)
+seen, end, last, last_ts = set(), None, time.time(), 0.0
+while True:
+    try:
+        data, _ = s.recvfrom(2048)
+    except socket.timeout:
+        quiet = time.time() - last
+        if (end is not None and quiet > 2) or (seen and quiet > idle) or quiet > 300:
+            break
+        continue
+    last = time.time()
+    f = data.split()
+    if f[0] == b"END":
+        end = int(f[1])
+        continue
+    seen.add(int(f[0]))
+    last_ts = max(last_ts, float(f[1]))
+if end is None:
+    end = max(seen) + 1 if seen else 0
+missing = [i for i in range(end) if i not in seen]
+with open(out, "w") as fo:
+    fo.write("%d %d %.6f %s\n" % (end, len(seen & set(range(end))), last_ts,
+                                  " ".join(map(str, missing[:50]))))
+EOP
+    cat >"$RSW_TMP/stream_tx.py" <<'EOP'
+import os, socket, sys, time
+ip, port, pps, stop = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+seq, t0 = 0, time.time()
+while not os.path.exists(stop):
+    try:
+        s.sendto(b"%d %.6f" % (seq, time.time()), (ip, port))
+    except OSError:
+        pass  # e.g. unreachable: still counted as sent
+    seq += 1
+    delay = t0 + seq / pps - time.time()
+    if delay > 0:
+        time.sleep(delay)
+time.sleep(0.5)
+for _ in range(5):
+    try:
+        s.sendto(b"END %d" % seq, (ip, port))
+    except OSError:
+        pass
+    time.sleep(0.05)
+print(seq, "%.3f" % (time.time() - t0))
+EOP
+}
+bgp_stream_rx() {
+    bgp_stream_tools
+    rsw_bg ip netns exec "$1" "$RSW_PYTHON" "$RSW_TMP/stream_rx.py" "$4" "$2" "$3" "$5" \
+        >"$4.log" 2>&1
+}
+bgp_stream_tx() {
+    bgp_stream_tools
+    rsw_bg ip netns exec "$1" "$RSW_PYTHON" "$RSW_TMP/stream_tx.py" "$2" "$3" "$4" "$5" \
+        >"$5.log" 2>&1
+}
+
+# bgp_multipath_mismatch: "PREFIX KERNEL_PATHS SWITCH_PATHS" for every proto bird prefix whose
+# path count differs between the kernel of the switch namespace and the switch (rocectl routes
+# + lb); nothing when they agree. Kernel mode: nothing.
+bgp_multipath_mismatch() {
+    bgp_have_ctl || return 0
+    ip -n "$RSW_SW_NS" -j route show proto bird >"$RSW_TMP/mm-kernel.json"
+    rsw_ctl --json show routes >"$RSW_TMP/mm-routes.json"
+    rsw_ctl --json show lb >"$RSW_TMP/mm-lb.json"
+    "$RSW_PYTHON" - "$RSW_TMP/mm-kernel.json" "$RSW_TMP/mm-routes.json" "$RSW_TMP/mm-lb.json" <<'EOF'
+import json, sys
+kernel = json.load(open(sys.argv[1]))
+routes = {r["prefix"]: r for r in json.load(open(sys.argv[2]))["routes"]}
+groups = json.load(open(sys.argv[3])).get("groups", [])
+by_prefix = {g.get("prefix"): g for g in groups}
+by_id = {str(g.get("id")): g for g in groups}
+for k in kernel:
+    p = k["dst"] if "/" in k["dst"] else k["dst"] + "/32"
+    kp = len(k.get("nexthops", [])) or 1
+    r = routes.get(p)
+    if r is None:
+        sp = 0
+    elif (r.get("nexthop") or {}).get("kind") != "ecmp_group":
+        sp = 1
+    else:
+        g = by_prefix.get(p) or by_id.get(str(r["nexthop"].get("port", "")).replace("group", "").strip())
+        sp = sum(1 for m in g["members"] if m.get("alive", True)) if g else -1
+    if sp != kp:
+        print(p, kp, sp)
+EOF
+}
+
+# bgp_udp_to NS IFACE DST_MAC SRC_IP PER_DST DST_IP...: PER_DST UDP packets to each DST_IP
+# (one flow each), sent by scapy as Ethernet frames, about 2000 packets/s.
+bgp_udp_to() {
+    ip netns exec "$1" "$RSW_PYTHON" - "$@" <<'EOP'
+import sys
+from scapy.all import Ether, IP, UDP, Raw, sendp, get_if_hwaddr, conf
+conf.verb = 0
+_, ns, ifc, dmac, src, per, *dsts = sys.argv
+smac = get_if_hwaddr(ifc)
+frames = [Ether(src=smac, dst=dmac) / IP(src=src, dst=d, ttl=64) / UDP(sport=30000, dport=9) /
+          Raw(b"y" * 32) for _ in range(int(per)) for d in dsts]
+sendp(frames, iface=ifc, inter=0.0005)
+EOP
+}

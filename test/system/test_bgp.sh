@@ -1,0 +1,196 @@
+#!/bin/bash
+# System test (TESTPLAN C1, C3, C5): BGP through the control plane. roceswd runs in its own
+# namespace with host interfaces and netlink sync; BIRD runs next to it and peers with a router
+# r1 over two links; the switch must forward by the learned routes.
+#
+#                       netns <tag>-sw
+#   h1 --- <tag>p0 [p0 10.0.1.1]  roceswd + BIRD (AS 65101)  [p1 10.0.11.1] --- <tag>p1 --- r1
+#   10.0.1.2/24                                               [p2 10.0.12.1] --- <tag>p2 --- r1
+#
+#   r1 (AS 65201, BIRD): 10.0.11.2/24, 10.0.12.2/24; lo 10.201.0.1-3/32, 10.250.0.1/32;
+#      <tag>r2 10.0.2.1/24 --- veth --- h2 10.0.2.2/24
+#   r1 announces 10.0.2.0/24 (direct), 10.201.0.2/32 + 10.201.0.3/32 (static "s_keep") and
+#   10.201.0.1/32 (static "s_wd", withdrawn in the test) over both sessions: multipath routes.
+#   The switch announces 10.0.1.0/24. Config static route 10.250.0.0/24 via 10.0.12.2 (C5).
+#   Both BGP sessions use TCP-MD5 and GTSM (TTL security), through the punt path.
+#
+# Checks: sessions Established; learned routes in `rocectl show routes`; the multipath route is
+# an ECMP group of 2; h1 <-> h2 ping; 64 UDP flows split over p1/p2; the static route works
+# next to learned ones; a withdrawal stops traffic within 1 s (no_route rises); one r1 link down
+# moves everything to the other after the hold time (3 s); 10 session flaps leave route count,
+# group count and RSS stable; clean SIGTERM.
+#
+# RSW_BGP_KERNEL_SWITCH=1 runs everything with the Linux kernel as the switch (lib_bgp.sh).
+# Needs root. Run: sudo test/system/test_bgp.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib_bgp.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
+    exit 0
+fi
+
+rsw_init
+bgp_need_tools || rsw_finish
+H2_NET="10.0.2.0/24"
+WD_PFX="10.201.0.1/32"
+
+bgp_lab "routes:
+  - {prefix: 10.250.0.0/24, via: 10.0.12.2}
+control_plane:
+  host_interfaces: true
+  netlink: true
+  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, glean: 200, other: 100}" || rsw_finish
+if [ "$RSW_BGP_KERNEL" = 1 ]; then
+    # The config's static route, as the kernel's own.
+    ip -n "$RSW_SW_NS" route add 10.250.0.0/24 via 10.0.12.2
+fi
+up=0
+bgp_lab_sessions 20 && up=1
+
+# C1: learned routes in the kernel of sw and in the switch.
+if secs="$(bgp_wait_paths 2 10 "$H2_NET")"; then
+    rsw_pass "$H2_NET is an ECMP route of 2 paths in the switch, $secs s after sessions up"
+else
+    rsw_fail "$H2_NET has $(bgp_route_paths "$H2_NET") paths in the switch after 10 s, expected 2 (kernel: $(ip -n "$RSW_SW_NS" route show "$H2_NET" | tr '\n\t' '  '))"
+fi
+kroute="$(ip -n "$RSW_SW_NS" route show "$H2_NET")"
+check_eq "kernel of sw: $H2_NET proto bird with 2 nexthops" "$(printf '%s\n' "$kroute" | grep -c 'nexthop via')" 2
+learned="$(bgp_switch_learned | tr '\n' ' ')"
+for p in "$H2_NET" 10.201.0.1/32 10.201.0.2/32 10.201.0.3/32; do
+    case " $learned " in
+        *" $p "*) rsw_pass "learned route $p in the switch's FIB" ;;
+        *) rsw_fail "learned route $p missing from the switch (learned: $learned)" ;;
+    esac
+done
+if bgp_have_ctl; then
+    rsw_log "  rocectl --json show routes, entry for $H2_NET (for the report):"
+    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+for r in json.load(sys.stdin)["routes"]:
+    if r["prefix"] == sys.argv[1]:
+        print("    " + json.dumps(r, sort_keys=True))
+' "$H2_NET" >&2 || true
+fi
+check_eq "static route 10.250.0.0/24 from the config kept next to learned ones (C5)" \
+    "$(bgp_route_paths 10.250.0.0/24)" 1
+
+# Forwarding through the switch by learned routes.
+ip netns exec "$H1" ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
+check "ping h1 -> h2 over the learned ECMP route (5 packets)" ip netns exec "$H1" ping -c 5 -i 0.2 -W 2 10.0.2.2
+check "ping h1 -> 10.201.0.2 (learned /32 on r1)" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.201.0.2
+check "ping h1 -> 10.250.0.1 (config static route, C5)" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.250.0.1
+
+# ECMP spread: 64 UDP flows x 4 packets, counted where they arrive on r1's two links.
+a0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+h0="$(bgp_if_counter "$H2" "$IFH2" rx_packets)"
+bgp_udp_flows "$H1" "$IF0" "$P0_MAC" 10.0.1.2 10.0.2.2 64 4
+sleep 0.5
+a1="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b1="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+h1c="$(bgp_if_counter "$H2" "$IFH2" rx_packets)"
+da=$((a1 - a0)); db=$((b1 - b0))
+rsw_log "  ECMP split of 256 packets (64 flows): r1 $IF1 +$da, $IF2 +$db (includes ~1/s BGP keepalives)"
+check_ge "flows over p1 (>= 20% of 256)" "$da" 51
+check_ge "flows over p2 (>= 20% of 256)" "$db" 51
+check_ge "h2 received all 256 UDP packets" "$((h1c - h0))" 256
+
+# Withdrawal: r1 stops announcing 10.201.0.1/32 while h1 sends to it 200 datagrams/s, each
+# with its send time; r1 (which owns the address) records the last one that arrived.
+nr0="$(bgp_drops p0 no_route)"
+bgp_stream_rx "$R1" 10.201.0.1 7777 "$RSW_TMP/wd.rx" 1.5
+WRX_PID="$RSW_LAST_PID"
+sleep 0.3
+bgp_stream_tx "$H1" 10.201.0.1 7777 200 "$RSW_TMP/wd.stop"
+WTX_PID="$RSW_LAST_PID"
+sleep 1.5
+t_wd=$(date +%s%N)
+bgp_birdc "$R1_BIRD" disable s_wd || rsw_fail "birdc disable s_wd"
+if secs="$(bgp_wait_paths 0 5 "$WD_PFX")"; then
+    rsw_pass "withdrawn $WD_PFX left the switch's FIB in $secs s"
+else
+    rsw_fail "withdrawn $WD_PFX still in the switch after 5 s"
+fi
+sleep 1.5
+: >"$RSW_TMP/wd.stop"
+rsw_wait_pid "$WTX_PID" 5 || true
+rsw_wait_pid "$WRX_PID" 8 || true
+read -r wsent wgot wlast _ <"$RSW_TMP/wd.rx" || { wsent=0; wgot=0; wlast=0; }
+if [ "$wgot" -gt 0 ]; then
+    stop="$(awk -v l="$wlast" -v t="$t_wd" 'BEGIN { printf "%.3f", l - t / 1e9 }')"
+    if awk -v s="$stop" 'BEGIN { exit !(s <= 1.0) }'; then
+        rsw_pass "traffic to $WD_PFX stopped within 1 s of the withdrawal: last datagram through was sent at $stop s ($wgot arrived in all)"
+    else
+        rsw_fail "traffic to $WD_PFX still forwarded $stop s after the withdrawal (limit 1 s)"
+    fi
+else
+    rsw_fail "nothing reached $WD_PFX even before the withdrawal ($wsent sent)"
+fi
+if bgp_have_ctl; then
+    check_ge "p0 no_route rises after the withdrawal" "$(( $(rsw_wait_counter $((nr0 + 50)) 2 bgp_drops p0 no_route) - nr0 ))" 50
+fi
+bgp_birdc "$R1_BIRD" enable s_wd || true
+if secs="$(bgp_wait_paths 2 5 "$WD_PFX")"; then
+    rsw_pass "re-announced $WD_PFX back as 2 paths in $secs s"
+else
+    rsw_fail "re-announced $WD_PFX: $(bgp_route_paths "$WD_PFX") paths after 5 s, expected 2"
+fi
+
+# One r1 link down: the switch keeps sending half the flows into it until its BGP hold time
+# (3 s) expires, then everything goes over p1.
+t_down=$(date +%s%N)
+ip -n "$R1" link set dev "$IF2" down
+if secs="$(bgp_wait_paths 1 10 "$H2_NET")"; then
+    rsw_pass "r1 link p2 down: $H2_NET down to 1 path in $secs s (hold time 3 s)"
+else
+    rsw_fail "r1 link p2 down: $H2_NET still has $(bgp_route_paths "$H2_NET") paths after 10 s"
+fi
+h0="$(bgp_if_counter "$H2" "$IFH2" rx_packets)"
+bgp_udp_flows "$H1" "$IF0" "$P0_MAC" 10.0.1.2 10.0.2.2 64 2
+sleep 0.5
+check_ge "after the failover h2 receives all 128 UDP packets (all flows over p1)" \
+    "$(( $(bgp_if_counter "$H2" "$IFH2" rx_packets) - h0 ))" 128
+rsw_log "  (link down to single path: $(bgp_elapsed "$t_down") s including the traffic check)"
+ip -n "$R1" link set dev "$IF2" up
+if bgp_wait_established 15 "$SW_BIRD" r1_b >/dev/null && bgp_wait_paths 2 5 "$H2_NET" >/dev/null; then
+    rsw_pass "link back up: session r1_b Established and $H2_NET 2 paths again"
+else
+    rsw_fail "link back up: r1_b $(bgp_state "$SW_BIRD" r1_b), $H2_NET $(bgp_route_paths "$H2_NET") paths"
+fi
+
+# C3: 10 session flaps (r1 disables and re-enables one session).
+sleep 1
+rc0="$(bgp_route_count)"; g0="$(bgp_group_count)"; rss0="$(bgp_rss_kb)"
+learned0="$(bgp_switch_learned | tr '\n' ' ')"
+flap_ok=0
+t_flaps=$(date +%s%N)
+for i in $(seq 1 10); do
+    bgp_birdc "$R1_BIRD" disable sw_b || break
+    bgp_wait_paths 1 5 "$H2_NET" >/dev/null || { rsw_log "flap $i: not down to 1 path"; break; }
+    bgp_birdc "$R1_BIRD" enable sw_b || break
+    bgp_wait_established 15 "$SW_BIRD" r1_b >/dev/null || { rsw_log "flap $i: r1_b not re-established"; break; }
+    bgp_wait_paths 2 5 "$H2_NET" >/dev/null || { rsw_log "flap $i: not back to 2 paths"; break; }
+    flap_ok=$i
+done
+check_eq "10 session flaps, each down to 1 path and back to 2 ($(bgp_elapsed "$t_flaps") s)" "$flap_ok" 10
+sleep 1
+rc1="$(bgp_route_count)"; g1="$(bgp_group_count)"; rss1="$(bgp_rss_kb)"
+check_eq "route count after 10 flaps equals before ($rc0)" "$rc1" "$rc0"
+check_eq "ECMP group count after 10 flaps equals before ($g0)" "$g1" "$g0"
+check_eq "learned prefixes after 10 flaps equal before" "$(bgp_switch_learned | tr '\n' ' ')" "$learned0"
+if bgp_have_ctl; then
+    rsw_log "  VmRSS before flaps ${rss0} kB, after ${rss1} kB (delta $((rss1 - rss0)) kB)"
+    check_eq "RSS stable over 10 flaps (growth <= 2048 kB: $((rss1 - rss0)) kB)" \
+        "$([ $((rss1 - rss0)) -le 2048 ] && echo yes || echo no)" yes
+fi
+check "ping h1 -> h2 after the flaps" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
+
+# Shutdown.
+if bgp_have_ctl; then
+    if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after all of it"; else rsw_fail "roceswd died"; fi
+    rc=0
+    stop_switch 10 || rc=$?
+    check_eq "roceswd exits 0 on SIGTERM" "$rc" 0
+fi
+[ "$up" = 1 ] || rsw_log "note: the sessions never came up; later checks follow from that"
+rsw_finish

@@ -1,0 +1,174 @@
+#!/bin/bash
+# System test (TESTPLAN C2): route churn while traffic flows. In the lab of lib_bgp.sh (roceswd
+# + BIRD in netns <tag>-sw, r1 over p1 and p2), r1 announces N (default 5000) /32 prefixes
+# 10.100.x.y (a BIRD static protocol, as multipath routes over both sessions), withdraws them
+# and announces them again, 3 times (`birdc configure` alternating between two config files),
+# while h1 sends a steady ~500 packets/s UDP stream to h2 (10.0.2.0/24, never changed).
+#
+# Checks: every churn step reaches the switch (route count = base + N, then base); the stream
+# loses nothing (sequence numbers counted at h2); afterwards the prefixes roceswd learned equal
+# the `proto bird` routes of the namespace's kernel table; the switch lives. Reports the
+# install and removal rates (time from `birdc configure` until rocectl shows the count; the
+# count is polled every 0.25 s, so that is the resolution).
+#
+# RSW_CHURN_N=<n> changes N; RSW_BGP_KERNEL_SWITCH=1 runs with the kernel as the switch.
+# Needs root. Run: sudo test/system/test_bgp_churn.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib_bgp.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
+    exit 0
+fi
+
+N="${RSW_CHURN_N:-5000}"
+CYCLES=3
+STEP_TIMEOUT=30
+
+rsw_init
+bgp_need_tools || rsw_finish
+bgp_lab "control_plane:
+  host_interfaces: true
+  netlink: true" || rsw_finish
+bgp_lab_sessions 20 || rsw_finish
+
+# r1's two configurations: R1_CONF (as started, without the churn prefixes) and R1_ON (with).
+CHURN="$RSW_TMP/churn-routes.conf"
+R1_ON="$RSW_TMP/bird-r1-churn.conf"
+"$RSW_PYTHON" - "$N" >"$CHURN" <<'EOF'
+import sys
+n = int(sys.argv[1])
+print("protocol static s_churn {\n  ipv4;")
+for i in range(n):
+    print('  route 10.100.%d.%d/32 via "lo";' % (i // 256, i % 256))
+print("}")
+EOF
+{ cat "$R1_CONF"; printf 'include "%s";\n' "$CHURN"; } >"$R1_ON"
+if bird -p -c "$R1_ON" 2>"$RSW_TMP/parse.err"; then
+    rsw_pass "r1 churn config with $N static /32 routes parses"
+else
+    rsw_fail "r1 churn config does not parse: $(head -c 300 "$RSW_TMP/parse.err")"
+    rsw_finish
+fi
+
+# bgp_wait_count TARGET TIMEOUT: polls the switch's route count every 0.25 s until it equals
+# TARGET; prints the seconds; status 1 on timeout.
+bgp_wait_count() {
+    local target="$1" timeout="$2" t0 deadline c
+    t0=$(date +%s%N)
+    deadline=$(( t0 + timeout * 1000000000 ))
+    while :; do
+        c="$(bgp_route_count 2>/dev/null || echo -1)"
+        if [ "$c" = "$target" ]; then bgp_elapsed "$t0"; return 0; fi
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            rsw_log "  route count $c, expected $target after $timeout s"
+            bgp_elapsed "$t0"
+            return 1
+        fi
+        sleep 0.25
+    done
+}
+
+bgp_wait_paths 2 10 10.0.2.0/24 >/dev/null || true
+ip netns exec "$H1" ping -c 2 -i 0.2 -W 2 10.0.2.2 >/dev/null 2>&1 || true
+BASE="$(bgp_route_count)"
+rsw_log "  switch route count before churn: $BASE"
+
+# The steady stream: h1 -> h2 UDP 7777 at 500 packets/s with sequence numbers, until the file
+# STOP exists; h2 counts what arrives and lists the gaps.
+STOP="$RSW_TMP/stream.stop"
+bgp_stream_rx "$H2" 10.0.2.2 7777 "$RSW_TMP/stream.rx" 60
+RX_PID="$RSW_LAST_PID"
+sleep 0.5
+bgp_stream_tx "$H1" 10.0.2.2 7777 500 "$STOP"
+TX_PID="$RSW_LAST_PID"
+sleep 1
+
+steps_ok=0
+add_times=(); del_times=()
+for c in $(seq 1 "$CYCLES"); do
+    t0=$(date +%s%N)
+    bgp_birdc "$R1_BIRD" configure "\"$R1_ON\"" || rsw_fail "birdc configure (announce) $c"
+    if secs="$(bgp_wait_count $((BASE + N)) "$STEP_TIMEOUT")"; then
+        add_times+=("$secs"); steps_ok=$((steps_ok + 1))
+        rsw_log "  cycle $c: $N prefixes installed in the switch in $secs s"
+    else
+        rsw_fail "cycle $c: switch route count not base + $N within $STEP_TIMEOUT s"
+    fi
+    [ "$c" = "$CYCLES" ] && break   # end announced: compare the full tables below
+    t0=$(date +%s%N)
+    bgp_birdc "$R1_BIRD" configure "\"$R1_CONF\"" || rsw_fail "birdc configure (withdraw) $c"
+    if secs="$(bgp_wait_count "$BASE" "$STEP_TIMEOUT")"; then
+        del_times+=("$secs"); steps_ok=$((steps_ok + 1))
+        rsw_log "  cycle $c: $N prefixes removed from the switch in $secs s"
+    else
+        rsw_fail "cycle $c: switch route count not back to $BASE within $STEP_TIMEOUT s"
+    fi
+done
+check_eq "churn steps that reached the switch" "$steps_ok" $((2 * CYCLES - 1))
+if [ "${#add_times[@]}" -gt 0 ]; then
+    rsw_log "  install: $(printf '%s\n' "${add_times[@]}" | awk -v n="$N" '{ s = s sprintf("%.0f/s (%s s) ", n / $1, $1) } END { print s }')"
+fi
+if [ "${#del_times[@]}" -gt 0 ]; then
+    rsw_log "  removal: $(printf '%s\n' "${del_times[@]}" | awk -v n="$N" '{ s = s sprintf("%.0f/s (%s s) ", n / $1, $1) } END { print s }')"
+fi
+if [ "${#add_times[@]}" -gt 0 ]; then
+    rsw_pass "route install rate: $(printf '%s\n' "${add_times[@]}" | awk -v n="$N" '{ t += $1 } END { printf "%.0f routes/s (mean of %d, %d multipath /32s each)", n * NR / t, NR, n }')"
+fi
+
+# Stop the stream; zero loss.
+sleep 1
+: >"$STOP"
+rsw_wait_pid "$TX_PID" 10 || true
+rsw_wait_pid "$RX_PID" 10 || true
+read -r sent got _ missing <"$RSW_TMP/stream.rx" || { sent=0; got=0; missing=""; }
+rsw_log "  stream h1 -> h2: sent $sent, received $got$([ -n "$missing" ] && echo ", first missing: $missing")"
+check_ge "stream ran (>= 1000 packets)" "$sent" 1000
+check_eq "zero loss on the unchanged prefix 10.0.2.0/24 during churn (sent $sent)" "$got" "$sent"
+
+# The switch's learned routes equal the kernel's proto bird routes (announced state).
+sleep 0.5
+bgp_kernel_routes >"$RSW_TMP/kernel.txt"
+bgp_switch_learned >"$RSW_TMP/switch.txt"
+check_eq "kernel of sw: proto bird routes = $N + 4" "$(wc -l <"$RSW_TMP/kernel.txt")" $((N + 4))
+if diff -q "$RSW_TMP/kernel.txt" "$RSW_TMP/switch.txt" >/dev/null; then
+    rsw_pass "switch FIB learned prefixes = kernel table of sw ($(wc -l <"$RSW_TMP/switch.txt") prefixes)"
+else
+    rsw_fail "switch FIB differs from the kernel: $(diff "$RSW_TMP/kernel.txt" "$RSW_TMP/switch.txt" | grep -c '^[<>]') prefixes differ; first:"
+    diff "$RSW_TMP/kernel.txt" "$RSW_TMP/switch.txt" | grep '^[<>]' | head -n 5 | sed 's/^/    | /'
+fi
+# Every churned prefix must end as a 2-path ECMP route, as in the kernel (BIRD installs a
+# prefix with the first session's path, then replaces it with the multipath route when the
+# second session's update arrives).
+bgp_multipath_mismatch >"$RSW_TMP/mp.txt" || true
+if [ ! -s "$RSW_TMP/mp.txt" ]; then
+    rsw_pass "every prefix has as many paths in the switch as in the kernel (multipath kept through the churn)"
+else
+    rsw_fail "$(wc -l <"$RSW_TMP/mp.txt") prefixes have fewer/more paths in the switch than in the kernel; first (prefix kernel switch):"
+    head -n 5 "$RSW_TMP/mp.txt" | sed 's/^/    | /'
+    p1="$(head -n 1 "$RSW_TMP/mp.txt" | cut -d' ' -f1)"
+    ip -n "$RSW_SW_NS" route show "$p1" | sed 's/^/    | kernel: /'
+    sleep 3
+    rsw_log "    3 s later the switch has $(bgp_route_paths "$p1") paths for $p1"
+fi
+
+# The data plane forwards to churned prefixes at full rate (not through the kernel's slow
+# path): 64 prefixes spread over the N, 8 packets each, must all leave towards r1.
+dsts=()
+for i in $(seq 0 63); do j=$(( i * (N - 1) / 63 )); dsts+=("10.100.$((j / 256)).$((j % 256))"); done
+a0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+gl0="$(bgp_drops p0 punt_policed)"
+bgp_udp_to "$H1" "$IF0" "$P0_MAC" 10.0.1.2 8 "${dsts[@]}"
+sleep 0.5
+a1="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b1="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+rsw_log "  512 packets to 64 churned prefixes: r1 received $((a1 - a0)) on p1, $((b1 - b0)) on p2; p0 punt_policed +$(( $(bgp_drops p0 punt_policed) - gl0 ))"
+check_ge "512 packets to 64 churned prefixes reach r1 (allowing ~1/s keepalives)" $((a1 - a0 + b1 - b0)) 512
+
+if bgp_have_ctl; then
+    if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after the churn (VmRSS $(bgp_rss_kb) kB)"; else rsw_fail "roceswd died"; fi
+    rc=0
+    stop_switch 15 || rc=$?
+    check_eq "roceswd exits 0 on SIGTERM" "$rc" 0
+fi
+rsw_finish
