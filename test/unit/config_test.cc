@@ -979,3 +979,51 @@ TEST(ConfigExamples, FullReferenceSetsEveryField) {
 
 }  // namespace
 }  // namespace rocesw
+
+// ---- control_plane (doc/control-plane.md) ----
+
+namespace rocesw {
+namespace {
+
+Config load_tail(const std::string &tail) { return load_config_string(yaml({.tail = tail}), "t.yaml"); }
+
+TEST(ControlPlaneConfig, DefaultsToTheEmbeddedControlPlane) {
+    Config c = load_tail("");
+    EXPECT_FALSE(c.control_plane.host_interfaces);
+    EXPECT_FALSE(c.control_plane.netlink);
+    EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::arp)], 600u);
+    EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::bgp)], 2000u);
+    EXPECT_EQ(c.control_plane.punt_queue, 1024u);
+}
+
+TEST(ControlPlaneConfig, HostInterfacesTurnNetlinkOnUnlessSaidOtherwise) {
+    Config c = load_tail("control_plane:\n  host_interfaces: true\n  punt_pps: {arp: 0, ttl: 50}\n");
+    EXPECT_TRUE(c.control_plane.netlink);
+    EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::arp)], 0u);
+    EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::ttl)], 50u);
+    EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::icmp)], 600u);  // untouched
+    c = load_tail("control_plane: {host_interfaces: true, netlink: false}\n");
+    EXPECT_FALSE(c.control_plane.netlink);
+}
+
+TEST(ControlPlaneConfig, RejectsBadValuesNamingTheField) {
+    EXPECT_CONFIG_ERROR(yaml({.tail = "control_plane: {netlink: true}\n"}),
+                        "t.yaml: control_plane.netlink: needs host_interfaces: true (routes are "
+                        "learned through the ports' host interfaces)");
+    EXPECT_CONFIG_ERROR(yaml({.tail = "control_plane: {punt_pps: {bfd: 10}}\n"}),
+                        "t.yaml: control_plane.punt_pps.bfd: unknown punt class (arp, nd, icmp, "
+                        "bgp, l4, lldp, ttl, glean, other)");
+    EXPECT_CONFIG_ERROR(yaml({.tail = "control_plane: {punt_queue: 1000}\n"}),
+                        "t.yaml: control_plane.punt_queue: 1000 is not a power of two");
+    EXPECT_NE(error_of(yaml({.tail = "control_plane: {punt_pps: {arp: 2000000}}\n"})).find(
+                  "control_plane.punt_pps.arp"),
+              std::string::npos);
+    EXPECT_NE(error_of(yaml({.tail = "control_plane: {punt_pps: [1, 2]}\n"})).find(
+                  "control_plane.punt_pps"),
+              std::string::npos);
+    EXPECT_NE(error_of(yaml({.tail = "control_plane: {hostif: true}\n"})).find("hostif"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace rocesw
