@@ -161,6 +161,66 @@ void Switch::on_link_change(size_t port, bool up) {
     }
 }
 
+// Prometheus: punt classes, host interfaces, routes by source, netlink -> FIB latency.
+void Switch::register_control_metrics() {
+    MetricRegistry &m = metrics_;
+    m.gauge("rocesw_routes_by_source", "Routes installed in the FIB, by source (connected, local, "
+                             "neighbour, static, and the kernel protocol of learned ones)",
+            [this](MetricSink &s) {
+                for (const auto &[src, n] : rib_->route_counts()) s.sample({{"source", src}}, double(n));
+            });
+    if (!punt_) return;
+    m.counter("rocesw_punt_packets_total",
+              "Packets for the control plane by punt class and fate: punted (to the host "
+              "interface), policed (over the class's rate), queue_full",
+              [this](MetricSink &s) {
+                  for (size_t c = 0; c < kPuntClassCount; c++) {
+                      const std::string cls(punt_class_name(PuntClass(c)));
+                      const PuntClassStats &st = punt_->stats(PuntClass(c));
+                      s.sample({{"class", cls}, {"result", "punted"}}, double(st.punted.load()));
+                      s.sample({{"class", cls}, {"result", "policed"}}, double(st.policed.load()));
+                      s.sample({{"class", cls}, {"result", "queue_full"}},
+                               double(st.queue_full.load()));
+                  }
+              });
+    m.gauge("rocesw_punt_rate_limit_pps", "Control-plane policing rate per punt class",
+            [this](MetricSink &s) {
+                for (size_t c = 0; c < kPuntClassCount; c++)
+                    s.sample({{"class", std::string(punt_class_name(PuntClass(c)))}},
+                             double(punt_->pps(PuntClass(c))));
+            });
+    m.counter("rocesw_hostif_packets_total",
+              "Frames between the data plane and the ports' host interfaces, by direction and "
+              "result",
+              [this](MetricSink &s) {
+                  for (size_t i = 0; i < hostif_->size(); i++) {
+                      const HostIfStats &st = hostif_->stats(uint16_t(i));
+                      const std::string &p = cfg_.ports[i].name;
+                      s.sample({{"port", p}, {"direction", "to_kernel"}, {"result", "ok"}},
+                               double(st.to_kernel.load()));
+                      s.sample({{"port", p}, {"direction", "to_kernel"}, {"result", "failed"}},
+                               double(st.to_kernel_failed.load()));
+                      s.sample({{"port", p}, {"direction", "from_kernel"}, {"result", "ok"}},
+                               double(st.from_kernel.load()));
+                      s.sample({{"port", p}, {"direction", "from_kernel"}, {"result", "dropped"}},
+                               double(st.from_kernel_dropped.load()));
+                  }
+              });
+    if (!route_sync_) return;
+    m.gauge("rocesw_netlink_fib_latency_seconds",
+            "Netlink batch read to FIB commit: last and largest so far",
+            [this](MetricSink &s) {
+                std::lock_guard lk(sync_mu_);
+                s.sample({{"stat", "last"}}, sync_lat_.last_ns / 1e9);
+                s.sample({{"stat", "max"}}, sync_lat_.max_ns / 1e9);
+            });
+    m.counter("rocesw_netlink_messages_total", "Netlink messages applied by the route sync",
+              [this](MetricSink &s) {
+                  std::lock_guard lk(sync_mu_);
+                  s.sample({}, double(route_sync_->stats().messages));
+              });
+}
+
 json Switch::view_punt() const {
     if (!punt_) return {{"enabled", false}};
     json classes = json::array();

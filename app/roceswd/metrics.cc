@@ -39,6 +39,7 @@ void Switch::register_metrics() {
     register_dataplane_metrics(m, {names, counters_.get(), workers_.size(), qos_.get()});
     register_pfc_metrics();
     register_lb_metrics();
+    register_control_metrics();  // control_plane.cc
 
     m.gauge("rocesw_port_link_up", "1 when the port's link is up", [=, this](MetricSink &s) {
         // Link state is refreshed by the control thread under the handler lock.

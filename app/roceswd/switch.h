@@ -123,6 +123,7 @@ class Switch {
     void netlink_loop();
     void record_sync_latency(std::chrono::steady_clock::duration d);
     void on_link_change(size_t port, bool up);
+    void register_control_metrics();
     std::unique_ptr<Punt> punt_;
     std::unique_ptr<HostInterfaces> hostif_;
     std::vector<bool> track_link_;  // per port: link state mirrored on its host interface
