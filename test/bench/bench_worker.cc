@@ -3,18 +3,28 @@
 // RX allocates mbufs and copies 1024 RoCEv2 frames round-robin into them, TX frees them: the
 // same work net_pcap (infinite_rx) and net_null do, so BM_IoFloor is the testpmd-like floor and
 // the difference is what the pipeline costs per packet.
+//
+// BM_EgressQosVsFifo: the same pipeline (with classification) and the same traffic through the
+// QoS egress (QosEgress, the built-in SONiC default profile, 800G ports as tools/bench
+// configures them) and through the one-FIFO egress, interleaved in blocks of polls so that both
+// see the same machine; reports both cycles/packet and the difference (the QoS stage's cost).
 #include <benchmark/benchmark.h>
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "bench_common.h"
 #include "config/config.h"
 #include "egress/egress.h"
 #include "pipeline/worker.h"
 #include "pkt/mbuf_meta.h"
+#include "qos/qos_config.h"
+#include "qos/qos_egress.h"
 #include "route/fib.h"
 
 namespace rocesw::bench {
@@ -25,13 +35,39 @@ const uint8_t kP0Mac[6] = {0x02, 0, 0, 0, 0x01, 0x01};
 
 class BenchPorts final : public PortIo {
   public:
-    BenchPorts(uint32_t frame_len, const std::vector<uint32_t> &dests) {
-        pool_ = rte_pktmbuf_pool_create("bench_wpool", 8192, 256, kMbufPrivSize,
+    // `mix`: tools/bench's class mix (gen_bench_pcaps.py): of every 10 frames, 8 RoCEv2 WRITEs
+    // (DSCP 26, ECT(0)), 1 CNP (DSCP 48, Not-ECT), 1 plain UDP (DSCP 0, Not-ECT). Otherwise all
+    // RoCEv2 WRITEs.
+    BenchPorts(uint32_t frame_len, const std::vector<uint32_t> &dests, bool mix = false) {
+        static int seq = 0;
+        const std::string name = "bench_wpool" + std::to_string(seq++);
+        pool_ = rte_pktmbuf_pool_create(name.c_str(), 8192, 256, kMbufPrivSize,
                                         RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
         if (!pool_) throw std::runtime_error("bench pool");
         for (uint32_t i = 0; i < 1024; i++)
             frames_.push_back(
                 roce_frame(dests[i % dests.size()], uint16_t(0xC000 | i), frame_len, kP0Mac));
+        if (mix)
+            for (uint32_t i = 0; i < frames_.size(); i++) {
+                uint8_t *ip = frames_[i].data() + 14;
+                if (i % 10 == 8) {
+                    set_tos(ip, 48 << 2);  // CNP
+                    ip[28] = 0x81;
+                } else if (i % 10 == 9) {
+                    set_tos(ip, 0);  // plain UDP
+                    ip[22] = 5001 >> 8;
+                    ip[23] = 5001 & 0xFF;
+                }
+            }
+    }
+    static void set_tos(uint8_t *ip, uint8_t tos) {
+        ip[1] = tos;
+        ip[10] = ip[11] = 0;
+        uint32_t sum = 0;
+        for (int i = 0; i < 20; i += 2) sum += uint32_t(ip[i] << 8 | ip[i + 1]);
+        while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+        ip[10] = uint8_t(~sum >> 8);
+        ip[11] = uint8_t(~sum);
     }
     ~BenchPorts() override { rte_mempool_free(pool_); }
     uint16_t rx_burst(uint16_t, uint16_t, rte_mbuf **pkts, uint16_t n) override {
@@ -94,18 +130,40 @@ const Fib &fib_small() {
     return *fib;
 }
 
+enum class EgressKind { fifo, qos };
+
+// The QoS plan roceswd builds without a QoS file (SONiC default), for two 800G ports.
+const QosPlan &bench_qos_plan() {
+    static const QosPlan plan = [] {
+        std::vector<QosPortInfo> info = {{"p0", 800'000, 9000, kBurst}, {"p1", 800'000, 9000, kBurst}};
+        return build_qos_plan(default_qos_config(), info);
+    }();
+    return plan;
+}
+
 struct Switch {
     DataplaneContext ctx;
     BenchPorts ports;
     WorkerCounters counters;
-    FifoEgress egress;
+    std::unique_ptr<QosShared> qos;
+    std::unique_ptr<Egress> egress;
     Worker worker;
-    Switch(const Fib &fib, uint32_t frame_len, const std::vector<uint32_t> &dests)
-        : ctx(make_ctx(fib)),
-          ports(frame_len, dests),
-          egress(ports, 2, 0, counters, 1024, kBurst),
-          worker(0, ctx, ports, egress, counters, std::vector<RxAssignment>{{0, 0}}, kBurst) {}
-    static DataplaneContext make_ctx(const Fib &fib) {
+    // `classify`: the worker classifies (DataplaneContext::qos), as roceswd does; always with
+    // the QoS egress.
+    Switch(const Fib &fib, uint32_t frame_len, const std::vector<uint32_t> &dests,
+           EgressKind kind = EgressKind::fifo, bool classify = false, bool mix = false)
+        : ctx(make_ctx(fib, classify || kind == EgressKind::qos)),
+          ports(frame_len, dests, mix),
+          qos(kind == EgressKind::qos ? make_qos() : nullptr),
+          egress(qos ? std::unique_ptr<Egress>(
+                           std::make_unique<QosEgress>(*qos, ports, counters, 0, 0, kBurst))
+                     : std::make_unique<FifoEgress>(ports, 2, 0, counters, 1024, kBurst)),
+          worker(0, ctx, ports, *egress, counters, std::vector<RxAssignment>{{0, 0}}, kBurst) {}
+    static std::unique_ptr<QosShared> make_qos() {
+        static int seq = 0;
+        return std::make_unique<QosShared>(bench_qos_plan(), 1, "bench_qos" + std::to_string(seq++));
+    }
+    static DataplaneContext make_ctx(const Fib &fib, bool classify) {
         DataplaneContext c;
         const char *addrs[2] = {"10.0.1.1/24", "10.0.2.1/24"};
         for (int p = 0; p < 2; p++) {
@@ -118,6 +176,7 @@ struct Switch {
             c.all_addrs.push_back(rt.addrs[0]);
         }
         c.fib = &fib;
+        if (classify) c.qos = &bench_qos_plan();
         return c;
     }
 };
@@ -147,6 +206,71 @@ void BM_WorkerPollBigFib(benchmark::State &st) {
     run_worker(st, fib_1m(), fib_1m_destinations());
 }
 BENCHMARK(BM_WorkerPollBigFib)->Arg(60)->Arg(1020);
+
+// QoS egress against the FIFO egress, same pipeline (both classify) and traffic (the class mix
+// of tools/bench: queues 1 and 6 of the SONiC default profile, both DWRR). Each iteration
+// runs kBlock polls of one switch, then kBlock of the other (the order alternates), so both
+// see the same interference; cycles are summed per switch.
+void BM_EgressQosVsFifo(benchmark::State &st) {
+    constexpr int kBlock = 16;
+    const auto dests = destinations(1024, 1u << 20, 3);
+    Switch fifo(fib_small(), uint32_t(st.range(0)), dests, EgressKind::fifo, true, true);
+    Switch qos(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, true);
+    Switch *sw[2] = {&fifo, &qos};
+    uint64_t now = 1'000'000, cycles[2] = {0, 0};
+    for (int i = 0; i < 100; i++) {
+        fifo.worker.poll_once(now);
+        qos.worker.poll_once(now);
+        now += 1000;
+    }
+    uint64_t rx0[2] = {fifo.ports.rx_, qos.ports.rx_}, tx0[2] = {fifo.ports.tx_, qos.ports.tx_};
+    unsigned turn = 0;
+    for (auto _ : st) {
+        for (unsigned j = 0; j < 2; j++) {
+            const unsigned k = (turn + j) & 1;
+            Switch &s = *sw[k];
+            uint64_t c = 0;
+            for (int i = 0; i < kBlock; i++) {
+                uint64_t t0 = rte_rdtsc();
+                s.worker.poll_once(now + uint64_t(i) * 1000);
+                c += rte_rdtsc() - t0;
+            }
+            cycles[k] += c;
+        }
+        now += kBlock * 1000;
+        turn ^= 1;
+    }
+    double per[2];
+    for (unsigned k = 0; k < 2; k++) {
+        uint64_t rx = sw[k]->ports.rx_ - rx0[k], tx = sw[k]->ports.tx_ - tx0[k];
+        if (tx + 2 * kBurst < rx) st.SkipWithError("packets dropped: check the frames and routes");
+        per[k] = rx ? double(cycles[k]) / double(rx) : 0.0;
+    }
+    st.counters["fifo"] = per[0];
+    st.counters["qos"] = per[1];
+    st.counters["qos-fifo"] = per[1] - per[0];
+    st.SetItemsProcessed(int64_t(qos.ports.rx_ - rx0[1]));
+}
+BENCHMARK(BM_EgressQosVsFifo)->Arg(60)->Arg(1020);
+
+// The same pipeline as roceswd runs it: classification and the QoS egress.
+void BM_WorkerPollQos(benchmark::State &st) {
+    const auto dests = destinations(1024, 1u << 20, 3);
+    Switch sw(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, true);
+    uint64_t now = 1'000'000, cycles = 0;
+    for (int i = 0; i < 100; i++) sw.worker.poll_once(now += 1000);
+    uint64_t rx0 = sw.ports.rx_, tx0 = sw.ports.tx_;
+    for (auto _ : st) {
+        uint64_t t0 = rte_rdtsc();
+        sw.worker.poll_once(now);
+        cycles += rte_rdtsc() - t0;
+        now += 1000;
+    }
+    uint64_t rx = sw.ports.rx_ - rx0, tx = sw.ports.tx_ - tx0;
+    if (tx + 2 * kBurst < rx) st.SkipWithError("packets dropped: check the frames and routes");
+    report_cycles(st, cycles, rx);
+}
+BENCHMARK(BM_WorkerPollQos)->Arg(60)->Arg(1020);
 
 // RX (alloc + copy) and TX (free) without the pipeline: the I/O floor of the above.
 void BM_IoFloor(benchmark::State &st) {

@@ -74,7 +74,9 @@ cat >"$RSW_TMP/prom.py" <<'EOF'
 import json, re, sys, urllib.request
 
 ALLOWED = {"port", "queue", "pg", "reason", "priority", "member", "pool", "family", "worker",
-           "name", "version", "group", "direction", "policy"}
+           "name", "version", "group", "direction", "policy",
+           # control plane (doc/control-plane.md)
+           "source", "class", "result", "stat"}
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
