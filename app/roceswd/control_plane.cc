@@ -141,9 +141,20 @@ void Switch::netlink_loop() {
         }
         const bool relink = route_sync_->take_resync_request();
         lk.unlock();
+        if (overrun) {
+            // What is still queued predates the loss and the dump: applied after the dump it
+            // would undo newer state. A fresh subscription, then the dump, is the new baseline
+            // (an update racing the dump is seen twice, never missed).
+            spdlog::warn("netlink: socket overrun (ENOBUFS): re-subscribing and re-dumping");
+            nl_sub_->close();
+            if (!nl_sub_->open(true, size_t(cfg_.control_plane.netlink_rcvbuf_kb) * 1024, &err)) {
+                spdlog::error("netlink: cannot re-subscribe: {}; retrying", err);
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                continue;
+            }
+            pfd.fd = nl_sub_->fd();
+        }
         if (overrun || relink) {
-            if (overrun)
-                spdlog::warn("netlink: socket overrun (ENOBUFS): re-dumping the kernel's tables");
             if (!netlink_dump(true, &err)) spdlog::error("netlink: re-dump failed: {}", err);
         }
     }

@@ -79,7 +79,10 @@ bool RouteSync::on_addr(const nl::AddrMsg &m) {
 
 bool RouteSync::on_neigh(const nl::NeighMsg &m) {
     auto port = port_of_(m.ifindex);
-    if (!port) {
+    // The kernel keeps NOARP entries for multicast groups (ff02::16, solicited-node groups):
+    // not next hops, never routes.
+    const bool mcast = m.ip.is_v6 ? m.ip.v6[0] == 0xFF : (m.ip.v4 >> 28) == 0xE;
+    if (!port || mcast || (m.mac && m.mac->is_multicast())) {
         stats_.ignored++;
         return false;
     }

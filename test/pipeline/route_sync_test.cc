@@ -157,11 +157,14 @@ TEST_F(RouteSyncTest, IgnoresWhatIsNotOurs) {
     const size_t before = rib->routes().size();
     for (const auto &m : {other_if, kernel, local_table, blackhole, nh_obj}) EXPECT_FALSE(apply(m));
     EXPECT_FALSE(apply(neigh(nl::Op::add, 99, "192.168.0.1", "02:00:00:00:00:99")));
+    // The kernel's NOARP entries for multicast groups are not next hops.
+    EXPECT_FALSE(apply(neigh(nl::Op::add, kIf0, "ff02::16", "33:33:00:00:00:16", NUD_NOARP)));
+    EXPECT_FALSE(apply(neigh(nl::Op::add, kIf0, "224.0.0.22", "01:00:5e:00:00:16", NUD_NOARP)));
     EXPECT_FALSE(apply(addr(nl::Op::add, 99, "192.168.0.2/24")));
     rib->sync();
     EXPECT_EQ(rib->routes().size(), before);
     EXPECT_EQ(sync->stats().unsupported, 1u);  // the nexthop object
-    EXPECT_GE(sync->stats().ignored, 6u);
+    EXPECT_GE(sync->stats().ignored, 8u);
 }
 
 TEST_F(RouteSyncTest, AddressesGiveConnectedRoutesButLinkLocalIsNeverRouted) {
