@@ -119,7 +119,8 @@ void Switch::netlink_loop() {
         bool changed = false, overrun = false;
         std::string err;
         std::unique_lock lk(sync_mu_);
-        for (int i = 0; i < 4096; i++) {  // bounded, so views and stop are not held off
+        // Bounded (about 100 ms of FIB work at worst), so views and stop are not held off.
+        for (int i = 0; i < 1024; i++) {
             std::span<const uint8_t> buf;
             ssize_t n = nl_sub_->recv(&buf, &overrun, &err);
             if (n == 0) break;

@@ -4,6 +4,7 @@
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <rte_lpm.h>
+#include <rte_lpm6.h>
 
 #include <map>
 
@@ -83,6 +84,12 @@ class RouteSyncTest : public SwitchFixture {
         if (rte_lpm_lookup(t->lpm4, ipa(dst).v4, &nh) != 0) return NextHop{};
         return t->nexthops[nh];
     }
+    NextHop lookup6(const char *dst) {
+        const FibTables *t = fib->reader();
+        uint32_t nh = 0;
+        if (rte_lpm6_lookup(t->lpm6, ipa(dst).v6.data(), &nh) != 0) return NextHop{};
+        return t->nexthops[nh];
+    }
     std::map<std::string, RouteView> routes() {
         std::map<std::string, RouteView> m;
         for (const auto &v : rib->routes()) m.emplace(v.prefix.str(), v);
@@ -114,6 +121,34 @@ TEST_F(RouteSyncTest, LearnedRouteResolvesThroughTheKernelsNeighbour) {
     EXPECT_EQ(lookup("10.50.3.4").kind, NextHopKind::drop_no_route);
     EXPECT_EQ(sync->stats().routes_added, 1u);
     EXPECT_EQ(sync->stats().routes_removed, 1u);
+}
+
+TEST_F(RouteSyncTest, Ipv6LearnedRoutesIncludingMultipathAndLinkLocalGateways) {
+    apply(neigh(nl::Op::add, kIf1, "fd00:2::9", "02:00:00:00:bb:09"));
+    apply(route(nl::Op::add, "fd00:50::/64", {{kIf1, "fd00:2::9"}}));
+    // BGP over link-local sessions (FRR, BIRD with direct peers) gives fe80:: gateways: the
+    // neighbour is known per port.
+    apply(neigh(nl::Op::add, kIf0, "fe80::1", "02:00:00:00:aa:0e"));
+    apply(neigh(nl::Op::add, kIf1, "fe80::1", "02:00:00:00:bb:0e"));
+    apply(route(nl::Op::add, "fd00:60::/48", {{kIf0, "fe80::1"}, {kIf1, "fe80::1"}}));
+    ASSERT_EQ(rib->sync(), 0u);
+    NextHop nh = lookup6("fd00:50::1");
+    EXPECT_EQ(nh.kind, NextHopKind::forward);
+    EXPECT_EQ(nh.port, 1);
+    EXPECT_EQ(nh.dst_mac, maca("02:00:00:00:bb:09"));
+    nh = lookup6("fd00:60:0:1::5");
+    ASSERT_EQ(nh.kind, NextHopKind::ecmp_group);
+    for (const auto &g : rib->groups())
+        if (g.id == nh.group) {
+            ASSERT_EQ(g.members.size(), 2u);
+            EXPECT_TRUE(g.members[0].alive && g.members[1].alive);
+            EXPECT_EQ(g.members[0].mac, maca("02:00:00:00:aa:0e"));
+            EXPECT_EQ(g.members[1].mac, maca("02:00:00:00:bb:0e"));
+        }
+    EXPECT_FALSE(routes().count("fe80::1/128"));  // link-local neighbours are not routes
+    apply(route(nl::Op::del, "fd00:50::/64", {}));
+    rib->sync();
+    EXPECT_EQ(lookup6("fd00:50::1").kind, NextHopKind::drop_no_route);
 }
 
 TEST_F(RouteSyncTest, MultipathRouteBecomesAnEcmpGroup) {
