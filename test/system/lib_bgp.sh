@@ -52,7 +52,8 @@ bgp_ns() {
     ip -n "$ns" link set dev lo up
 }
 
-# bgp_start_switch CONFIG LOG PORT...: the switch namespace <tag>-sw and the switch in it.
+# bgp_start_switch CONFIG LOG PORT...: the switch namespace <tag>-sw and the switch in it
+# (<tag>-$BGP_SW_NAME when BGP_SW_NAME is set: several switches, see bgp_switch_save).
 # roceswd mode: roceswd --config CONFIG in the namespace (through a wrapper that execs
 # `ip netns exec`, so RSW_SWITCH_PID is roceswd's own PID), waits for "running", then for the
 # host interfaces PORT... in the namespace. Kernel mode: veth pairs PORT <-> <tag>PORT,
@@ -60,7 +61,7 @@ bgp_ns() {
 bgp_start_switch() {
     local config="$1" log="$2" p wrapper
     shift 2
-    RSW_SW_NS="$(rsw_ns sw)"
+    RSW_SW_NS="$(rsw_ns "${BGP_SW_NAME:-sw}")"
     bgp_ns "$RSW_SW_NS"
     if [ "$RSW_BGP_KERNEL" = 1 ]; then
         for p in "$@"; do
@@ -102,6 +103,30 @@ bgp_start_switch() {
         fi
     done
     return 0
+}
+
+# Several switches in one test. bgp_switch_save NAME records the current switch (the one
+# bgp_start_switch started last: namespace, PID, control socket, log) under NAME; every
+# switch's process is in RSW_PIDS, so cleanup ends it whichever is current. bgp_switch_use
+# NAME makes a recorded switch current again, for rsw_ctl, bgp_route_paths,
+# bgp_switch_learned, bgp_drops, stop_switch, ... (stop_switch then clears its PID).
+declare -gA BGP_SWITCHES=()
+bgp_switch_save() {
+    BGP_SWITCHES[$1]="$RSW_SW_NS|$RSW_SWITCH_PID|$RSW_SWITCH_SOCKET|$RSW_SWITCH_LOG"
+}
+bgp_switch_use() {
+    local cur
+    if [ -z "${BGP_SWITCHES[$1]+x}" ]; then
+        rsw_log "bgp_switch_use: no switch saved as '$1'"
+        return 1
+    fi
+    # Keep the current one's state (a PID cleared by stop_switch stays cleared).
+    for cur in "${!BGP_SWITCHES[@]}"; do
+        if [ "${BGP_SWITCHES[$cur]%%|*}" = "$RSW_SW_NS" ]; then
+            BGP_SWITCHES[$cur]="$RSW_SW_NS|$RSW_SWITCH_PID|$RSW_SWITCH_SOCKET|$RSW_SWITCH_LOG"
+        fi
+    done
+    IFS='|' read -r RSW_SW_NS RSW_SWITCH_PID RSW_SWITCH_SOCKET RSW_SWITCH_LOG <<<"${BGP_SWITCHES[$1]}"
 }
 
 # Kernel mode: gives the veths pN in the switch namespace the ipv4 addresses of the ports of
