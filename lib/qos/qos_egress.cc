@@ -296,7 +296,9 @@ QosEgress::QosEgress(QosShared &shared, PortIo &io, WorkerCounters &counters, ui
       tx_queue_(tx_queue),
       burst_(std::clamp<uint16_t>(burst, 1, 256)),
       rng_(mix(shared.plan().seed ^ mix(worker)), worker),
-      own_(*shared.owner_state_.at(worker)) {
+      own_(*shared.owner_state_.at(worker)),
+      single_owner_(shared.workers() == 1),
+      ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
     for (uint16_t p = 0; p < shared.n_ports(); p++) {
         if (shared.owner(p) != worker) continue;
         owned_.push_back(p);
@@ -329,10 +331,25 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
     }
 }
 
-uint64_t QosEgress::pg_total(size_t key) const {
+uint64_t QosEgress::pg_total_all(size_t key) const {
     uint64_t s = 0;
     for (auto &o : sh_.owner_state_) s += o->pg->bytes[key].load();
     return s;
+}
+
+// What the lossless PGs of ingress pool `pool` hold beyond their reservations. Read once per
+// flush: PFC generation changes no PG bytes, so every port's PGs see the same sum.
+uint64_t QosEgress::ipool_used_read(size_t pool) {
+    uint64_t used = 0;
+    for (auto [k, reserved] : sh_.ipool_members_[pool]) {
+        uint64_t b = pg_total(k);
+        used += b > reserved ? b - reserved : 0;
+    }
+    if (pool < 64) {
+        ipool_used_[pool] = used;
+        ipool_valid_ |= uint64_t(1) << pool;
+    }
+    return used;
 }
 
 void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
@@ -346,16 +363,38 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
     rte_mbuf *dropped[64];
     uint16_t n_dropped = 0;
     // Counters are added once per burst and queue: the per-packet work stays on plain fields.
-    std::array<uint32_t, kNumQueues> t_packets{}, t_marked{};
-    std::array<uint64_t, kNumQueues> t_bytes{};
-    unsigned touched = 0;
+    // Within admit() a queue only grows, so what a burst admitted to it is the growth of its
+    // tail and bytes, and its new watermarks are its final depth.
+    std::array<uint32_t, kNumQueues> tail0, t_marked{};
+    std::array<uint64_t, kNumQueues> bytes0;
+    for (unsigned qi = 0; qi < kNumQueues; qi++) {
+        tail0[qi] = ps.q[qi].tail;
+        bytes0[qi] = ps.q[qi].bytes;
+    }
+    // PG bytes are charged in sums per run of packets of one (ingress port, PG) - in practice
+    // the whole burst. They only grow here, so the watermark after the sum is the watermark
+    // after every packet.
+    unsigned pend_key = 0;
+    uint64_t pend = 0;
+    bool pending = false;
+    const auto commit_pg = [&] {
+        if (!pending) return;
+        pg.bytes[pend_key].add(pend);
+        pg.watermark[pend_key].max(pg.bytes[pend_key].v);
+        pending = false;
+        pend = 0;
+    };
+
+    // TC -> queue of this port, resolved once per burst.
+    std::array<Queue *, kNumTc> by_tc;
+    for (unsigned tc = 0; tc < kNumTc; tc++) by_tc[tc] = &ps.q[to_queue[tc]];
 
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
         PacketMeta *meta = meta_of(m);
         const unsigned tc = meta->tc & (kNumTc - 1);
         const unsigned qi = to_queue[tc];
-        Queue &q = ps.q[qi];
+        Queue &q = *by_tc[tc];
         const uint32_t len = m->pkt_len;
         const unsigned key = pg_key[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc];
         const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;  // ipv4 or ipv6
@@ -377,7 +416,8 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
             if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
                 why = QueueDrop::headroom_exhausted;
             else if (uint64_t lim = (*sh_.pg_limit_)[key].load(std::memory_order_relaxed);
-                     lim != UINT64_MAX && pg_total(key) + len > lim)
+                     lim != UINT64_MAX &&
+                     pg_total(key) + (pending && pend_key == key ? pend : 0) + len > lim)
                 why = QueueDrop::headroom_exhausted;
         } else {
             if (pool && delta) {
@@ -420,22 +460,25 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
             pool->shared_used += delta;
             pool->used += len;
         }
-        pg.bytes[key].add(len);
-        pg.watermark[key].max(pg.bytes[key].v);
-        touched |= 1u << qi;
-        t_packets[qi]++;
-        t_bytes[qi] += len;
-        if (after > q.wm_bytes) q.wm_bytes = after;
-        if (q.size() > q.wm_packets) q.wm_packets = q.size();
+        if (key != pend_key) {
+            commit_pg();
+            pend_key = key;
+        }
+        pending = true;
+        pend += len;
     }
+    commit_pg();
     if (n_dropped) rte_pktmbuf_free_bulk(dropped, n_dropped);
-    ps.nonempty = uint8_t(ps.nonempty | touched);
-    for (unsigned qi = 0; touched; qi++, touched >>= 1) {
-        if (!(touched & 1)) continue;
+    unsigned touched = 0;
+    for (unsigned qi = 0; qi < kNumQueues; qi++) {
+        Queue &q = ps.q[qi];
+        if (q.tail == tail0[qi]) continue;
+        touched |= 1u << qi;
+        if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
+        if (q.size() > q.wm_packets) q.wm_packets = q.size();
         QueueStats &qs = st.queues[qi];
-        const Queue &q = ps.q[qi];
-        qs.enq_packets.add(t_packets[qi]);
-        qs.enq_bytes.add(t_bytes[qi]);
+        qs.enq_packets.add(q.tail - tail0[qi]);
+        qs.enq_bytes.add(q.bytes - bytes0[qi]);
         if (t_marked[qi]) {
             qs.ecn_marked.add(t_marked[qi]);
             if (trace_) ecn_unsampled_[port][qi] += t_marked[qi];
@@ -445,6 +488,7 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         qs.watermark_bytes.set(q.wm_bytes);
         qs.watermark_packets.set(q.wm_packets);
     }
+    ps.nonempty = uint8_t(ps.nonempty | touched);
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
 }
 
@@ -472,6 +516,7 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     for (uint16_t p : owned_) drain_handoff(p);
     uint32_t sent = 0;
     for (uint16_t p : owned_) sent += service(p, now_ns);
+    ipool_valid_ = 0;
     for (uint16_t p : owned_)
         if (sh_.ports_[p]->lossless_pgs) pfc_generate(p, now_ns);
     return sent;
@@ -496,8 +541,8 @@ void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
     QosShared::Port &ps = *sh_.ports_[port];
     const PortQosPlan &pp = sh_.plan_.ports[port];
     PfcPortStats &st = *sh_.pfc_[port];
-    for (unsigned g = 0; g < kNumPg; g++) {
-        if (!(ps.lossless_pgs >> g & 1)) continue;
+    for (unsigned left = ps.lossless_pgs; left; left &= left - 1) {
+        const unsigned g = unsigned(__builtin_ctz(left));
         const PgPlan &pg = pp.pgs[g];
         const size_t key = PgAccounting::key(port, g);
         const uint64_t bytes = pg_total(key);
@@ -507,11 +552,7 @@ void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
             // what its lossless PGs hold beyond their reservations.
             const PoolPlan &ip = sh_.plan_.ingress_pools[size_t(pg.pool)];
             uint64_t shared = ip.size_bytes > ip.xoff_bytes ? ip.size_bytes - ip.xoff_bytes : 0;
-            uint64_t used = 0;
-            for (auto [k, reserved] : sh_.ipool_members_[size_t(pg.pool)]) {
-                uint64_t b = pg_total(k);
-                used += b > reserved ? b - reserved : 0;
-            }
+            const uint64_t used = ipool_used(size_t(pg.pool));
             threshold = pg.threshold(shared > used ? shared - used : 0);
             // While the peer is paused, the headroom sits on the threshold at which the pause
             // was sent (it does not shrink as the pool fills).
@@ -683,10 +724,14 @@ void QosEgress::flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReaso
 
 // Hands pkts[0..n) to the device and counts what it took; returns that count. `bytes[i]` is
 // the frame length of pkts[i].
-uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n) {
+uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n,
+                         uint64_t all_bytes) {
     uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);
     uint64_t total = 0;
-    for (uint16_t i = 0; i < sent; i++) total += bytes[i];
+    if (sent == n && all_bytes != UINT64_MAX)
+        total = all_bytes;
+    else
+        for (uint16_t i = 0; i < sent; i++) total += bytes[i];
     PortCounters &pc = ctr_.ports[port];
     pc.tx_packets.add(sent);
     pc.tx_bytes.add(total);
@@ -729,59 +774,123 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
 
     const uint8_t paused =
         uint8_t(ps.paused.load(std::memory_order_relaxed) | pfc_paused_queues(port, now_ns));
+    if (!(ps.nonempty & ~unsigned(paused))) {
+        // Nothing to send: no queue, pool or counter changes (the pool gauges are current).
+        st.tx_ring_bytes.set(ps.ring.inflight_bytes());
+        if (trace_) sample_ecn_marks(port, now_ns);
+        return total;
+    }
     rte_mbuf *out[256];
     uint32_t len[256];
     std::array<uint32_t, kNumQueues> t_packets{}, t_marked{};
     std::array<uint64_t, kNumQueues> t_bytes{};
     unsigned touched = 0;
     unsigned nonempty = ps.nonempty;  // a local: see Slot::ecn_ip on char-typed stores
+    // The shaper and the ring model live in locals while packets are taken (written back
+    // below), and so does the state of the queue being served: the stores to the PG gauges and
+    // to the packets (ECN) could otherwise alias them, and every packet would reload them.
+    TokenBucket shaper = ps.shaper;
+    TxRingModel ring = ps.ring;
+    const uint32_t min_frame = plan.min_frame_bytes, overhead = plan.wire_overhead_bytes;
+    const auto wire = [min_frame, overhead](uint32_t l) {
+        return (l < min_frame ? min_frame : l) + overhead;
+    };
+    const unsigned burst = burst_;
     for (;;) {
-        uint16_t k = 0;
-        while (k < burst_) {
+        unsigned k = 0;
+        uint64_t k_bytes = 0;  // sum of len[0..k)
+        bool ring_full = false;
+        while (k < burst && !ring_full) {
             const uint8_t eligible = uint8_t(nonempty & ~unsigned(paused));
-            if (!eligible || !ps.shaper.ready()) break;
+            if (!eligible || !shaper.ready()) break;
             const int qi = ps.sched.pick(eligible, [&](int i) {
                 const QosShared::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
+            // A run: frames from queue qi for as long as pick() would choose qi again without
+            // changing its state - a strict queue until it empties (the eligible set only
+            // shrinks here), a DWRR queue while its deficit covers its head frame - and the
+            // shaper, the ring and the burst allow. The same frames, in the same order, with
+            // the same accounting as one pick per frame. What the run took (frames, bytes,
+            // deficit, PG bytes) is derived from the queue's head and bytes at the end.
             QosShared::Queue &q = ps.q[size_t(qi)];
-            const QosShared::Slot s = q.slots[q.head & q.mask];
-            const uint32_t w = plan.wire_bytes(s.len);
-            if (!ps.ring.fits(w)) break;
-
-            q.head++;
-            q.bytes -= s.len;
-            const uint64_t excess = q.bytes > q.reserved ? q.bytes - q.reserved : 0;
+            const QosShared::Slot *const slots = q.slots;
+            const uint32_t mask = q.mask;
+            const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
+            const bool mark = q.flags & QosShared::Queue::kMarkDeq;
+            const uint64_t mark_min = q.mark_min;
+            const uint32_t head0 = q.head;
+            const uint64_t bytes0 = q.bytes;
+            // The run ends at the queue's tail or the burst's end, whichever comes first.
+            const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, burst - k);
+            // The queue's deficit is dbase + bytes as frames leave.
+            const int64_t dbase = ps.sched.deficit(qi) - int64_t(bytes0);
+            uint32_t head = head0;
+            uint64_t bytes = bytes0;
+            // PG bytes leave in sums per stretch of one key (in practice the whole run):
+            // pg_from is the queue's bytes where the stretch of pg_key began.
+            unsigned pg_key = slots[head & mask].pg_key;
+            uint64_t pg_from = bytes0;
+            uint32_t marked = 0;
+            for (bool first = true;; first = false) {
+                const QosShared::Slot s = slots[head & mask];
+                // Past the first frame: pick() would move on from a DWRR queue whose deficit
+                // no longer covers its head frame (and change its state), so the run ends.
+                if (!first && dwrr && dbase + int64_t(bytes) < int64_t(s.len)) break;
+                const uint32_t w = wire(s.len);
+                if (!ring.fits(w)) {
+                    ring_full = true;
+                    break;
+                }
+                head++;
+                if (s.pg_key != pg_key) {
+                    pg.bytes[pg_key].sub(pg_from - bytes);
+                    pg_key = s.pg_key;
+                    pg_from = bytes;
+                }
+                bytes -= s.len;
+                // Dequeue marking: the depth this packet leaves behind is the congestion it
+                // reports.
+                if (mark && bytes >= mark_min) {
+                    const unsigned ecn = s.ecn_ip & 3;
+                    if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
+                        wred(q.plan->mark, bytes) && ecn_mark(s.m, meta_of(s.m)))
+                        marked++;
+                }
+                shaper.consume(w);
+                ring.add(w);  // taken back below for what the device refuses
+                len[k] = s.len;
+                out[k++] = s.m;
+                if (head == lim || !shaper.ready()) break;
+            }
+            const uint32_t run = head - head0;
+            if (!run) break;
+            const uint64_t run_bytes = bytes0 - bytes;
+            q.head = head;
+            q.bytes = bytes;
+            const uint64_t excess = bytes > q.reserved ? bytes - q.reserved : 0;
             if (QosShared::Pool *pool = q.pool) {
                 pool->shared_used -= q.excess - excess;
-                pool->used -= s.len;
+                pool->used -= run_bytes;
             }
             q.excess = excess;
-            pg.bytes[s.pg_key].sub(s.len);
-            ps.sched.charge(qi, s.len);
-            if (!q.size()) {
+            pg.bytes[pg_key].sub(pg_from - bytes);
+            if (dwrr) ps.sched.set_deficit(qi, dbase + int64_t(bytes));
+            if (head == q.tail) {
                 nonempty &= ~(1u << qi);
                 ps.sched.emptied(qi);
             }
-            // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
-            const unsigned ecn = s.ecn_ip & 3;
-            if ((q.flags & QosShared::Queue::kMarkDeq) && q.bytes >= q.mark_min && (s.ecn_ip & 4) &&
-                (ecn == kEcnEct0 || ecn == kEcnEct1) && wred(q.plan->mark, q.bytes) &&
-                ecn_mark(s.m, meta_of(s.m)))
-                t_marked[size_t(qi)]++;
             touched |= 1u << qi;
-            t_packets[size_t(qi)]++;
-            t_bytes[size_t(qi)] += s.len;
-            ps.shaper.consume(w);
-            ps.ring.add(w);  // taken back below for what the device refuses
-            len[k] = s.len;
-            out[k++] = s.m;
+            t_packets[size_t(qi)] += run;
+            t_bytes[size_t(qi)] += run_bytes;
+            t_marked[size_t(qi)] += marked;
+            k_bytes += run_bytes;
         }
         if (!k) break;
-        uint16_t sent = send(port, out, len, k);
+        uint16_t sent = send(port, out, len, uint16_t(k), k_bytes);
         total += sent;
         if (sent < k) {
-            for (uint16_t i = sent; i < k; i++) ps.ring.remove(plan.wire_bytes(len[i]));
+            for (unsigned i = sent; i < k; i++) ring.remove(wire(len[i]));
             // The device ring is full after all: keep the rest for the next flush.
             std::copy(out + sent, out + k, ps.staged.begin());
             ps.staged_head = 0;
@@ -789,6 +898,8 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             break;
         }
     }
+    ps.shaper = shaper;
+    ps.ring = ring;
     ps.nonempty = uint8_t(nonempty);
     for (unsigned qi = 0; touched; qi++, touched >>= 1) {
         if (!(touched & 1)) continue;
@@ -805,13 +916,17 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     }
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
     st.tx_ring_bytes.set(ps.ring.inflight_bytes());
-    if (trace_)  // marks made at enqueue (admit) or dequeue, sampled with this flush's time
-        for (unsigned qi = 0; qi < kNumQueues; qi++)
-            if (uint32_t &u = ecn_unsampled_[port][qi]; u >= kEcnSampleEvery) {
-                trace_->push({now_ns, u, port, uint16_t(qi), TraceKind::ecn_mark_sample});
-                u = 0;
-            }
+    if (trace_) sample_ecn_marks(port, now_ns);
     return total;
+}
+
+// Marks made at enqueue (admit) or dequeue, sampled with this flush's time.
+void QosEgress::sample_ecn_marks(uint16_t port, uint64_t now_ns) {
+    for (unsigned qi = 0; qi < kNumQueues; qi++)
+        if (uint32_t &u = ecn_unsampled_[port][qi]; u >= kEcnSampleEvery) {
+            trace_->push({now_ns, u, port, uint16_t(qi), TraceKind::ecn_mark_sample});
+            u = 0;
+        }
 }
 
 uint32_t QosEgress::backlog() const {

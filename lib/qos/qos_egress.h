@@ -22,7 +22,10 @@
 // Flush, per owned port: drain the handoff ring; retry frames the device refused last time;
 //   then while a queue is eligible (non-empty, not paused), the shaper has credit and the TX ring
 //   model has room: pick (strict, then DWRR), dequeue, mark CE on the marking curve at the depth
-//   left behind (dequeue marking), hand bursts to PortIo::tx_burst.
+//   left behind (dequeue marking), hand bursts to PortIo::tx_burst. Frames leave in runs: after
+//   a pick, the same queue is served while pick() would choose it again unchanged (strict: until
+//   empty; DWRR: while its deficit covers the head frame), with its state in locals and the
+//   accounting charged once per run - the same schedule as one pick per frame.
 //
 // PFC (doc/pfc.md), also in the owner's flush: honoring (received pause deadlines -> paused
 //   queues), generation (per lossless PG of each owned port as an ingress port: xoff/xon
@@ -274,13 +277,24 @@ class QosEgress final : public Egress {
             if (prios >> pr & 1) trace_->push({now_ns, queue, port, uint16_t(pr), k});
     }
     uint32_t service(uint16_t port, uint64_t now_ns);
+    void sample_ecn_marks(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
-    uint16_t send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n);
+    // `all_bytes`: the sum of bytes[0..n) when the caller has it (else UINT64_MAX).
+    uint16_t send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n,
+                  uint64_t all_bytes = UINT64_MAX);
     bool wred(const WredCurve &c, uint64_t depth) {
         uint64_t t = c.threshold32(depth);
         return t != 0 && (t >> 32 || rng_.next() < t);
     }
-    uint64_t pg_total(size_t key) const;
+    // Bytes of PgAccounting key `key` summed over the scheduler owners.
+    uint64_t pg_total(size_t key) const {
+        return single_owner_ ? own_.pg->bytes[key].load() : pg_total_all(key);
+    }
+    uint64_t pg_total_all(size_t key) const;
+    uint64_t ipool_used(size_t pool) {
+        return pool < 64 && (ipool_valid_ >> pool & 1) ? ipool_used_[pool] : ipool_used_read(pool);
+    }
+    uint64_t ipool_used_read(size_t pool);
 
     QosShared &sh_;
     PortIo &io_;
@@ -290,7 +304,11 @@ class QosEgress final : public Egress {
     uint16_t burst_;
     Pcg32 rng_;
     QosShared::Owner &own_;
+    bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;
+    // Per flush: the ingress pools' use beyond reservations (ipool_used), bit i: pool i read.
+    std::vector<uint64_t> ipool_used_;
+    uint64_t ipool_valid_ = 0;
     std::array<Counter, kMaxPorts> handoff_drops_{};
     TraceRing *trace_ = nullptr;
     // ECN marks not yet sampled into the trace, per (port, queue): one ecn_mark_sample event per

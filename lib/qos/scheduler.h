@@ -52,6 +52,11 @@ class DwrrScheduler {
     // The queue ran empty: it forfeits what it had left (classic DRR).
     void emptied(int q) { deficit_[size_t(q)] = 0; }
 
+    // A queue's deficit, for a caller that charges a run of frames from one queue at once
+    // (QosEgress::service): deficit(q), then set_deficit(q, d - the run's bytes).
+    int64_t deficit(int q) const { return deficit_[size_t(q)]; }
+    void set_deficit(int q, int64_t d) { deficit_[size_t(q)] = d; }
+
     uint8_t strict_mask() const { return strict_; }
     uint8_t dwrr_mask() const { return dwrr_; }
 

@@ -34,8 +34,12 @@ class TokenBucket {
         if (now_ns <= last_ || rate_ == 0) return;
         uint64_t dt = now_ns - last_;
         last_ = now_ns;
-        uint64_t room = uint64_t(cap_ - credit_);
-        credit_ = dt >= room / rate_ + 1 ? cap_ : credit_ + int64_t(dt * rate_);
+        // credit + dt x rate, at most cap; no division (dt x rate > room is the same test as
+        // dt >= room / rate + 1), and a product that overflows is more than any room.
+        const uint64_t room = uint64_t(cap_ - credit_);
+        uint64_t add;
+        credit_ = __builtin_mul_overflow(dt, rate_, &add) || add > room ? cap_
+                                                                         : credit_ + int64_t(add);
     }
     bool ready() const { return rate_ == 0 || credit_ > 0; }
     void consume(uint32_t wire_bytes) {
@@ -72,7 +76,10 @@ class TxRingModel {
         uint64_t dt = now_ns - last_;
         last_ = now_ns;
         if (rate_ == 0) return;
-        inflight_ = dt >= uint64_t(inflight_) / rate_ + 1 ? 0 : inflight_ - int64_t(dt * rate_);
+        uint64_t sub;  // as in TokenBucket::refill: no division
+        inflight_ = __builtin_mul_overflow(dt, rate_, &sub) || sub > uint64_t(inflight_)
+                        ? 0
+                        : inflight_ - int64_t(sub);
     }
     // An empty ring takes any one frame, however large, so nothing can wait forever.
     bool fits(uint32_t wire_bytes) const {
