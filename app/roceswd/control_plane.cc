@@ -66,8 +66,7 @@ void Switch::start_control_plane() {
     // Subscribe first, then dump: an update between the two is seen twice, never missed.
     std::string err;
     nl_sub_ = std::make_unique<nl::NetlinkSocket>();
-    if (!nl_sub_->open(true, size_t(cfg_.control_plane.netlink_rcvbuf_kb) * 1024, &err))
-        throw std::runtime_error("netlink: " + err);
+    if (!open_subscription(&err)) throw std::runtime_error("netlink: " + err);
     if (!netlink_dump(false, &err)) throw std::runtime_error("netlink: " + err);
     netlink_stop_ = false;
     netlink_thread_ = std::thread([this] { netlink_loop(); });
@@ -77,6 +76,11 @@ void Switch::stop_control_plane() {
     netlink_stop_ = true;
     if (netlink_thread_.joinable()) netlink_thread_.join();
     if (hostif_) hostif_->stop();
+}
+
+// Links, neighbours, addresses and IPv4/IPv6 routes, with the configured socket buffer.
+bool Switch::open_subscription(std::string *err) {
+    return nl_sub_->open(true, size_t(cfg_.control_plane.netlink_rcvbuf_kb) * 1024, err);
 }
 
 // Dumps links, addresses, neighbours and routes (in that order: routes need the neighbours)
@@ -148,7 +152,7 @@ void Switch::netlink_loop() {
             // (an update racing the dump is seen twice, never missed).
             spdlog::warn("netlink: socket overrun (ENOBUFS): re-subscribing and re-dumping");
             nl_sub_->close();
-            if (!nl_sub_->open(true, size_t(cfg_.control_plane.netlink_rcvbuf_kb) * 1024, &err)) {
+            if (!open_subscription(&err)) {
                 spdlog::error("netlink: cannot re-subscribe: {}; retrying", err);
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
                 continue;

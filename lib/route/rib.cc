@@ -250,6 +250,15 @@ void Rib::nh_release(uint32_t id) {
 
 // Gives every wanted multipath route its group (id, slots, members, policy) and publishes the
 // groups that changed, before the Fib points any route at them.
+// The port a multipath route's path leaves through (named, or the via's connected subnet),
+// when that port is up.
+std::optional<uint8_t> Rib::live_path_port(const RoutePath &p) const {
+    auto port = port_index(p.port);
+    if (!port) port = port_for(p.via);
+    if (!port || !port_up_[*port]) return std::nullopt;
+    return port;
+}
+
 std::string Rib::group_key(const IpPrefix &prefix, const Want &w) const {
     if (w.source != RouteSource::learned) return "route " + prefix.str();
     std::vector<std::string> parts;
@@ -289,9 +298,8 @@ void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
                              prefix.str(), kMaxEcmpGroups);
                 w.nh = NextHop{NextHopKind::unresolved, 0, {}, 0};
                 for (const auto &p : r.paths) {
-                    auto port = port_index(p.port);
-                    if (!port) port = port_for(p.via);
-                    if (!port || !port_up_[*port]) continue;
+                    auto port = live_path_port(p);
+                    if (!port) continue;
                     auto n = neighbours_.find(NeighKey{*port, p.via});
                     if (n != neighbours_.end()) {
                         w.nh = NextHop{NextHopKind::forward, *port, n->second, 0};
@@ -313,9 +321,8 @@ void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
         // Slots: kept for paths still configured, freed for the others, lowest free for new ones.
         std::map<PathKey, uint32_t> paths;  // key -> weight
         for (const auto &p : r.paths) {
-            auto port = port_index(p.port);
-            if (!port) port = port_for(p.via);
-            if (!port || !port_up_[*port]) continue;
+            auto port = live_path_port(p);
+            if (!port) continue;
             paths[PathKey{*port, p.via}] = p.weight;
         }
         for (auto s = gs.slots.begin(); s != gs.slots.end();)

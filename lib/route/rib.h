@@ -207,6 +207,7 @@ class Rib {
     void update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want);
     void retire_groups_locked();
     std::string group_key(const IpPrefix &prefix, const Want &w) const;
+    std::optional<uint8_t> live_path_port(const RoutePath &p) const;
     uint32_t next_id_ = 1;  // id 0 is never used
 };
 
