@@ -54,11 +54,15 @@ inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word)
 }
 
 // Decrements the TTL of the IPv4 header at `ip` and patches its checksum incrementally.
+// RFC 1624 eqn. 3 with the word (TTL, protocol) going from m to m - 0x0100: ~m + m' is the
+// constant 0xFEFF (0x1FEFF when the TTL wraps from 0), so only the checksum field is read.
 inline void ipv4_decrement_ttl(uint8_t *ip) {
-    uint16_t old_word = rd16(ip + 8);  // TTL, protocol
+    const uint32_t delta = ip[8] ? 0xFEFFu : 0x1FEFFu;
     ip[8]--;
-    uint16_t new_word = rd16(ip + 8);
-    wr16(ip + 10, csum_update16(rd16(ip + 10), old_word, new_word));
+    uint32_t sum = uint16_t(~rd16(ip + 10)) + delta;
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    wr16(ip + 10, uint16_t(~sum));
 }
 
 // Rewrites the TOS byte (DSCP/ECN) of the IPv4 header at `ip`, patching the checksum.

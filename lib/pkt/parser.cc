@@ -105,8 +105,8 @@ std::optional<DropReason> parse_ipv6(const uint8_t *ip, uint32_t avail, const Pa
 
 }  // namespace
 
-std::optional<DropReason> parse_frame(const uint8_t *f, uint32_t len, const ParseOptions &opt,
-                                      PacketMeta *m) {
+std::optional<DropReason> parse_frame_general(const uint8_t *f, uint32_t len,
+                                              const ParseOptions &opt, PacketMeta *m) {
     std::memset(m, 0, sizeof(*m));
     if (len < kEthLen) return DropReason::eth_truncated;
     if (f[6] & 1) return DropReason::src_mac_multicast;
