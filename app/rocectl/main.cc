@@ -30,7 +30,7 @@ constexpr const char *kUsage =
     "       rocectl [--socket PATH | --name NAME] [--json] call CMD [ARGS...]\n"
     "       rocectl [--socket PATH | --name NAME] [--json] watch [--interval S] [--count N]\n"
     "               [--all] [PORT...]\n"
-    "       rocectl [--socket PATH | --name NAME] clear watermarks [PORT...]\n"
+    "       rocectl [--socket PATH | --name NAME] clear watermarks [PORT...] | latency\n"
     "       rocectl headroom --speed RATE [--cable M] [--mtu B] [--peer-mtu B]\n"
     "               [--response-quanta Q] [--tx-ring B] [--burst N] [--poll-us U] [--json]\n"
     "       rocectl --help | --version\n"
@@ -41,6 +41,8 @@ constexpr const char *kUsage =
     "      ecn [PORT...] WRED/ECN per queue: marking and drop curves, CE marks, WRED drops\n"
     "      punt          control-plane policing per punt class, host interface counters\n"
     "      control       routes by source (connected, static, bird, ...), netlink sync, FIB latency\n"
+    "      latency       RX->TX latency per traffic class: p50/p99/p99.9/max in us\n"
+    "                    (needs telemetry.latency: true)\n"
     "\n"
     "  --socket PATH  control socket of the switch (default: $ROCESW_SOCKET, else\n"
     "                 /run/rocesw/rocesw.sock)\n"
@@ -58,6 +60,7 @@ constexpr const char *kUsage =
     "  --poll-us the worker's RX burst (32) and longest poll gap (10). doc/pfc.md explains.\n"
     "clear watermarks restarts queue and PG watermarks; the switch refuses it unless its\n"
     "  config sets telemetry.allow_clear: true. Counters are never reset.\n"
+    "clear latency starts the latency view's window afresh (same rule; Prometheus keeps counting).\n"
     "\n"
     "exit status: 0 ok, 1 the switch reported an error, 2 usage error,\n"
     "             3 no switch answered (cannot connect, connection lost, 5 s timeout)\n";
@@ -238,6 +241,30 @@ std::string format_lb(const nlohmann::json &d) {
     return out;
 }
 
+// `show latency`: one line per traffic class that has seen a packet since the window began.
+std::string format_latency(const nlohmann::json &d) {
+    if (!d.value("enabled", false))
+        return "latency measurement is off (telemetry.latency: false in the switch config)\n";
+    char line[200];
+    std::string out;
+    snprintf(line, sizeof line, "window %.1f s, %llu packets; percentiles to %.1f %%\n",
+             d.value("since_s", 0.0), (unsigned long long)d.value("packets", 0ull),
+             100 * d.value("bucket_precision", 0.0) / 2);
+    out += line;
+    snprintf(line, sizeof line, "%-5s %14s %10s %10s %10s %10s %10s\n", "CLASS", "PACKETS",
+             "P50_US", "P99_US", "P99.9_US", "MAX_US", "MEAN_US");
+    out += line;
+    for (const auto &c : d.value("classes", nlohmann::json::array())) {
+        if (!c.value("packets", 0ull)) continue;
+        snprintf(line, sizeof line, "%-5u %14llu %10.3f %10.3f %10.3f %10.3f %10.3f\n",
+                 c.value("tc", 0u), (unsigned long long)c.value("packets", 0ull),
+                 c.value("p50_us", 0.0), c.value("p99_us", 0.0), c.value("p999_us", 0.0),
+                 c.value("max_us", 0.0), c.value("mean_us", 0.0));
+        out += line;
+    }
+    return out;
+}
+
 int usage_error(const std::string &msg) {
     std::cerr << "rocectl: " << msg << "\n" << kUsage;
     return kExitUsage;
@@ -316,7 +343,7 @@ int main(int argc, char **argv) {
         if (cmd == "neighbors") cmd = "neighbours";
         static const std::vector<std::string> known = {
             "ports", "routes", "neighbours", "drops", "workers", "info", "help", "queues", "lb",
-            "pfc", "ecn", "punt", "control"};
+            "pfc", "ecn", "punt", "control", "latency"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {
@@ -362,8 +389,8 @@ int main(int argc, char **argv) {
         watch.clear_screen = !watch.json && isatty(STDOUT_FILENO);
         is_watch = true;
     } else if (verb == "clear") {
-        if (i >= args.size() || args[i] != "watermarks")
-            return usage_error("clear: what? (clear watermarks [PORT...])");
+        if (i >= args.size() || (args[i] != "watermarks" && args[i] != "latency"))
+            return usage_error("clear: what? (clear watermarks [PORT...] | clear latency)");
         cmd = "clear";
         cmd_args.assign(args.begin() + static_cast<long>(i), args.end());
     } else if (verb == "call") {
@@ -400,6 +427,8 @@ int main(int argc, char **argv) {
         std::cout << format_lb(reply.data);
     } else if (cmd == "pfc") {
         std::cout << format_pfc(reply.data);
+    } else if (cmd == "latency") {
+        std::cout << format_latency(reply.data);
     } else {
         std::cout << rocesw::format_table(cmd, reply.data);
     }

@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
 
     unsigned long huge = rocesw::free_hugepages();
     const uint64_t need_mb =
-        rocesw::required_memory_mb(cfg, rocesw::fib_memory_bytes(rocesw::FibParams{}));
+        rocesw::required_memory_mb(cfg, rocesw::fib_memory_bytes(rocesw::fib_params_for(cfg)));
     if (cfg.sw.memory_mb == 0) cfg.sw.memory_mb = uint32_t(need_mb);
     rocesw::EalPlan plan = rocesw::plan_eal(cfg, rocesw::allowed_cpus(), huge);
     if (print_eal) {

@@ -4,6 +4,7 @@
 // on civetweb's thread, so a scrape never blocks a worker (ARCHITECTURE.md invariant 5).
 // Adding a family: one metrics_.counter(...) / metrics_.gauge(...) call in register_metrics()
 // (doc/observability.md, "Adding a metric").
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <spdlog/spdlog.h>
 
@@ -40,6 +41,7 @@ void Switch::register_metrics() {
     register_pfc_metrics();
     register_lb_metrics();
     register_control_metrics();  // control_plane.cc
+    register_latency_metrics();
 
     m.gauge("rocesw_port_link_up", "1 when the port's link is up", [=, this](MetricSink &s) {
         // Link state is refreshed by the control thread under the handler lock.
@@ -90,6 +92,36 @@ void Switch::register_metrics() {
               [this](MetricSink &s) { s.sample({}, trace_ ? trace_->lost() : 0); });
 }
 
+// rocesw_latency_seconds: a Prometheus histogram per traffic class, from the per-worker
+// log-linear histograms (cumulative since start; `clear latency` does not touch it). Each fine
+// bucket is counted under the first `le` at or above its top, so a boundary is exact to the
+// fine bucket's width (3 %).
+void Switch::register_latency_metrics() {
+    if (!latency_) return;
+    metrics_.histogram(
+        "rocesw_latency_seconds",
+        "Time from the RX burst that received a packet to the TX burst that sent it, by traffic class",
+        [this](MetricSink &s) {
+            static const double kLe[] = {1e-6,   2e-6,   5e-6, 10e-6, 20e-6, 50e-6, 100e-6,
+                                         200e-6, 500e-6, 1e-3, 2e-3,  5e-3,  10e-3, 100e-3};
+            const double hz = double(rte_get_tsc_hz());
+            const LatencySnapshot snap = latency_snapshot(latency_.get(), workers_.size());
+            for (unsigned c = 0; c < kLatClasses; c++) {
+                const LatencyClassSnapshot &h = snap.tc[c];
+                uint64_t cum = 0;
+                unsigned i = 0;
+                for (double le : kLe) {
+                    for (; i < kLatBuckets && double(latency_bucket_upper(i) - 1) / hz <= le; i++)
+                        cum += h.buckets[i];
+                    s.sample_suffixed("_bucket", {{"tc", c}, {"le", format_value(le)}}, cum);
+                }
+                s.sample_suffixed("_bucket", {{"tc", c}, {"le", "+Inf"}}, h.count);
+                s.sample_suffixed("_sum", {{"tc", c}}, double(h.sum) / hz);
+                s.sample_suffixed("_count", {{"tc", c}}, h.count);
+            }
+        });
+}
+
 void Switch::start_observability() {
     const TelemetryConfig &t = cfg_.telemetry;
     if (t.prometheus) {
@@ -113,16 +145,25 @@ void Switch::start_observability() {
     }
     // Mutating, so it is added after the rte_telemetry bridge registered the read-only views:
     // only rocectl reaches it, and only if the config allows it.
-    server_.add("clear", "clear watermarks [PORT...] (needs telemetry.allow_clear: true)",
+    server_.add("clear",
+                "clear watermarks [PORT...] | latency (needs telemetry.allow_clear: true)",
                 [this](const std::vector<std::string> &args) { return clear(args); });
 }
 
 nlohmann::json Switch::clear(const std::vector<std::string> &args) {
     if (!cfg_.telemetry.allow_clear)
         throw CommandError("clear: not allowed by the config (telemetry.allow_clear: false)");
+    if (!args.empty() && args[0] == "latency") {
+        if (args.size() > 1) throw CommandError("clear latency: unexpected '" + args[1] + "'");
+        if (!latency_) throw CommandError("clear latency: latency is off (telemetry.latency: false)");
+        // A baseline for the views; the workers' histograms and Prometheus keep counting.
+        latency_base_ = latency_snapshot(latency_.get(), workers_.size());
+        latency_since_ = std::chrono::steady_clock::now();
+        return {{"cleared", "latency"}};
+    }
     if (args.empty() || args[0] != "watermarks")
         throw CommandError(
-            "clear: what? (allowed: watermarks [PORT...]; counters are never "
+            "clear: what? (allowed: watermarks [PORT...], latency; counters are never "
             "reset, Prometheus and rocectl watch use their rates)");
     std::vector<uint16_t> ports;
     for (size_t a = 1; a < args.size(); a++) {

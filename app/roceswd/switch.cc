@@ -48,7 +48,7 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     if (!qsbr_ || rte_rcu_qsbr_init(qsbr_, n_workers) != 0)
         throw std::runtime_error("cannot set up RCU (QSBR) state");
 
-    fib_ = std::make_unique<Fib>("rocesw_fib", FibParams{}, qsbr_);
+    fib_ = std::make_unique<Fib>("rocesw_fib", fib_params_for(cfg_), qsbr_);  // as main sized EAL
     fib_->groups().set_settings(lb_settings_from(cfg_.lb));  // before workers size flowlet tables
     std::vector<RibPort> rib_ports;
     for (const auto &p : cfg_.ports) {
@@ -87,16 +87,23 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     }
     for (const auto &w : qos_->plan().warnings) spdlog::warn("{}", w);
     for (const auto &p : ports_->ports()) pfc_modes_.push_back(p.pfc_mode);
+    if (cfg_.telemetry.latency) {  // doc/observability.md, "Latency"
+        latency_ = std::make_unique<LatencyHist[]>(n_workers);
+        latency_since_ = std::chrono::steady_clock::now();
+    }
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (uint16_t w = 0; w < n_workers; w++) {
         WorkerSlot s;
         s.lcore = lcore;
-        s.egress = std::make_unique<QosEgress>(*qos_, *ports_, counters_[w], w,
+        // With latency on, the worker's RX and its egress's TX go through a stamping wrapper.
+        if (latency_) s.lat_io = std::make_unique<LatencyPortIo>(*ports_, latency_[w]);
+        PortIo &io = s.lat_io ? static_cast<PortIo &>(*s.lat_io) : *ports_;
+        s.egress = std::make_unique<QosEgress>(*qos_, io, counters_[w], w,
                                                ports_->tx_queue_for(w), uint16_t(cfg_.sw.burst));
         auto rx = ports_->rx_assignment(w);
         if (rx.empty())
             spdlog::warn("worker {} owns no RX queue (devices have fewer queues than workers)", w);
-        s.worker = std::make_unique<Worker>(w, ctx_, *ports_, *s.egress, counters_[w], rx,
+        s.worker = std::make_unique<Worker>(w, ctx_, io, *s.egress, counters_[w], rx,
                                             uint16_t(cfg_.sw.burst));
         workers_.push_back(std::move(s));
         lcore = rte_get_next_lcore(lcore, 1, 0);

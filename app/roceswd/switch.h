@@ -18,6 +18,8 @@
 #include "ctrl/route_sync.h"
 #include "ethdev/ethdev_ports.h"
 #include "hostif/host_if.h"
+#include "common/latency_hist.h"
+#include "pipeline/latency_io.h"
 #include "pipeline/punt.h"
 #include "pipeline/worker.h"
 #include "qos/qos_egress.h"
@@ -67,6 +69,8 @@ class Switch {
     // Control plane (control_plane.cc): punt classes and host interfaces; netlink sync.
     nlohmann::json view_punt() const;
     nlohmann::json view_control() const;
+    // RX->TX latency per traffic class since start or `clear latency` (telemetry.latency).
+    nlohmann::json view_latency() const;
 
     // Prometheus families (app/roceswd/metrics.cc); add yours in register_metrics().
     MetricRegistry &metrics() { return metrics_; }
@@ -76,6 +80,7 @@ class Switch {
 
   private:
     struct WorkerSlot {
+        std::unique_ptr<LatencyPortIo> lat_io;  // telemetry.latency: RX/TX through it; else null
         std::unique_ptr<Egress> egress;
         std::unique_ptr<Worker> worker;
         unsigned lcore = 0;
@@ -108,6 +113,10 @@ class Switch {
     LoadSignal lb_load_;              // queue depths for adaptive load balancing
     DataplaneContext ctx_;
     std::unique_ptr<WorkerCounters[]> counters_;  // one block per worker
+    std::unique_ptr<LatencyHist[]> latency_;       // one block per worker; null: latency off
+    LatencySnapshot latency_base_;                 // `clear latency` baseline (handler lock)
+    std::chrono::steady_clock::time_point latency_since_;
+    void register_latency_metrics();               // metrics.cc
     std::vector<WorkerSlot> workers_;
     std::atomic<bool> workers_stop_{false};
     ControlServer server_;

@@ -1,9 +1,11 @@
 // JSON views of the running switch for rocectl and rte_telemetry. Read-only: counters are
 // summed over workers without locks, tables are read through the Rib's own lock.
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include "switch.h"
@@ -282,7 +284,40 @@ json Switch::view_lb(const std::vector<std::string> &args) {
             {"events_dropped", ev_dropped}};
 }
 
+// Latency (doc/observability.md, "Latency"): per traffic class, from the RX burst that
+// received a packet to the TX burst that handed it to the device, since start or since the
+// last `clear latency`. Percentiles are bucket midpoints (within 1.6 %); max is to bucket
+// precision too (the exact all-time maximum is max_all_us).
+json Switch::view_latency() const {
+    json out = {{"enabled", latency_ != nullptr}, {"classes", json::array()}};
+    if (!latency_) return out;
+    const double hz = double(rte_get_tsc_hz());
+    auto us = [hz](uint64_t ticks) { return std::round(double(ticks) * 1e9 / hz) / 1000.0; };
+    const LatencySnapshot now = latency_snapshot(latency_.get(), workers_.size());
+    uint64_t total = 0;
+    for (unsigned c = 0; c < kLatClasses; c++) {
+        const LatencyClassSnapshot d = now.tc[c].since(latency_base_.tc[c]);
+        total += d.count;
+        out["classes"].push_back({{"tc", c},
+                                  {"packets", d.count},
+                                  {"p50_us", us(d.quantile(0.5))},
+                                  {"p99_us", us(d.quantile(0.99))},
+                                  {"p999_us", us(d.quantile(0.999))},
+                                  {"max_us", us(d.window_max())},
+                                  {"mean_us", d.count ? us(d.sum / d.count) : 0.0},
+                                  {"max_all_us", us(now.tc[c].max)}});
+    }
+    out["packets"] = total;
+    out["since_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - latency_since_).count();
+    out["tsc_hz"] = uint64_t(hz);
+    out["bucket_precision"] = 1.0 / kLatSub;
+    return out;
+}
+
 void Switch::register_commands() {
+    server_.add("latency", "RX->TX latency per traffic class: p50/p99/p99.9/max (telemetry.latency)",
+                [this](auto &) { return view_latency(); });
     server_.add("queues", "8 egress queues per port: depth, watermark, ECN marks, drops ([port...])",
                 [this](const std::vector<std::string> &args) { return view_queues(args); });
     server_.add("pfc", "PFC per port: pauses received/sent per priority, PG buffers, watchdog ([port...])",

@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <unordered_map>
 #include <fstream>
@@ -85,6 +86,22 @@ struct Fields {
     }
 };
 
+struct IpPrefixHash {
+    size_t operator()(const IpPrefix &p) const {
+        uint64_t h = p.addr.is_v6 ? 0x9e3779b97f4a7c15ull : 0;
+        if (p.addr.is_v6)
+            for (size_t i = 0; i < 16; i += 8) {
+                uint64_t w;
+                std::memcpy(&w, p.addr.v6.data() + i, 8);
+                h = (h ^ w) * 0xff51afd7ed558ccdull;
+            }
+        else
+            h = (h ^ p.addr.v4) * 0xff51afd7ed558ccdull;
+        h = (h ^ p.len) * 0xc4ceb9fe1a85ec53ull;
+        return size_t(h ^ (h >> 29));
+    }
+};
+
 // A switch address, remembered so routes and neighbours cannot point back at the switch.
 struct OwnAddr {
     IpAddr addr;
@@ -99,15 +116,21 @@ class Loader {
         cfg_.source = source_;
         if (!root.IsNull() && !root.IsMap())
             fail("", "expected a map at the top level, got " + describe(root));
-        Fields top =
-            fields(root, "", {"switch", "ports", "routes", "neighbours", "lb", "telemetry",
-                               "control_plane"});
+        Fields top = fields(root, "",
+                            {"switch", "ports", "routes", "route_files", "neighbours", "lb",
+                             "telemetry", "control_plane"});
         parse_switch(top.find("switch"));
         parse_lb(top.find("lb"));
         parse_ports(top.find("ports"));
         if (auto *n = top.find("routes")) {
             auto items = list(*n, "routes");
             for (size_t i = 0; i < items.size(); i++) parse_route(items[i], at("routes", i));
+        }
+        yaml_routes_ = cfg_.routes.size() + cfg_.multipath_routes.size();
+        if (auto *n = top.find("route_files")) {
+            auto items = list(*n, "route_files");
+            for (size_t i = 0; i < items.size(); i++)
+                parse_route_file(string(items[i], at("route_files", i)), at("route_files", i));
         }
         if (auto *n = top.find("neighbours")) {
             auto items = list(*n, "neighbours");
@@ -121,7 +144,8 @@ class Loader {
 
   private:
     [[noreturn]] void fail(const std::string &path, const std::string &problem) const {
-        throw ConfigError(source_ + ": " + (path.empty() ? "" : path + ": ") + problem);
+        const std::string where = file_ ? *file_ + ":" + std::to_string(file_line_) : source_;
+        throw ConfigError(where + ": " + (path.empty() ? "" : path + ": ") + problem);
     }
 
     Fields fields(const YAML::Node &n, const std::string &path,
@@ -306,8 +330,10 @@ class Loader {
     void parse_telemetry(const YAML::Node *node) {
         const std::string p = "telemetry";
         TelemetryConfig &t = cfg_.telemetry;
-        Fields f = fields(node ? *node : YAML::Node(), p, {"prometheus", "allow_clear", "trace"});
+        Fields f = fields(node ? *node : YAML::Node(), p,
+                          {"prometheus", "allow_clear", "trace", "latency"});
         if (auto *n = f.find("allow_clear")) t.allow_clear = boolean(*n, at(p, "allow_clear"));
+        if (auto *n = f.find("latency")) t.latency = boolean(*n, at(p, "latency"));
         if (auto *n = f.find("prometheus")) {
             const std::string pp = at(p, "prometheus");
             Fields pf = fields(*n, pp, {"enabled", "listen"});
@@ -518,25 +544,102 @@ class Loader {
         return i;
     }
 
+    // A route's prefix: syntax, length, host bits, and not routed before (YAML or route file).
+    // `path` names it in messages ("routes[3].prefix", "big.routes:7: prefix").
+    IpPrefix route_prefix(const std::string &s, const std::string &path) {
+        IpPrefix prefix;
+        unsigned len = 0;
+        if (!split_addr_len(s, prefix.addr, len))
+            fail(path, "'" + s + "' is not a prefix (e.g. 10.0.3.0/24 or fd00:3::/64)");
+        if (len > max_len(prefix.addr))
+            fail(path, "prefix length " + std::to_string(len) + " is out of range 0.." +
+                           std::to_string(max_len(prefix.addr)));
+        prefix.len = uint8_t(len);
+        if (masked(prefix.addr, prefix.len) != prefix.addr) fail(path, "host bits set in " + s);
+        // An index, not a scan: a route table may hold a million entries.
+        auto [seen, fresh] =
+            route_index_.emplace(prefix, cfg_.routes.size() + cfg_.multipath_routes.size());
+        if (!fresh)
+            fail(path, prefix.str() + " is already routed by " + route_origin(seen->second));
+        return prefix;
+    }
+
+    // Where route number `i` (YAML routes first, then the route files in order) was given.
+    std::string route_origin(size_t i) const {
+        if (route_files_.empty() || i < yaml_routes_) return at("routes", i);
+        size_t f = 0;
+        while (f + 1 < route_files_.size() && route_files_[f + 1].first <= i) f++;
+        return route_files_[f].second + ":" + std::to_string(route_lines_[i - yaml_routes_]);
+    }
+
+    // A route file (`route_files`): one route per line, `PREFIX via GATEWAY [port NAME]`,
+    // blank lines and `#` comments ignored; streamed, so a million routes need no YAML tree.
+    // The checks and messages are those of `routes`, from "<file>:<line>: <field>: ".
+    void parse_route_file(const std::string &given, const std::string &p) {
+        std::filesystem::path fp(given);
+        if (fp.is_relative()) fp = std::filesystem::path(source_).parent_path() / fp;
+        const std::string name = fp.lexically_normal().string();
+        std::error_code ec;
+        if (std::filesystem::is_directory(name, ec)) fail(p, name + ": is a directory");
+        std::ifstream in(name);
+        if (!in) fail(p, name + ": cannot open file");
+        // Not a device or FIFO: /dev/zero would be read for ever.
+        if (!std::filesystem::is_regular_file(name, ec)) fail(p, name + ": not a regular file");
+        route_files_.emplace_back(cfg_.routes.size() + cfg_.multipath_routes.size(), name);
+        // A route line is at least 20 bytes ("1.0.0.0/8 via 2.0.0.1"): size the index once.
+        if (auto bytes = std::filesystem::file_size(name, ec); !ec)
+            route_index_.reserve(route_index_.size() + bytes / 20);
+        file_ = &route_files_.back().second;  // fail() now names the file and line
+        std::string text;
+        file_line_ = 0;
+        while (std::getline(in, text)) {
+            file_line_++;
+            std::string_view v(text);
+            v = v.substr(0, v.find('#'));
+            std::string_view tok[5];
+            size_t n = 0;
+            for (size_t i = 0; i < v.size();) {
+                auto space = [&](size_t k) { return v[k] == ' ' || v[k] == '\t' || v[k] == '\r'; };
+                while (i < v.size() && space(i)) i++;
+                size_t j = i;
+                while (j < v.size() && !space(j)) j++;
+                if (j > i && n < 5) tok[n] = v.substr(i, j - i);
+                n += j > i;
+                i = j;
+            }
+            if (n == 0) continue;
+            if (!((n == 3 || n == 5) && tok[1] == "via" && (n == 3 || tok[3] == "port"))) {
+                size_t b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t\r");
+                fail("", "expected 'PREFIX via GATEWAY [port NAME]', got '" +
+                             std::string(v.substr(b, e + 1 - b)) + "'");
+            }
+            RouteConfig rc;
+            rc.prefix = route_prefix(std::string(tok[0]), "prefix");
+            std::string via(tok[2]);
+            auto a = parse_ip(via);
+            if (!a) fail("via", "'" + via + "' is not an IP address");
+            rc.via = *a;
+            if (rc.via.is_v6 != rc.prefix.addr.is_v6)
+                fail("via", rc.via.str() + " is " + (rc.via.is_v6 ? "IPv6" : "IPv4") +
+                                " but the prefix is " + (rc.via.is_v6 ? "IPv4" : "IPv6"));
+            int port = -1;
+            if (n == 5) {
+                std::string pn(tok[4]);
+                port = cfg_.port_index(pn);
+                if (port < 0) fail("port", "no port named '" + pn + "'");
+            }
+            rc.port = cfg_.ports[resolve_port(rc.via, port, "via")].name;
+            route_lines_.push_back(file_line_);
+            cfg_.routes.push_back(std::move(rc));
+        }
+        file_ = nullptr;
+        if (in.bad()) fail(p, name + ": cannot read file");
+    }
+
     void parse_route(const YAML::Node &node, const std::string &p) {
         Fields f = fields(node, p, {"prefix", "via", "port", "nexthops", "policy"});
         RouteConfig rc;
-        std::string s = string(require(f, p, "prefix"), at(p, "prefix"));
-        unsigned len = 0;
-        if (!split_addr_len(s, rc.prefix.addr, len))
-            fail(at(p, "prefix"), "'" + s + "' is not a prefix (e.g. 10.0.3.0/24 or fd00:3::/64)");
-        if (len > max_len(rc.prefix.addr))
-            fail(at(p, "prefix"), "prefix length " + std::to_string(len) + " is out of range 0.." +
-                                      std::to_string(max_len(rc.prefix.addr)));
-        rc.prefix.len = uint8_t(len);
-        if (masked(rc.prefix.addr, rc.prefix.len) != rc.prefix.addr)
-            fail(at(p, "prefix"), "host bits set in " + s);
-        // An index, not a scan: a route table may hold a million entries.
-        auto [seen, fresh] = route_index_.emplace(
-            rc.prefix.str(), cfg_.routes.size() + cfg_.multipath_routes.size());
-        if (!fresh)
-            fail(at(p, "prefix"),
-                 rc.prefix.str() + " is already routed by " + at("routes", seen->second));
+        rc.prefix = route_prefix(string(require(f, p, "prefix"), at(p, "prefix")), at(p, "prefix"));
 
         // Multipath: `via` as a list of gateways, or `nexthops` as a list of {via, port, weight}.
         const YAML::Node *via = f.find("via");
@@ -663,7 +766,14 @@ class Loader {
     std::string source_;
     Config cfg_;
     std::vector<OwnAddr> own_;
-    std::unordered_map<std::string, size_t> route_index_, neighbour_index_;
+    std::unordered_map<std::string, size_t> neighbour_index_;
+    // Route numbers count the YAML routes first (yaml_routes_ of them), then each route file's.
+    std::unordered_map<IpPrefix, size_t, IpPrefixHash> route_index_;  // prefix -> number
+    size_t yaml_routes_ = 0;
+    std::vector<std::pair<size_t, std::string>> route_files_;  // first number, file name
+    std::vector<uint32_t> route_lines_;                        // line of each route-file route
+    const std::string *file_ = nullptr;  // the route file being read, for fail()
+    uint32_t file_line_ = 0;
 };
 
 }  // namespace

@@ -70,7 +70,8 @@ struct SwitchConfig {
 struct TelemetryConfig {
     bool prometheus = true;                            // serve GET /metrics
     std::string prometheus_listen = "127.0.0.1:9417";  // "a.b.c.d:port" or "[v6]:port"; 0 = any
-    bool allow_clear = false;                          // rocectl clear watermarks
+    bool allow_clear = false;                          // rocectl clear watermarks / latency
+    bool latency = false;                              // RX->TX latency histograms per class
     std::string trace_file;                            // absolute path; empty = no trace
     uint32_t trace_interval_ms = 100;                  // queue depth sample period, 1..60000
 };
@@ -145,8 +146,8 @@ struct NeighbourConfig {
 struct Config {
     std::string source;  // file the config came from, for messages
     SwitchConfig sw;
-    std::vector<PortConfig> ports;  // 1..kMaxPorts
-    std::vector<RouteConfig> routes;
+    std::vector<PortConfig> ports;    // 1..kMaxPorts
+    std::vector<RouteConfig> routes;  // `routes`, then the lines of each of `route_files`
     std::vector<MultipathRouteConfig> multipath_routes;  // prefixes differ from routes'
     std::vector<NeighbourConfig> neighbours;
     TelemetryConfig telemetry;

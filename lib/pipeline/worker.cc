@@ -1,6 +1,5 @@
 #include "pipeline/worker.h"
 
-#include <rte_lpm.h>
 #include <rte_lpm6.h>
 #include <rte_mbuf.h>
 
@@ -17,6 +16,19 @@
 #include "qos/qos_egress.h"
 
 namespace rocesw {
+
+namespace {
+// Six bytes compared as one 4-byte and one 2-byte load.
+inline bool mac_equal(const uint8_t *a, const uint8_t *b) {
+    uint32_t a4, b4;
+    uint16_t a2, b2;
+    std::memcpy(&a4, a, 4);
+    std::memcpy(&b4, b, 4);
+    std::memcpy(&a2, a + 4, 2);
+    std::memcpy(&b2, b + 4, 2);
+    return ((a4 ^ b4) | uint32_t(a2 ^ b2)) == 0;
+}
+}  // namespace
 
 Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
                WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst)
@@ -110,7 +122,7 @@ void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64
     }
 }
 
-void Worker::forward(rte_mbuf *m, const NextHop &nh) {
+inline void Worker::forward(rte_mbuf *m, const NextHop &nh) {
     PacketMeta *meta = meta_of(m);
     const uint16_t in_port = meta->in_port;
     if (meta->ttl <= 1) {
@@ -190,7 +202,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         // Before any rewrite: PCP trust needs the tag that forwarding strips.
         if (ctx_.qos) meta->tc = classify_tc(*meta, ctx_.qos->ports[in_port].cls);
         const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
-        if (!l2_group && std::memcmp(f, port.mac.b.data(), 6) != 0) {
+        if (!l2_group && !mac_equal(f, port.mac.b.data())) {
             drop(m, in_port, DropReason::dst_mac_mismatch);
             continue;
         }
@@ -233,13 +245,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     pc.rx_packets.add(n);
     pc.rx_bytes.add(bytes);
 
-    if (n4) rte_lpm_lookup_bulk(fib->lpm4, v4_dst, v4_nh, n4);
+    if (n4) fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
     for (uint16_t i = 0; i < n4; i++) {
-        if (!(v4_nh[i] & RTE_LPM_LOOKUP_SUCCESS)) {
-            drop(v4[i], in_port, DropReason::no_route);
-            continue;
-        }
-        const NextHop &nh = nexthops[v4_nh[i] & 0x00FFFFFF];
+        // A miss reads next hop kNoRouteNh, whose kind is drop_no_route.
+        const NextHop &nh = nexthops[v4_nh[i]];
         if (nh.kind == NextHopKind::local)
             to_control(v4[i], in_port);
         else if (nh.kind == NextHopKind::ecmp_group)
@@ -251,11 +260,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     }
     if (n6) rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
     for (uint16_t i = 0; i < n6; i++) {
-        if (v6_nh[i] < 0) {
-            drop(v6[i], in_port, DropReason::no_route);
-            continue;
-        }
-        const NextHop &nh = nexthops[v6_nh[i]];
+        // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
+        const NextHop &nh = nexthops[v6_nh[i] < 0 ? fib->v6_default : uint32_t(v6_nh[i])];
         if (nh.kind == NextHopKind::local)
             to_control(v6[i], in_port);
         else if (nh.kind == NextHopKind::ecmp_group)

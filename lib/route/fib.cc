@@ -1,7 +1,7 @@
 #include "route/fib.h"
 
 #include <rte_errno.h>
-#include <rte_lpm.h>
+#include <rte_fib.h>
 #include <rte_lpm6.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
@@ -10,28 +10,60 @@
 
 namespace rocesw {
 
+FibParams fib_params_for(const Config &cfg) {
+    FibParams p;
+    uint64_t v4 = 0, v6 = 0;
+    auto count = [&](bool is_v6, uint64_t n) { (is_v6 ? v6 : v4) += n; };
+    for (const auto &r : cfg.routes) count(r.prefix.addr.is_v6, 1);
+    for (const auto &r : cfg.multipath_routes) count(r.prefix.addr.is_v6, 1);
+    for (const auto &n : cfg.neighbours) count(n.ip.is_v6, 1);  // host route
+    for (const auto &port : cfg.ports) {
+        count(false, 2 * port.ipv4.size());  // connected subnet + local address
+        count(true, 2 * port.ipv6.size());
+    }
+    p.ipv4_max_routes = uint32_t(std::min<uint64_t>(v4 + kFibLearnedRoutes, INT32_MAX / 2));
+    p.ipv6_max_routes = uint32_t(std::max<uint64_t>(p.ipv6_max_routes, v6 + kFibLearnedRoutes));
+    return p;
+}
+
+namespace {
+
+void free_tables(FibTables &t) {
+    rte_fib_free(t.fib4);
+    rte_lpm6_free(t.lpm6);
+    rte_free(t.nexthops);
+    t = FibTables{};
+}
+
+}  // namespace
+
 Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
     : params_(params), qsbr_(qsbr), groups_(qsbr) {
     for (int i = 0; i < 2; i++) {
         std::string n4 = name + "_v4_" + std::to_string(i);
         std::string n6 = name + "_v6_" + std::to_string(i);
-        rte_lpm_config c4{params.ipv4_max_routes, params.ipv4_tbl8s, 0};
+        rte_fib_conf c4{};
+        c4.type = RTE_FIB_DIR24_8;
+        c4.default_nh = kNoRouteNh;  // a miss reads next hop 0: drop_no_route
+        c4.max_routes = int(params.ipv4_max_routes);
+        c4.rib_ext_sz = 0;
+        c4.dir24_8.nh_sz = RTE_FIB_DIR24_8_4B;  // ids up to 2^31-1; 2B would cap at 32767
+        c4.dir24_8.num_tbl8 = params.ipv4_tbl8s;
         rte_lpm6_config c6{params.ipv6_max_routes, params.ipv6_tbl8s, 0};
         FibTables &t = copies_[i];
-        t.lpm4 = rte_lpm_create(n4.c_str(), SOCKET_ID_ANY, &c4);
+        t.fib4 = rte_fib_create(n4.c_str(), SOCKET_ID_ANY, &c4);
+        int err = t.fib4 ? 0 : rte_errno;
         t.lpm6 = rte_lpm6_create(n6.c_str(), SOCKET_ID_ANY, &c6);
+        if (!err && !t.lpm6) err = rte_errno;
         t.nexthops = static_cast<NextHop *>(
             rte_zmalloc("rocesw_nexthops", sizeof(NextHop) * params.max_nexthops, 64));
-        if (!t.lpm4 || !t.lpm6 || !t.nexthops) {
-            std::string err = std::string("cannot allocate FIB '") + name +
-                              "': " + rte_strerror(rte_errno) +
+        if (!err && !t.nexthops) err = ENOMEM;
+        if (err) {
+            std::string msg = std::string("cannot allocate FIB '") + name +
+                              "': " + rte_strerror(err) +
                               " (is EAL memory large enough? see switch.memory_mb)";
-            for (auto &c : copies_) {
-                rte_lpm_free(c.lpm4);
-                rte_lpm6_free(c.lpm6);
-                rte_free(c.nexthops);
-            }
-            throw std::runtime_error(err);
+            for (auto &c : copies_) free_tables(c);
+            throw std::runtime_error(msg);
         }
         for (uint32_t j = 0; j < params.max_nexthops; j++) t.nexthops[j] = NextHop{};
     }
@@ -39,29 +71,36 @@ Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
 }
 
 Fib::~Fib() {
-    for (auto &c : copies_) {
-        rte_lpm_free(c.lpm4);
-        rte_lpm6_free(c.lpm6);
-        rte_free(c.nexthops);
-    }
+    for (auto &c : copies_) free_tables(c);
 }
 
 bool Fib::apply(FibTables &t, const FibOp &op) {
     switch (op.type) {
         case FibOp::Type::set_nexthop:
-            if (op.nexthop >= params_.max_nexthops) return false;
+            // Id 0 is what a miss reads: it stays drop_no_route.
+            if (op.nexthop >= params_.max_nexthops || op.nexthop == kNoRouteNh) return false;
             t.nexthops[op.nexthop] = op.nh;
             return true;
         case FibOp::Type::add_route:
-            if (op.nexthop >= params_.max_nexthops) return false;
+            // Id 0 is what a miss returns; a route to it would be indistinguishable.
+            if (op.nexthop >= params_.max_nexthops || op.nexthop == kNoRouteNh) return false;
+            if (op.prefix.addr.is_v6 && op.prefix.len == 0) {
+                t.v6_default = op.nexthop;
+                return true;
+            }
             if (op.prefix.addr.is_v6)
                 return rte_lpm6_add(t.lpm6, op.prefix.addr.v6.data(), op.prefix.len, op.nexthop) ==
                        0;
-            return rte_lpm_add(t.lpm4, op.prefix.addr.v4, op.prefix.len, op.nexthop) == 0;
+            return rte_fib_add(t.fib4, op.prefix.addr.v4, op.prefix.len, op.nexthop) == 0;
         case FibOp::Type::del_route:
+            if (op.prefix.addr.is_v6 && op.prefix.len == 0) {
+                const bool had = t.v6_default != kNoRouteNh;
+                t.v6_default = kNoRouteNh;
+                return had;
+            }
             if (op.prefix.addr.is_v6)
                 return rte_lpm6_delete(t.lpm6, op.prefix.addr.v6.data(), op.prefix.len) == 0;
-            return rte_lpm_delete(t.lpm4, op.prefix.addr.v4, op.prefix.len) == 0;
+            return rte_fib_delete(t.fib4, op.prefix.addr.v4, op.prefix.len) == 0;
     }
     return false;
 }

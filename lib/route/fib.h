@@ -1,14 +1,22 @@
-// The data-plane FIB: IPv4 and IPv6 longest-prefix match (rte_lpm, rte_lpm6) mapping to next-hop
-// ids, and the next-hop table those ids index.
+// The data-plane FIB: IPv4 longest-prefix match (rte_fib, DIR-24-8) and IPv6 (rte_lpm6) mapping
+// to next-hop ids, and the next-hop table those ids index.
 //
 // Concurrency: workers read, one control thread writes. The FIB keeps two identical copies.
 // A commit applies a batch of changes to the inactive copy, publishes it with one atomic
 // pointer store, waits for a QSBR grace period (every worker has passed a quiescent point, so
 // none still reads the old copy), then applies the same batch to the old copy. Workers never
 // wait and never see a half-applied batch; the control thread pays the wait. Memory is twice
-// one table, the price of lock-free readers for rte_lpm6, which has no RCU support of its own.
+// one table, the price of lock-free readers for rte_fib and rte_lpm6: neither makes a reader
+// safe against a concurrent writer (rte_fib has no RCU mode at all).
+//
+// Why rte_fib and not rte_lpm for IPv4: rte_lpm_add scans the rules of the same prefix length,
+// so N adds of one length cost O(N^2) (1 M /24s: tens of minutes). rte_fib keeps its rules in
+// an rte_rib trie (O(log N) per add) and its lookup table is the same DIR-24-8 as rte_lpm's.
 #pragma once
 
+#include <rte_fib.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -18,14 +26,17 @@
 #include "config/config.h"
 #include "lb/ecmp_group.h"
 
-struct rte_lpm;
 struct rte_lpm6;
 struct rte_rcu_qsbr;
 
 namespace rocesw {
 
+// Next-hop id 0 is never a route target. Its entry stays drop_no_route, and the IPv4 lookup
+// returns it for a miss (rte_fib's default_nh), so a miss and id 0 both mean no_route.
+inline constexpr uint32_t kNoRouteNh = 0;
+
 enum class NextHopKind : uint8_t {
-    drop_no_route,  // id 0: never installed as a route target, returned on lookup miss
+    drop_no_route,  // id 0 (kNoRouteNh): never installed as a route target, returned on miss
     forward,        // out of `port` to `dst_mac`
     local,          // one of the switch's own addresses
     glean,          // connected subnet, neighbour not known: no_neighbour drop (punt later)
@@ -47,15 +58,41 @@ struct FibParams {
     uint32_t ipv6_max_routes = 1u << 16, ipv6_tbl8s = 1u << 14;
 };
 
-// Bytes of EAL memory a Fib with these parameters takes (both copies): rte_lpm and rte_lpm6
-// each have a 2^24-entry tbl24 (64 MiB), plus 1 KiB per tbl8 group and the rule tables.
+// EAL memory of one rte_rib node as rte_rib allocates it: a 40-byte node in a mempool without
+// NO_CACHE_ALIGN or NO_SPREAD flags, so a 64-byte object header, the node padded to 64 bytes,
+// and the padding that spreads objects over memory channels (3 cache lines with 4 channels).
+inline constexpr uint64_t kRibNodeBytes = 192;
+
+// Bytes of EAL memory a Fib with these parameters takes (both copies). Per copy:
+// - IPv4 (rte_fib DIR-24-8, 4-byte entries): a 2^24-entry tbl24 (64 MiB), 1 KiB per tbl8 group
+//   (the count rounded up to 64, plus one), and the rte_rib behind it: 2 nodes per route
+//   (a route and at most one branching node) and their mempool ring (8 bytes per slot, a power
+//   of two);
+// - IPv6 (rte_lpm6): a 2^24-entry tbl24 (64 MiB), 1 KiB per tbl8 group and the rule table;
+// - the next-hop table, and 1 MiB for the rest (the structures, tbl8 bitmaps, mempool header).
+// test/pipeline/fib_test.cc checks this against what the allocator hands out.
 inline uint64_t fib_memory_bytes(const FibParams &p) {
     const uint64_t tbl24 = (1ull << 24) * 4;
-    uint64_t one = 2 * tbl24 + (uint64_t(p.ipv4_tbl8s) + p.ipv6_tbl8s) * 256 * 4 +
-                   uint64_t(p.ipv4_max_routes) * 8 + uint64_t(p.ipv6_max_routes) * 64 +
-                   uint64_t(p.max_nexthops) * sizeof(NextHop);
+    const uint64_t v4_tbl8s = (uint64_t(p.ipv4_tbl8s) + 63) / 64 * 64 + 1;
+    const uint64_t rib_nodes = 2 * uint64_t(p.ipv4_max_routes);
+    uint64_t ring = 1;
+    while (ring < rib_nodes + 1) ring <<= 1;
+    const uint64_t v4 = tbl24 + v4_tbl8s * 256 * 4 + rib_nodes * kRibNodeBytes + ring * 8;
+    const uint64_t v6 = tbl24 + uint64_t(p.ipv6_tbl8s) * 256 * 4 + uint64_t(p.ipv6_max_routes) * 64;
+    const uint64_t one = v4 + v6 + uint64_t(p.max_nexthops) * sizeof(NextHop) + (1ull << 20);
     return 2 * one;
 }
+
+// IPv4 routes the FIB has room for beyond those a configuration installs itself: what the
+// control plane may learn (netlink, doc/control-plane.md). Each costs about 800 bytes of EAL
+// memory (two copies of two rte_rib nodes).
+inline constexpr uint32_t kFibLearnedRoutes = 1u << 16;
+
+// The Fib roceswd builds for `cfg`: room for every IPv4 route the configuration installs
+// (static routes, connected and local routes of the port addresses, neighbour host routes)
+// plus kFibLearnedRoutes. The IPv6 table keeps its default size unless the configuration
+// alone needs more.
+FibParams fib_params_for(const Config &cfg);
 
 struct FibOp {
     enum class Type : uint8_t { set_nexthop, add_route, del_route } type;
@@ -66,9 +103,12 @@ struct FibOp {
 
 // One copy of the tables. Readers get it through Fib::reader().
 struct FibTables {
-    rte_lpm *lpm4 = nullptr;
+    rte_fib *fib4 = nullptr;  // next-hop ids; kNoRouteNh for a miss
     rte_lpm6 *lpm6 = nullptr;
     NextHop *nexthops = nullptr;  // max_nexthops entries
+    // "::/0": rte_lpm6 refuses depth 0, so the IPv6 default route is kept here and a lookup
+    // miss reads it. kNoRouteNh when there is none.
+    uint32_t v6_default = kNoRouteNh;
 };
 
 class Fib {
@@ -80,8 +120,8 @@ class Fib {
     Fib &operator=(const Fib &) = delete;
 
     // Applies `ops` atomically as seen by readers. Returns, per op, true when it took effect
-    // (an add fails when the LPM is full: the route is reported not installed and the existing
-    // ones keep forwarding). Control thread only.
+    // (an add fails when the table is full: no rte_rib node or tbl8 group left; the route is
+    // reported not installed and the existing ones keep forwarding). Control thread only.
     std::vector<bool> commit(const std::vector<FibOp> &ops);
 
     // The copy readers use now. A worker keeps the pointer only until its next quiescent point.
@@ -101,5 +141,19 @@ class Fib {
     std::atomic<const FibTables *> active_;
     EcmpGroups groups_;
 };
+
+// IPv4 lookup of a burst as the worker does it: `ids[i]` is the next-hop id for `dst[i]`,
+// kNoRouteNh when no route covers it. rte_fib returns 64-bit next hops; they are narrowed here
+// (ids are below max_nexthops).
+inline void fib_lookup4_bulk(const FibTables *t, const uint32_t *dst, uint32_t *ids, unsigned n) {
+    constexpr unsigned kChunk = 64;
+    uint64_t nh[kChunk];
+    for (unsigned off = 0; off < n; off += kChunk) {
+        const unsigned k = std::min(kChunk, n - off);
+        // rte_fib_lookup_bulk does not write the addresses; its prototype lacks the const.
+        rte_fib_lookup_bulk(t->fib4, const_cast<uint32_t *>(dst + off), nh, int(k));
+        for (unsigned i = 0; i < k; i++) ids[off + i] = uint32_t(nh[i]);
+    }
+}
 
 }  // namespace rocesw

@@ -7,7 +7,7 @@
 namespace rocesw {
 
 std::string_view metric_type_name(MetricType t) {
-    return t == MetricType::counter ? "counter" : "gauge";
+    return t == MetricType::counter ? "counter" : t == MetricType::gauge ? "gauge" : "histogram";
 }
 
 namespace {
@@ -74,6 +74,7 @@ std::string format_value(double v) {
 void MetricSink::put(const MetricLabel *l, size_t n, const std::string &value) {
     std::string &o = *out_;
     o += name_;
+    o += suffix_;
     if (n) {
         o += '{';
         for (size_t i = 0; i < n; i++) {
@@ -102,6 +103,10 @@ void MetricRegistry::gauge(const std::string &name, const std::string &help, Col
     add(name, help, MetricType::gauge, std::move(c));
 }
 
+void MetricRegistry::histogram(const std::string &name, const std::string &help, Collect c) {
+    add(name, help, MetricType::histogram, std::move(c));
+}
+
 void MetricRegistry::add(const std::string &name, const std::string &help, MetricType type,
                          Collect c) {
     if (!valid_metric_name(name)) throw std::invalid_argument("bad metric name '" + name + "'");
@@ -112,6 +117,8 @@ void MetricRegistry::add(const std::string &name, const std::string &help, Metri
         throw std::invalid_argument("counter '" + name + "' does not end in _total");
     if (type == MetricType::gauge && total)
         throw std::invalid_argument("gauge '" + name + "' ends in _total");
+    if (type == MetricType::histogram && total)
+        throw std::invalid_argument("histogram '" + name + "' ends in _total");
     if (!c) throw std::invalid_argument("metric '" + name + "' has no collect function");
     std::lock_guard lk(mu_);
     if (families_.count(name))

@@ -19,7 +19,7 @@
 //
 // Rules the registry enforces (std::invalid_argument at registration): names match
 // [a-zA-Z_:][a-zA-Z0-9_:]*, start with "rocesw_", are unique; counters end in "_total",
-// gauges do not. Label names match [a-zA-Z_][a-zA-Z0-9_]* and do not start with "__".
+// gauges and histograms do not. Label names match [a-zA-Z_][a-zA-Z0-9_]* and do not start with "__".
 //
 // Output order: families sorted by name, samples in the order their collect function emitted
 // them. Label values and help texts are escaped as the format requires (label values: \\ \"
@@ -39,7 +39,7 @@
 
 namespace rocesw {
 
-enum class MetricType { counter, gauge };
+enum class MetricType { counter, gauge, histogram };
 
 std::string_view metric_type_name(MetricType t);
 
@@ -75,6 +75,16 @@ class MetricSink {
     void sample(const std::vector<MetricLabel> &labels, V value) {
         put(labels.data(), labels.size(), text(value));
     }
+    // A sample of the series `<family name><suffix>`: a histogram's "_bucket" (with an "le"
+    // label), "_sum" and "_count".
+    template <typename V>
+    requires std::is_arithmetic_v<V>
+    void sample_suffixed(std::string_view suffix, std::initializer_list<MetricLabel> labels,
+                         V value) {
+        suffix_ = suffix;
+        put(labels.begin(), labels.size(), text(value));
+        suffix_ = {};
+    }
     // Samples this family has emitted so far in the current scrape.
     size_t count() const { return n_; }
 
@@ -93,6 +103,7 @@ class MetricSink {
     void put(const MetricLabel *l, size_t n, const std::string &value);
     std::string *out_;
     std::string_view name_;
+    std::string_view suffix_;
     size_t n_ = 0;
 };
 
@@ -103,6 +114,8 @@ class MetricRegistry {
     // Throw std::invalid_argument when a rule above is broken.
     void counter(const std::string &name, const std::string &help, Collect c);
     void gauge(const std::string &name, const std::string &help, Collect c);
+    // Emits its series with MetricSink::sample_suffixed ("_bucket", "_sum", "_count").
+    void histogram(const std::string &name, const std::string &help, Collect c);
     void add(const std::string &name, const std::string &help, MetricType type, Collect c);
 
     // The whole exposition: "# HELP", "# TYPE" and the samples of every family. A family whose

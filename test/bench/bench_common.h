@@ -20,6 +20,13 @@ inline void report_cycles(benchmark::State &st, uint64_t cycles, uint64_t packet
 std::vector<uint8_t> roce_frame(uint32_t dst, uint16_t sport, uint32_t len,
                                 const uint8_t dst_mac[6]);
 
+// tools/bench's class mix (gen_bench_pcaps.py) over `dests`: `n` frames of `len` bytes, of every
+// 10 frames 8 RoCEv2 WRITEs (DSCP 26, ECT(0)), 1 CNP (opcode 0x81, DSCP 48, Not-ECT), 1 plain
+// UDP to port 5001 (DSCP 0, Not-ECT); UDP source ports 0xC000 | i; valid IPv4 checksums.
+std::vector<std::vector<uint8_t>> mix_frames(uint32_t n, uint32_t len,
+                                             const std::vector<uint32_t> &dests,
+                                             const uint8_t dst_mac[6]);
+
 // `n` destinations (host order) spread over the /24s 32.0.0.0 .. 32.0.0.0 + routes*256.
 std::vector<uint32_t> destinations(uint32_t n, uint32_t routes, uint32_t seed);
 

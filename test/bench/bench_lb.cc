@@ -2,8 +2,11 @@
 // bursts of 1024 RoCEv2 flows (differing in UDP source port) for a 4-member group with the
 // hash, flowlet and spray policies. The flowlet case advances time 1 us per burst, so nearly
 // every packet is a flowlet-table hit (the steady state); its difference to BM_LbResolve/hash is
-// the flowlet path's cost (the budget: ~15 cycles/packet).
+// the flowlet path's cost (the budget: ~15 cycles/packet). BM_LbFlowHash also times
+// DPDK's CRC32 hash of the same fields (the primitive a DPDK flow hash would use);
+// BM_LbResolveNewFlowlet makes every packet a new flowlet (the policy's choice each time).
 #include <benchmark/benchmark.h>
+#include <rte_hash_crc.h>
 #include <rte_mbuf.h>
 
 #include <cstring>
@@ -61,10 +64,13 @@ struct LbBench {
     }
 };
 
+// flow_hash against DPDK's CRC32 hash (rte_hash_crc_8byte + _4byte, SSE4.2 crc32 with
+// -march=corei7, the usual DPDK flow hash) of the same fields (addresses, ports, protocol read
+// from the parse-once record), interleaved per burst; "ratio" is flow_hash / CRC.
 void BM_LbFlowHash(benchmark::State &st) {
     LbBench b(0);
     FlowHashParams hp{0x5eed, false, false};
-    uint64_t cycles = 0, n = 0, sink = 0;
+    uint64_t cycles = 0, crc_cycles = 0, n = 0, sink = 0;
     uint32_t next = 0;
     for (auto _ : st) {
         uint64_t t0 = rte_rdtsc();
@@ -73,12 +79,24 @@ void BM_LbFlowHash(benchmark::State &st) {
             const PacketMeta *meta = meta_of(m);
             sink += flow_hash(*meta, rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset, hp);
         }
-        cycles += rte_rdtsc() - t0;
+        uint64_t t1 = rte_rdtsc();
+        for (uint16_t i = 0; i < kBurst; i++) {
+            const PacketMeta *meta = meta_of(b.pkts[(next + i) & (kFlows - 1)]);
+            uint32_t h = rte_hash_crc_8byte(uint64_t(meta->src_ip4) << 32 | meta->dst_ip4,
+                                            uint32_t(hp.seed));
+            sink += rte_hash_crc_4byte(uint32_t(meta->src_port) << 16 | meta->dst_port,
+                                       h ^ meta->ip_proto);
+        }
+        uint64_t t2 = rte_rdtsc();
+        cycles += t1 - t0;
+        crc_cycles += t2 - t1;
         next += kBurst;
         n += kBurst;
     }
     benchmark::DoNotOptimize(sink);
     report_cycles(st, cycles, n);
+    st.counters["crc"] = n ? double(crc_cycles) / double(n) : 0.0;
+    st.counters["ratio"] = crc_cycles ? double(cycles) / double(crc_cycles) : 0.0;
 }
 BENCHMARK(BM_LbFlowHash);
 
@@ -107,6 +125,30 @@ BENCHMARK(BM_LbResolve)
     ->Arg(int(LbPolicyId::flowlet))
     ->Arg(int(LbPolicyId::adaptive))
     ->Arg(int(LbPolicyId::spray));
+
+// The flowlet choice itself: time advances 100 us per burst (above flowlet_gap_us, 50), so every
+// packet starts a new flowlet and the policy (random, LetFlow) chooses; compare with
+// BM_LbResolve/flowlet (every packet a hit) and /hash.
+void BM_LbResolveNewFlowlet(benchmark::State &st) {
+    LbBench b(uint8_t(LbPolicyId::flowlet));
+    LoadBalancer lb(0, b.groups);
+    const LbMember *out[kBurst];
+    uint64_t now = 1'000'000, cycles = 0, n = 0;
+    uint32_t next = 0;
+    for (int i = 0; i < 64; i++, next += kBurst, now += 100'000)
+        lb.resolve(&b.pkts[next & (kFlows - 1)], b.group_ids.data(), kBurst, now, out);
+    for (auto _ : st) {
+        uint64_t t0 = rte_rdtsc();
+        lb.resolve(&b.pkts[next & (kFlows - 1)], b.group_ids.data(), kBurst, now, out);
+        cycles += rte_rdtsc() - t0;
+        benchmark::DoNotOptimize(out[0]);
+        next += kBurst;
+        now += 100'000;
+        n += kBurst;
+    }
+    report_cycles(st, cycles, n);
+}
+BENCHMARK(BM_LbResolveNewFlowlet);
 
 }  // namespace
 }  // namespace rocesw::bench

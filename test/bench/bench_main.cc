@@ -59,6 +59,38 @@ std::vector<uint8_t> roce_frame(uint32_t dst, uint16_t sport, uint32_t len,
     return f;
 }
 
+namespace {
+void set_tos(uint8_t *ip, uint8_t tos) {
+    ip[1] = tos;
+    ip[10] = ip[11] = 0;
+    uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2) sum += uint32_t(ip[i] << 8 | ip[i + 1]);
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    ip[10] = uint8_t(~sum >> 8);
+    ip[11] = uint8_t(~sum);
+}
+}  // namespace
+
+std::vector<std::vector<uint8_t>> mix_frames(uint32_t n, uint32_t len,
+                                             const std::vector<uint32_t> &dests,
+                                             const uint8_t dst_mac[6]) {
+    std::vector<std::vector<uint8_t>> out;
+    for (uint32_t i = 0; i < n; i++) {
+        auto f = roce_frame(dests[i % dests.size()], uint16_t(0xC000 | i), len, dst_mac);
+        uint8_t *ip = f.data() + 14;
+        if (i % 10 == 8) {
+            set_tos(ip, 48 << 2);  // CNP
+            ip[28] = 0x81;
+        } else if (i % 10 == 9) {
+            set_tos(ip, 0);  // plain UDP
+            ip[22] = 5001 >> 8;
+            ip[23] = 5001 & 0xFF;
+        }
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
 std::vector<uint32_t> destinations(uint32_t n, uint32_t routes, uint32_t seed) {
     std::vector<uint32_t> d(n);
     uint32_t x = seed * 2654435761u + 1;

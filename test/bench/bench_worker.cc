@@ -8,11 +8,15 @@
 // QoS egress (QosEgress, the built-in SONiC default profile, 800G ports as tools/bench
 // configures them) and through the one-FIFO egress, interleaved in blocks of polls so that both
 // see the same machine; reports both cycles/packet and the difference (the QoS stage's cost).
+//
+// BM_EgressQosCongested: the same, plus a third switch whose output port runs at 2/3 of the
+// offered load, so its queues sit at their limit: WRED draws, ECN marks and drops per packet.
 #include <benchmark/benchmark.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -44,30 +48,13 @@ class BenchPorts final : public PortIo {
         pool_ = rte_pktmbuf_pool_create(name.c_str(), 8192, 256, kMbufPrivSize,
                                         RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
         if (!pool_) throw std::runtime_error("bench pool");
-        for (uint32_t i = 0; i < 1024; i++)
-            frames_.push_back(
-                roce_frame(dests[i % dests.size()], uint16_t(0xC000 | i), frame_len, kP0Mac));
-        if (mix)
-            for (uint32_t i = 0; i < frames_.size(); i++) {
-                uint8_t *ip = frames_[i].data() + 14;
-                if (i % 10 == 8) {
-                    set_tos(ip, 48 << 2);  // CNP
-                    ip[28] = 0x81;
-                } else if (i % 10 == 9) {
-                    set_tos(ip, 0);  // plain UDP
-                    ip[22] = 5001 >> 8;
-                    ip[23] = 5001 & 0xFF;
-                }
-            }
-    }
-    static void set_tos(uint8_t *ip, uint8_t tos) {
-        ip[1] = tos;
-        ip[10] = ip[11] = 0;
-        uint32_t sum = 0;
-        for (int i = 0; i < 20; i += 2) sum += uint32_t(ip[i] << 8 | ip[i + 1]);
-        while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-        ip[10] = uint8_t(~sum >> 8);
-        ip[11] = uint8_t(~sum);
+        if (mix) {
+            frames_ = mix_frames(1024, frame_len, dests, kP0Mac);
+        } else {
+            for (uint32_t i = 0; i < 1024; i++)
+                frames_.push_back(
+                    roce_frame(dests[i % dests.size()], uint16_t(0xC000 | i), frame_len, kP0Mac));
+        }
     }
     ~BenchPorts() override { rte_mempool_free(pool_); }
     uint16_t rx_burst(uint16_t, uint16_t, rte_mbuf **pkts, uint16_t n) override {
@@ -150,20 +137,23 @@ struct Switch {
     Worker worker;
     // `classify`: the worker classifies (DataplaneContext::qos), as roceswd does; always with
     // the QoS egress.
+    // `plan`: the QoS plan (classification and QosEgress); default bench_qos_plan().
     Switch(const Fib &fib, uint32_t frame_len, const std::vector<uint32_t> &dests,
-           EgressKind kind = EgressKind::fifo, bool classify = false, bool mix = false)
-        : ctx(make_ctx(fib, classify || kind == EgressKind::qos)),
+           EgressKind kind = EgressKind::fifo, bool classify = false, bool mix = false,
+           const QosPlan *plan = nullptr)
+        : ctx(make_ctx(fib, classify || kind == EgressKind::qos, plan)),
           ports(frame_len, dests, mix),
-          qos(kind == EgressKind::qos ? make_qos() : nullptr),
+          qos(kind == EgressKind::qos ? make_qos(plan) : nullptr),
           egress(qos ? std::unique_ptr<Egress>(
                            std::make_unique<QosEgress>(*qos, ports, counters, 0, 0, kBurst))
                      : std::make_unique<FifoEgress>(ports, 2, 0, counters, 1024, kBurst)),
           worker(0, ctx, ports, *egress, counters, std::vector<RxAssignment>{{0, 0}}, kBurst) {}
-    static std::unique_ptr<QosShared> make_qos() {
+    static std::unique_ptr<QosShared> make_qos(const QosPlan *plan) {
         static int seq = 0;
-        return std::make_unique<QosShared>(bench_qos_plan(), 1, "bench_qos" + std::to_string(seq++));
+        return std::make_unique<QosShared>(plan ? *plan : bench_qos_plan(), 1,
+                                           "bench_qos" + std::to_string(seq++));
     }
-    static DataplaneContext make_ctx(const Fib &fib, bool classify) {
+    static DataplaneContext make_ctx(const Fib &fib, bool classify, const QosPlan *plan) {
         DataplaneContext c;
         const char *addrs[2] = {"10.0.1.1/24", "10.0.2.1/24"};
         for (int p = 0; p < 2; p++) {
@@ -176,7 +166,7 @@ struct Switch {
             c.all_addrs.push_back(rt.addrs[0]);
         }
         c.fib = &fib;
-        if (classify) c.qos = &bench_qos_plan();
+        if (classify) c.qos = plan ? plan : &bench_qos_plan();
         return c;
     }
 };
@@ -263,6 +253,131 @@ void BM_EgressQosVsFifo(benchmark::State &st) {
     st.SetItemsProcessed(int64_t(qos.ports.rx_ - rx0[1]));
 }
 BENCHMARK(BM_EgressQosVsFifo)->Arg(60)->Arg(1020);
+
+// A QoS profile for congestion: the bench's class mix (DSCP 26 -> TC3, 48 -> TC6, the rest ->
+// TC0), queue 3 ECN-marked at dequeue (Kmin 32 KB, Kmax 1 MB, 20 %), queue 0 with a WRED drop
+// curve for its Not-ECT packets (16 KB .. 1 MB, 20 %), queue 6 strict, every queue limited to
+// 128 KB (static pool), so a congested queue sits at 128 KB, inside both curves: every ECT
+// packet leaving queue 3 and every packet entering queue 0 draws a random number. No PFC (lossy).
+// Port 1 runs at 2/3 of the offered load (32 frames per microsecond of `now`).
+const QosPlan &congested_plan(uint32_t frame_len) {
+    static std::map<uint32_t, QosPlan> plans;
+    auto it = plans.find(frame_len);
+    if (it != plans.end()) return it->second;
+    std::string dscp = "DSCP_TO_TC_MAP:\n  B: {";
+    for (int d = 0; d < 64; d++)
+        dscp += (d ? ", " : "") + ("\"" + std::to_string(d) + "\": ") +
+                std::to_string(d == 26 ? 3 : d == 48 ? 6 : 0);
+    dscp += "}\n";
+    const std::string yaml = dscp + R"(TC_TO_QUEUE_MAP:
+  Q: {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7}
+SCHEDULER:
+  dwrr: {type: DWRR, weight: 50}
+  strict: {type: STRICT}
+WRED_PROFILE:
+  ECN: {ecn: ecn_all, wred_green_enable: false, green_min_threshold: 32768,
+        green_max_threshold: 1048576, green_drop_probability: 20, ecn_mark_point: dequeue}
+  DROP: {ecn: ecn_none, wred_green_enable: true, green_min_threshold: 16384,
+         green_max_threshold: 1048576, green_drop_probability: 20}
+BUFFER_POOL:
+  egress_pool: {type: egress, mode: static, size: 8388608}
+BUFFER_PROFILE:
+  q_profile: {pool: egress_pool, size: 0, static_th: 131072}
+PORT_QOS_MAP:
+  default: {trust: dscp, dscp_to_tc_map: B, tc_to_queue_map: Q}
+QUEUE:
+  default|0: {scheduler: dwrr, wred_profile: DROP}
+  default|1-2: {scheduler: dwrr}
+  default|3: {scheduler: dwrr, wred_profile: ECN}
+  default|4-5: {scheduler: dwrr}
+  default|6-7: {scheduler: strict}
+BUFFER_QUEUE:
+  default|0-7: {profile: q_profile}
+)";
+    const uint64_t offered_mbps = uint64_t(kBurst) * (std::max(frame_len, 60u) + 24) * 8;  // per us
+    std::vector<QosPortInfo> info = {{"p0", 800'000, 9000, kBurst},
+                                     {"p1", offered_mbps * 2 / 3, 9000, kBurst}};
+    return plans.emplace(frame_len, build_qos_plan(load_qos_string(yaml, "congested"), info))
+        .first->second;
+}
+
+// Block-interleaved polls of several switches (as BM_EgressQosVsFifo): per switch the median
+// over blocks of the block's cycles per received packet.
+std::vector<double> interleave_polls(benchmark::State &st, std::vector<Switch *> sw,
+                                     uint64_t &now) {
+    constexpr int kBlock = 16;
+    const size_t n = sw.size();
+    std::vector<std::vector<double>> blocks(n);
+    unsigned turn = 0;
+    for (auto _ : st) {
+        for (size_t j = 0; j < n; j++) {
+            const size_t k = (turn + j) % n;
+            Switch &s = *sw[k];
+            const uint64_t rx_before = s.ports.rx_;
+            uint64_t c = 0;
+            for (int i = 0; i < kBlock; i++) {
+                uint64_t t0 = rte_rdtsc();
+                s.worker.poll_once(now + uint64_t(i) * 1000);
+                c += rte_rdtsc() - t0;
+            }
+            if (uint64_t got = s.ports.rx_ - rx_before) blocks[k].push_back(double(c) / double(got));
+        }
+        now += kBlock * 1000;
+        turn++;
+    }
+    std::vector<double> med(n, 0.0);
+    for (size_t k = 0; k < n; k++)
+        if (!blocks[k].empty()) {
+            auto mid = blocks[k].begin() + std::ptrdiff_t(blocks[k].size() / 2);
+            std::nth_element(blocks[k].begin(), mid, blocks[k].end());
+            med[k] = *mid;
+        }
+    return med;
+}
+
+// Enqueue/dequeue with ECN under congestion: the same pipeline and traffic through the FIFO
+// egress, the uncongested QoS egress (as BM_EgressQosVsFifo) and the QoS egress with port 1 at
+// 2/3 of the offered load (congested_plan: queues at their limit, WRED draws, ECN marks, WRED and
+// tail drops), interleaved. Reports each switch's cycles per received packet, the differences
+// to the FIFO, and per received packet the congested switch's ECN marks and drops.
+void BM_EgressQosCongested(benchmark::State &st) {
+    const uint32_t len = uint32_t(st.range(0));
+    const auto dests = destinations(1024, 1u << 20, 3);
+    Switch fifo(fib_small(), len, dests, EgressKind::fifo, true, true);
+    Switch qos(fib_small(), len, dests, EgressKind::qos, true, true);
+    Switch cong(fib_small(), len, dests, EgressKind::qos, true, true, &congested_plan(len));
+    uint64_t now = 1'000'000;
+    for (int i = 0; i < 2000; i++, now += 1000) {  // fill the congested queues to their limit
+        fifo.worker.poll_once(now);
+        qos.worker.poll_once(now);
+        cong.worker.poll_once(now);
+    }
+    auto snap = [&] {
+        uint64_t marks = 0, drops = 0;
+        for (uint8_t q = 0; q < 8; q++) {
+            QueueSnapshot s = cong.qos->queue(1, q);
+            marks += s.ecn_marked;
+            drops += s.drops_total();
+        }
+        return std::pair{marks, drops};
+    };
+    const auto [m0, d0] = snap();
+    const uint64_t rx0 = cong.ports.rx_;
+    auto med = interleave_polls(st, {&fifo, &qos, &cong}, now);
+    const auto [m1, d1] = snap();
+    const double rx = double(cong.ports.rx_ - rx0);
+    st.counters["fifo"] = med[0];
+    st.counters["qos"] = med[1];
+    st.counters["congested"] = med[2];
+    st.counters["qos-fifo"] = med[1] - med[0];
+    st.counters["cong-fifo"] = med[2] - med[0];
+    st.counters["marked/pkt"] = rx > 0 ? double(m1 - m0) / rx : 0.0;
+    st.counters["dropped/pkt"] = rx > 0 ? double(d1 - d0) / rx : 0.0;
+    st.counters["q3_depth_KB"] = double(cong.qos->queue(1, 3).depth_bytes) / 1024.0;
+    if (m1 == m0) st.SkipWithError("no ECN marks: the queue is not in the marking range");
+    st.SetItemsProcessed(int64_t(rx));
+}
+BENCHMARK(BM_EgressQosCongested)->Arg(60)->Arg(1020);
 
 // The same pipeline as roceswd runs it: classification and the QoS egress.
 void BM_WorkerPollQos(benchmark::State &st) {

@@ -1,19 +1,26 @@
 #include <gtest/gtest.h>
-#include <rte_lpm.h>
 #include <rte_lpm6.h>
+#include <rte_malloc.h>
+
+#include <chrono>
+#include <cstdio>
 
 #include "fixture.h"
 
 namespace rocesw::test {
 namespace {
 
+// The next-hop id the worker would use for `ip`, -1 for a miss.
 int lookup4(const Fib &f, uint32_t ip) {
     uint32_t nh;
-    return rte_lpm_lookup(f.reader()->lpm4, ip, &nh) == 0 ? int(nh) : -1;
+    fib_lookup4_bulk(f.reader(), &ip, &nh, 1);
+    return nh == kNoRouteNh ? -1 : int(nh);
 }
 int lookup6(const Fib &f, const IpAddr &a) {
     uint32_t nh;
-    return rte_lpm6_lookup(f.reader()->lpm6, a.v6.data(), &nh) == 0 ? int(nh) : -1;
+    const FibTables *t = f.reader();
+    if (rte_lpm6_lookup(t->lpm6, a.v6.data(), &nh) == 0) return int(nh);
+    return t->v6_default != kNoRouteNh ? int(t->v6_default) : -1;  // as the worker does
 }
 
 FibOp add(const char *p, uint32_t nh) {
@@ -62,9 +69,11 @@ TEST(Fib, BothCopiesStayLevelAcrossCommits) {
 }
 
 TEST(Fib, FullTableRefusesRouteAndKeepsExistingOnes) {
-    Fib f(unique_name("fibC"), small(), nullptr);  // 4 tbl8 groups: 4 distinct /24s beyond /24
+    // rte_fib rounds the tbl8 groups up to a multiple of 64. A /32 in a /24 with no route
+    // longer than /24 yet takes one group, so 64 distinct /24s take them all.
+    Fib f(unique_name("fibC"), small(), nullptr);
     std::vector<FibOp> ops;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 70; i++)
         ops.push_back(FibOp{FibOp::Type::add_route,
                             IpPrefix{IpAddr{false, test::v4(10, uint8_t(i), 0, 1), {}}, 32},
                             1,
@@ -72,12 +81,173 @@ TEST(Fib, FullTableRefusesRouteAndKeepsExistingOnes) {
     auto ok = f.commit(ops);
     int installed = 0;
     for (bool b : ok) installed += b;
-    EXPECT_EQ(installed, 4);
-    EXPECT_FALSE(ok[7]);
+    EXPECT_EQ(installed, 64);
+    EXPECT_FALSE(ok[69]);
     EXPECT_EQ(lookup4(f, test::v4(10, 0, 0, 1)), 1);
-    EXPECT_EQ(lookup4(f, test::v4(10, 7, 0, 1)), -1);
+    EXPECT_EQ(lookup4(f, test::v4(10, 69, 0, 1)), -1);
     f.commit({});
     EXPECT_EQ(lookup4(f, test::v4(10, 3, 0, 1)), 1);  // the other copy agrees
+    EXPECT_EQ(lookup4(f, test::v4(10, 69, 0, 1)), -1);
+    // A second /32 in a /24 that already has a group needs none.
+    EXPECT_TRUE(f.commit({add("10.3.0.2/32", 2)})[0]);
+    EXPECT_EQ(lookup4(f, test::v4(10, 3, 0, 2)), 2);
+}
+
+TEST(Fib, RouteCapacityRefusesRouteAndKeepsExistingOnes) {
+    // 256 routes: rte_rib has 2 nodes per route, enough for any 256 prefixes.
+    Fib f(unique_name("fibE"), small(), nullptr);
+    std::vector<FibOp> ops;
+    for (uint32_t i = 0; i < 1024; i++)
+        ops.push_back(FibOp{FibOp::Type::add_route,
+                            IpPrefix{IpAddr{false, (20u << 24) + (i << 8), {}}, 24},
+                            1 + i % 15,
+                            {}});
+    auto ok = f.commit(ops);
+    uint32_t installed = 0;
+    for (bool b : ok) installed += b;
+    EXPECT_GE(installed, 256u);
+    EXPECT_LT(installed, 1024u);
+    f.commit({});
+    for (uint32_t i = 0; i < 1024; i++)
+        EXPECT_EQ(lookup4(f, (20u << 24) + (i << 8) + 1), ok[i] ? int(1 + i % 15) : -1) << i;
+}
+
+TEST(Fib, Ipv4DefaultRoute) {
+    Fib f(unique_name("fibF"), small(), nullptr);
+    EXPECT_TRUE(f.commit({add("0.0.0.0/0", 7), add("10.0.0.0/8", 1)})[0]);
+    EXPECT_EQ(lookup4(f, test::v4(10, 1, 2, 3)), 1);
+    EXPECT_EQ(lookup4(f, test::v4(192, 0, 2, 1)), 7);
+    f.commit({del("0.0.0.0/0")});
+    EXPECT_EQ(lookup4(f, test::v4(192, 0, 2, 1)), -1);
+    f.commit({});
+    EXPECT_EQ(lookup4(f, test::v4(192, 0, 2, 1)), -1);
+}
+
+// rte_lpm6 refuses depth 0: "::/0" lives beside it and a miss reads it, in both copies.
+TEST(Fib, Ipv6DefaultRoute) {
+    Fib f(unique_name("fibD6"), small(), nullptr);
+    EXPECT_TRUE(f.commit({add("::/0", 9), add("fd00:1::/32", 1)})[0]);
+    EXPECT_EQ(lookup6(f, ipa("fd00:1::5")), 1);
+    EXPECT_EQ(lookup6(f, ipa("2001:db8::1")), 9);
+    f.commit({});
+    EXPECT_EQ(lookup6(f, ipa("2001:db8::1")), 9);
+    const auto ok = f.commit({del("::/0")});
+    EXPECT_TRUE(ok[0]);
+    EXPECT_EQ(lookup6(f, ipa("2001:db8::1")), -1);
+    f.commit({});
+    EXPECT_EQ(lookup6(f, ipa("2001:db8::1")), -1);
+    EXPECT_FALSE(f.commit({del("::/0")})[0]);  // nothing to delete
+}
+
+TEST(Fib, RouteToTheMissIdIsRefused) {
+    Fib f(unique_name("fibG"), small(), nullptr);
+    EXPECT_FALSE(f.commit({add("10.0.0.0/8", kNoRouteNh)})[0]);
+}
+
+// A large table: 200 000 /24s from 32.0.0.0 up (32.0.0.0 .. 35.13.63.0), with /8, /16 and /32
+// routes over and inside them, installed in one commit (both copies). Checks a hit at every
+// depth, misses, and that a delete uncovers the next shorter route. Prints the install rate;
+// no timing assertion.
+TEST(Fib, LargeTableWithOverlappingRoutes) {
+    constexpr uint32_t kN = 200000;
+    FibParams fp;
+    fp.ipv4_max_routes = 1u << 18;
+    fp.ipv4_tbl8s = 1024;
+    fp.ipv6_max_routes = 256;
+    fp.ipv6_tbl8s = 64;
+    fp.max_nexthops = 1024;
+    Fib f(unique_name("fibL"), fp, nullptr);
+    auto id24 = [](uint32_t i) { return 10 + i % 900; };  // 10..909
+    auto a24 = [](uint32_t i) { return (32u << 24) + (i << 8); };
+    auto route = [](uint32_t a, uint8_t len, uint32_t nh) {
+        return FibOp{FibOp::Type::add_route, IpPrefix{IpAddr{false, a, {}}, len}, nh, {}};
+    };
+    std::vector<FibOp> ops;
+    ops.reserve(kN + 200);
+    for (uint32_t i = 0; i < kN; i++) ops.push_back(route(a24(i), 24, id24(i)));
+    ops.push_back(add("32.0.0.0/8", 1000));    // under 65 536 /24s: only seen after deletes
+    ops.push_back(add("32.0.0.0/16", 1001));   // the same
+    ops.push_back(add("35.13.0.0/16", 1002));  // /24s cover 35.13.0-63, the /16 the rest
+    ops.push_back(add("35.0.0.0/8", 1003));    // 35.14.0.0 and up
+    ops.push_back(add("36.0.0.0/16", 1004));   // beside the /24s
+    for (uint32_t k = 0; k < 128; k++) ops.push_back(route(a24(k * 1000) + 7, 32, 1005 + k % 8));
+    ops.push_back(add("35.13.200.9/32", 1020));  // inside the /16 only
+    ops.push_back(add("36.0.0.0/32", 1021));     // inside a /16 beside the /24s
+    auto t0 = std::chrono::steady_clock::now();
+    auto ok = f.commit(ops);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[ info     ] %zu routes installed in %.2f s: %.0f routes/s (two copies)\n",
+                ops.size(), s, ops.size() / s);
+    for (size_t i = 0; i < ok.size(); i++) ASSERT_TRUE(ok[i]) << i;
+
+    auto check_all = [&] {
+        std::vector<uint32_t> dst(kN), nh(kN);
+        for (uint32_t i = 0; i < kN; i++) dst[i] = a24(i) + 1;
+        for (uint32_t off = 0; off < kN; off += 256)  // bursts, as the worker looks up
+            fib_lookup4_bulk(f.reader(), &dst[off], &nh[off], std::min(256u, kN - off));
+        uint32_t wrong = 0;
+        for (uint32_t i = 0; i < kN; i++) wrong += nh[i] != id24(i);
+        EXPECT_EQ(wrong, 0u);
+    };
+    auto check_depths = [&] {
+        EXPECT_EQ(lookup4(f, test::v4(32, 0, 0, 7)), 1005);           // /32 over a /24
+        EXPECT_EQ(lookup4(f, test::v4(32, 0, 0, 8)), int(id24(0)));   // its /24
+        EXPECT_EQ(lookup4(f, a24(127000) + 7), int(1005 + 127 % 8));  // the last /32
+        EXPECT_EQ(lookup4(f, a24(127000) + 6), int(id24(127000)));
+        EXPECT_EQ(lookup4(f, a24(kN - 1) + 255), int(id24(kN - 1)));  // last /24
+        EXPECT_EQ(lookup4(f, a24(kN)), 1002);                         // 35.13.64.0: the /16
+        EXPECT_EQ(lookup4(f, test::v4(35, 13, 200, 9)), 1020);        // /32 in the /16
+        EXPECT_EQ(lookup4(f, test::v4(35, 13, 200, 10)), 1002);
+        EXPECT_EQ(lookup4(f, test::v4(35, 14, 0, 0)), 1003);  // the /8
+        EXPECT_EQ(lookup4(f, test::v4(35, 255, 255, 255)), 1003);
+        EXPECT_EQ(lookup4(f, test::v4(36, 0, 0, 0)), 1021);
+        EXPECT_EQ(lookup4(f, test::v4(36, 0, 0, 1)), 1004);
+        EXPECT_EQ(lookup4(f, test::v4(36, 1, 0, 0)), -1);  // misses
+        EXPECT_EQ(lookup4(f, test::v4(31, 255, 255, 255)), -1);
+        EXPECT_EQ(lookup4(f, test::v4(8, 8, 8, 8)), -1);
+    };
+    check_all();
+    check_depths();
+    f.commit({});  // the other copy
+    check_all();
+    check_depths();
+
+    // Deletes uncover the covering route: /32 -> /24 -> /16 -> /8 -> miss.
+    f.commit({del("32.0.0.7/32")});
+    EXPECT_EQ(lookup4(f, test::v4(32, 0, 0, 7)), int(id24(0)));
+    f.commit({del("32.0.0.0/24")});
+    EXPECT_EQ(lookup4(f, test::v4(32, 0, 0, 7)), 1001);
+    EXPECT_EQ(lookup4(f, test::v4(32, 0, 1, 7)), int(id24(1)));  // neighbours untouched
+    f.commit({del("32.0.0.0/16")});
+    EXPECT_EQ(lookup4(f, test::v4(32, 0, 0, 7)), 1000);
+    f.commit({del("32.0.0.0/8")});
+    EXPECT_EQ(lookup4(f, test::v4(32, 0, 0, 7)), -1);
+    f.commit({});
+    EXPECT_EQ(lookup4(f, test::v4(32, 0, 0, 7)), -1);  // both copies
+    EXPECT_EQ(lookup4(f, test::v4(32, 0, 1, 7)), int(id24(1)));
+    // Deleting what is not there fails and changes nothing.
+    EXPECT_FALSE(f.commit({del("32.0.0.0/24")})[0]);
+    EXPECT_EQ(lookup4(f, test::v4(35, 13, 0, 1)), int(id24(kN - 64)));
+}
+
+// fib_memory_bytes (EAL -m sizing) against what creating the Fib takes from the EAL heap.
+TEST(Fib, MemoryEstimateCoversTheAllocation) {
+    FibParams fp;
+    fp.ipv4_max_routes = 1u << 17;
+    fp.ipv4_tbl8s = 1024;
+    fp.ipv6_max_routes = 1024;
+    fp.ipv6_tbl8s = 256;
+    fp.max_nexthops = 4096;
+    rte_malloc_socket_stats before{}, after{};
+    ASSERT_EQ(rte_malloc_get_socket_stats(0, &before), 0);
+    auto f = std::make_unique<Fib>(unique_name("fibM"), fp, nullptr);
+    ASSERT_EQ(rte_malloc_get_socket_stats(0, &after), 0);
+    const uint64_t used = after.heap_allocsz_bytes - before.heap_allocsz_bytes;
+    const uint64_t est = fib_memory_bytes(fp);
+    std::printf("[ info     ] Fib heap use %.1f MiB, estimate %.1f MiB\n", used / 1048576.0,
+                est / 1048576.0);
+    EXPECT_LE(used, est);
+    EXPECT_GE(used, est * 9 / 10);  // the estimate follows the tables, not a blanket margin
 }
 
 TEST(Fib, NextHopIdBeyondTableIsRefused) {

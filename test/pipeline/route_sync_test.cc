@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
-#include <rte_lpm.h>
 #include <rte_lpm6.h>
 
 #include <map>
@@ -80,8 +79,8 @@ class RouteSyncTest : public SwitchFixture {
     // What a worker would find for `dst` in the FIB now.
     NextHop lookup(const char *dst) {
         const FibTables *t = fib->reader();
-        uint32_t nh = 0;
-        if (rte_lpm_lookup(t->lpm4, ipa(dst).v4, &nh) != 0) return NextHop{};
+        uint32_t ip = ipa(dst).v4, nh = 0;
+        fib_lookup4_bulk(t, &ip, &nh, 1);  // kNoRouteNh (a miss) reads NextHop{}
         return t->nexthops[nh];
     }
     NextHop lookup6(const char *dst) {

@@ -3,8 +3,10 @@
 #include "config/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -754,6 +756,164 @@ TEST(ConfigLoader, RejectsLinkLocalViaWithoutPort) {
 TEST(ConfigLoader, RejectsRoutesThatAreNotAList) {
     EXPECT_CONFIG_ERROR(yaml({.tail = "routes: {prefix: 10.0.3.0/24}\n"}),
                         "t.yaml: routes: expected a list, got a map");
+}
+
+// ---- route files ----
+
+// A directory of route files for one test, removed afterwards.
+class RouteFiles : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("rocesw-routes-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+    // Writes `text` to `name` in the test's directory; returns its path.
+    std::string write(const std::string &name, const std::string &text) {
+        std::string path = (dir_ / name).string();
+        std::ofstream(path) << text;
+        return path;
+    }
+    // The base config with `route_files: [paths...]` (and optional YAML routes).
+    std::string with_files(std::initializer_list<std::string> paths,
+                           const std::string &routes = "") {
+        std::string list;
+        for (auto &p : paths) list += (list.empty() ? "" : ", ") + p;
+        return yaml({.tail = routes + "route_files: [" + list + "]\n"});
+    }
+    std::filesystem::path dir_;
+};
+
+TEST_F(RouteFiles, LoadsRoutesAfterTheYamlOnes) {
+    std::string f = write("a.routes",
+                          "# static routes\n"
+                          "\n"
+                          "10.0.3.0/24 via 10.0.2.2\n"
+                          "  10.0.4.0/24   via 10.0.1.2   port p0   # a comment\n"
+                          "fd00:3::/48 via fd00:2::2\r\n"
+                          "::/0 via fe80::1 port p1\n"
+                          "0.0.0.0/0\tvia\t10.0.1.254");  // no newline at the end
+    Config c = load_config_string(
+        with_files({f}, "routes:\n  - {prefix: 10.0.9.0/24, via: 10.0.2.2}\n"), "t.yaml");
+    ASSERT_EQ(c.routes.size(), 6u);
+    EXPECT_EQ(c.routes[0].prefix.str(), "10.0.9.0/24");
+    EXPECT_EQ(c.routes[1].prefix.str(), "10.0.3.0/24");
+    EXPECT_EQ(c.routes[1].via.str(), "10.0.2.2");
+    EXPECT_EQ(c.routes[1].port, "p1");  // filled in from the connected subnet
+    EXPECT_EQ(c.routes[2].prefix.str(), "10.0.4.0/24");
+    EXPECT_EQ(c.routes[2].port, "p0");
+    EXPECT_EQ(c.routes[3].prefix.str(), "fd00:3::/48");
+    EXPECT_EQ(c.routes[3].port, "p1");
+    EXPECT_EQ(c.routes[4].prefix.str(), "::/0");
+    EXPECT_EQ(c.routes[4].via.str(), "fe80::1");
+    EXPECT_EQ(c.routes[4].port, "p1");
+    EXPECT_EQ(c.routes[5].prefix.str(), "0.0.0.0/0");
+    EXPECT_EQ(c.routes[5].port, "p0");
+}
+
+TEST_F(RouteFiles, ResolvesARelativePathAgainstTheConfigFile) {
+    write("b.routes", "10.0.3.0/24 via 10.0.2.2\n");
+    std::string cfg = write("sw.yaml", with_files({"b.routes"}));
+    Config c = load_config_file(cfg);
+    ASSERT_EQ(c.routes.size(), 1u);
+    EXPECT_EQ(c.routes[0].prefix.str(), "10.0.3.0/24");
+}
+
+TEST_F(RouteFiles, RejectsMissingFile) {
+    EXPECT_CONFIG_ERROR(with_files({"/nonexistent/x.routes"}),
+                        "t.yaml: route_files[0]: /nonexistent/x.routes: cannot open file");
+}
+
+TEST_F(RouteFiles, RejectsDirectory) {
+    EXPECT_CONFIG_ERROR(with_files({dir_.string()}),
+                        "t.yaml: route_files[0]: " + dir_.string() + ": is a directory");
+}
+
+TEST_F(RouteFiles, RejectsDevice) {
+    EXPECT_CONFIG_ERROR(with_files({"/dev/zero"}),
+                        "t.yaml: route_files[0]: /dev/zero: not a regular file");
+}
+
+TEST_F(RouteFiles, RejectsListOfNonStrings) {
+    EXPECT_CONFIG_ERROR(yaml({.tail = "route_files: [[a]]\n"}),
+                        "t.yaml: route_files[0]: expected a string, got a list");
+}
+
+TEST_F(RouteFiles, RejectsBadPrefix) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2\n10.0.3/24 via 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":2: prefix: '10.0.3/24' is not a prefix "
+                                             "(e.g. 10.0.3.0/24 or fd00:3::/64)");
+}
+
+TEST_F(RouteFiles, RejectsPrefixLengthAboveRange) {
+    std::string f = write("r", "10.0.3.0/33 via 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: prefix: prefix length 33 is out of range 0..32");
+}
+
+TEST_F(RouteFiles, RejectsHostBitsSet) {
+    std::string f = write("r", "# one\n10.0.3.1/24 via 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":2: prefix: host bits set in 10.0.3.1/24");
+}
+
+TEST_F(RouteFiles, RejectsDuplicateInTheFile) {
+    std::string f = write("r",
+                          "10.0.3.0/24 via 10.0.2.2\n10.0.4.0/24 via 10.0.2.2\n\n"
+                          "10.0.3.0/24 via 10.0.1.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":4: prefix: 10.0.3.0/24 is already routed by " + f + ":1");
+}
+
+TEST_F(RouteFiles, RejectsDuplicateOfAYamlRoute) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f},
+                                   "routes:\n  - {prefix: 10.0.5.0/24, via: 10.0.2.2}\n"
+                                   "  - {prefix: 10.0.3.0/24, via: 10.0.2.2}\n"),
+                        f + ":1: prefix: 10.0.3.0/24 is already routed by routes[1]");
+}
+
+TEST_F(RouteFiles, RejectsDuplicateAcrossFiles) {
+    std::string a = write("a", "10.0.3.0/24 via 10.0.2.2\n10.0.4.0/24 via 10.0.2.2\n");
+    std::string b = write("b", "10.0.5.0/24 via 10.0.2.2\n10.0.4.0/24 via 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({a, b}),
+                        b + ":2: prefix: 10.0.4.0/24 is already routed by " + a + ":2");
+}
+
+TEST_F(RouteFiles, RejectsUnknownPort) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2 port p9\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: port: no port named 'p9'");
+}
+
+TEST_F(RouteFiles, RejectsGatewayOutsideThePortsSubnet) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2 port p0\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: via: 10.0.2.2 is not in a connected subnet of port p0");
+}
+
+TEST_F(RouteFiles, RejectsGatewayInNoSubnet) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.9.9\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: via: 10.0.9.9 is not in a connected subnet of any port");
+}
+
+TEST_F(RouteFiles, RejectsMalformedGateway) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: '10.0.2' is not an IP address");
+}
+
+TEST_F(RouteFiles, RejectsGatewayOfTheOtherFamily) {
+    std::string f = write("r", "fd00:3::/64 via 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: 10.0.2.2 is IPv4 but the prefix is IPv6");
+}
+
+TEST_F(RouteFiles, RejectsLineThatIsNotARoute) {
+    std::string f = write("r", "10.0.3.0/24 10.0.2.2   # no via\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: expected 'PREFIX via GATEWAY [port NAME]', "
+                                             "got '10.0.3.0/24 10.0.2.2'");
+    f = write("s", "10.0.3.0/24 via 10.0.2.2 dev p1\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: expected 'PREFIX via GATEWAY [port NAME]', "
+                                             "got '10.0.3.0/24 via 10.0.2.2 dev p1'");
 }
 
 // ---- neighbours ----

@@ -31,6 +31,19 @@ TEST(TelemetryConfig, DefaultsServeLoopbackWithoutClearOrTrace) {
     EXPECT_FALSE(c.telemetry.allow_clear);
     EXPECT_EQ(c.telemetry.trace_file, "");
     EXPECT_EQ(c.telemetry.trace_interval_ms, 100u);
+    EXPECT_FALSE(c.telemetry.latency);
+}
+
+TEST(TelemetryConfig, LatencyIsABoolean) {
+    EXPECT_TRUE(load_config_string(yaml("telemetry: {latency: true}\n"), "sw.yaml").telemetry.latency);
+    EXPECT_FALSE(
+        load_config_string(yaml("telemetry: {latency: false}\n"), "sw.yaml").telemetry.latency);
+    EXPECT_EQ(error_of("telemetry: {latency: yes}\n"),
+              "sw.yaml: telemetry.latency: expected true or false, got 'yes'");
+    EXPECT_EQ(error_of("telemetry: {latency: 1}\n"),
+              "sw.yaml: telemetry.latency: expected true or false, got '1'");
+    EXPECT_EQ(error_of("telemetry: {latency: {enabled: true}}\n"),
+              "sw.yaml: telemetry.latency: expected true or false, got a map");
 }
 
 TEST(TelemetryConfig, ReadsEveryField) {

@@ -76,6 +76,25 @@ TEST(MetricRegistry, EnforcesNamingRules) {
     EXPECT_EQ(r.families()[0].type, MetricType::counter);
 }
 
+TEST(MetricRegistry, HistogramWritesSuffixedSeries) {
+    MetricRegistry r;
+    EXPECT_THROW(r.histogram("rocesw_h_total", "histogram with _total", [](MetricSink &) {}),
+                 std::invalid_argument);
+    r.histogram("rocesw_latency_seconds", "Latency", [](MetricSink &s) {
+        s.sample_suffixed("_bucket", {{"tc", 3}, {"le", "1e-06"}}, 2);
+        s.sample_suffixed("_bucket", {{"tc", 3}, {"le", "+Inf"}}, 5);
+        s.sample_suffixed("_sum", {{"tc", 3}}, 2.5e-5);
+        s.sample_suffixed("_count", {{"tc", 3}}, 5);
+    });
+    EXPECT_EQ(r.render(),
+              "# HELP rocesw_latency_seconds Latency\n"
+              "# TYPE rocesw_latency_seconds histogram\n"
+              "rocesw_latency_seconds_bucket{tc=\"3\",le=\"1e-06\"} 2\n"
+              "rocesw_latency_seconds_bucket{tc=\"3\",le=\"+Inf\"} 5\n"
+              "rocesw_latency_seconds_sum{tc=\"3\"} 2.5e-05\n"
+              "rocesw_latency_seconds_count{tc=\"3\"} 5\n");
+}
+
 TEST(MetricRegistry, FamilyThatThrowsKeepsHeaderAndSkipsItsSamples) {
     MetricRegistry r;
     r.counter("rocesw_a_total", "a", [](MetricSink &s) {
