@@ -259,13 +259,17 @@ std::optional<uint8_t> Rib::live_path_port(const RoutePath &p) const {
     return port;
 }
 
+// Routes with the same path set share one group: learned routes (BGP announces many prefixes
+// over the same next hops), and configured routes with the same paths and policy (a large
+// table would otherwise run out of the kMaxEcmpGroups groups). The family is part of the key:
+// an IPv4 and an IPv6 route never share.
 std::string Rib::group_key(const IpPrefix &prefix, const Want &w) const {
-    if (w.source != RouteSource::learned) return "route " + prefix.str();
     std::vector<std::string> parts;
     for (const auto &p : w.multipath->paths)
         parts.push_back(p.port + "/" + p.via.str() + "/" + std::to_string(p.weight));
     std::sort(parts.begin(), parts.end());  // the kernel's order is not stable
-    std::string key = "paths";
+    std::string key = w.source == RouteSource::learned ? "paths" : "static " + w.multipath->policy;
+    key += prefix.addr.is_v6 ? " v6" : " v4";
     for (const auto &s : parts) key += " " + s;
     return key;
 }

@@ -133,8 +133,8 @@ class Rib {
         const MultipathRouteConfig *multipath = nullptr;  // nh is this route's group
         std::string origin;                               // learned: the kernel protocol
     };
-    // An ECMP group per multipath route (keyed by prefix). A path keeps its slot while it is
-    // configured; the group id lives as long as the route.
+    // An ECMP group per path set (group_key: routes with the same paths share it). A path
+    // keeps its slot while it is configured; the group id lives as long as a route uses it.
     struct PathKey {
         uint8_t port;
         IpAddr via;

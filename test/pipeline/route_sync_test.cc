@@ -292,6 +292,35 @@ TEST_F(RouteSyncTest, LearnedRoutesWithTheSameNextHopsShareOneGroup) {
     EXPECT_EQ(rib->groups().size(), 1u);
 }
 
+// Configured multipath routes with the same paths and policy share a group too, so a large
+// route file can make every route multipath; a different policy or path set gets its own.
+TEST_F(RouteSyncTest, ConfiguredRoutesWithTheSamePathsAndPolicyShareOneGroup) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    auto mp = [](const char *prefix, std::vector<RoutePath> paths, const char *policy) {
+        return MultipathRouteConfig{*parse_prefix(prefix), std::move(paths), policy};
+    };
+    const RoutePath a{ipa("10.0.1.7"), "p0", 1}, b{ipa("10.0.2.7"), "p1", 1};
+    std::vector<MultipathRouteConfig> routes;
+    for (int i = 0; i < 700; i++)
+        routes.push_back(mp(("10.220." + std::to_string(i / 256) + "." + std::to_string(i % 256) +
+                             "/32").c_str(),
+                            i % 2 ? std::vector<RoutePath>{a, b} : std::vector<RoutePath>{b, a},
+                            "flowlet"));
+    routes.push_back(mp("10.230.0.0/16", {a, b}, "hash"));  // another policy
+    routes.push_back(mp("10.231.0.0/16", {a}, "flowlet"));  // another path set
+    rib->set_multipath(routes);
+    ASSERT_EQ(rib->sync(), 0u);
+    auto groups = rib->groups();
+    ASSERT_EQ(groups.size(), 3u);
+    EXPECT_EQ(groups[0].routes + groups[1].routes + groups[2].routes, 702u);
+    EXPECT_EQ(lookup("10.220.0.1").kind, NextHopKind::ecmp_group);
+    EXPECT_EQ(lookup("10.220.0.1").group, lookup("10.220.2.100").group);
+    EXPECT_NE(lookup("10.230.0.1").group, lookup("10.220.0.1").group);
+    EXPECT_NE(lookup("10.231.0.1").group, lookup("10.220.0.1").group);
+    EXPECT_NE(lookup("10.231.0.1").group, lookup("10.230.0.1").group);
+}
+
 // A host interface set down and up again: the kernel silently dropped its IPv4 routes, so the
 // sync asks for a re-dump on the way up.
 TEST_F(RouteSyncTest, InterfaceComingBackUpAsksForAResync) {
