@@ -88,9 +88,11 @@ int main(int argc, char **argv) {
         try {
             rocesw::Config c = rocesw::load_config_file(check_path);
             load_qos_plan(c);
-            std::printf("%s: valid: %zu port(s), %zu route(s), %zu neighbour(s), %u worker(s)\n",
-                        check_path.c_str(), c.ports.size(), c.routes.size(), c.neighbours.size(),
-                        c.sw.workers);
+            std::printf("%s: valid: %zu port(s), %zu route(s) (%zu multipath), %zu neighbour(s), "
+                        "%u worker(s)\n",
+                        check_path.c_str(), c.ports.size(),
+                        c.routes.size() + c.multipath_routes.size(), c.multipath_routes.size(),
+                        c.neighbours.size(), c.sw.workers);
             return 0;
         } catch (const rocesw::ConfigError &e) {
             std::fprintf(stderr, "%s\n", e.what());

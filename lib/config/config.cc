@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdint>
@@ -364,7 +365,7 @@ class Loader {
         ControlPlaneConfig &c = cfg_.control_plane;
         Fields f = fields(node ? *node : YAML::Node(), p,
                           {"host_interfaces", "netlink", "punt_pps", "punt_burst_ms", "punt_queue",
-                           "netlink_rcvbuf_kb"});
+                           "netlink_rcvbuf_kb", "max_learned_routes"});
         if (auto *n = f.find("host_interfaces"))
             c.host_interfaces = boolean(*n, at(p, "host_interfaces"));
         c.netlink = c.host_interfaces;  // default: follow the kernel when it has interfaces
@@ -399,6 +400,9 @@ class Loader {
         }
         if (auto *n = f.find("netlink_rcvbuf_kb"))
             c.netlink_rcvbuf_kb = uint32_t(integer(*n, at(p, "netlink_rcvbuf_kb"), 256, 1048576));
+        if (auto *n = f.find("max_learned_routes"))
+            c.max_learned_routes =
+                uint32_t(integer(*n, at(p, "max_learned_routes"), 0, 16777216));
     }
 
     // "a.b.c.d:port" or "[v6]:port" with a numeric port 0..65535.
@@ -572,9 +576,11 @@ class Loader {
         return route_files_[f].second + ":" + std::to_string(route_lines_[i - yaml_routes_]);
     }
 
-    // A route file (`route_files`): one route per line, `PREFIX via GATEWAY [port NAME]`,
-    // blank lines and `#` comments ignored; streamed, so a million routes need no YAML tree.
-    // The checks and messages are those of `routes`, from "<file>:<line>: <field>: ".
+    // A route file (`route_files`): one route per line,
+    // `PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]`, blank lines and `#` comments
+    // ignored; streamed, so a million routes need no YAML tree. One gateway and no policy is a
+    // single-path route; several gateways, or a policy, a multipath one, as in `routes`. The
+    // checks and messages are those of `routes`, from "<file>:<line>: <field>: ".
     void parse_route_file(const std::string &given, const std::string &p) {
         std::filesystem::path fp(given);
         if (fp.is_relative()) fp = std::filesystem::path(source_).parent_path() / fp;
@@ -591,46 +597,103 @@ class Loader {
             route_index_.reserve(route_index_.size() + bytes / 20);
         file_ = &route_files_.back().second;  // fail() now names the file and line
         std::string text;
+        std::array<IpAddr, kMaxRoutePaths + 1> vias;  // a line's gateways, parsed
         file_line_ = 0;
         while (std::getline(in, text)) {
             file_line_++;
             std::string_view v(text);
             v = v.substr(0, v.find('#'));
-            std::string_view tok[5];
-            size_t n = 0;
-            for (size_t i = 0; i < v.size();) {
-                auto space = [&](size_t k) { return v[k] == ' ' || v[k] == '\t' || v[k] == '\r'; };
-                while (i < v.size() && space(i)) i++;
-                size_t j = i;
-                while (j < v.size() && !space(j)) j++;
-                if (j > i && n < 5) tok[n] = v.substr(i, j - i);
-                n += j > i;
-                i = j;
+            size_t pos = 0;
+            auto next = [&]() {  // the next word, empty at the end of the line
+                auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+                while (pos < v.size() && space(v[pos])) pos++;
+                size_t b = pos;
+                while (pos < v.size() && !space(v[pos])) pos++;
+                return v.substr(b, pos - b);
+            };
+            std::string_view prefix_w = next();
+            if (prefix_w.empty()) continue;
+            // Syntax first: `via`, one or more gateways (kept up to one past the limit, so the
+            // message can say there are too many), then `port NAME` and `policy NAME` in either
+            // order, each at most once.
+            std::array<std::string_view, kMaxRoutePaths + 1> gw;
+            size_t ngw = 0;
+            std::string_view port_w, policy_w;
+            bool ok = next() == "via";
+            std::string_view w = next();
+            auto keyword = [](std::string_view k) { return k == "port" || k == "policy"; };
+            // A gateway is a word with a dot or colon: `dev p1` is bad syntax, not two gateways.
+            auto address = [](std::string_view a) { return a.find_first_of(".:") != a.npos; };
+            for (; ok && !w.empty() && address(w); w = next())
+                if (ngw < gw.size())
+                    gw[ngw++] = w;
+                else
+                    ngw = gw.size();  // more than enough to fail on
+            ok = ok && ngw > 0;
+            while (ok && !w.empty()) {
+                ok = keyword(w);
+                std::string_view &slot = w == "port" ? port_w : policy_w;
+                std::string_view value = next();
+                ok = ok && slot.empty() && !value.empty() && !keyword(value);
+                slot = value;
+                w = next();
             }
-            if (n == 0) continue;
-            if (!((n == 3 || n == 5) && tok[1] == "via" && (n == 3 || tok[3] == "port"))) {
+            if (!ok) {
                 size_t b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t\r");
-                fail("", "expected 'PREFIX via GATEWAY [port NAME]', got '" +
-                             std::string(v.substr(b, e + 1 - b)) + "'");
+                fail("",
+                     "expected 'PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]', "
+                     "got '" +
+                         std::string(v.substr(b, e + 1 - b)) + "'");
             }
-            RouteConfig rc;
-            rc.prefix = route_prefix(std::string(tok[0]), "prefix");
-            std::string via(tok[2]);
-            auto a = parse_ip(via);
-            if (!a) fail("via", "'" + via + "' is not an IP address");
-            rc.via = *a;
-            if (rc.via.is_v6 != rc.prefix.addr.is_v6)
-                fail("via", rc.via.str() + " is " + (rc.via.is_v6 ? "IPv6" : "IPv4") +
-                                " but the prefix is " + (rc.via.is_v6 ? "IPv4" : "IPv6"));
+            IpPrefix prefix = route_prefix(std::string(prefix_w), "prefix");
+            auto gateway = [&](std::string_view s) {
+                std::string via(s);
+                auto a = parse_ip(via);
+                if (!a) fail("via", "'" + via + "' is not an IP address");
+                if (a->is_v6 != prefix.addr.is_v6)
+                    fail("via", a->str() + " is " + (a->is_v6 ? "IPv6" : "IPv4") +
+                                    " but the prefix is " + (a->is_v6 ? "IPv4" : "IPv6"));
+                return *a;
+            };
+            for (size_t i = 0; i < ngw; i++) vias[i] = gateway(gw[i]);
             int port = -1;
-            if (n == 5) {
-                std::string pn(tok[4]);
+            if (!port_w.empty()) {
+                std::string pn(port_w);
                 port = cfg_.port_index(pn);
                 if (port < 0) fail("port", "no port named '" + pn + "'");
             }
-            rc.port = cfg_.ports[resolve_port(rc.via, port, "via")].name;
+            // With `port`, every gateway must be on it; without, each one's connected subnet
+            // names its port.
+            auto port_of = [&](const IpAddr &a) -> const std::string & {
+                return cfg_.ports[resolve_port(a, port, "via")].name;
+            };
+            if (ngw == 1 && policy_w.empty()) {
+                RouteConfig rc;
+                rc.prefix = prefix;
+                rc.via = vias[0];
+                rc.port = port_of(rc.via);
+                route_lines_.push_back(file_line_);
+                cfg_.routes.push_back(std::move(rc));
+                continue;
+            }
+            MultipathRouteConfig mp{prefix, {}, {}};
+            mp.paths.reserve(std::min(ngw, kMaxRoutePaths));
+            for (size_t i = 0; i < ngw; i++) {
+                RoutePath rp{vias[i], port_of(vias[i]), 1};
+                for (const auto &o : mp.paths)
+                    if (o.via == rp.via && o.port == rp.port)
+                        fail("via", rp.via.str() + " is listed twice");
+                if (mp.paths.size() == kMaxRoutePaths)
+                    fail("via", "more than " + std::to_string(kMaxRoutePaths) + " next hops");
+                mp.paths.push_back(std::move(rp));
+            }
+            if (!policy_w.empty()) {
+                mp.policy = std::string(policy_w);
+                if (!lb_policy_name_known(mp.policy))
+                    fail("policy", "unknown policy '" + mp.policy + "' (" + policy_list() + ")");
+            }
             route_lines_.push_back(file_line_);
-            cfg_.routes.push_back(std::move(rc));
+            cfg_.multipath_routes.push_back(std::move(mp));
         }
         file_ = nullptr;
         if (in.bad()) fail(p, name + ": cannot read file");

@@ -134,6 +134,9 @@ struct ControlPlaneConfig {
     uint32_t punt_burst_ms = 50;     // bucket depth, in ms of each class's rate, 1..10000
     uint32_t punt_queue = 1024;      // per-worker queue to the hostif thread, 64..65536, power of 2
     uint32_t netlink_rcvbuf_kb = 8192;  // kernel socket buffer, 256..1048576
+    // IPv4/IPv6 FIB room for learned routes beyond what the config installs, 0..16777216
+    // (each IPv4 one costs about 800 bytes of EAL memory: two copies of two rte_rib nodes).
+    uint32_t max_learned_routes = 65536;
 };
 
 struct NeighbourConfig {

@@ -21,8 +21,9 @@ FibParams fib_params_for(const Config &cfg) {
         count(false, 2 * port.ipv4.size());  // connected subnet + local address
         count(true, 2 * port.ipv6.size());
     }
-    p.ipv4_max_routes = uint32_t(std::min<uint64_t>(v4 + kFibLearnedRoutes, INT32_MAX / 2));
-    p.ipv6_max_routes = uint32_t(std::max<uint64_t>(p.ipv6_max_routes, v6 + kFibLearnedRoutes));
+    const uint64_t learned = cfg.control_plane.max_learned_routes;
+    p.ipv4_max_routes = uint32_t(std::min<uint64_t>(v4 + learned, INT32_MAX / 2));
+    p.ipv6_max_routes = uint32_t(std::max<uint64_t>(p.ipv6_max_routes, v6 + learned));
     return p;
 }
 

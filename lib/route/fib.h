@@ -83,14 +83,11 @@ inline uint64_t fib_memory_bytes(const FibParams &p) {
     return 2 * one;
 }
 
-// IPv4 routes the FIB has room for beyond those a configuration installs itself: what the
-// control plane may learn (netlink, doc/control-plane.md). Each costs about 800 bytes of EAL
-// memory (two copies of two rte_rib nodes).
-inline constexpr uint32_t kFibLearnedRoutes = 1u << 16;
-
 // The Fib roceswd builds for `cfg`: room for every IPv4 route the configuration installs
 // (static routes, connected and local routes of the port addresses, neighbour host routes)
-// plus kFibLearnedRoutes. The IPv6 table keeps its default size unless the configuration
+// plus control_plane.max_learned_routes (default 65536) for what the control plane may learn
+// (netlink, doc/control-plane.md); each costs about 800 bytes of EAL memory (two copies of two
+// rte_rib nodes). The IPv6 table keeps its default size unless the configuration
 // alone needs more.
 FibParams fib_params_for(const Config &cfg);
 

@@ -909,11 +909,132 @@ TEST_F(RouteFiles, RejectsGatewayOfTheOtherFamily) {
 
 TEST_F(RouteFiles, RejectsLineThatIsNotARoute) {
     std::string f = write("r", "10.0.3.0/24 10.0.2.2   # no via\n");
-    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: expected 'PREFIX via GATEWAY [port NAME]', "
-                                             "got '10.0.3.0/24 10.0.2.2'");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: expected 'PREFIX via GATEWAY [GATEWAY ...] [port NAME] "
+                            "[policy NAME]', got '10.0.3.0/24 10.0.2.2'");
     f = write("s", "10.0.3.0/24 via 10.0.2.2 dev p1\n");
-    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: expected 'PREFIX via GATEWAY [port NAME]', "
-                                             "got '10.0.3.0/24 via 10.0.2.2 dev p1'");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: expected 'PREFIX via GATEWAY [GATEWAY ...] [port NAME] "
+                            "[policy NAME]', got '10.0.3.0/24 via 10.0.2.2 dev p1'");
+    for (const char *line :
+         {"10.0.3.0/24 via", "10.0.3.0/24 via port p1", "10.0.3.0/24 via 10.0.2.2 port",
+          "10.0.3.0/24 via 10.0.2.2 policy", "10.0.3.0/24 via 10.0.2.2 port p1 port p1",
+          "10.0.3.0/24 via 10.0.2.2 policy hash policy hash",
+          "10.0.3.0/24 via 10.0.2.2 port p1 10.0.2.3",
+          "10.0.3.0/24 via 10.0.2.2 port policy hash"}) {
+        f = write("t", std::string(line) + "\n");
+        EXPECT_CONFIG_ERROR(with_files({f}),
+                            f +
+                                ":1: expected 'PREFIX via GATEWAY [GATEWAY ...] [port NAME] "
+                                "[policy NAME]', got '" +
+                                line + "'");
+    }
+}
+
+// Several gateways, or a policy, make a multipath route, as a YAML `via` list does.
+TEST_F(RouteFiles, LoadsMultipathRoutes) {
+    std::string f = write("m.routes",
+                          "10.0.3.0/24 via 10.0.2.2\n"
+                          "10.0.4.0/24 via 10.0.2.2 10.0.2.3 10.0.1.2\n"
+                          "10.0.5.0/24 via 10.0.2.2\t10.0.2.3 policy flowlet   # comment\n"
+                          "10.0.6.0/24 via 10.0.2.2 10.0.2.3 policy hash port p1\n"
+                          "10.0.7.0/24 via 10.0.1.2 policy spray\n"
+                          "::/0 via fe80::1 fe80::2 port p1 policy adaptive\n");
+    Config c = load_config_string(with_files({f}), "t.yaml");
+    ASSERT_EQ(c.routes.size(), 1u);
+    EXPECT_EQ(c.routes[0].prefix.str(), "10.0.3.0/24");
+    ASSERT_EQ(c.multipath_routes.size(), 5u);
+    const MultipathRouteConfig &a = c.multipath_routes[0];
+    EXPECT_EQ(a.prefix.str(), "10.0.4.0/24");
+    ASSERT_EQ(a.paths.size(), 3u);
+    EXPECT_EQ(a.paths[0].via.str(), "10.0.2.2");
+    EXPECT_EQ(a.paths[0].port, "p1");  // each gateway's port from its connected subnet
+    EXPECT_EQ(a.paths[1].via.str(), "10.0.2.3");
+    EXPECT_EQ(a.paths[1].port, "p1");
+    EXPECT_EQ(a.paths[2].via.str(), "10.0.1.2");
+    EXPECT_EQ(a.paths[2].port, "p0");
+    EXPECT_EQ(a.paths[2].weight, 1u);
+    EXPECT_EQ(a.policy, "");  // lb.default_policy
+    EXPECT_EQ(c.multipath_routes[1].prefix.str(), "10.0.5.0/24");
+    EXPECT_EQ(c.multipath_routes[1].paths.size(), 2u);
+    EXPECT_EQ(c.multipath_routes[1].policy, "flowlet");
+    EXPECT_EQ(c.multipath_routes[2].policy, "hash");
+    EXPECT_EQ(c.multipath_routes[2].paths[1].port, "p1");
+    // One gateway with a policy: a one-member group, as in YAML.
+    const MultipathRouteConfig &one = c.multipath_routes[3];
+    EXPECT_EQ(one.prefix.str(), "10.0.7.0/24");
+    ASSERT_EQ(one.paths.size(), 1u);
+    EXPECT_EQ(one.paths[0].via.str(), "10.0.1.2");
+    EXPECT_EQ(one.paths[0].port, "p0");
+    EXPECT_EQ(one.policy, "spray");
+    // `port` applies to every gateway (here link-local ones, which need it).
+    const MultipathRouteConfig &v6 = c.multipath_routes[4];
+    EXPECT_EQ(v6.prefix.str(), "::/0");
+    ASSERT_EQ(v6.paths.size(), 2u);
+    EXPECT_EQ(v6.paths[1].via.str(), "fe80::2");
+    EXPECT_EQ(v6.paths[1].port, "p1");
+    EXPECT_EQ(v6.policy, "adaptive");
+}
+
+TEST_F(RouteFiles, NamesTheLineOfAMultipathRouteInDuplicates) {
+    std::string f = write("r",
+                          "10.0.3.0/24 via 10.0.2.2\n10.0.4.0/24 via 10.0.2.2 10.0.2.3\n"
+                          "10.0.5.0/24 via 10.0.2.2 policy hash\n10.0.4.0/24 via 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":4: prefix: 10.0.4.0/24 is already routed by " + f + ":2");
+}
+
+TEST_F(RouteFiles, RejectsGatewayListedTwice) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2 10.0.2.3 10.0.2.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: 10.0.2.2 is listed twice");
+}
+
+TEST_F(RouteFiles, RejectsMoreGatewaysThanAGroupHolds) {
+    std::string gws;
+    for (size_t i = 0; i < kMaxRoutePaths; i++) gws += " 10.0.2." + std::to_string(10 + i);
+    std::string f =
+        write("r", "10.0.3.0/24 via" + gws + "\n10.0.4.0/24 via" + gws + " 10.0.2.99 port p1\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":2: via: more than 32 next hops");
+    // Far past the limit (the reader keeps one gateway past it): the same message.
+    std::string more;
+    for (size_t i = 0; i < kMaxRoutePaths; i++) more += " 10.0.2." + std::to_string(100 + i);
+    f = write("s", "10.0.4.0/24 via" + gws + more + "\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: more than 32 next hops");
+}
+
+TEST_F(RouteFiles, RejectsUnknownPolicy) {
+    std::string names;
+    for (const auto &n : lb_policy_names()) names += (names.empty() ? "" : ", ") + n;
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2 10.0.2.3 policy magic\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: policy: unknown policy 'magic' (" + names + ")");
+    f = write("s", "10.0.3.0/24 via 10.0.2.2 policy magic\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: policy: unknown policy 'magic' (" + names + ")");
+}
+
+TEST_F(RouteFiles, RejectsMultipathGatewaysOfMixedFamilies) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2 fd00:2::2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: fd00:2::2 is IPv6 but the prefix is IPv4");
+    f = write("s", "fd00:3::/64 via fd00:2::2 10.0.2.2 policy hash\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: 10.0.2.2 is IPv4 but the prefix is IPv6");
+}
+
+TEST_F(RouteFiles, ResolvesEachMultipathGatewayLikeASingleOne) {
+    std::string f = write("r", "10.0.3.0/24 via 10.0.2.2 10.0.1.2 port p1\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: via: 10.0.1.2 is not in a connected subnet of port p1");
+    f = write("s", "10.0.3.0/24 via 10.0.2.2 10.0.9.9\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: via: 10.0.9.9 is not in a connected subnet of any port");
+    f = write("t", "10.0.3.0/24 via 10.0.2.2 10.0.2.1\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: via: 10.0.2.1 is an address of the switch (port p1)");
+    f = write("u", "::/0 via fd00:2::2 fe80::1\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":1: via: fe80::1 is link-local, so 'port' is required");
+    f = write("v", "10.0.3.0/24 via 10.0.2.2 10.0.2.3 port p9\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: port: no port named 'p9'");
+    f = write("w", "10.0.3.0/24 via 10.0.2.2 10.0.2\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: '10.0.2' is not an IP address");
 }
 
 // ---- neighbours ----
@@ -1164,6 +1285,9 @@ TEST(ControlPlaneConfig, HostInterfacesTurnNetlinkOnUnlessSaidOtherwise) {
     EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::icmp)], 600u);  // untouched
     c = load_tail("control_plane: {host_interfaces: true, netlink: false}\n");
     EXPECT_FALSE(c.control_plane.netlink);
+    EXPECT_EQ(c.control_plane.max_learned_routes, 65536u);
+    c = load_tail("control_plane: {max_learned_routes: 1000000}\n");
+    EXPECT_EQ(c.control_plane.max_learned_routes, 1000000u);
 }
 
 TEST(ControlPlaneConfig, RejectsBadValuesNamingTheField) {
@@ -1175,6 +1299,9 @@ TEST(ControlPlaneConfig, RejectsBadValuesNamingTheField) {
                         "bgp, l4, lldp, ttl, glean, other)");
     EXPECT_CONFIG_ERROR(yaml({.tail = "control_plane: {punt_queue: 1000}\n"}),
                         "t.yaml: control_plane.punt_queue: 1000 is not a power of two");
+    EXPECT_NE(error_of(yaml({.tail = "control_plane: {max_learned_routes: 16777217}\n"}))
+                  .find("control_plane.max_learned_routes"),
+              std::string::npos);
     EXPECT_NE(error_of(yaml({.tail = "control_plane: {punt_pps: {arp: 2000000}}\n"})).find(
                   "control_plane.punt_pps.arp"),
               std::string::npos);
