@@ -25,6 +25,8 @@ void LoadBalancer::update_util(uint64_t now_ns) {
     double idle_decay = 1.0;
     for (uint64_t i = 1; i < k && i < 64; i++) idle_decay *= 7.0 / 8.0;
     for (size_t p = 0; p < kMaxPorts; p++) {
+        // A port with no bytes and no EWMA stays at exactly 0: skip its division.
+        if (util_bytes_[p] == 0 && util_[p] == 0.0) continue;
         double inst = double(util_bytes_[p]) * 1000.0 / double(dt);
         util_[p] = (util_[p] + (inst - util_[p]) / 8.0) * idle_decay;
         util_bytes_[p] = 0;
@@ -32,78 +34,138 @@ void LoadBalancer::update_util(uint64_t now_ns) {
     util_last_ns_ = now_ns;
 }
 
+// Packet i leaves by member `slot` of `g`: the output, the member's counters, and its bytes
+// for the utilization (held in burst_bytes_ until the policies of this burst have chosen: they
+// read util_bytes_ as it was before the burst).
+inline void LoadBalancer::emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
+                               const LbMember **out) {
+    const LbMember &m = g.members[slot];
+    out[i] = &m;
+    LbMemberCounters &mc = ctr_.member(g.id, slot);
+    mc.packets.inc();
+    mc.bytes.add(len);
+    burst_bytes_[m.port] += len;
+    burst_ports_ |= 1u << m.port;
+}
+
+// Pass 1 over the burst: group (loaded once per run of packets with the same id), flow hash,
+// and for flow-granularity groups (`hash`) the member itself. Packets that need the flowlet
+// table or a policy go to todo_, in order, their flowlet bucket prefetched. Policy packet
+// counters are added once per run.
+template <bool kSymmetric, bool kDestQp>
+uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
+                                  uint64_t seed, const LbMember **out) {
+    const size_t n_pol = policies_.size();
+    uint32_t last_id = ~0u;
+    const EcmpGroup *g = nullptr;
+    uint8_t pol = 0;
+    LbGranularity gran = LbGranularity::flow;
+    uint32_t run = 0;  // packets of `pol` not yet added to its counter
+    uint32_t no_member = 0;
+    uint16_t nt = 0;
+    for (uint16_t i = 0; i < n; i++) {
+        if (group_ids[i] != last_id) [[unlikely]] {
+            if (run) ctr_.policies[pol].packets.add(run);
+            run = 0;
+            last_id = group_ids[i];
+            g = groups_.group(last_id);
+            if (g && g->n_alive == 0) g = nullptr;
+            if (g) {
+                pol = g->policy < n_pol ? g->policy : 0;
+                gran = granularity_[pol];
+            }
+        }
+        if (!g) [[unlikely]] {
+            out[i] = nullptr;
+            no_member++;
+            continue;
+        }
+        run++;
+        rte_mbuf *const m = pkts[i];
+        const PacketMeta *meta = meta_of(m);
+        const uint8_t *l3 = rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
+        const uint64_t h = flow_hash_t<kSymmetric, kDestQp>(*meta, l3, seed);
+        if (gran == LbGranularity::flow) {
+            emit(i, *g, g->bucket_member(h), m->pkt_len, out);
+            continue;
+        }
+        if (gran == LbGranularity::flowlet) flowlets_.prefetch(h);
+        grp_[i] = g;
+        hash_[i] = h;
+        todo_[nt++] = i;
+    }
+    if (run) ctr_.policies[pol].packets.add(run);
+    if (no_member) ctr_.no_member.add(no_member);
+    return nt;
+}
+
 void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                            uint64_t now_ns, const LbMember **out) {
     const LbSettings &s = groups_.settings();
-    const FlowHashParams hp{s.seed, s.symmetric, s.hash_dest_qp};
     const uint32_t now_us = uint32_t(now_ns / 1000);
     const size_t n_pol = policies_.size();
     update_util(now_ns);
-    n_reqs_.fill(0);
     uint64_t aged = 0;
+    burst_ports_ = 0;
 
-    // Pass 1: group, flow hash, and a prefetch of the flowlet bucket, for the whole burst.
-    for (uint16_t i = 0; i < n; i++) {
-        const EcmpGroup *g = groups_.group(group_ids[i]);
-        grp_[i] = g;
-        if (!g || g->n_alive == 0) continue;
-        const PacketMeta *meta = meta_of(pkts[i]);
-        const uint8_t *l3 = rte_pktmbuf_mtod(pkts[i], const uint8_t *) + meta->l3_offset;
-        hash_[i] = flow_hash(*meta, l3, hp);
-        const uint8_t pol = g->policy < n_pol ? g->policy : 0;
-        if (granularity_[pol] == LbGranularity::flowlet) flowlets_.prefetch(hash_[i]);
-    }
-    // Pass 2: decisions.
-    for (uint16_t i = 0; i < n; i++) {
+    // Pass 1: group, flow hash, bucket members, flowlet prefetches, for the whole burst.
+    uint16_t nt;
+    if (s.symmetric)
+        nt = s.hash_dest_qp ? hash_burst<true, true>(pkts, group_ids, n, s.seed, out)
+                            : hash_burst<true, false>(pkts, group_ids, n, s.seed, out);
+    else
+        nt = s.hash_dest_qp ? hash_burst<false, true>(pkts, group_ids, n, s.seed, out)
+                            : hash_burst<false, false>(pkts, group_ids, n, s.seed, out);
+
+    // Pass 2, packets of flowlet- and packet-granularity groups, in order: the flowlet table,
+    // and a request to the policy for each decision. Packets whose member the policies still
+    // have to choose go to pend_.
+    static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32);
+    uint32_t pol_mask = 0;  // policies with requests
+    uint16_t np = 0;
+    const uint32_t gap_us = s.flowlet_gap_us, age_us = s.flowlet_age_us;
+    for (uint16_t t = 0; t < nt; t++) {
+        const uint16_t i = todo_[t];
         const EcmpGroup *g = grp_[i];
-        if (!g || g->n_alive == 0) {
-            slot_[i] = kNoMember;
-            continue;
-        }
         const uint64_t h = hash_[i];
         const uint8_t pol = g->policy < n_pol ? g->policy : 0;
-        ctr_.policies[pol].packets.inc();
         uint8_t current = kNoMember;
         FlowletEntry *e = nullptr;
-        switch (granularity_[pol]) {
-            case LbGranularity::flow:
-                slot_[i] = g->bucket_member(h);
+        if (granularity_[pol] == LbGranularity::flowlet) {
+            bool fresh = false;
+            e = flowlets_.find_or_insert(h, now_us, age_us, fresh, aged);
+            if (!e) {
+                ctr_.policies[pol].fallbacks.inc();
+                emit(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out);
                 continue;
-            case LbGranularity::packet:
-                break;
-            case LbGranularity::flowlet: {
-                bool fresh = false;
-                e = flowlets_.find_or_insert(h, now_us, s.flowlet_age_us, fresh, aged);
-                if (!e) {
-                    slot_[i] = g->bucket_member(h);
-                    ctr_.policies[pol].fallbacks.inc();
+            }
+            if (!fresh && e->group == g->id) {
+                if (e->slot == kFlowletPending) {  // chosen for an earlier packet of this burst
+                    e->last_us = now_us;
+                    req_of_[i] = e->pending;
+                    pend_[np++] = i;
                     continue;
                 }
-                if (!fresh && e->group == g->id) {
-                    if (e->slot == kFlowletPending) {  // chosen for an earlier packet of this burst
-                        e->last_us = now_us;
-                        slot_[i] = kFlowletPending;
-                        req_of_[i] = e->pending;
-                        continue;
-                    }
-                    const bool alive = e->slot < g->n_slots && g->members[e->slot].alive;
-                    if (alive && now_us - e->last_us <= s.flowlet_gap_us) {
-                        e->last_us = now_us;
-                        slot_[i] = e->slot;
-                        continue;
-                    }
-                    current = e->slot;
+                const bool alive = e->slot < g->n_slots && g->members[e->slot].alive;
+                if (alive && now_us - e->last_us <= gap_us) [[likely]] {
+                    e->last_us = now_us;
+                    emit(i, *g, e->slot, pkts[i]->pkt_len, out);
+                    continue;
                 }
-                break;
+                current = e->slot;
             }
         }
         // A decision for the policy.
-        uint16_t r = n_reqs_[pol]++;
+        if (!(pol_mask & (1u << pol))) {
+            pol_mask |= 1u << pol;
+            n_reqs_[pol] = 0;
+        }
+        const uint16_t r = n_reqs_[pol]++;
         reqs_[pol][r] = PathRequest{g, h, pkts[i]->pkt_len, meta_of(pkts[i])->tc, current, 0};
         req_entry_[pol][r] = e;
         req_pkt_[pol][r] = i;
-        slot_[i] = kFlowletPending;
         req_of_[i] = uint16_t(pol << 8 | r);
+        pend_[np++] = i;
         if (e) {
             e->group = g->id;
             e->slot = kFlowletPending;
@@ -112,10 +174,34 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
         }
     }
 
+    if (pol_mask) decide(pkts, pol_mask, now_ns, s);
+    // Aged entries are charged to the flowlet policy: the table is shared by flowlet-granularity
+    // policies and reclaiming is not any one policy's doing.
+    if (aged) ctr_.policies[uint8_t(LbPolicyId::flowlet)].aged.add(aged);
+    __atomic_store_n(&ctr_.flowlet_occupancy.v, uint64_t(flowlets_.used()), __ATOMIC_RELAXED);
+
+    // Pass 3: the packets the policies decided.
+    for (uint16_t k = 0; k < np; k++) {
+        const uint16_t i = pend_[k];
+        const PathRequest &q = reqs_[req_of_[i] >> 8][req_of_[i] & 0xFF];
+        emit(i, *grp_[i], q.choice, pkts[i]->pkt_len, out);
+    }
+    // This burst's bytes join the utilization now that the policies have read it.
+    for (uint32_t ports = burst_ports_; ports; ports &= ports - 1) {
+        const uint32_t p = uint32_t(__builtin_ctz(ports));
+        util_bytes_[p] += burst_bytes_[p];
+        burst_bytes_[p] = 0;
+    }
+}
+
+// The policies' choices for this burst's requests (one choose() call per policy with
+// requests), checked, stored in the flowlet entries, counted and traced.
+void LoadBalancer::decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now_ns,
+                          const LbSettings &s) {
     const LbView view{now_ns, &s, groups_.load_signal(), util_.data(), util_bytes_.data()};
-    for (size_t pol = 0; pol < n_pol; pol++) {
+    for (uint32_t mask = pol_mask; mask; mask &= mask - 1) {
+        const uint32_t pol = uint32_t(__builtin_ctz(mask));
         const uint16_t nr = n_reqs_[pol];
-        if (!nr) continue;
         LbPolicyCounters &pc = ctr_.policies[pol];
         policies_[pol]->choose(std::span<PathRequest>(reqs_[pol].data(), nr), view);
         pc.decisions.add(nr);
@@ -152,27 +238,6 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
                 }
             }
         }
-    }
-    // Aged entries are charged to the flowlet policy: the table is shared by flowlet-granularity
-    // policies and reclaiming is not any one policy's doing.
-    if (aged) ctr_.policies[uint8_t(LbPolicyId::flowlet)].aged.add(aged);
-    __atomic_store_n(&ctr_.flowlet_occupancy.v, uint64_t(flowlets_.used()), __ATOMIC_RELAXED);
-
-    for (uint16_t i = 0; i < n; i++) {
-        const EcmpGroup *g = grp_[i];
-        uint8_t slot = slot_[i];
-        if (slot == kNoMember) {
-            out[i] = nullptr;
-            ctr_.no_member.inc();
-            continue;
-        }
-        if (slot == kFlowletPending) slot = reqs_[req_of_[i] >> 8][req_of_[i] & 0xFF].choice;
-        const LbMember &m = g->members[slot];
-        out[i] = &m;
-        LbMemberCounters &mc = ctr_.member(g->id, slot);
-        mc.packets.inc();
-        mc.bytes.add(pkts[i]->pkt_len);
-        util_bytes_[m.port] += pkts[i]->pkt_len;
     }
 }
 

@@ -115,6 +115,13 @@ class LoadBalancer {
 
   private:
     void update_util(uint64_t now_ns);
+    // Pass 1 of resolve (flow hash parameters fixed at compile time); returns todo_'s length.
+    template <bool kSymmetric, bool kDestQp>
+    uint16_t hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t seed,
+                        const LbMember **out);
+    void emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out);
+    // The policy calls for the requests of the policies in `pol_mask`.
+    void decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now_ns, const LbSettings &s);
 
     const EcmpGroups &groups_;
     std::vector<std::unique_ptr<LbPolicy>> policies_;
@@ -128,11 +135,14 @@ class LoadBalancer {
     std::array<std::array<PathRequest, kLbMaxBurst>, kMaxLbPolicies> reqs_{};
     std::array<std::array<FlowletEntry *, kLbMaxBurst>, kMaxLbPolicies> req_entry_{};
     std::array<std::array<uint16_t, kLbMaxBurst>, kMaxLbPolicies> req_pkt_{};
-    std::array<uint16_t, kMaxLbPolicies> n_reqs_{};
+    std::array<uint16_t, kMaxLbPolicies> n_reqs_{};  // valid for the policies with requests
+    std::array<uint16_t, kLbMaxBurst> todo_{};       // packets for the flowlet table or a policy
     std::array<const EcmpGroup *, kLbMaxBurst> grp_{};
     std::array<uint64_t, kLbMaxBurst> hash_{};
-    std::array<uint8_t, kLbMaxBurst> slot_{};
-    std::array<uint16_t, kLbMaxBurst> req_of_{};  // policy << 8 | index, when slot_ is pending
+    std::array<uint16_t, kLbMaxBurst> req_of_{};     // policy << 8 | index, for pend_'s packets
+    std::array<uint16_t, kLbMaxBurst> pend_{};       // packets whose member a policy chooses
+    std::array<uint64_t, kMaxPorts> burst_bytes_{};  // this burst's bytes per port, until folded
+    uint32_t burst_ports_ = 0;                       // ports with burst_bytes_
 
     // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
     std::array<double, kMaxPorts> util_{};  // bytes per microsecond

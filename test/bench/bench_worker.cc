@@ -25,6 +25,7 @@
 #include "bench_common.h"
 #include "config/config.h"
 #include "egress/egress.h"
+#include "lb/ecmp_group.h"
 #include "pipeline/worker.h"
 #include "pkt/mbuf_meta.h"
 #include "qos/qos_config.h"
@@ -196,6 +197,57 @@ void BM_WorkerPollBigFib(benchmark::State &st) {
     run_worker(st, fib_1m(), fib_1m_destinations());
 }
 BENCHMARK(BM_WorkerPollBigFib)->Arg(60)->Arg(1020);
+
+// The routes of fib_small() through a 2-member ECMP group with the flowlet policy (both members
+// on port 1, different gateway MACs), as tools/bench's rsw-full has them. Every flow is
+// revisited every 32 polls of 1 us, within flowlet_gap_us (50 us): the flowlet-table hit path.
+const Fib &fib_flowlet() {
+    static Fib *fib = [] {
+        FibParams p;
+        p.ipv4_max_routes = 1024;
+        p.ipv4_tbl8s = 64;
+        p.ipv6_max_routes = 1024;
+        p.ipv6_tbl8s = 64;
+        p.max_nexthops = 1024;
+        auto *f = new Fib("bench_fl", p, nullptr);
+        std::vector<LbMember> mem(2);
+        for (uint32_t s = 0; s < 2; s++) {
+            IpAddr via;
+            via.v4 = 0x0a000202 + s;  // 10.0.2.2, 10.0.2.3
+            mem[s].key = lb_member_key(via);
+            mem[s].alive = true;
+            mem[s].port = 1;
+            mem[s].dst_mac = MacAddr{{0x02, 0, 0, 0, 0x02, uint8_t(0x02 + s)}};
+        }
+        std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
+        ch.emplace_back(1, build_ecmp_group(1, uint8_t(LbPolicyId::flowlet), mem));
+        f->groups().publish(std::move(ch));
+        std::vector<FibOp> ops;
+        FibOp nh{};
+        nh.type = FibOp::Type::set_nexthop;
+        nh.nexthop = 1;
+        nh.nh = NextHop{NextHopKind::ecmp_group, 0, MacAddr{}, 1};
+        ops.push_back(nh);
+        for (uint32_t i = 0; i < 8; i++) {
+            FibOp op{};
+            op.type = FibOp::Type::add_route;
+            op.prefix.addr.v4 = (32u + 2 * i) << 24;
+            op.prefix.len = 7;
+            op.nexthop = 1;
+            ops.push_back(op);
+        }
+        f->commit(ops);
+        return f;
+    }();
+    return *fib;
+}
+
+// BM_WorkerPoll8Routes through the flowlet group instead of a single next hop: the difference
+// is the load-balancing stage in the worker (flow hash, flowlet table, member counters).
+void BM_WorkerPollFlowlet(benchmark::State &st) {
+    run_worker(st, fib_flowlet(), destinations(1024, 1u << 20, 3));
+}
+BENCHMARK(BM_WorkerPollFlowlet)->Arg(60)->Arg(1020);
 
 // QoS egress against the FIFO egress, same pipeline (both classify) and traffic (the class mix
 // of tools/bench: queues 1 and 6 of the SONiC default profile, both DWRR). Each iteration runs

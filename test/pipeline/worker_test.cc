@@ -1,5 +1,8 @@
 // The worker pipeline over in-memory ports: exact frames out of exact ports, exact counters.
 #include <gtest/gtest.h>
+#include <rte_mbuf.h>
+
+#include <cstring>
 
 #include "fixture.h"
 #include "pkt/parser.h"
@@ -133,6 +136,58 @@ TEST_F(WorkerPipeline, EveryDropHasItsReasonAndNothingLeaves) {
         EXPECT_TRUE(ports->take_tx(1).empty());
     }
     EXPECT_EQ(counters->ports[0].rx_packets.load(), cases.size());
+}
+
+// The NIC's IPv4 checksum verdict in the mbuf (RTE_MBUF_F_RX_IP_CKSUM_*) decides over the
+// software check: BAD drops as ipv4_checksum_bad even with a correct checksum, GOOD forwards
+// even with a wrong one (the NIC checked the frame as it arrived), UNKNOWN is checked here.
+TEST_F(WorkerPipeline, NicChecksumVerdictDecidesOverSoftwareCheck) {
+    const Bytes good = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2)));
+    Bytes wrong = good;
+    wrong[14 + 10] ^= 0xFF;
+    auto burst = [&](const Bytes &f, uint64_t ol_flags) {
+        rte_mbuf *m = rte_pktmbuf_alloc(ports->pool());
+        ASSERT_NE(m, nullptr);
+        std::memcpy(rte_pktmbuf_append(m, uint16_t(f.size())), f.data(), f.size());
+        m->ol_flags |= ol_flags;
+        worker->process_burst(0, &m, 1, now_ns);
+        worker->poll_once(now_ns);  // egress flush
+    };
+    const uint64_t bad0 = drops(0, DropReason::ipv4_checksum_bad);
+
+    burst(good, RTE_MBUF_F_RX_IP_CKSUM_BAD);
+    EXPECT_EQ(drops(0, DropReason::ipv4_checksum_bad), bad0 + 1);
+    EXPECT_TRUE(ports->take_tx(1).empty());
+
+    burst(wrong, RTE_MBUF_F_RX_IP_CKSUM_GOOD);
+    auto out = ports->take_tx(1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0][14 + 8], 63);  // routed: TTL decremented
+    EXPECT_EQ(drops(0, DropReason::ipv4_checksum_bad), bad0 + 1);
+
+    burst(wrong, RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN);
+    EXPECT_EQ(drops(0, DropReason::ipv4_checksum_bad), bad0 + 2);
+    burst(wrong, RTE_MBUF_F_RX_IP_CKSUM_NONE);  // no verdict on the data: checked here
+    EXPECT_EQ(drops(0, DropReason::ipv4_checksum_bad), bad0 + 3);
+    EXPECT_TRUE(ports->take_tx(1).empty());
+
+    burst(good, RTE_MBUF_F_RX_IP_CKSUM_GOOD);
+    burst(good, RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN);
+    EXPECT_EQ(ports->take_tx(1).size(), 2u);
+    EXPECT_EQ(total_drops(0), 3u);
+}
+
+// A burst longer than the prefetch distance, in every length around it: every packet is
+// forwarded (the prefetch of packet i + 4 never reads past the burst).
+TEST_F(WorkerPipeline, ForwardsEveryPacketOfBurstsAroundThePrefetchDistance) {
+    const Bytes f = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2)));
+    for (uint16_t n = 1; n <= 9; n++) {
+        SCOPED_TRACE(n);
+        for (uint16_t k = 0; k < n; k++) ports->inject(0, f);
+        EXPECT_EQ(worker->poll_once(now_ns), n);
+        EXPECT_EQ(ports->take_tx(1).size(), n);
+    }
+    EXPECT_EQ(total_drops(0), 0u);
 }
 
 TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {

@@ -52,6 +52,38 @@ TEST(FlowletTable, FullBucketRefusesThenAgedEntriesAreReclaimed) {
     EXPECT_EQ(t.used(), 2u);
 }
 
+// The lookup compares the four entries of a bucket at once: a hit in every position, each
+// entry found by its own tag, an aged (invalid) entry with the tag not found but replaced.
+TEST(FlowletTable, FindsEveryPositionAndIgnoresInvalidEntries) {
+    FlowletTable t(64);
+    bool fresh;
+    uint64_t aged = 0;
+    FlowletEntry *e[4];
+    for (uint32_t k = 0; k < 4; k++) {
+        e[k] = t.find_or_insert(h(9, 0xA0 + k), 100 + k * 100, 1000, fresh, aged);
+        ASSERT_NE(e[k], nullptr);
+        ASSERT_TRUE(fresh);
+        e[k]->slot = uint8_t(k);
+    }
+    for (uint32_t k = 0; k < 4; k++) {
+        EXPECT_EQ(t.find_or_insert(h(9, 0xA0 + k), 500, 1000, fresh, aged), e[k]);
+        EXPECT_FALSE(fresh);
+    }
+    // Another bucket's tags are not this bucket's.
+    EXPECT_TRUE(t.find_or_insert(h(10, 0xA1), 500, 1000, fresh, aged) && fresh);
+    // At 1150 us entry 0 (last 100) is older than the age: a miss reclaims it and reuses it.
+    EXPECT_EQ(t.find_or_insert(h(9, 0xBB), 1150, 1000, fresh, aged), e[0]);
+    EXPECT_TRUE(fresh);
+    EXPECT_EQ(aged, 1u);
+    e[0]->slot = 0;
+    // Entry 1 aged too (last 200): made invalid by the next miss, its tag no longer matches.
+    EXPECT_EQ(t.find_or_insert(h(9, 0xCC), 1250, 1000, fresh, aged), e[1]);
+    EXPECT_EQ(aged, 2u);
+    e[1]->slot = 0;
+    FlowletEntry *again = t.find_or_insert(h(9, 0xA1), 1250, 2000, fresh, aged);
+    EXPECT_EQ(again, nullptr);  // bucket full of live entries (0xBB, 0xCC, 0xA2, 0xA3)
+}
+
 TEST(FlowletTable, TimesCompareAcrossTheWrap) {
     FlowletTable t(64);
     bool fresh;

@@ -155,6 +155,48 @@ TEST(FlowHash, EveryFieldOfTheFiveTupleMatters) {
     EXPECT_NE(flow_hash(m, nullptr, seeded), h);
 }
 
+// The flow hash's values are part of the behaviour (bucket, flowlet entry, member): pinned
+// for IPv4 with and without L4, a reversed flow and IPv6, under every parameter combination
+// (symmetric, dest_qp). Computed by the implementation before the per-burst specialization.
+TEST(FlowHash, ValuesArePinned) {
+    PacketMeta m{};
+    m.l3 = L3Type::ipv4;
+    m.flags = kFlagL4 | kFlagRoce;
+    m.src_ip4 = 0x0a000002;
+    m.dst_ip4 = 0x0a630001;
+    m.src_port = 49152;
+    m.dst_port = 4791;
+    m.ip_proto = 17;
+    m.dest_qp = 0x123456;
+    PacketMeta r = m;
+    r.src_ip4 = 0x0a630001;
+    r.dst_ip4 = 0x0a000002;
+    r.src_port = 4791;
+    r.dst_port = 49152;
+    PacketMeta n = m;
+    n.flags = 0;
+    PacketMeta v6 = m;
+    v6.l3 = L3Type::ipv6;
+    uint8_t l3[40];
+    for (int i = 0; i < 40; i++) l3[i] = uint8_t(i * 7 + 1);
+    const uint64_t want[4][4] = {
+        {0xf0bd25c28d39e76bull, 0xf0bd25c28d39e76bull, 0x4f786ce151dc512full,
+         0x4f786ce151dc512full},
+        {0x34253118bd2b125full, 0xf0bd25c28d39e76bull, 0xcd5da41f981d09b2ull,
+         0x4f786ce151dc512full},
+        {0x05615d935b0caa97ull, 0x05615d935b0caa97ull, 0x05615d935b0caa97ull,
+         0x05615d935b0caa97ull},
+        {0xad8fd7aa5debfc63ull, 0xad8fd7aa5debfc63ull, 0xbecf81b5479bd279ull,
+         0xbecf81b5479bd279ull},
+    };
+    const PacketMeta *ms[4] = {&m, &r, &n, &v6};
+    for (int k = 0; k < 4; k++)
+        for (int pc = 0; pc < 4; pc++) {
+            SCOPED_TRACE(testing::Message() << "meta " << k << " params " << pc);
+            EXPECT_EQ(flow_hash(*ms[k], l3, {0x5eed, bool(pc & 1), bool(pc & 2)}), want[k][pc]);
+        }
+}
+
 TEST(FlowHash, SourcePortsAloneSpreadOverBuckets) {
     PacketMeta m{};
     m.l3 = L3Type::ipv4;
