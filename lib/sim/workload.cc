@@ -58,7 +58,7 @@ double Rng::exponential(double mean) { return -det_log(1.0 - uniform()) * mean; 
 
 SizeCdf SizeCdf::parse(std::string_view text, const std::string &source) {
     SizeCdf c;
-    uint32_t line = 0;
+    uint32_t line = 0, last_point_line = 0;
     size_t pos = 0;
     auto fail = [&](const std::string &msg) -> void {
         throw InputError(source + ":" + std::to_string(line) + ": " + msg);
@@ -90,11 +90,12 @@ SizeCdf SizeCdf::parse(std::string_view text, const std::string &source) {
             if (y <= c.pts_.back().second) fail("field 2 (cumulative percent): percents must increase");
         }
         c.pts_.emplace_back(x, y);
+        last_point_line = line;
         if (nl == text.size()) break;
     }
     if (c.pts_.size() < 2) throw InputError(source + ": a CDF needs at least two points");
     if (c.pts_.back().second != 100)
-        throw InputError(source + ":" + std::to_string(line) +
+        throw InputError(source + ":" + std::to_string(last_point_line) +
                          ": field 2 (cumulative percent): the last point must be 100");
     return c;
 }
