@@ -30,8 +30,12 @@ constexpr TimePs kPsPerMs = 1000 * kPsPerUs;
 constexpr TimePs kPsPerS = 1000 * kPsPerMs;
 
 // Nanoseconds that have fully elapsed at `t` (what a pipeline's `now_ns` argument is).
-constexpr uint64_t ns(TimePs t) { return t / kPsPerNs; }
-constexpr TimePs from_ns(uint64_t t_ns) { return t_ns * kPsPerNs; }
+constexpr uint64_t ns(TimePs t) {
+    return t / kPsPerNs;
+}
+constexpr TimePs from_ns(uint64_t t_ns) {
+    return t_ns * kPsPerNs;
+}
 
 struct Event {
     TimePs time = 0;   // ps
@@ -39,8 +43,8 @@ struct Event {
     uint64_t arg = 0;  // engine-defined: a frame handle, a generation, a flow id, a pointer
     uint32_t node = 0;
     uint16_t port = 0;
-    uint8_t kind = 0;  // engine-defined enum
-    uint8_t flags = 0; // engine-defined
+    uint8_t kind = 0;   // engine-defined enum
+    uint8_t flags = 0;  // engine-defined
 };
 static_assert(sizeof(Event) == 32, "an event is half a cache line");
 
@@ -54,8 +58,8 @@ class EventQueue {
 
     // Schedules an event; returns its id. Throws std::logic_error for a time before the last
     // popped event (a causality bug in the caller, never a run-time condition).
-    Id schedule(TimePs time, uint8_t kind, uint32_t node = 0, uint16_t port = 0,
-                uint64_t arg = 0, uint8_t flags = 0) {
+    Id schedule(TimePs time, uint8_t kind, uint32_t node = 0, uint16_t port = 0, uint64_t arg = 0,
+                uint8_t flags = 0) {
         if (time < now_) [[unlikely]]
             throw std::logic_error("EventQueue: event scheduled in the past");
         Event e{time, next_seq_++, arg, node, port, kind, flags};
@@ -116,11 +120,11 @@ class EventQueue {
 
     void skip_cancelled() {
         while (!cancelled_.empty() && !heap_.empty()) [[unlikely]] {
-            auto it = cancelled_.find(heap_.front().seq);
-            if (it == cancelled_.end()) return;
-            cancelled_.erase(it);
-            remove_top();
-        }
+                auto it = cancelled_.find(heap_.front().seq);
+                if (it == cancelled_.end()) return;
+                cancelled_.erase(it);
+                remove_top();
+            }
     }
 
     void remove_top() {

@@ -13,13 +13,15 @@ std::string format_fct_line(const FctRecord &r) {
     return std::string(buf, size_t(n));
 }
 
-uint64_t hpcc_base_rtt_ns(const PathInfo &p) { return 2 * p.delay_ns + p.tx_ns; }
+uint64_t hpcc_base_rtt_ns(const PathInfo &p) {
+    return 2 * p.delay_ns + p.tx_ns;
+}
 
 uint64_t standalone_fct_ns(uint64_t size_bytes, const PathInfo &p, const StandaloneModel &m) {
     if (!p.reachable || p.bottleneck_bps == 0 || m.payload_bytes == 0) return 0;
     const uint64_t packets = size_bytes == 0 ? 0 : (size_bytes - 1) / m.payload_bytes + 1;
-    const unsigned __int128 total = (unsigned __int128)size_bytes + (unsigned __int128)packets *
-                                                                        m.header_bytes;
+    const unsigned __int128 total =
+        (unsigned __int128)size_bytes + (unsigned __int128)packets * m.header_bytes;
     return hpcc_base_rtt_ns(p) + uint64_t(total * 8000000000ull / p.bottleneck_bps);
 }
 

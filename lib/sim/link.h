@@ -32,10 +32,10 @@ namespace rocesw::sim {
 constexpr uint32_t kWireOverheadBytes = 20;  // preamble 7 + SFD 1 + inter-frame gap 12
 
 struct LinkDirectionConfig {
-    uint64_t rate_bps = 0;  // bit/s, > 0
-    TimePs delay_ps = 0;    // propagation delay
-    double loss_rate = 0;   // probability a frame is lost (corrupted), 0..1
-    uint64_t loss_seed = 0; // seed of this direction's loss generator
+    uint64_t rate_bps = 0;   // bit/s, > 0
+    TimePs delay_ps = 0;     // propagation delay
+    double loss_rate = 0;    // probability a frame is lost (corrupted), 0..1
+    uint64_t loss_seed = 0;  // seed of this direction's loss generator
 };
 
 // Serialisation time of `frame_bytes` (without the 20 overhead bytes) at `rate_bps`, in ps,
@@ -45,11 +45,11 @@ constexpr TimePs serialisation_ps(uint64_t frame_bytes, uint64_t rate_bps) {
 }
 
 struct Transmission {
-    bool sent = false;     // false: dropped (link down)
-    bool lost = false;     // sent, but lost to the error model: the frame never arrives
-    TimePs start = 0;      // first bit on the wire
-    TimePs end = 0;        // last bit (plus IFG) on the wire: the wire is free again
-    TimePs arrival = 0;    // last bit at the receiver: end + delay
+    bool sent = false;   // false: dropped (link down)
+    bool lost = false;   // sent, but lost to the error model: the frame never arrives
+    TimePs start = 0;    // first bit on the wire
+    TimePs end = 0;      // last bit (plus IFG) on the wire: the wire is free again
+    TimePs arrival = 0;  // last bit at the receiver: end + delay
     uint32_t generation = 0;
 };
 
@@ -108,7 +108,9 @@ class LinkDirection {
     bool up() const { return up_; }
     uint32_t generation() const { return generation_; }
     // At a frame's arrival: did the link stay up (same generation) since it was sent?
-    bool delivers(const Transmission &t) const { return !t.lost && t.generation == generation_ && up_; }
+    bool delivers(const Transmission &t) const {
+        return !t.lost && t.generation == generation_ && up_;
+    }
     void count_lost_in_flight() { ++frames_lost_in_flight_; }
 
     uint64_t frames_sent() const { return frames_sent_; }

@@ -10,7 +10,9 @@ constexpr uint32_t kUnreachable = std::numeric_limits<uint32_t>::max();
 }
 
 EcmpRouting::EcmpRouting(const Topology &t)
-    : topo_(t), host_ids_(t.hosts()), host_index_(t.node_count(), kUnreachable),
+    : topo_(t),
+      host_ids_(t.hosts()),
+      host_index_(t.node_count(), kUnreachable),
       link_up_(t.link_count(), true) {
     for (uint32_t i = 0; i < host_ids_.size(); ++i) host_index_[host_ids_[i]] = i;
     recompute();

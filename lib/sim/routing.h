@@ -27,7 +27,9 @@ constexpr uint32_t host_address(uint32_t node) {
     return 0x0b000001u + (node / 256) * 0x00010000u + (node % 256) * 0x00000100u;
 }
 // The node id of an HPCC host address (HPCC's ip_to_node_id).
-constexpr uint32_t address_node(uint32_t addr) { return (addr >> 8) & 0xffffu; }
+constexpr uint32_t address_node(uint32_t addr) {
+    return (addr >> 8) & 0xffffu;
+}
 
 struct NextHop {
     uint16_t port = 0;
@@ -48,9 +50,9 @@ struct Route {
 // rates (every generated one, HPCC's fat.txt) this is what HPCC computes.
 struct PathInfo {
     bool reachable = false;
-    uint32_t hops = 0;          // links
-    uint64_t delay_ns = 0;      // sum of link delays (ns, each link's delay rounded down)
-    uint64_t tx_ns = 0;         // sum over links of floor(payload * 8e9 / rate)
+    uint32_t hops = 0;      // links
+    uint64_t delay_ns = 0;  // sum of link delays (ns, each link's delay rounded down)
+    uint64_t tx_ns = 0;     // sum over links of floor(payload * 8e9 / rate)
     uint64_t bottleneck_bps = 0;
 };
 

@@ -9,7 +9,9 @@ namespace {
 void require(bool ok, const char *msg) {
     if (!ok) throw std::invalid_argument(msg);
 }
-std::string n(const char *p, uint32_t i) { return p + std::to_string(i); }
+std::string n(const char *p, uint32_t i) {
+    return p + std::to_string(i);
+}
 }  // namespace
 
 Topology make_star(const StarSpec &s) {
@@ -28,8 +30,8 @@ Topology make_leaf_spine(const LeafSpineSpec &s) {
     require(s.oversub_num >= 1 && s.oversub_den >= 1, "leaf-spine: bad oversubscription ratio");
     require(s.host_rate_bps > 0, "leaf-spine: host rate must be > 0");
     // Uplink capacity per leaf = hosts * rate * den / num, per spine: / spines.
-    const unsigned __int128 cap_num = (unsigned __int128)s.hosts_per_leaf * s.host_rate_bps *
-                                      s.oversub_den;
+    const unsigned __int128 cap_num =
+        (unsigned __int128)s.hosts_per_leaf * s.host_rate_bps * s.oversub_den;
     const unsigned __int128 cap_den = (unsigned __int128)s.oversub_num * s.spines;
     uint64_t link_rate = 0;
     uint32_t parallel = 1;
@@ -74,10 +76,12 @@ Topology make_fat_tree(const FatTreeSpec &s) {
     const uint32_t edge0 = hosts, agg0 = edge0 + k * h, core0 = agg0 + k * h;
     for (uint32_t p = 0; p < k; ++p)
         for (uint32_t e = 0; e < h; ++e)
-            t.add_node(NodeKind::switch_node, "pod" + std::to_string(p) + "-edge" + std::to_string(e));
+            t.add_node(NodeKind::switch_node,
+                       "pod" + std::to_string(p) + "-edge" + std::to_string(e));
     for (uint32_t p = 0; p < k; ++p)
         for (uint32_t a = 0; a < h; ++a)
-            t.add_node(NodeKind::switch_node, "pod" + std::to_string(p) + "-agg" + std::to_string(a));
+            t.add_node(NodeKind::switch_node,
+                       "pod" + std::to_string(p) + "-agg" + std::to_string(a));
     for (uint32_t c = 0; c < h * h; ++c) t.add_node(NodeKind::switch_node, n("core", c));
     for (uint32_t p = 0; p < k; ++p)
         for (uint32_t e = 0; e < h; ++e)
@@ -104,7 +108,8 @@ Topology make_rail_optimized(const RailSpec &s) {
     const uint32_t hosts = s.groups * s.servers_per_group * s.rails;
     for (uint32_t i = 0; i < hosts; ++i) {
         uint32_t server = i / s.rails, rail = i % s.rails;
-        t.add_node(NodeKind::host, "server" + std::to_string(server) + "-nic" + std::to_string(rail));
+        t.add_node(NodeKind::host,
+                   "server" + std::to_string(server) + "-nic" + std::to_string(rail));
     }
     const uint32_t rail0 = hosts, spine0 = hosts + s.groups * s.rails;
     for (uint32_t g = 0; g < s.groups; ++g)

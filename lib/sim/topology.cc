@@ -24,8 +24,9 @@ uint32_t Topology::add_link(uint32_t a, uint32_t b, uint64_t rate_bps, TimePs de
     if (rate_bps == 0) throw std::invalid_argument("Topology::add_link: rate 0");
     if (ports_[a].size() >= 65535 || ports_[b].size() >= 65535)
         throw std::invalid_argument("Topology::add_link: more than 65535 ports on a node");
-    TopoLink l{a, b, uint16_t(ports_[a].size()), uint16_t(ports_[b].size()), rate_bps, delay_ps,
-               error_rate};
+    TopoLink l{
+        a,        b,         uint16_t(ports_[a].size()), uint16_t(ports_[b].size()), rate_bps,
+        delay_ps, error_rate};
     uint32_t idx = link_count();
     links_.push_back(l);
     ports_[a].push_back({idx, b, l.port_b});
@@ -141,11 +142,26 @@ uint64_t parse_rate_bps(std::string_view s) {
         uint64_t mult;
     };
     static const U units[] = {
-        {"bps", 1}, {"b/s", 1}, {"Kbps", 1000}, {"kbps", 1000}, {"Kb/s", 1000},
-        {"kb/s", 1000}, {"Mbps", 1000000}, {"Mb/s", 1000000}, {"Gbps", 1000000000},
-        {"Gb/s", 1000000000}, {"Tbps", 1000000000000}, {"Tb/s", 1000000000000},
-        {"Bps", 8}, {"B/s", 8}, {"KBps", 8000}, {"KB/s", 8000}, {"MBps", 8000000},
-        {"MB/s", 8000000}, {"GBps", 8000000000}, {"GB/s", 8000000000},
+        {"bps", 1},
+        {"b/s", 1},
+        {"Kbps", 1000},
+        {"kbps", 1000},
+        {"Kb/s", 1000},
+        {"kb/s", 1000},
+        {"Mbps", 1000000},
+        {"Mb/s", 1000000},
+        {"Gbps", 1000000000},
+        {"Gb/s", 1000000000},
+        {"Tbps", 1000000000000},
+        {"Tb/s", 1000000000000},
+        {"Bps", 8},
+        {"B/s", 8},
+        {"KBps", 8000},
+        {"KB/s", 8000},
+        {"MBps", 8000000},
+        {"MB/s", 8000000},
+        {"GBps", 8000000000},
+        {"GB/s", 8000000000},
     };
     for (const auto &u : units)
         if (unit == u.name) {
@@ -165,7 +181,7 @@ TimePs parse_delay_ps(std::string_view s) {
         const char *name;
         uint64_t mult;
     };
-    static const U units[] = {{"", kPsPerS}, {"s", kPsPerS}, {"ms", kPsPerMs},
+    static const U units[] = {{"", kPsPerS},    {"s", kPsPerS},   {"ms", kPsPerMs},
                               {"us", kPsPerUs}, {"ns", kPsPerNs}, {"ps", 1}};
     for (const auto &u : units)
         if (unit == u.name) return exact_scale(mant, frac, u.mult, "picoseconds");
@@ -213,8 +229,8 @@ class Reader {
     }
     [[noreturn]] void fail_field(const Token &t, int field, const char *name,
                                  const std::string &msg) const {
-        fail(t.line, "field " + std::to_string(field) + " (" + name + "): '" +
-                         std::string(t.text) + "' " + msg);
+        fail(t.line, "field " + std::to_string(field) + " (" + name + "): '" + std::string(t.text) +
+                         "' " + msg);
     }
 
     // The next token, or an error saying what was expected where the file ended.
@@ -301,9 +317,9 @@ Topology parse_topology(std::string_view text, const std::string &source) {
         try {
             dps = parse_delay_ps(delay.text);
         } catch (const std::invalid_argument &e) {
-            r.fail_field(delay, 4, "delay",
-                         std::string("is not a delay (") + e.what() +
-                             "; e.g. 1000ns, 1us, 0.001ms)");
+            r.fail_field(
+                delay, 4, "delay",
+                std::string("is not a delay (") + e.what() + "; e.g. 1000ns, 1us, 0.001ms)");
         }
         const Token &err = r.next(5, "error_rate", rec);
         double er = 0;
@@ -321,7 +337,9 @@ Topology parse_topology(std::string_view text, const std::string &source) {
     return t;
 }
 
-Topology load_topology(const std::string &path) { return parse_topology(read_file(path), path); }
+Topology load_topology(const std::string &path) {
+    return parse_topology(read_file(path), path);
+}
 
 std::vector<FlowRecord> parse_flows(std::string_view text, const std::string &source,
                                     const Topology &topo) {
@@ -368,8 +386,8 @@ std::string format_flows(const std::vector<FlowRecord> &flows) {
     std::string out = std::to_string(flows.size()) + "\n";
     char buf[128];
     for (const auto &f : flows) {
-        std::snprintf(buf, sizeof buf, "%u %u %u %u %" PRIu64 " %" PRIu64 ".%09" PRIu64 "\n",
-                      f.src, f.dst, unsigned(f.pg), unsigned(f.dport), f.size_bytes,
+        std::snprintf(buf, sizeof buf, "%u %u %u %u %" PRIu64 " %" PRIu64 ".%09" PRIu64 "\n", f.src,
+                      f.dst, unsigned(f.pg), unsigned(f.dport), f.size_bytes,
                       f.start_ns / 1000000000u, f.start_ns % 1000000000u);
         out += buf;
     }

@@ -34,8 +34,8 @@ struct TopoLink {
 };
 
 struct PortRef {
-    uint32_t link = 0;   // index into Topology::links
-    uint32_t peer = 0;   // node at the other end
+    uint32_t link = 0;  // index into Topology::links
+    uint32_t peer = 0;  // node at the other end
     uint16_t peer_port = 0;
 };
 
@@ -64,8 +64,8 @@ class Topology {
     // The rate of a host's first port (its NIC), 0 for a host without links.
     uint64_t host_rate_bps(uint32_t host) const;
 
-    // Writes the topology in HPCC's topology.txt format (rates in bps, e.g. "100000000000bps"
-    // is avoided: whole Gbps/Mbps/Kbps as ns-3 writes them; delays in ns or ps).
+    // Writes the topology in HPCC's topology.txt format (format_rate, format_delay, error rate
+    // as %.6f): parse_topology reads it back to the same topology.
     std::string to_hpcc() const;
 
   private:
@@ -79,11 +79,11 @@ class Topology {
 // A flow of HPCC's flow.txt: `src dst pg dport size start_seconds`.
 struct FlowRecord {
     uint32_t src = 0, dst = 0;
-    uint8_t pg = 3;          // priority group (HPCC's traffic_gen writes 3)
-    uint16_t dport = 100;    // fct_analysis.py selects 100 (normal) or 200 (incast)
+    uint8_t pg = 3;        // priority group (HPCC's traffic_gen writes 3)
+    uint16_t dport = 100;  // fct_analysis.py selects 100 (normal) or 200 (incast)
     uint64_t size_bytes = 0;
-    uint64_t start_ns = 0;   // start_seconds, exact to the nanosecond (rounded half up below)
-    uint32_t line = 0;       // source line (0 for generated flows)
+    uint64_t start_ns = 0;  // start_seconds, exact to the nanosecond (rounded half up below)
+    uint32_t line = 0;      // source line (0 for generated flows)
 };
 
 // ns-3 DataRate strings: a decimal number and a unit: bps, b/s, Kbps/kbps, Mbps, Gbps, Tbps
@@ -96,7 +96,7 @@ uint64_t parse_rate_bps(std::string_view s);
 TimePs parse_delay_ps(std::string_view s);
 // "100Gbps", "2500Mbps", "1bps": the shortest exact ns-3 spelling.
 std::string format_rate(uint64_t bps);
-// "1000ns", "1500ps", "1us" is avoided: ns when whole, else ps.
+// "1000ns" when a whole number of ns, else "1500ps".
 std::string format_delay(TimePs ps);
 
 // HPCC topology.txt. `source` names the file in errors. Text after the declared links is

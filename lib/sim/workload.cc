@@ -15,7 +15,9 @@ uint64_t splitmix(uint64_t &s) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
 }
-uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t rotl(uint64_t x, int k) {
+    return (x << k) | (x >> (64 - k));
+}
 }  // namespace
 
 Rng::Rng(uint64_t seed) {
@@ -54,7 +56,9 @@ double det_log(double x) {
     return ep + lnm;
 }
 
-double Rng::exponential(double mean) { return -det_log(1.0 - uniform()) * mean; }
+double Rng::exponential(double mean) {
+    return -det_log(1.0 - uniform()) * mean;
+}
 
 SizeCdf SizeCdf::parse(std::string_view text, const std::string &source) {
     SizeCdf c;
@@ -84,10 +88,12 @@ SizeCdf SizeCdf::parse(std::string_view text, const std::string &source) {
         double y = std::strtod(b.c_str(), &end);
         if (*end != '\0' || !(y >= 0 && y <= 100))
             fail("field 2 (cumulative percent): '" + b + "' is not a percent in [0, 100]");
-        if (c.pts_.empty() && y != 0) fail("field 2 (cumulative percent): the first point must be 0");
+        if (c.pts_.empty() && y != 0)
+            fail("field 2 (cumulative percent): the first point must be 0");
         if (!c.pts_.empty()) {
             if (x <= c.pts_.back().first) fail("field 1 (size): sizes must increase");
-            if (y <= c.pts_.back().second) fail("field 2 (cumulative percent): percents must increase");
+            if (y <= c.pts_.back().second)
+                fail("field 2 (cumulative percent): percents must increase");
         }
         c.pts_.emplace_back(x, y);
         last_point_line = line;
@@ -131,7 +137,8 @@ double SizeCdf::mean_bytes() const {
 
 std::vector<FlowRecord> poisson_cdf_flows(const PoissonSpec &s) {
     if (s.hosts.size() < 2) throw std::invalid_argument("poisson: needs at least two hosts");
-    if (!(s.load > 0 && s.load <= 1)) throw std::invalid_argument("poisson: load must be in (0, 1]");
+    if (!(s.load > 0 && s.load <= 1))
+        throw std::invalid_argument("poisson: load must be in (0, 1]");
     if (s.host_rate_bps == 0) throw std::invalid_argument("poisson: host rate must be > 0");
     const double mean_gap_ns = s.cdf.mean_bytes() * 8e9 / (double(s.host_rate_bps) * s.load);
     struct Tagged {
@@ -223,8 +230,8 @@ CollectiveJob make_collective(const CollectiveSpec &s) {
                     v.emplace_back(i, (i + 1) % n);
                     // The chunk rank i sends: (i - st) mod n in reduce-scatter step st,
                     // (i + 1 - st') mod n in all-gather step st' = st - (n - 1).
-                    const uint32_t c = st < n - 1 ? (i + n - st) % n
-                                                  : (i + 1 + n - (st - (n - 1))) % n;
+                    const uint32_t c =
+                        st < n - 1 ? (i + n - st) % n : (i + 1 + n - (st - (n - 1))) % n;
                     sz.push_back(share(s.bytes_per_rank, n, c));
                 }
                 steps.push_back(std::move(v));
@@ -269,14 +276,19 @@ CollectiveJob make_collective(const CollectiveSpec &s) {
 }
 
 JobTracker::JobTracker(const CollectiveJob &job, uint64_t job_start_ns)
-    : job_(job), start_ns_(job_start_ns), remaining_(job.phases.size()),
-      flow_done_(job.flows.size(), 0), phase_started_(job.phases.size(), 0),
-      successors_(job.phases.size()), phase_end_(job.phases.size(), 0),
+    : job_(job),
+      start_ns_(job_start_ns),
+      remaining_(job.phases.size()),
+      flow_done_(job.flows.size(), 0),
+      phase_started_(job.phases.size(), 0),
+      successors_(job.phases.size()),
+      phase_end_(job.phases.size(), 0),
       iteration_end_(job.spec.iterations, 0) {
     for (size_t p = 0; p < job.phases.size(); ++p) {
         remaining_[p] = job.phases[p].flow_count;
         if (job.phases[p].after < 0) phase_started_[p] = 1;
-        if (job.phases[p].after >= 0) successors_[size_t(job.phases[p].after)].push_back(uint32_t(p));
+        if (job.phases[p].after >= 0)
+            successors_[size_t(job.phases[p].after)].push_back(uint32_t(p));
     }
 }
 
@@ -293,8 +305,9 @@ std::vector<JobTracker::Start> JobTracker::on_flow_complete(uint32_t flow, uint6
     if (flow >= job_.flows.size() || flow_done_[flow])
         throw std::logic_error("JobTracker: flow completed twice or unknown");
     // Find the flow's phase (phases hold consecutive flows, ascending).
-    auto it = std::upper_bound(job_.phases.begin(), job_.phases.end(), flow,
-                               [](uint32_t f, const CollectivePhase &p) { return f < p.first_flow; });
+    auto it =
+        std::upper_bound(job_.phases.begin(), job_.phases.end(), flow,
+                         [](uint32_t f, const CollectivePhase &p) { return f < p.first_flow; });
     const size_t p = size_t(it - job_.phases.begin()) - 1;
     const auto &ph = job_.phases[p];
     if (!phase_started_[p])

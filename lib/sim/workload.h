@@ -61,12 +61,12 @@ class SizeCdf {
 };
 
 struct PoissonSpec {
-    std::vector<uint32_t> hosts;   // senders and receivers (node ids)
+    std::vector<uint32_t> hosts;  // senders and receivers (node ids)
     SizeCdf cdf;
-    double load = 0.3;             // fraction of each host's link rate
+    double load = 0.3;  // fraction of each host's link rate
     uint64_t host_rate_bps = 100'000'000'000;
     uint64_t start_ns = 0;
-    uint64_t duration_ns = 0;      // arrivals in [start, start + duration)
+    uint64_t duration_ns = 0;  // arrivals in [start, start + duration)
     uint64_t seed = 1;
     uint8_t pg = 3;
     uint16_t dport = 100;
@@ -91,11 +91,11 @@ enum class AllToAllSchedule { simultaneous, pairwise };
 
 struct CollectiveSpec {
     Collective kind = Collective::ring_allreduce;
-    std::vector<uint32_t> hosts;     // the job's ranks, in ring order
+    std::vector<uint32_t> hosts;        // the job's ranks, in ring order
     uint64_t bytes_per_rank = 1 << 20;  // all-reduce: the buffer; all-to-all: sent per rank
     uint32_t iterations = 1;
-    uint64_t compute_gap_ns = 0;     // before each iteration's first step
-    uint64_t step_gap_ns = 0;        // between steps of an iteration
+    uint64_t compute_gap_ns = 0;  // before each iteration's first step
+    uint64_t step_gap_ns = 0;     // between steps of an iteration
     AllToAllSchedule a2a = AllToAllSchedule::simultaneous;
     uint8_t pg = 3;
     uint16_t dport = 100;
@@ -103,8 +103,8 @@ struct CollectiveSpec {
 
 struct CollectivePhase {
     uint32_t iteration = 0, step = 0;
-    int32_t after = -1;       // predecessor phase, -1: the job's start
-    uint64_t gap_ns = 0;      // from the predecessor's completion (or job start) to this start
+    int32_t after = -1;   // predecessor phase, -1: the job's start
+    uint64_t gap_ns = 0;  // from the predecessor's completion (or job start) to this start
     uint32_t first_flow = 0, flow_count = 0;
 };
 
@@ -143,7 +143,7 @@ class JobTracker {
   private:
     const CollectiveJob &job_;
     uint64_t start_ns_;
-    std::vector<uint32_t> remaining_;       // per phase: flows not yet complete
+    std::vector<uint32_t> remaining_;  // per phase: flows not yet complete
     std::vector<uint8_t> flow_done_;
     std::vector<uint8_t> phase_started_;
     std::vector<std::vector<uint32_t>> successors_;

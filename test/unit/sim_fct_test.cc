@@ -7,8 +7,8 @@
 using namespace rocesw::sim;
 
 TEST(SimFct, LineFormatIsHpccs) {
-    FctRecord r{host_address(0), host_address(1), 10000, 100, 1'000'000, 2'000'000'000, 90'000,
-                88'000};
+    FctRecord r{host_address(0), host_address(1), 10000,  100,
+                1'000'000,       2'000'000'000,   90'000, 88'000};
     EXPECT_EQ(format_fct_line(r), "0b000001 0b000101 10000 100 1000000 2000000000 90000 88000\n");
     FctRecord big{host_address(300), host_address(2), 65535, 200, 1ull << 40, 1ull << 50, 7, 8};
     EXPECT_EQ(format_fct_line(big),

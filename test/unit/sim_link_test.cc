@@ -5,7 +5,9 @@
 using namespace rocesw::sim;
 
 namespace {
-LinkDirection dir(uint64_t rate, TimePs delay) { return LinkDirection({rate, delay, 0, 0}); }
+LinkDirection dir(uint64_t rate, TimePs delay) {
+    return LinkDirection({rate, delay, 0, 0});
+}
 }  // namespace
 
 TEST(Link, SerialisationCountsPreambleSfdAndInterFrameGap) {

@@ -41,9 +41,9 @@ TEST(SimTopoGen, LeafSpineUplinkCountFromOversubscription) {
 
 TEST(SimTopoGen, FatTreeK4Counts) {
     Topology t = make_fat_tree({4, 100'000'000'000, 400'000'000'000, 1 * kPsPerUs});
-    EXPECT_EQ(t.host_count(), 16u);     // k^3/4
-    EXPECT_EQ(t.switch_count(), 20u);   // 5k^2/4
-    EXPECT_EQ(t.link_count(), 48u);     // 3k^3/4
+    EXPECT_EQ(t.host_count(), 16u);                                                 // k^3/4
+    EXPECT_EQ(t.switch_count(), 20u);                                               // 5k^2/4
+    EXPECT_EQ(t.link_count(), 48u);                                                 // 3k^3/4
     for (uint32_t s : t.switches()) EXPECT_EQ(t.ports(s).size(), 4u) << t.name(s);  // k ports
     EXPECT_THROW(make_fat_tree({3}), std::invalid_argument);
     Topology k8 = make_fat_tree({8});

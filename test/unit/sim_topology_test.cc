@@ -83,8 +83,7 @@ TEST(SimTopology, ErrorsNameFileLineAndField) {
     EXPECT_EQ(error_of("3 1 2\n2\n0 2 100Gbps 1000ns 0\n"),
               "t.txt:3: file ends where a link (a b rate delay error_rate) field 1 (a) was "
               "expected");
-    EXPECT_EQ(error_of("3 1 1\n5\n"),
-              "t.txt:2: field 1 (switch id): '5' is not a node id (0..2)");
+    EXPECT_EQ(error_of("3 1 1\n5\n"), "t.txt:2: field 1 (switch id): '5' is not a node id (0..2)");
     EXPECT_EQ(error_of("3 x 1\n"),
               "t.txt:1: field 2 (switches): 'x' is not a non-negative integer");
     EXPECT_EQ(error_of("3 1 1\n2\n0 2 100Gbps 1000ns 2\n"),
@@ -117,7 +116,8 @@ TEST(SimFlows, ErrorsNameFileLineAndField) {
         }
         return std::string("no error");
     };
-    EXPECT_EQ(err("1\n0 4 3 100 1000 2\n"), "f.txt:2: field 2 (dst): '4' is not a host of the topology");
+    EXPECT_EQ(err("1\n0 4 3 100 1000 2\n"),
+              "f.txt:2: field 2 (dst): '4' is not a host of the topology");
     EXPECT_EQ(err("1\n0 1 9 100 1000 2\n"), "f.txt:2: field 3 (pg): '9' is above the maximum 7");
     EXPECT_EQ(err("1\n0 1 3 100 1000 2s\n"),
               "f.txt:2: field 6 (start_seconds): '2s' is not a non-negative decimal number of "
