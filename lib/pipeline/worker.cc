@@ -1,5 +1,6 @@
 #include "pipeline/worker.h"
 
+#include <rte_fib6.h>
 #include <rte_lpm6.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
@@ -279,7 +280,14 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         else
             forward(v4[i], nh);
     }
-    if (n6) rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
+    if (n6 && fib->lpm6) {
+        rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
+    } else if (n6) {  // compact FIB (RIB-only): a miss reads kNoRouteNh
+        uint64_t nh64[kMaxBurst];
+        rte_fib6_lookup_bulk(fib->fib6, v6_dst, nh64, n6);
+        for (uint16_t i = 0; i < n6; i++)
+            v6_nh[i] = nh64[i] == kNoRouteNh ? -1 : int32_t(nh64[i]);
+    }
     for (uint16_t i = 0; i < n6; i++) {
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
         const NextHop &nh = nexthops[v6_nh[i] < 0 ? fib->v6_default : uint32_t(v6_nh[i])];

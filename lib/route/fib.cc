@@ -2,6 +2,7 @@
 
 #include <rte_errno.h>
 #include <rte_fib.h>
+#include <rte_fib6.h>
 #include <rte_lpm6.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
@@ -32,6 +33,7 @@ namespace {
 void free_tables(FibTables &t) {
     rte_fib_free(t.fib4);
     rte_lpm6_free(t.lpm6);
+    rte_fib6_free(t.fib6);
     rte_free(t.nexthops);
     t = FibTables{};
 }
@@ -44,7 +46,7 @@ Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
         std::string n4 = name + "_v4_" + std::to_string(i);
         std::string n6 = name + "_v6_" + std::to_string(i);
         rte_fib_conf c4{};
-        c4.type = RTE_FIB_DIR24_8;
+        c4.type = params.compact ? RTE_FIB_DUMMY : RTE_FIB_DIR24_8;
         c4.default_nh = kNoRouteNh;  // a miss reads next hop 0: drop_no_route
         c4.max_routes = int(params.ipv4_max_routes);
         c4.rib_ext_sz = 0;
@@ -54,8 +56,17 @@ Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
         FibTables &t = copies_[i];
         t.fib4 = rte_fib_create(n4.c_str(), SOCKET_ID_ANY, &c4);
         int err = t.fib4 ? 0 : rte_errno;
-        t.lpm6 = rte_lpm6_create(n6.c_str(), SOCKET_ID_ANY, &c6);
-        if (!err && !t.lpm6) err = rte_errno;
+        if (params.compact) {
+            rte_fib6_conf f6{};
+            f6.type = RTE_FIB6_DUMMY;
+            f6.default_nh = kNoRouteNh;
+            f6.max_routes = int(params.ipv6_max_routes);
+            t.fib6 = rte_fib6_create(n6.c_str(), SOCKET_ID_ANY, &f6);
+            if (!err && !t.fib6) err = rte_errno;
+        } else {
+            t.lpm6 = rte_lpm6_create(n6.c_str(), SOCKET_ID_ANY, &c6);
+            if (!err && !t.lpm6) err = rte_errno;
+        }
         t.nexthops = static_cast<NextHop *>(
             rte_zmalloc("rocesw_nexthops", sizeof(NextHop) * params.max_nexthops, 64));
         if (!err && !t.nexthops) err = ENOMEM;
@@ -89,6 +100,9 @@ bool Fib::apply(FibTables &t, const FibOp &op) {
                 t.v6_default = op.nexthop;
                 return true;
             }
+            if (op.prefix.addr.is_v6 && t.fib6)
+                return rte_fib6_add(t.fib6, op.prefix.addr.v6.data(), op.prefix.len,
+                                    op.nexthop) == 0;
             if (op.prefix.addr.is_v6)
                 return rte_lpm6_add(t.lpm6, op.prefix.addr.v6.data(), op.prefix.len, op.nexthop) ==
                        0;
@@ -99,6 +113,8 @@ bool Fib::apply(FibTables &t, const FibOp &op) {
                 t.v6_default = kNoRouteNh;
                 return had;
             }
+            if (op.prefix.addr.is_v6 && t.fib6)
+                return rte_fib6_delete(t.fib6, op.prefix.addr.v6.data(), op.prefix.len) == 0;
             if (op.prefix.addr.is_v6)
                 return rte_lpm6_delete(t.lpm6, op.prefix.addr.v6.data(), op.prefix.len) == 0;
             return rte_fib_delete(t.fib4, op.prefix.addr.v4, op.prefix.len) == 0;

@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "lb/ecmp_group.h"
 
+struct rte_fib6;
 struct rte_lpm6;
 struct rte_rcu_qsbr;
 
@@ -56,6 +57,11 @@ struct FibParams {
     uint32_t max_nexthops = 65536;
     uint32_t ipv4_max_routes = 1u << 20, ipv4_tbl8s = 1u << 12;
     uint32_t ipv6_max_routes = 1u << 16, ipv6_tbl8s = 1u << 14;
+    // Compact tables: IPv4 and IPv6 are RIB-only (rte_fib/rte_fib6 type DUMMY: a lookup walks
+    // the trie), so memory grows with the routes alone instead of two fixed 64 MiB tbl24s per
+    // copy. For the simulator, which runs many small switches in one process; the tbl8 counts
+    // are unused.
+    bool compact = false;
 };
 
 // EAL memory of one rte_rib node as rte_rib allocates it: a 40-byte node in a mempool without
@@ -71,7 +77,16 @@ inline constexpr uint64_t kRibNodeBytes = 192;
 // - IPv6 (rte_lpm6): a 2^24-entry tbl24 (64 MiB), 1 KiB per tbl8 group and the rule table;
 // - the next-hop table, and 1 MiB for the rest (the structures, tbl8 bitmaps, mempool header).
 // test/pipeline/fib_test.cc checks this against what the allocator hands out.
+// Compact: the rte_rib/rte_rib6 nodes (2 per route, as above; an IPv6 node is 64 bytes larger),
+// the next-hop table and the 1 MiB, per copy.
 inline uint64_t fib_memory_bytes(const FibParams &p) {
+    if (p.compact) {
+        const uint64_t nodes4 = 2 * uint64_t(p.ipv4_max_routes), nodes6 = 2 * uint64_t(p.ipv6_max_routes);
+        const uint64_t one = nodes4 * kRibNodeBytes + nodes6 * (kRibNodeBytes + 64) +
+                             (nodes4 + nodes6) * 16 + uint64_t(p.max_nexthops) * sizeof(NextHop) +
+                             (1ull << 20);
+        return 2 * one;
+    }
     const uint64_t tbl24 = (1ull << 24) * 4;
     const uint64_t v4_tbl8s = (uint64_t(p.ipv4_tbl8s) + 63) / 64 * 64 + 1;
     const uint64_t rib_nodes = 2 * uint64_t(p.ipv4_max_routes);
@@ -101,7 +116,8 @@ struct FibOp {
 // One copy of the tables. Readers get it through Fib::reader().
 struct FibTables {
     rte_fib *fib4 = nullptr;  // next-hop ids; kNoRouteNh for a miss
-    rte_lpm6 *lpm6 = nullptr;
+    rte_lpm6 *lpm6 = nullptr;     // IPv6, unless compact
+    rte_fib6 *fib6 = nullptr;     // IPv6 when compact (RIB-only); a miss reads kNoRouteNh
     NextHop *nexthops = nullptr;  // max_nexthops entries
     // "::/0": rte_lpm6 refuses depth 0, so the IPv6 default route is kept here and a lookup
     // miss reads it. kNoRouteNh when there is none.

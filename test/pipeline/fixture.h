@@ -48,6 +48,7 @@ class SwitchFixture : public ::testing::Test {
         fp.ipv6_max_routes = 1024;
         fp.ipv6_tbl8s = 256;
         fp.max_nexthops = 1024;
+        fp.compact = compact_fib;
         fib = std::make_unique<Fib>(unique_name("tfib"), fp, nullptr);
         std::vector<RibPort> rp = {
             {"p0", maca("02:00:00:00:00:10"), {ifa("10.0.1.1/24"), ifa("fd00:1::1/64")}},
@@ -96,6 +97,7 @@ class SwitchFixture : public ::testing::Test {
         return s;
     }
 
+    bool compact_fib = false;  // set by a derived fixture's constructor: RIB-only tables
     std::unique_ptr<Fib> fib;
     std::unique_ptr<Rib> rib;
     DataplaneContext ctx;

@@ -62,6 +62,33 @@ TEST_F(WorkerPipeline, RoutesIpv6PrefixViaGateway) {
     EXPECT_EQ(ports->take_tx(1).size(), 1u);
 }
 
+// The same pipeline over the compact (RIB-only) FIB, as the simulator runs it: IPv4 and IPv6
+// forward alike, and a miss is a no_route drop on both.
+struct CompactFibPipeline : SwitchFixture {
+    CompactFibPipeline() { compact_fib = true; }
+};
+TEST_F(CompactFibPipeline, ForwardsIpv4AndIpv6AndDropsMisses) {
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 9, 3, 4))));
+    Bytes l4 = udp_payload(4791, 4791, 40);
+    ports->inject(1, cat(eth(kP1, kH2, kEtherTypeIpv6),
+                         ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 9)));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv6),
+                         ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 9, 7), kProtoUdp, l4)));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(11, 0, 0, 1))));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv6),
+                         ipv6(ip6(0xfd00, 1, 2), ip6(0xfd01, 1, 1), kProtoUdp, l4)));
+    worker->poll_once(now_ns);
+    worker->poll_once(now_ns);
+    auto out1 = ports->take_tx(1);
+    ASSERT_EQ(out1.size(), 2u);
+    EXPECT_TRUE(std::equal(kH2.begin(), kH2.end(), out1[0].begin()));
+    auto out0 = ports->take_tx(0);
+    ASSERT_EQ(out0.size(), 1u);
+    EXPECT_EQ(out0[0], cat(eth(kH1, kP0, kEtherTypeIpv6),
+                           ipv6(ip6(0xfd00, 2, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 8)));
+    EXPECT_EQ(drops(0, DropReason::no_route), 2u);
+}
+
 TEST_F(WorkerPipeline, StripsVlanTagWhenRouting) {
     Bytes payload = udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2));
     ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4, 3), payload));
