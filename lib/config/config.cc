@@ -30,44 +30,6 @@ namespace rocesw {
 
 namespace {
 
-// Clears the bits past `len`. The other family's storage stays zero, so == compares correctly.
-IpAddr masked(const IpAddr &a, uint8_t len) {
-    IpAddr r = a;
-    if (!a.is_v6) {
-        r.v4 = len == 0 ? 0 : len >= 32 ? a.v4 : a.v4 & (~0u << (32 - len));
-        return r;
-    }
-    for (size_t i = 0; i < r.v6.size(); i++) {
-        int keep = int(len) - int(8 * i);
-        if (keep >= 8) continue;
-        r.v6[i] = keep <= 0 ? uint8_t(0) : uint8_t(r.v6[i] & (0xff << (8 - keep)));
-    }
-    return r;
-}
-
-uint8_t max_len(const IpAddr &a) {
-    return a.is_v6 ? 128 : 32;
-}
-
-bool is_link_local(const IpAddr &a) {
-    return a.is_v6 && a.v6[0] == 0xfe && (a.v6[1] & 0xc0) == 0x80;
-}
-
-// "addr/len" split into a parsed address and a length that is only syntax-checked here
-// (at most three digits); family and range are the caller's business so it can say which failed.
-bool split_addr_len(const std::string &s, IpAddr &addr, unsigned &len) {
-    size_t slash = s.find('/');
-    if (slash == std::string::npos) return false;
-    std::string a = s.substr(0, slash), l = s.substr(slash + 1);
-    if (l.empty() || l.size() > 3 || l.find_first_not_of("0123456789") != std::string::npos)
-        return false;
-    auto ip = parse_ip(a);
-    if (!ip) return false;
-    addr = *ip;
-    len = unsigned(std::stoul(l));
-    return true;
-}
-
 bool valid_name(const std::string &s, size_t max, std::string_view extra) {
     if (s.empty() || s.size() > max) return false;
     return std::all_of(s.begin(), s.end(), [&](char c) {
@@ -492,9 +454,9 @@ class Loader {
                                  (v6 ? "fd00:1::1/64" : "10.0.1.1/24") + ")");
                 if (ifa.addr.is_v6 != v6)
                     fail(ap, "'" + s + "' is not an " + (v6 ? "IPv6" : "IPv4") + " address");
-                if (len > max_len(ifa.addr))
+                if (len > max_prefix_len(ifa.addr))
                     fail(ap, "prefix length " + std::to_string(len) + " is out of range 0.." +
-                                 std::to_string(max_len(ifa.addr)));
+                                 std::to_string(max_prefix_len(ifa.addr)));
                 ifa.len = uint8_t(len);
                 for (auto &o : own_)
                     if (o.addr == ifa.addr)
@@ -555,9 +517,9 @@ class Loader {
         unsigned len = 0;
         if (!split_addr_len(s, prefix.addr, len))
             fail(path, "'" + s + "' is not a prefix (e.g. 10.0.3.0/24 or fd00:3::/64)");
-        if (len > max_len(prefix.addr))
+        if (len > max_prefix_len(prefix.addr))
             fail(path, "prefix length " + std::to_string(len) + " is out of range 0.." +
-                           std::to_string(max_len(prefix.addr)));
+                           std::to_string(max_prefix_len(prefix.addr)));
         prefix.len = uint8_t(len);
         if (masked(prefix.addr, prefix.len) != prefix.addr) fail(path, "host bits set in " + s);
         // An index, not a scan: a route table may hold a million entries.
@@ -841,86 +803,10 @@ class Loader {
 
 }  // namespace
 
-std::string MacAddr::str() const {
-    char buf[18];
-    std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4],
-                  b[5]);
-    return buf;
-}
-
-std::string IpAddr::str() const {
-    char buf[INET6_ADDRSTRLEN];
-    if (is_v6) {
-        inet_ntop(AF_INET6, v6.data(), buf, sizeof buf);
-    } else {
-        uint32_t n = htonl(v4);
-        inet_ntop(AF_INET, &n, buf, sizeof buf);
-    }
-    return buf;
-}
-
-bool IpPrefix::contains(const IpAddr &a) const {
-    return a.is_v6 == addr.is_v6 && masked(a, len) == masked(addr, len);
-}
-
-std::string IpPrefix::str() const {
-    return addr.str() + "/" + std::to_string(len);
-}
-
-IpPrefix IfAddr::subnet() const {
-    return IpPrefix{masked(addr, len), len};
-}
-
-std::string IfAddr::str() const {
-    return addr.str() + "/" + std::to_string(len);
-}
-
 int Config::port_index(const std::string &name) const {
     for (size_t i = 0; i < ports.size(); i++)
         if (ports[i].name == name) return int(i);
     return -1;
-}
-
-std::optional<MacAddr> parse_mac(const std::string &s) {
-    if (s.size() != 17) return std::nullopt;
-    MacAddr m;
-    for (size_t i = 0; i < 6; i++) {
-        if (i > 0 && s[3 * i - 1] != ':') return std::nullopt;
-        const char *p = s.data() + 3 * i;
-        if (!std::isxdigit(uint8_t(p[0])) || !std::isxdigit(uint8_t(p[1]))) return std::nullopt;
-        std::from_chars(p, p + 2, m.b[i], 16);
-    }
-    return m;
-}
-
-std::optional<IpAddr> parse_ip(const std::string &s) {
-    IpAddr a;
-    if (s.find(':') != std::string::npos) {
-        if (inet_pton(AF_INET6, s.c_str(), a.v6.data()) != 1) return std::nullopt;
-        a.is_v6 = true;
-        return a;
-    }
-    uint32_t n;
-    if (inet_pton(AF_INET, s.c_str(), &n) != 1) return std::nullopt;
-    a.v4 = ntohl(n);
-    return a;
-}
-
-std::optional<IfAddr> parse_if_addr(const std::string &s) {
-    IfAddr ifa;
-    unsigned len = 0;
-    if (!split_addr_len(s, ifa.addr, len) || len > max_len(ifa.addr)) return std::nullopt;
-    ifa.len = uint8_t(len);
-    return ifa;
-}
-
-std::optional<IpPrefix> parse_prefix(const std::string &s) {
-    IpPrefix p;
-    unsigned len = 0;
-    if (!split_addr_len(s, p.addr, len) || len > max_len(p.addr)) return std::nullopt;
-    p.len = uint8_t(len);
-    if (masked(p.addr, p.len) != p.addr) return std::nullopt;
-    return p;
 }
 
 // "<digits>[.<digits>][M|G]", case-insensitive unit, no unit meaning Mb/s. A fraction is allowed

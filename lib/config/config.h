@@ -11,41 +11,9 @@
 #include <vector>
 
 #include "common/punt_class.h"
+#include "pkt/addr.h"  // MacAddr, IpAddr, IpPrefix, IfAddr and their parsers
 
 namespace rocesw {
-
-struct MacAddr {
-    std::array<uint8_t, 6> b{};
-    bool operator==(const MacAddr &) const = default;
-    bool is_multicast() const { return b[0] & 1; }
-    bool is_zero() const { return b == std::array<uint8_t, 6>{}; }
-    std::string str() const;
-};
-
-// An IPv4 or IPv6 address; IPv4 is kept in host byte order in v4, IPv6 as 16 bytes.
-struct IpAddr {
-    bool is_v6 = false;
-    uint32_t v4 = 0;
-    std::array<uint8_t, 16> v6{};
-    bool operator==(const IpAddr &) const = default;
-    std::string str() const;
-};
-
-struct IpPrefix {
-    IpAddr addr;  // host bits cleared by the loader
-    uint8_t len = 0;
-    bool operator==(const IpPrefix &) const = default;
-    bool contains(const IpAddr &a) const;
-    std::string str() const;
-};
-
-// An interface address: the switch's own address plus the connected subnet length.
-struct IfAddr {
-    IpAddr addr;
-    uint8_t len = 0;
-    IpPrefix subnet() const;
-    std::string str() const;
-};
 
 enum class IdleMode { adaptive, busy };
 
@@ -176,11 +144,7 @@ bool lb_policy_name_known(const std::string &name);
 void lb_policy_name_add(const std::string &name);
 std::vector<std::string> lb_policy_names();
 
-// Parsers shared with rocectl and tests; nullopt on bad syntax.
-std::optional<MacAddr> parse_mac(const std::string &s);
-std::optional<IpAddr> parse_ip(const std::string &s);
-std::optional<IfAddr> parse_if_addr(const std::string &s);       // "10.0.0.1/24"
-std::optional<IpPrefix> parse_prefix(const std::string &s);      // host bits must be zero
+// Shared with rocectl and tests; nullopt on bad syntax.
 std::optional<uint64_t> parse_speed_mbps(const std::string &s);  // "100G", "25000M", "10g"
 
 }  // namespace rocesw
