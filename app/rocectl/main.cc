@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/yaml_doc.h"  // parse_speed_mbps
 #include "pfc/headroom.h"
 #include "telemetry/control_client.h"
 #include "watch.h"

@@ -41,14 +41,6 @@ IpAddr ip_of(const roce::ParsedRoce &p, bool src) {
     return a;
 }
 
-uint16_t icmp6_checksum(const uint8_t *ip6, const uint8_t *icmp, uint32_t len) {
-    uint32_t sum = csum_partial(ip6 + 8, 32);  // source and destination
-    sum += len >> 16;
-    sum += len & 0xFFFF;
-    sum += kProtoIcmpv6;
-    return csum_finish(csum_partial(icmp, len, sum));
-}
-
 }  // namespace
 
 NeighKey neigh_key(const IpAddr &a) {

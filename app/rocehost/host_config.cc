@@ -18,98 +18,28 @@ int HostRunConfig::host_index(const std::string &name) const {
 
 namespace {
 
-struct Loader {
-    std::string source;
+// Values are read by lib/config's YamlReader: the rules of every config file of ours.
+struct Loader : YamlReader {
+    Loader(const std::string &source, std::string base) : YamlReader(source), base_dir(std::move(base)) {}
     std::string base_dir;
 
-    [[noreturn]] void fail(const std::string &path, const std::string &what) const {
-        throw ConfigError(source + ": " + path + ": " + what);
-    }
     void check_keys(const YAML::Node &n, const std::string &path,
-                    std::initializer_list<const char *> keys) const {
-        if (!n) return;
-        if (!n.IsMap()) fail(path, "expected a map, found " + describe(n));
-        for (const auto &kv : n) {
-            std::string k = kv.first.as<std::string>();
-            bool ok = false;
-            for (const char *a : keys) ok |= k == a;
-            if (!ok) fail(at(path, k), "unknown field");
-        }
-    }
-    std::string str(const YAML::Node &n, const std::string &path) const {
-        if (!n.IsScalar()) fail(path, "expected a value, found " + describe(n));
-        return n.as<std::string>();
-    }
-    uint64_t uint(const YAML::Node &n, const std::string &path, uint64_t lo, uint64_t hi) const {
-        std::string s = str(n, path);
-        uint64_t v = 0;
-        size_t used = 0;
-        try {
-            v = std::stoull(s, &used, 0);
-        } catch (...) {
-            used = 0;
-        }
-        if (used != s.size() || s.empty() || s[0] == '-')
-            fail(path, "'" + s + "' is not an integer");
-        if (v < lo || v > hi)
-            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-        return v;
-    }
-    double real(const YAML::Node &n, const std::string &path, double lo, double hi) const {
-        std::string s = str(n, path);
-        double v = 0;
-        size_t used = 0;
-        try {
-            v = std::stod(s, &used);
-        } catch (...) {
-            used = 0;
-        }
-        if (used != s.size() || !std::isfinite(v)) fail(path, "'" + s + "' is not a number");
-        if (v < lo || v > hi)
-            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-        return v;
-    }
-    bool boolean(const YAML::Node &n, const std::string &path) const {
-        std::string s = str(n, path);
-        if (s == "true" || s == "on" || s == "yes") return true;
-        if (s == "false" || s == "off" || s == "no") return false;
-        fail(path, "'" + s + "' is not true or false");
+                    std::initializer_list<std::string_view> keys) const {
+        fields(n, path, keys);
     }
     uint64_t rate_bps(const YAML::Node &n, const std::string &path) const {
-        std::string s = str(n, path);
-        auto m = parse_speed_mbps(s);
-        if (!m || *m == 0 || *m > 800000)
-            fail(path, "'" + s + "' is not a rate (e.g. 10G, 2.5G, 40M)");
-        return *m * 1'000'000;
+        return rate_mbps(n, path, 1, 800000) * 1'000'000;
     }
-    // Sizes: plain bytes, or with a K/M/G suffix (powers of 1000), e.g. 1M, 64K, 2.5M.
-    uint64_t bytes(const YAML::Node &n, const std::string &path) const {
-        std::string s = str(n, path);
-        double mult = 1;
-        std::string num = s;
-        if (!s.empty()) {
-            char c = s.back();
-            if (c == 'K' || c == 'k') mult = 1e3;
-            if (c == 'M' || c == 'm') mult = 1e6;
-            if (c == 'G' || c == 'g') mult = 1e9;
-            if (mult != 1) num = s.substr(0, s.size() - 1);
-        }
-        double v = 0;
-        size_t used = 0;
-        try {
-            v = std::stod(num, &used);
-        } catch (...) {
-            used = 0;
-        }
-        if (used != num.size() || num.empty() || v < 0 || v * mult > 1e12)
-            fail(path, "'" + s + "' is not a size in bytes (e.g. 4096, 64K, 1M)");
-        return uint64_t(std::llround(v * mult));
+    uint64_t us_as_ns(const YAML::Node &n, const std::string &path,
+                      uint64_t hi = 3'600'000'000) const {
+        return duration(n, path, TimeUnit::us, 0, hi) * 1000;
     }
-    uint64_t us(const YAML::Node &n, const std::string &path, uint64_t hi = 3'600'000'000) const {
-        return uint(n, path, 0, hi) * 1000;
+    uint64_t ms_as_ns(const YAML::Node &n, const std::string &path, uint64_t lo,
+                      uint64_t hi) const {
+        return duration(n, path, TimeUnit::ms, lo, hi) * 1'000'000;
     }
     uint8_t priority(const YAML::Node &n, const std::string &path) const {
-        return uint8_t(uint(n, path, 0, 7));
+        return uint8_t(integer(n, path, 0, 7));
     }
 };
 
@@ -123,11 +53,11 @@ std::string resolve(const std::string &base, const std::string &p) {
 
 HostRunConfig load_host_config_string(const std::string &yaml, const std::string &source,
                                       const std::string &base_dir) {
-    Loader L{source, base_dir};
+    Loader L(source, base_dir);
     YAML::Node root = load_yaml_document(yaml, source);
     HostRunConfig c;
     c.source = source;
-    if (!root.IsMap()) throw ConfigError(source + ": expected a map at the top level");
+    if (!root.IsMap()) L.fail("", "expected a map at the top level, got " + describe(root));
     L.check_keys(root, "", {"rocehost", "traffic", "dcqcn", "hosts", "peers", "workload"});
 
     if (auto r = root["rocehost"]) {
@@ -137,40 +67,42 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
              "linger_ms", "ack_every", "rto_us", "base_rtt_us", "pacer_slack_ns", "verify_icrc",
              "exit_when_done", "out_dir", "idle_sleep_us", "window", "sample_us"});
         auto &R = c.run;
-        if (r["name"]) R.name = L.str(r["name"], "rocehost.name");
-        if (r["file_prefix"]) R.file_prefix = L.str(r["file_prefix"], "rocehost.file_prefix");
+        if (r["name"]) R.name = L.string(r["name"], "rocehost.name");
+        if (r["file_prefix"]) R.file_prefix = L.string(r["file_prefix"], "rocehost.file_prefix");
         if (r["memory_mb"])
-            R.memory_mb = uint32_t(L.uint(r["memory_mb"], "rocehost.memory_mb", 64, 65536));
-        if (r["mbufs"]) R.mbufs = uint32_t(L.uint(r["mbufs"], "rocehost.mbufs", 1023, 1 << 22));
+            R.memory_mb = uint32_t(L.integer(r["memory_mb"], "rocehost.memory_mb", 64, 65536));
+        if (r["mbufs"]) R.mbufs = uint32_t(L.integer(r["mbufs"], "rocehost.mbufs", 1023, 1 << 22));
         if (r["mtu"]) {
-            R.mtu = uint32_t(L.uint(r["mtu"], "rocehost.mtu", 256, 4096));
+            R.mtu = uint32_t(L.integer(r["mtu"], "rocehost.mtu", 256, 4096));
             if (R.mtu & (R.mtu - 1))
                 L.fail("rocehost.mtu",
                        std::to_string(R.mtu) + " is not one of 256, 512, 1024, 2048, 4096");
         }
         if (r["duration_ms"])
             R.duration_ns =
-                L.uint(r["duration_ms"], "rocehost.duration_ms", 1, 86'400'000) * 1'000'000;
+                L.ms_as_ns(r["duration_ms"], "rocehost.duration_ms", 1, 86'400'000);
         if (r["start_delay_ms"])
             R.start_delay_ns =
-                L.uint(r["start_delay_ms"], "rocehost.start_delay_ms", 0, 600'000) * 1'000'000;
+                L.ms_as_ns(r["start_delay_ms"], "rocehost.start_delay_ms", 0, 600'000);
         if (r["linger_ms"])
-            R.linger_ns = L.uint(r["linger_ms"], "rocehost.linger_ms", 0, 600'000) * 1'000'000;
+            R.linger_ns = L.ms_as_ns(r["linger_ms"], "rocehost.linger_ms", 0, 600'000);
         if (r["ack_every"])
-            R.ack_every = uint32_t(L.uint(r["ack_every"], "rocehost.ack_every", 0, 1 << 20));
-        if (r["window"]) R.window = uint32_t(L.uint(r["window"], "rocehost.window", 0, 1 << 22));
-        if (r["rto_us"]) R.rto_ns = L.us(r["rto_us"], "rocehost.rto_us");
-        if (r["base_rtt_us"]) R.base_rtt_ns = L.us(r["base_rtt_us"], "rocehost.base_rtt_us");
+            R.ack_every = uint32_t(L.integer(r["ack_every"], "rocehost.ack_every", 0, 1 << 20));
+        if (r["window"]) R.window = uint32_t(L.integer(r["window"], "rocehost.window", 0, 1 << 22));
+        if (r["rto_us"]) R.rto_ns = L.us_as_ns(r["rto_us"], "rocehost.rto_us");
+        if (r["base_rtt_us"]) R.base_rtt_ns = L.us_as_ns(r["base_rtt_us"], "rocehost.base_rtt_us");
         if (r["pacer_slack_ns"])
-            R.pacer_slack_ns = L.uint(r["pacer_slack_ns"], "rocehost.pacer_slack_ns", 0, 1'000'000);
+            R.pacer_slack_ns = L.duration(r["pacer_slack_ns"], "rocehost.pacer_slack_ns",
+                                          TimeUnit::ns, 0, 1'000'000);
         if (r["verify_icrc"]) R.verify_icrc = L.boolean(r["verify_icrc"], "rocehost.verify_icrc");
         if (r["exit_when_done"])
             R.exit_when_done = L.boolean(r["exit_when_done"], "rocehost.exit_when_done");
-        if (r["out_dir"]) R.out_dir = L.str(r["out_dir"], "rocehost.out_dir");
+        if (r["out_dir"]) R.out_dir = L.string(r["out_dir"], "rocehost.out_dir");
         if (r["idle_sleep_us"])
-            R.idle_sleep_us = L.uint(r["idle_sleep_us"], "rocehost.idle_sleep_us", 0, 10'000);
+            R.idle_sleep_us =
+                L.duration(r["idle_sleep_us"], "rocehost.idle_sleep_us", TimeUnit::us, 0, 10'000);
         if (r["sample_us"])
-            R.sample_ns = L.uint(r["sample_us"], "rocehost.sample_us", 0, 1'000'000) * 1'000;
+            R.sample_ns = L.us_as_ns(r["sample_us"], "rocehost.sample_us", 1'000'000);
     }
     if (auto t = root["traffic"]) {
         L.check_keys(t, "traffic",
@@ -178,23 +110,18 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                       "ack_dscp", "pfc_priorities"});
         auto &T = c.traffic;
         if (t["data_dscp"])
-            T.data_dscp = uint8_t(L.uint(t["data_dscp"], "traffic.data_dscp", 0, 63));
-        if (t["ack_dscp"]) T.ack_dscp = uint8_t(L.uint(t["ack_dscp"], "traffic.ack_dscp", 0, 63));
-        if (t["cnp_dscp"]) T.cnp_dscp = uint8_t(L.uint(t["cnp_dscp"], "traffic.cnp_dscp", 0, 63));
+            T.data_dscp = uint8_t(L.integer(t["data_dscp"], "traffic.data_dscp", 0, 63));
+        if (t["ack_dscp"]) T.ack_dscp = uint8_t(L.integer(t["ack_dscp"], "traffic.ack_dscp", 0, 63));
+        if (t["cnp_dscp"]) T.cnp_dscp = uint8_t(L.integer(t["cnp_dscp"], "traffic.cnp_dscp", 0, 63));
         if (t["data_priority"])
             T.data_priority = L.priority(t["data_priority"], "traffic.data_priority");
         if (t["cnp_priority"])
             T.cnp_priority = L.priority(t["cnp_priority"], "traffic.cnp_priority");
         if (t["data_ecn"]) {
-            std::string e = L.str(t["data_ecn"], "traffic.data_ecn");
-            if (e == "ect0")
-                T.data_ecn = roce::Ecn::ect0;
-            else if (e == "ect1")
-                T.data_ecn = roce::Ecn::ect1;
-            else if (e == "not_ect")
-                T.data_ecn = roce::Ecn::not_ect;
-            else
-                L.fail("traffic.data_ecn", "'" + e + "' is not one of ect0, ect1, not_ect");
+            T.data_ecn = L.enumeration<roce::Ecn>(t["data_ecn"], "traffic.data_ecn",
+                                                  {{"ect0", roce::Ecn::ect0},
+                                                   {"ect1", roce::Ecn::ect1},
+                                                   {"not_ect", roce::Ecn::not_ect}});
         }
         if (auto p = t["pfc_priorities"]) {
             if (!p.IsSequence())
@@ -216,16 +143,20 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             D.initial_alpha = L.real(d["initial_alpha"], "dcqcn.initial_alpha", 0, 1);
         if (d["alpha_timer_us"])
             D.alpha_timer_ns =
-                L.uint(d["alpha_timer_us"], "dcqcn.alpha_timer_us", 1, 10'000'000) * 1000;
+                L.duration(d["alpha_timer_us"], "dcqcn.alpha_timer_us", TimeUnit::us, 1,
+                           10'000'000) *
+                1000;
         if (d["rate_increase_timer_us"])
             D.rate_increase_timer_ns =
-                L.uint(d["rate_increase_timer_us"], "dcqcn.rate_increase_timer_us", 1, 10'000'000) *
+                L.duration(d["rate_increase_timer_us"], "dcqcn.rate_increase_timer_us",
+                           TimeUnit::us, 1, 10'000'000) *
                 1000;
         if (d["byte_counter"])
-            D.byte_counter_bytes = L.bytes(d["byte_counter"], "dcqcn.byte_counter");
+            D.byte_counter_bytes =
+                L.size_bytes(d["byte_counter"], "dcqcn.byte_counter", 0, 1'000'000'000'000);
         if (d["fast_recovery_steps"])
             D.fast_recovery_steps =
-                uint32_t(L.uint(d["fast_recovery_steps"], "dcqcn.fast_recovery_steps", 0, 1000));
+                uint32_t(L.integer(d["fast_recovery_steps"], "dcqcn.fast_recovery_steps", 0, 1000));
         if (d["rate_ai"]) D.rate_ai_bps = L.rate_bps(d["rate_ai"], "dcqcn.rate_ai");
         if (d["rate_hai"]) D.rate_hai_bps = L.rate_bps(d["rate_hai"], "dcqcn.rate_hai");
         if (d["min_rate"]) D.min_rate_bps = L.rate_bps(d["min_rate"], "dcqcn.min_rate");
@@ -233,9 +164,9 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             D.min_dec_factor = L.real(d["min_dec_factor"], "dcqcn.min_dec_factor", 0, 1);
         if (d["rate_reduce_period_us"])
             D.rate_reduce_period_ns =
-                L.us(d["rate_reduce_period_us"], "dcqcn.rate_reduce_period_us", 1'000'000);
+                L.us_as_ns(d["rate_reduce_period_us"], "dcqcn.rate_reduce_period_us", 1'000'000);
         if (d["cnp_interval_us"])
-            D.cnp_interval_ns = L.us(d["cnp_interval_us"], "dcqcn.cnp_interval_us", 1'000'000);
+            D.cnp_interval_ns = L.us_as_ns(d["cnp_interval_us"], "dcqcn.cnp_interval_us", 1'000'000);
     }
 
     std::set<std::string> names;
@@ -246,12 +177,12 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             L.check_keys(h, path,
                          {"name", "device", "mac", "ip", "gateway", "gateway_mac", "line_rate"});
         HostConfig hc;
-        if (!h["name"]) L.fail(at(path, "name"), "required");
-        hc.name = L.str(h["name"], at(path, "name"));
+        if (!h["name"]) L.fail(at(path, "name"), "required field missing");
+        hc.name = L.string(h["name"], at(path, "name"));
         if (!names.insert(hc.name).second)
             L.fail(at(path, "name"), "'" + hc.name + "' is used twice");
-        if (!h["ip"]) L.fail(at(path, "ip"), "required");
-        std::string ip = L.str(h["ip"], at(path, "ip"));
+        if (!h["ip"]) L.fail(at(path, "ip"), "required field missing");
+        std::string ip = L.string(h["ip"], at(path, "ip"));
         const bool v6 = ip.find(':') != std::string::npos;
         auto ia =
             parse_if_addr(ip.find('/') == std::string::npos ? ip + (v6 ? "/128" : "/32") : ip);
@@ -262,15 +193,15 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         hc.ip = *ia;
         if (h["line_rate"]) hc.line_rate_bps = L.rate_bps(h["line_rate"], at(path, "line_rate"));
         if (!peer) {
-            if (!h["device"]) L.fail(at(path, "device"), "required");
-            hc.device = L.str(h["device"], at(path, "device"));
-            if (!h["mac"]) L.fail(at(path, "mac"), "required");
-            auto m = parse_mac(L.str(h["mac"], at(path, "mac")));
+            if (!h["device"]) L.fail(at(path, "device"), "required field missing");
+            hc.device = L.string(h["device"], at(path, "device"));
+            if (!h["mac"]) L.fail(at(path, "mac"), "required field missing");
+            auto m = parse_mac(L.string(h["mac"], at(path, "mac")));
             if (!m || m->is_multicast() || m->is_zero())
                 L.fail(at(path, "mac"), "not a unicast MAC address");
             hc.mac = *m;
             if (h["gateway"]) {
-                auto g = parse_ip(L.str(h["gateway"], at(path, "gateway")));
+                auto g = parse_ip(L.string(h["gateway"], at(path, "gateway")));
                 if (!g || g->is_v6 != hc.ip.addr.is_v6)
                     L.fail(
                         at(path, "gateway"),
@@ -280,7 +211,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 hc.gateway = *g;
             }
             if (h["gateway_mac"]) {
-                auto m2 = parse_mac(L.str(h["gateway_mac"], at(path, "gateway_mac")));
+                auto m2 = parse_mac(L.string(h["gateway_mac"], at(path, "gateway_mac")));
                 if (!m2 || m2->is_multicast() || m2->is_zero())
                     L.fail(at(path, "gateway_mac"), "not a unicast MAC address");
                 hc.gateway_mac = *m2;
@@ -301,7 +232,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     W.n_hosts = uint32_t(c.hosts.size());
     W.line_rate_bps = c.hosts[0].line_rate_bps;
     auto hidx = [&](const YAML::Node &n, const std::string &path) {
-        std::string s = L.str(n, path);
+        std::string s = L.string(n, path);
         int i = c.host_index(s);
         if (i < 0) L.fail(path, "no host or peer named '" + s + "'");
         return uint32_t(i);
@@ -312,21 +243,21 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                       "senders", "receiver", "cdf", "load", "duration_ms"});
         try {
             if (w["pattern"])
-                W.pattern = roce::parse_pattern(L.str(w["pattern"], "workload.pattern"));
+                W.pattern = roce::parse_pattern(L.string(w["pattern"], "workload.pattern"));
         } catch (const std::invalid_argument &e) {
             L.fail("workload.pattern", e.what());
         }
-        if (w["seed"]) W.seed = L.uint(w["seed"], "workload.seed", 0, UINT64_MAX);
+        if (w["seed"]) W.seed = L.integer(w["seed"], "workload.seed", 0, UINT64_MAX);
         if (w["size"]) {
-            W.size_bytes = L.bytes(w["size"], "workload.size");
+            W.size_bytes = L.size_bytes(w["size"], "workload.size", 0, 1'000'000'000'000);
             // One RDMA WRITE per flow: RETH carries a 32-bit length; 1 GiB keeps the PSN
             // span of a message far inside the 24-bit window even at MTU 256.
             if (W.size_bytes > (1u << 30))
                 L.fail("workload.size", std::to_string(W.size_bytes) + " is above 1 GiB");
         }
-        if (w["count"]) W.count = uint32_t(L.uint(w["count"], "workload.count", 0, 1'000'000));
-        if (w["start_us"]) W.start_ns = L.us(w["start_us"], "workload.start_us");
-        if (w["interval_us"]) W.interval_ns = L.us(w["interval_us"], "workload.interval_us");
+        if (w["count"]) W.count = uint32_t(L.integer(w["count"], "workload.count", 0, 1'000'000));
+        if (w["start_us"]) W.start_ns = L.us_as_ns(w["start_us"], "workload.start_us");
+        if (w["interval_us"]) W.interval_ns = L.us_as_ns(w["interval_us"], "workload.interval_us");
         if (w["receiver"]) W.receiver = hidx(w["receiver"], "workload.receiver");
         if (auto s = w["senders"]) {
             if (!s.IsSequence()) L.fail("workload.senders", "expected a list of host names");
@@ -344,9 +275,9 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         if (w["load"]) W.load = L.real(w["load"], "workload.load", 0.001, 1);
         if (w["duration_ms"])
             W.duration_ns =
-                L.uint(w["duration_ms"], "workload.duration_ms", 1, 86'400'000) * 1'000'000;
+                L.ms_as_ns(w["duration_ms"], "workload.duration_ms", 1, 86'400'000);
         if (w["cdf"]) {
-            c.workload.cdf_file = resolve(L.base_dir, L.str(w["cdf"], "workload.cdf"));
+            c.workload.cdf_file = resolve(L.base_dir, L.string(w["cdf"], "workload.cdf"));
             try {
                 W.cdf = roce::SizeCdf::load(c.workload.cdf_file);
             } catch (const std::runtime_error &e) {

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "ethdev/eal_args.h"
+#include "lb/policy.h"
 #include "qos/qos_config.h"
 #include "route/fib.h"
 #include "switch.h"
@@ -87,6 +88,7 @@ int main(int argc, char **argv) {
     if (!check_path.empty()) {
         try {
             rocesw::Config c = rocesw::load_config_file(check_path);
+            rocesw::check_lb_policy_names(c);
             load_qos_plan(c);
             std::printf("%s: valid: %zu port(s), %zu route(s) (%zu multipath), %zu neighbour(s), "
                         "%u worker(s)\n",
@@ -108,6 +110,7 @@ int main(int argc, char **argv) {
     rocesw::QosPlan qos_plan;
     try {
         cfg = rocesw::load_config_file(config_path);
+        rocesw::check_lb_policy_names(cfg);
         qos_plan = load_qos_plan(cfg);
     } catch (const rocesw::ConfigError &e) {
         std::fprintf(stderr, "%s\n", e.what());

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "config/config.h"
+#include "pkt/addr.h"
 #include "pkt/parser.h"
 
 struct rte_mempool;

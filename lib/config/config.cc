@@ -5,7 +5,6 @@
 #include "config/config.h"
 #include "config/yaml_doc.h"
 
-#include <arpa/inet.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -19,7 +18,6 @@
 #include <unordered_map>
 #include <fstream>
 #include <initializer_list>
-#include <mutex>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -30,44 +28,6 @@ namespace rocesw {
 
 namespace {
 
-// Clears the bits past `len`. The other family's storage stays zero, so == compares correctly.
-IpAddr masked(const IpAddr &a, uint8_t len) {
-    IpAddr r = a;
-    if (!a.is_v6) {
-        r.v4 = len == 0 ? 0 : len >= 32 ? a.v4 : a.v4 & (~0u << (32 - len));
-        return r;
-    }
-    for (size_t i = 0; i < r.v6.size(); i++) {
-        int keep = int(len) - int(8 * i);
-        if (keep >= 8) continue;
-        r.v6[i] = keep <= 0 ? uint8_t(0) : uint8_t(r.v6[i] & (0xff << (8 - keep)));
-    }
-    return r;
-}
-
-uint8_t max_len(const IpAddr &a) {
-    return a.is_v6 ? 128 : 32;
-}
-
-bool is_link_local(const IpAddr &a) {
-    return a.is_v6 && a.v6[0] == 0xfe && (a.v6[1] & 0xc0) == 0x80;
-}
-
-// "addr/len" split into a parsed address and a length that is only syntax-checked here
-// (at most three digits); family and range are the caller's business so it can say which failed.
-bool split_addr_len(const std::string &s, IpAddr &addr, unsigned &len) {
-    size_t slash = s.find('/');
-    if (slash == std::string::npos) return false;
-    std::string a = s.substr(0, slash), l = s.substr(slash + 1);
-    if (l.empty() || l.size() > 3 || l.find_first_not_of("0123456789") != std::string::npos)
-        return false;
-    auto ip = parse_ip(a);
-    if (!ip) return false;
-    addr = *ip;
-    len = unsigned(std::stoul(l));
-    return true;
-}
-
 bool valid_name(const std::string &s, size_t max, std::string_view extra) {
     if (s.empty() || s.size() > max) return false;
     return std::all_of(s.begin(), s.end(), [&](char c) {
@@ -76,16 +36,6 @@ bool valid_name(const std::string &s, size_t max, std::string_view extra) {
     });
 }
 
-
-// The fields of one YAML map, checked against the names the schema allows.
-struct Fields {
-    std::vector<std::pair<std::string, YAML::Node>> entries;
-    const YAML::Node *find(std::string_view key) const {
-        for (auto &[k, v] : entries)
-            if (k == key) return &v;
-        return nullptr;
-    }
-};
 
 struct IpPrefixHash {
     size_t operator()(const IpPrefix &p) const {
@@ -109,9 +59,9 @@ struct OwnAddr {
     size_t port;
 };
 
-class Loader {
+class Loader : YamlReader {
   public:
-    explicit Loader(std::string source) : source_(std::move(source)) {}
+    explicit Loader(std::string source) : YamlReader(source), source_(std::move(source)) {}
 
     Config load(const YAML::Node &root) {
         cfg_.source = source_;
@@ -144,78 +94,6 @@ class Loader {
     }
 
   private:
-    [[noreturn]] void fail(const std::string &path, const std::string &problem) const {
-        const std::string where = file_ ? *file_ + ":" + std::to_string(file_line_) : source_;
-        throw ConfigError(where + ": " + (path.empty() ? "" : path + ": ") + problem);
-    }
-
-    Fields fields(const YAML::Node &n, const std::string &path,
-                  std::initializer_list<std::string_view> allowed) const {
-        Fields f;
-        if (n.IsNull()) return f;
-        if (!n.IsMap()) fail(path, "expected a map, got " + describe(n));
-        for (auto it = n.begin(); it != n.end(); ++it) {
-            if (!it->first.IsScalar())
-                fail(path, "expected a field name, got " + describe(it->first));
-            const std::string &key = it->first.Scalar();
-            if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-                fail(path, "unknown field '" + key + "'");
-            if (f.find(key)) fail(path, "duplicate field '" + key + "'");
-            f.entries.emplace_back(key, it->second);
-        }
-        return f;
-    }
-
-    const YAML::Node &require(const Fields &f, const std::string &path,
-                              std::string_view key) const {
-        if (auto *n = f.find(key)) return *n;
-        fail(at(path, key), "required field missing");
-    }
-
-    // An empty value (`key:` with nothing after it) is an empty list.
-    std::vector<YAML::Node> list(const YAML::Node &n, const std::string &path) const {
-        std::vector<YAML::Node> out;
-        if (n.IsNull()) return out;
-        if (!n.IsSequence()) fail(path, "expected a list, got " + describe(n));
-        for (auto it = n.begin(); it != n.end(); ++it) out.push_back(*it);
-        return out;
-    }
-
-    std::string string(const YAML::Node &n, const std::string &path) const {
-        if (!n.IsScalar()) fail(path, "expected a string, got " + describe(n));
-        return n.Scalar();
-    }
-
-    // Plain decimal digits only: "1.5", "0x10", "ten" and quoted "10" are all refused, so a value
-    // means what it looks like. Negative and oversized numbers are integers, just out of range.
-    uint64_t integer(const YAML::Node &n, const std::string &path, uint64_t lo, uint64_t hi) const {
-        if (!n.IsScalar()) fail(path, "expected an integer, got " + describe(n));
-        const std::string &s = n.Scalar();
-        if (n.Tag() == "!") fail(path, "expected an integer, got a quoted string '" + s + "'");
-        size_t digits = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
-        if (digits == s.size() || s.find_first_not_of("0123456789", digits) != std::string::npos)
-            fail(path, "expected an integer, got '" + s + "'");
-        uint64_t v = 0;
-        auto [end, ec] = std::from_chars(s.data() + digits, s.data() + s.size(), v);
-        (void)end;
-        bool negative = s[0] == '-' && v != 0;
-        if (ec != std::errc() || negative || v < lo || v > hi)
-            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-        return v;
-    }
-
-    bool boolean(const YAML::Node &n, const std::string &path) const {
-        static const char *const kTrue[] = {"true", "True", "TRUE"};
-        static const char *const kFalse[] = {"false", "False", "FALSE"};
-        if (n.IsScalar() && n.Tag() != "!") {
-            for (auto *t : kTrue)
-                if (n.Scalar() == t) return true;
-            for (auto *t : kFalse)
-                if (n.Scalar() == t) return false;
-        }
-        fail(path, "expected true or false, got " + describe(n));
-    }
-
     MacAddr mac(const YAML::Node &n, const std::string &path) const {
         std::string s = string(n, path);
         auto m = parse_mac(s);
@@ -250,17 +128,13 @@ class Loader {
         }
         if (auto *n = f.find("workers"))
             sw.workers = uint32_t(integer(*n, at(p, "workers"), 1, kMaxWorkers));
-        if (auto *n = f.find("idle")) {
-            std::string s = string(*n, at(p, "idle"));
-            if (s == "adaptive")
-                sw.idle = IdleMode::adaptive;
-            else if (s == "busy")
-                sw.idle = IdleMode::busy;
-            else
-                fail(at(p, "idle"), "'" + s + "' is not one of adaptive, busy");
-        }
+        if (auto *n = f.find("idle"))
+            sw.idle = enumeration<IdleMode>(*n, at(p, "idle"),
+                                            {{"adaptive", IdleMode::adaptive},
+                                             {"busy", IdleMode::busy}});
         if (auto *n = f.find("idle_sleep_max_us"))
-            sw.idle_sleep_max_us = uint32_t(integer(*n, at(p, "idle_sleep_max_us"), 1, 100000));
+            sw.idle_sleep_max_us =
+                uint32_t(duration(*n, at(p, "idle_sleep_max_us"), TimeUnit::us, 1, 100000));
         sw.file_prefix = "roceswd-" + sw.name;
         if (auto *n = f.find("file_prefix")) {
             sw.file_prefix = string(*n, at(p, "file_prefix"));
@@ -356,7 +230,8 @@ class Loader {
                     fail(at(tp, "file"), "'" + t.trace_file + "' is not an absolute path");
             }
             if (auto *e = tf.find("interval_ms"))
-                t.trace_interval_ms = uint32_t(integer(*e, at(tp, "interval_ms"), 1, 60000));
+                t.trace_interval_ms =
+                    uint32_t(duration(*e, at(tp, "interval_ms"), TimeUnit::ms, 1, 60000));
         }
     }
 
@@ -392,7 +267,7 @@ class Loader {
             }
         }
         if (auto *n = f.find("punt_burst_ms"))
-            c.punt_burst_ms = uint32_t(integer(*n, at(p, "punt_burst_ms"), 1, 10000));
+            c.punt_burst_ms = uint32_t(duration(*n, at(p, "punt_burst_ms"), TimeUnit::ms, 1, 10000));
         if (auto *n = f.find("punt_queue")) {
             c.punt_queue = uint32_t(integer(*n, at(p, "punt_queue"), 64, 65536));
             if (c.punt_queue & (c.punt_queue - 1))
@@ -460,16 +335,8 @@ class Loader {
                      "'" + f.find("mac")->Scalar() + "' is already used by " + at("ports", j));
 
         if (auto *n = f.find("mtu")) pc.mtu = uint32_t(integer(*n, at(p, "mtu"), 68, 9600));
-        if (auto *n = f.find("speed")) {
-            std::string s = string(*n, at(p, "speed"));
-            auto mbps = parse_speed_mbps(s);
-            if (!mbps)
-                fail(at(p, "speed"),
-                     "'" + s + "' is not a speed (e.g. 100G, 2.5G, 25000M, or Mb/s as an integer)");
-            if (*mbps < 1 || *mbps > 800000)
-                fail(at(p, "speed"), s + " is out of range 1..800000 Mb/s");
-            pc.speed_mbps = *mbps;
-        }
+        if (auto *n = f.find("speed"))
+            pc.speed_mbps = rate_mbps(*n, at(p, "speed"), 1, 800000, "speed");
         for (auto [key, field] : {std::pair{"rx_desc", &pc.rx_desc}, {"tx_desc", &pc.tx_desc}}) {
             if (auto *n = f.find(key)) {
                 uint64_t v = integer(*n, at(p, key), 64, 16384);
@@ -492,9 +359,9 @@ class Loader {
                                  (v6 ? "fd00:1::1/64" : "10.0.1.1/24") + ")");
                 if (ifa.addr.is_v6 != v6)
                     fail(ap, "'" + s + "' is not an " + (v6 ? "IPv6" : "IPv4") + " address");
-                if (len > max_len(ifa.addr))
+                if (len > max_prefix_len(ifa.addr))
                     fail(ap, "prefix length " + std::to_string(len) + " is out of range 0.." +
-                                 std::to_string(max_len(ifa.addr)));
+                                 std::to_string(max_prefix_len(ifa.addr)));
                 ifa.len = uint8_t(len);
                 for (auto &o : own_)
                     if (o.addr == ifa.addr)
@@ -555,9 +422,9 @@ class Loader {
         unsigned len = 0;
         if (!split_addr_len(s, prefix.addr, len))
             fail(path, "'" + s + "' is not a prefix (e.g. 10.0.3.0/24 or fd00:3::/64)");
-        if (len > max_len(prefix.addr))
+        if (len > max_prefix_len(prefix.addr))
             fail(path, "prefix length " + std::to_string(len) + " is out of range 0.." +
-                           std::to_string(max_len(prefix.addr)));
+                           std::to_string(max_prefix_len(prefix.addr)));
         prefix.len = uint8_t(len);
         if (masked(prefix.addr, prefix.len) != prefix.addr) fail(path, "host bits set in " + s);
         // An index, not a scan: a route table may hold a million entries.
@@ -595,12 +462,13 @@ class Loader {
         // A route line is at least 20 bytes ("1.0.0.0/8 via 2.0.0.1"): size the index once.
         if (auto bytes = std::filesystem::file_size(name, ec); !ec)
             route_index_.reserve(route_index_.size() + bytes / 20);
-        file_ = &route_files_.back().second;  // fail() now names the file and line
+        const std::string *file = &route_files_.back().second;
         std::string text;
         std::array<IpAddr, kMaxRoutePaths + 1> vias;  // a line's gateways, parsed
         file_line_ = 0;
         while (std::getline(in, text)) {
             file_line_++;
+            set_text_origin(file, file_line_);  // fail() now names the file and line
             std::string_view v(text);
             v = v.substr(0, v.find('#'));
             size_t pos = 0;
@@ -689,13 +557,12 @@ class Loader {
             }
             if (!policy_w.empty()) {
                 mp.policy = std::string(policy_w);
-                if (!lb_policy_name_known(mp.policy))
-                    fail("policy", "unknown policy '" + mp.policy + "' (" + policy_list() + ")");
+                policy_ref(mp.policy, *file + ":" + std::to_string(file_line_) + ": policy");
             }
             route_lines_.push_back(file_line_);
             cfg_.multipath_routes.push_back(std::move(mp));
         }
-        file_ = nullptr;
+        set_text_origin(nullptr, 0);
         if (in.bad()) fail(p, name + ": cannot read file");
     }
 
@@ -751,8 +618,7 @@ class Loader {
         }
         if (auto *n = f.find("policy")) {
             mp.policy = string(*n, at(p, "policy"));
-            if (!lb_policy_name_known(mp.policy))
-                fail(at(p, "policy"), "unknown policy '" + mp.policy + "' (" + policy_list() + ")");
+            policy_ref(mp.policy, source_ + ": " + at(p, "policy"));
             if (mp.paths.empty()) mp.paths.push_back(RoutePath{rc.via, rc.port, 1});
         }
         if (!mp.paths.empty()) {
@@ -762,10 +628,9 @@ class Loader {
         cfg_.routes.push_back(std::move(rc));
     }
 
-    static std::string policy_list() {
-        std::string s;
-        for (const auto &n : lb_policy_names()) s += (s.empty() ? "" : ", ") + n;
-        return s;
+    // The names are checked by lib/lb, which owns them (check_lb_policy_names).
+    void policy_ref(const std::string &name, std::string where) {
+        cfg_.lb_policy_refs.push_back({name, std::move(where)});
     }
 
     void parse_lb(const YAML::Node *node) {
@@ -781,14 +646,14 @@ class Loader {
         if (auto *n = f.find("hash_dest_qp")) lb.hash_dest_qp = boolean(*n, at(p, "hash_dest_qp"));
         if (auto *n = f.find("default_policy")) {
             lb.default_policy = string(*n, at(p, "default_policy"));
-            if (!lb_policy_name_known(lb.default_policy))
-                fail(at(p, "default_policy"),
-                     "unknown policy '" + lb.default_policy + "' (" + policy_list() + ")");
+            policy_ref(lb.default_policy, source_ + ": " + at(p, "default_policy"));
         }
         if (auto *n = f.find("flowlet_gap_us"))
-            lb.flowlet_gap_us = uint32_t(integer(*n, at(p, "flowlet_gap_us"), 1, 1000000));
+            lb.flowlet_gap_us =
+                uint32_t(duration(*n, at(p, "flowlet_gap_us"), TimeUnit::us, 1, 1000000));
         if (auto *n = f.find("flowlet_age_us"))
-            lb.flowlet_age_us = uint32_t(integer(*n, at(p, "flowlet_age_us"), 1, 600000000));
+            lb.flowlet_age_us =
+                uint32_t(duration(*n, at(p, "flowlet_age_us"), TimeUnit::us, 1, 600000000));
         if (lb.flowlet_age_us < lb.flowlet_gap_us)
             fail(at(p, "flowlet_age_us"), std::to_string(lb.flowlet_age_us) +
                                               " is shorter than flowlet_gap_us " +
@@ -806,7 +671,8 @@ class Loader {
                      "'" + lb.flowlet_chooser + "' is not one of random, least_loaded");
         }
         if (auto *n = f.find("util_horizon_us"))
-            lb.util_horizon_us = uint32_t(integer(*n, at(p, "util_horizon_us"), 0, 10000));
+            lb.util_horizon_us =
+                uint32_t(duration(*n, at(p, "util_horizon_us"), TimeUnit::us, 0, 10000));
         if (auto *n = f.find("trace_path_changes"))
             lb.trace_path_changes = boolean(*n, at(p, "trace_path_changes"));
     }
@@ -835,144 +701,15 @@ class Loader {
     size_t yaml_routes_ = 0;
     std::vector<std::pair<size_t, std::string>> route_files_;  // first number, file name
     std::vector<uint32_t> route_lines_;                        // line of each route-file route
-    const std::string *file_ = nullptr;  // the route file being read, for fail()
-    uint32_t file_line_ = 0;
+    uint32_t file_line_ = 0;  // the line of the route file being read
 };
 
 }  // namespace
-
-std::string MacAddr::str() const {
-    char buf[18];
-    std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4],
-                  b[5]);
-    return buf;
-}
-
-std::string IpAddr::str() const {
-    char buf[INET6_ADDRSTRLEN];
-    if (is_v6) {
-        inet_ntop(AF_INET6, v6.data(), buf, sizeof buf);
-    } else {
-        uint32_t n = htonl(v4);
-        inet_ntop(AF_INET, &n, buf, sizeof buf);
-    }
-    return buf;
-}
-
-bool IpPrefix::contains(const IpAddr &a) const {
-    return a.is_v6 == addr.is_v6 && masked(a, len) == masked(addr, len);
-}
-
-std::string IpPrefix::str() const {
-    return addr.str() + "/" + std::to_string(len);
-}
-
-IpPrefix IfAddr::subnet() const {
-    return IpPrefix{masked(addr, len), len};
-}
-
-std::string IfAddr::str() const {
-    return addr.str() + "/" + std::to_string(len);
-}
 
 int Config::port_index(const std::string &name) const {
     for (size_t i = 0; i < ports.size(); i++)
         if (ports[i].name == name) return int(i);
     return -1;
-}
-
-std::optional<MacAddr> parse_mac(const std::string &s) {
-    if (s.size() != 17) return std::nullopt;
-    MacAddr m;
-    for (size_t i = 0; i < 6; i++) {
-        if (i > 0 && s[3 * i - 1] != ':') return std::nullopt;
-        const char *p = s.data() + 3 * i;
-        if (!std::isxdigit(uint8_t(p[0])) || !std::isxdigit(uint8_t(p[1]))) return std::nullopt;
-        std::from_chars(p, p + 2, m.b[i], 16);
-    }
-    return m;
-}
-
-std::optional<IpAddr> parse_ip(const std::string &s) {
-    IpAddr a;
-    if (s.find(':') != std::string::npos) {
-        if (inet_pton(AF_INET6, s.c_str(), a.v6.data()) != 1) return std::nullopt;
-        a.is_v6 = true;
-        return a;
-    }
-    uint32_t n;
-    if (inet_pton(AF_INET, s.c_str(), &n) != 1) return std::nullopt;
-    a.v4 = ntohl(n);
-    return a;
-}
-
-std::optional<IfAddr> parse_if_addr(const std::string &s) {
-    IfAddr ifa;
-    unsigned len = 0;
-    if (!split_addr_len(s, ifa.addr, len) || len > max_len(ifa.addr)) return std::nullopt;
-    ifa.len = uint8_t(len);
-    return ifa;
-}
-
-std::optional<IpPrefix> parse_prefix(const std::string &s) {
-    IpPrefix p;
-    unsigned len = 0;
-    if (!split_addr_len(s, p.addr, len) || len > max_len(p.addr)) return std::nullopt;
-    p.len = uint8_t(len);
-    if (masked(p.addr, p.len) != p.addr) return std::nullopt;
-    return p;
-}
-
-// "<digits>[.<digits>][M|G]", case-insensitive unit, no unit meaning Mb/s. A fraction is allowed
-// only where the result is a whole number of Mb/s ("2.5G" yes, "2.5M" no).
-std::optional<uint64_t> parse_speed_mbps(const std::string &s) {
-    std::string_view v = s;
-    uint64_t mult = 1;
-    if (!v.empty() && (v.back() == 'G' || v.back() == 'g')) mult = 1000;
-    if (!v.empty() && (v.back() == 'G' || v.back() == 'g' || v.back() == 'M' || v.back() == 'm'))
-        v.remove_suffix(1);
-    std::string_view whole = v.substr(0, v.find('.'));
-    std::string_view frac = whole.size() < v.size() ? v.substr(whole.size() + 1) : "";
-    auto digits = [](std::string_view d) {
-        return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
-    };
-    // Twelve digits keep every intermediate below 2^64 even after the unit multiplier.
-    if (whole.empty() || whole.size() > 12 || !digits(whole) || frac.size() > 9 || !digits(frac))
-        return std::nullopt;
-    if (whole.size() < v.size() && frac.empty()) return std::nullopt;  // "10.G"
-    uint64_t w = 0, fr = 0, scale = 1;
-    std::from_chars(whole.data(), whole.data() + whole.size(), w);
-    if (!frac.empty()) std::from_chars(frac.data(), frac.data() + frac.size(), fr);
-    for (size_t i = 0; i < frac.size(); i++) scale *= 10;
-    if (fr * mult % scale != 0) return std::nullopt;
-    return w * mult + fr * mult / scale;
-}
-
-namespace {
-std::mutex &lb_names_mu() {
-    static std::mutex mu;
-    return mu;
-}
-std::vector<std::string> &lb_names() {
-    static std::vector<std::string> v = {"hash", "flowlet", "adaptive", "spray"};
-    return v;
-}
-}  // namespace
-
-bool lb_policy_name_known(const std::string &name) {
-    std::lock_guard lk(lb_names_mu());
-    return std::find(lb_names().begin(), lb_names().end(), name) != lb_names().end();
-}
-
-void lb_policy_name_add(const std::string &name) {
-    std::lock_guard lk(lb_names_mu());
-    if (std::find(lb_names().begin(), lb_names().end(), name) == lb_names().end())
-        lb_names().push_back(name);
-}
-
-std::vector<std::string> lb_policy_names() {
-    std::lock_guard lk(lb_names_mu());
-    return lb_names();
 }
 
 Config load_config_string(const std::string &yaml, const std::string &source) {

@@ -11,41 +11,10 @@
 #include <vector>
 
 #include "common/punt_class.h"
+#include "config/config_error.h"
+#include "pkt/addr.h"  // MacAddr, IpAddr, IpPrefix, IfAddr and their parsers
 
 namespace rocesw {
-
-struct MacAddr {
-    std::array<uint8_t, 6> b{};
-    bool operator==(const MacAddr &) const = default;
-    bool is_multicast() const { return b[0] & 1; }
-    bool is_zero() const { return b == std::array<uint8_t, 6>{}; }
-    std::string str() const;
-};
-
-// An IPv4 or IPv6 address; IPv4 is kept in host byte order in v4, IPv6 as 16 bytes.
-struct IpAddr {
-    bool is_v6 = false;
-    uint32_t v4 = 0;
-    std::array<uint8_t, 16> v6{};
-    bool operator==(const IpAddr &) const = default;
-    std::string str() const;
-};
-
-struct IpPrefix {
-    IpAddr addr;  // host bits cleared by the loader
-    uint8_t len = 0;
-    bool operator==(const IpPrefix &) const = default;
-    bool contains(const IpAddr &a) const;
-    std::string str() const;
-};
-
-// An interface address: the switch's own address plus the connected subnet length.
-struct IfAddr {
-    IpAddr addr;
-    uint8_t len = 0;
-    IpPrefix subnet() const;
-    std::string str() const;
-};
 
 enum class IdleMode { adaptive, busy };
 
@@ -146,6 +115,13 @@ struct NeighbourConfig {
                        // port whose connected subnet holds ip
 };
 
+// A name the file gives whose vocabulary a library above config owns, with where it was
+// given: "sw.yaml: routes[3].policy", "big.routes:7: policy" (the start of an error message).
+struct NameRef {
+    std::string name;
+    std::string where;
+};
+
 struct Config {
     std::string source;  // file the config came from, for messages
     SwitchConfig sw;
@@ -156,31 +132,16 @@ struct Config {
     TelemetryConfig telemetry;
     LbConfig lb;
     ControlPlaneConfig control_plane;
+    // Every load-balancing policy name given (lb.default_policy, routes' and route files'
+    // policies), in file order. lib/lb owns the policies and checks these names as part of
+    // loading (check_lb_policy_names in lb/policy.h).
+    std::vector<NameRef> lb_policy_refs;
 
     int port_index(const std::string &name) const;  // -1 when absent
-};
-
-// Thrown only at load time (never on the data path). what() is the full message,
-// "<file>: <field>: <problem>", e.g. "sw.yaml: ports[1].mtu: 70000 is out of range 68..9600".
-struct ConfigError : std::runtime_error {
-    using std::runtime_error::runtime_error;
 };
 
 Config load_config_file(const std::string &path);
 // `source` names the origin in error messages.
 Config load_config_string(const std::string &yaml, const std::string &source = "<string>");
-
-// Load-balancing policy names the loader accepts: the built-ins (hash, flowlet, adaptive, spray)
-// plus any name a program registered with lb::register_policy before loading its config.
-bool lb_policy_name_known(const std::string &name);
-void lb_policy_name_add(const std::string &name);
-std::vector<std::string> lb_policy_names();
-
-// Parsers shared with rocectl and tests; nullopt on bad syntax.
-std::optional<MacAddr> parse_mac(const std::string &s);
-std::optional<IpAddr> parse_ip(const std::string &s);
-std::optional<IfAddr> parse_if_addr(const std::string &s);       // "10.0.0.1/24"
-std::optional<IpPrefix> parse_prefix(const std::string &s);      // host bits must be zero
-std::optional<uint64_t> parse_speed_mbps(const std::string &s);  // "100G", "25000M", "10g"
 
 }  // namespace rocesw

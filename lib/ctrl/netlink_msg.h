@@ -49,7 +49,7 @@
 #include <variant>
 #include <vector>
 
-#include "config/config.h"
+#include "pkt/addr.h"
 
 namespace rocesw::nl {
 

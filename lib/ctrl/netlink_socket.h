@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.h"
+#include "pkt/addr.h"
 #include "ctrl/netlink_msg.h"
 
 namespace rocesw::nl {

@@ -126,7 +126,6 @@ uint8_t register_lb_policy(const std::string &name, LbPolicyFactory factory) {
     if (r.list.size() >= kMaxLbPolicies)
         throw std::length_error("at most " + std::to_string(kMaxLbPolicies) + " policies");
     r.list.emplace_back(name, std::move(factory));
-    lb_policy_name_add(name);
     return uint8_t(r.list.size() - 1);
 }
 
@@ -142,6 +141,23 @@ std::string lb_policy_name(uint8_t id) {
     Registry &r = registry();
     std::lock_guard lk(r.mu);
     return id < r.list.size() ? r.list[id].first : "?";
+}
+
+std::vector<std::string> lb_policy_names() {
+    Registry &r = registry();
+    std::lock_guard lk(r.mu);
+    std::vector<std::string> names;
+    for (const auto &[n, f] : r.list) names.push_back(n);
+    return names;
+}
+
+void check_lb_policy_names(const Config &cfg) {
+    for (const auto &ref : cfg.lb_policy_refs) {
+        if (lb_policy_id(ref.name) >= 0) continue;
+        std::string names;
+        for (const auto &n : lb_policy_names()) names += (names.empty() ? "" : ", ") + n;
+        throw ConfigError(ref.where + ": unknown policy '" + ref.name + "' (" + names + ")");
+    }
 }
 
 size_t lb_policy_count() {

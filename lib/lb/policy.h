@@ -60,12 +60,19 @@ class LbPolicy {
 // Builds one instance for worker `worker`.
 using LbPolicyFactory = std::function<std::unique_ptr<LbPolicy>(uint16_t worker)>;
 
-// Registers a policy under `name` (also makes the config loader accept the name) and returns its
-// id. Call before the config is loaded and workers are built. Throws when the name is taken or
+// Registers a policy under `name` (which config files may then name) and returns its id. Call
+// before the config is loaded and workers are built. Throws when the name is taken or
 // kMaxLbPolicies are registered.
 uint8_t register_lb_policy(const std::string &name, LbPolicyFactory factory);
 int lb_policy_id(const std::string &name);  // -1 when unknown
 std::string lb_policy_name(uint8_t id);
+// Every registered name in id order: the built-ins hash, flowlet, adaptive, spray first.
+std::vector<std::string> lb_policy_names();
+
+// The load-time check of the policy names a config file gives (Config::lb_policy_refs): the
+// first unknown one throws ConfigError "<where>: unknown policy 'x' (hash, flowlet, ...)".
+// Whoever loads a switch config for use calls it right after load_config_file.
+void check_lb_policy_names(const Config &cfg);
 size_t lb_policy_count();
 std::unique_ptr<LbPolicy> make_lb_policy(uint8_t id, uint16_t worker);
 

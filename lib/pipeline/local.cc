@@ -30,14 +30,6 @@ bool owns_v6(std::span<const IfAddr> addrs, const uint8_t *ip) {
     return false;
 }
 
-// ICMPv6 checksum over the pseudo-header and `len` bytes of message at `icmp`.
-uint16_t icmp6_checksum(const uint8_t *ip6, const uint8_t *icmp, uint32_t len) {
-    uint32_t sum = csum_partial(ip6 + 8, 32);  // source and destination
-    sum += len;
-    sum += kProtoIcmpv6;
-    return csum_finish(csum_partial(icmp, len, sum));
-}
-
 }  // namespace
 
 uint32_t local_arp(uint8_t *f, uint32_t len, const PacketMeta &m, const MacAddr &port_mac,

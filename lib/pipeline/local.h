@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <span>
 
-#include "config/config.h"
+#include "pkt/addr.h"
 #include "pkt/meta.h"
 
 namespace rocesw {

@@ -11,6 +11,7 @@
 
 #include "pipeline/local.h"
 #include "pipeline/punt.h"
+#include "pkt/addr.h"
 #include "pkt/bytes.h"
 #include "pkt/checksum.h"
 #include "pkt/mbuf_meta.h"
@@ -250,7 +251,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
                     drop(m, in_port, DropReason::l3_multicast);
                 continue;
             }
-            if (ctx_.punt && !l2_group && dst[0] == 0xFE && (dst[1] & 0xC0) == 0x80) {
+            if (ctx_.punt && !l2_group && is_link_local_v6(dst)) {
                 // fe80::/10 is never routed: with host interfaces it is the kernel's (ND,
                 // BGP over link-local); otherwise the FIB decides (no route).
                 to_control(m, in_port);

@@ -65,6 +65,17 @@ inline void ipv4_decrement_ttl(uint8_t *ip) {
     wr16(ip + 10, uint16_t(~sum));
 }
 
+// The ICMPv6 checksum (RFC 4443 2.3) of the `len`-byte message at `icmp` (its checksum field
+// zeroed) inside the IPv6 packet whose fixed header is at `ip6`: the pseudo-header holds the
+// source and destination addresses, the upper-layer length and next header 58.
+inline uint16_t icmp6_checksum(const uint8_t *ip6, const uint8_t *icmp, uint32_t len) {
+    uint32_t sum = csum_partial(ip6 + 8, 32);  // source and destination
+    sum += len >> 16;
+    sum += len & 0xFFFF;
+    sum += kProtoIcmpv6;
+    return csum_finish(csum_partial(icmp, len, sum));
+}
+
 // Rewrites the TOS byte (DSCP/ECN) of the IPv4 header at `ip`, patching the checksum.
 inline void ipv4_set_tos(uint8_t *ip, uint8_t tos) {
     uint16_t old_word = rd16(ip);  // version/IHL, TOS

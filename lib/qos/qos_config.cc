@@ -1,7 +1,7 @@
-// QoS configuration loader. Same rules and message format as lib/config ("<source>: <path>:
-// <problem>", unknown fields are errors, the first failure stops loading), with one deliberate
-// difference: integers may be quoted, because SONiC's config_db.json quotes every value and
-// operators carry those tables over as they are. doc/qos.md lists every rule.
+// QoS configuration loader. Values are read by lib/config's YamlReader, so the rules and the
+// message format are those of the switch config ("<source>: <path>: <problem>", unknown fields
+// are errors, quoted numbers read as numbers, the first failure stops loading). doc/qos.md
+// lists every field.
 #include "qos/qos_config.h"
 
 #include "config/yaml_doc.h"
@@ -46,19 +46,16 @@ std::string join_names(const std::vector<std::string> &v) {
     return s;
 }
 
-struct Entry {
-    std::string key;
-    YAML::Node value;
-};
+using Entry = Field;
 
-class Loader {
+class Loader : YamlReader {
   public:
-    explicit Loader(std::string source) { cfg_.source = std::move(source); }
+    explicit Loader(std::string source) : YamlReader(source) { cfg_.source = std::move(source); }
 
     QosConfig load(const YAML::Node &root) {
         if (!root.IsNull() && !root.IsMap())
             fail("", "expected a map at the top level, got " + describe(root));
-        auto tables = entries(root, "", true);
+        auto tables = entries(root, "", "table");
         static const std::initializer_list<std::string_view> kTables = {
             "DSCP_TO_TC_MAP", "DOT1P_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
             "SCHEDULER",      "WRED_PROFILE",    "BUFFER_POOL",     "BUFFER_PROFILE",
@@ -120,50 +117,7 @@ class Loader {
     }
 
   private:
-    [[noreturn]] void fail(const std::string &path, const std::string &problem) const {
-        throw ConfigError(cfg_.source + ": " + (path.empty() ? "" : path + ": ") + problem);
-    }
-
-    // The entries of a YAML map, in file order; duplicate keys are errors.
-    std::vector<Entry> entries(const YAML::Node &n, const std::string &path,
-                               bool tables = false) const {
-        std::vector<Entry> out;
-        if (n.IsNull()) return out;
-        if (!n.IsMap()) fail(path, "expected a map, got " + describe(n));
-        for (auto it = n.begin(); it != n.end(); ++it) {
-            if (!it->first.IsScalar())
-                fail(path, "expected a " + std::string(tables ? "table" : "field") + " name, got " +
-                               describe(it->first));
-            const std::string &key = it->first.Scalar();
-            for (auto &e : out)
-                if (e.key == key)
-                    fail(path,
-                         "duplicate " + std::string(tables ? "table" : "field") + " '" + key + "'");
-            out.push_back({key, it->second});
-        }
-        return out;
-    }
-
-    std::vector<Entry> fields(const YAML::Node &n, const std::string &path,
-                              std::initializer_list<std::string_view> allowed) const {
-        auto out = entries(n, path);
-        for (auto &e : out)
-            if (std::find(allowed.begin(), allowed.end(), e.key) == allowed.end())
-                fail(path, "unknown field '" + e.key + "'");
-        return out;
-    }
-
-    static const YAML::Node *find(const std::vector<Entry> &f, std::string_view key) {
-        for (auto &e : f)
-            if (e.key == key) return &e.value;
-        return nullptr;
-    }
-
-    const YAML::Node &require(const std::vector<Entry> &f, const std::string &path,
-                              std::string_view key) const {
-        if (auto *n = find(f, key)) return *n;
-        fail(at(path, key), "required field missing");
-    }
+    static const YAML::Node *find(const Fields &f, std::string_view key) { return f.find(key); }
 
     // Each row of a table: a named object. Names are checked and unique within the table.
     template <typename Fn>
@@ -175,51 +129,6 @@ class Loader {
     void check_name(const std::string &name, const std::string &path) const {
         if (!valid_name(name))
             fail(path, "'" + name + "' is not a valid name (1 to 64 of A-Z a-z 0-9 _ . -)");
-    }
-
-    std::string string(const YAML::Node &n, const std::string &path) const {
-        if (!n.IsScalar()) fail(path, "expected a string, got " + describe(n));
-        return n.Scalar();
-    }
-
-    // Decimal digits with an optional sign; quoted or not (SONiC quotes everything).
-    int64_t signed_integer(const std::string &s, const std::string &path, int64_t lo,
-                           int64_t hi) const {
-        size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
-        if (sign == s.size() || s.find_first_not_of("0123456789", sign) != std::string::npos)
-            fail(path, "expected an integer, got '" + s + "'");
-        uint64_t v = 0;
-        auto [end, ec] = std::from_chars(s.data() + sign, s.data() + s.size(), v);
-        (void)end;
-        bool ok = ec == std::errc() && v <= uint64_t(INT64_MAX);
-        int64_t x = s[0] == '-' ? -int64_t(v) : int64_t(v);
-        if (!ok || x < lo || x > hi)
-            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-        return x;
-    }
-
-    uint64_t integer(const YAML::Node &n, const std::string &path, uint64_t lo, uint64_t hi) const {
-        if (!n.IsScalar()) fail(path, "expected an integer, got " + describe(n));
-        const std::string &s = n.Scalar();
-        size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
-        if (sign == s.size() || s.find_first_not_of("0123456789", sign) != std::string::npos)
-            fail(path, "expected an integer, got '" + s + "'");
-        uint64_t v = 0;
-        auto [end, ec] = std::from_chars(s.data() + sign, s.data() + s.size(), v);
-        (void)end;
-        bool negative = s[0] == '-' && v != 0;
-        if (ec != std::errc() || negative || v < lo || v > hi)
-            fail(path, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
-        return v;
-    }
-
-    bool boolean(const YAML::Node &n, const std::string &path) const {
-        if (n.IsScalar()) {
-            const std::string &s = n.Scalar();
-            if (s == "true" || s == "True" || s == "TRUE") return true;
-            if (s == "false" || s == "False" || s == "FALSE") return false;
-        }
-        fail(path, "expected true or false, got " + describe(n));
     }
 
     // A reference to a row of `table`: "name" or SONiC's "[TABLE|name]".
@@ -290,13 +199,9 @@ class Loader {
         auto f = fields(row.value, p, {"type", "weight"});
         QosScheduler s;
         s.name = row.key;
-        std::string t = string(require(f, p, "type"), at(p, "type"));
-        if (t == "STRICT")
-            s.type = SchedType::strict;
-        else if (t == "DWRR" || t == "WRR")
-            s.type = SchedType::dwrr;
-        else
-            fail(at(p, "type"), "'" + t + "' is not one of STRICT, DWRR, WRR");
+        s.type = enumeration<SchedType>(
+            require(f, p, "type"), at(p, "type"),
+            {{"STRICT", SchedType::strict}, {"DWRR", SchedType::dwrr}, {"WRR", SchedType::dwrr}});
         if (s.type == SchedType::dwrr)
             s.weight = uint8_t(integer(require(f, p, "weight"), at(p, "weight"), 1, 255));
         else if (auto *w = find(f, "weight"))
@@ -371,15 +276,10 @@ class Loader {
         } else if (green_drop) {
             w.drop = curve("green_", "green_drop_probability", true);
         }
-        if (auto *n = find(f, "ecn_mark_point")) {
-            std::string s = string(*n, at(p, "ecn_mark_point"));
-            if (s == "dequeue")
-                w.mark_point = MarkPoint::dequeue;
-            else if (s == "enqueue")
-                w.mark_point = MarkPoint::enqueue;
-            else
-                fail(at(p, "ecn_mark_point"), "'" + s + "' is not one of dequeue, enqueue");
-        }
+        if (auto *n = find(f, "ecn_mark_point"))
+            w.mark_point = enumeration<MarkPoint>(
+                *n, at(p, "ecn_mark_point"),
+                {{"dequeue", MarkPoint::dequeue}, {"enqueue", MarkPoint::enqueue}});
         return w;
     }
 
@@ -430,10 +330,8 @@ class Loader {
             if (!pool.dynamic)
                 fail(at(p, "dynamic_th"),
                      "pool '" + pool.name + "' is static (mode: static), use static_th");
-            if (!dyn->IsScalar())
-                fail(at(p, "dynamic_th"), "expected an integer, got " + describe(*dyn));
             b.dynamic = true;
-            b.dynamic_th = int8_t(signed_integer(dyn->Scalar(), at(p, "dynamic_th"), -8, 8));
+            b.dynamic_th = int8_t(signed_integer(*dyn, at(p, "dynamic_th"), -8, 8));
         } else {
             if (pool.dynamic)
                 fail(at(p, "static_th"),
@@ -547,9 +445,11 @@ class Loader {
         QosPfcWd w;
         w.port = row.key;
         if (auto *n = find(f, "detection_time"))
-            w.detection_ms = uint32_t(integer(*n, at(p, "detection_time"), 1, 60000));
+            w.detection_ms =
+                uint32_t(duration(*n, at(p, "detection_time"), TimeUnit::ms, 1, 60000));
         if (auto *n = find(f, "restoration_time"))
-            w.restoration_ms = uint32_t(integer(*n, at(p, "restoration_time"), 1, 60000));
+            w.restoration_ms =
+                uint32_t(duration(*n, at(p, "restoration_time"), TimeUnit::ms, 1, 60000));
         if (auto *n = find(f, "action")) {
             std::string a = string(*n, at(p, "action"));
             if (a == "forward")

@@ -96,10 +96,6 @@ bool Rib::port_up(uint8_t port) const {
     return port < port_up_.size() && port_up_[port];
 }
 
-static bool is_link_local(const IpAddr &a) {
-    return a.is_v6 && a.v6[0] == 0xFE && (a.v6[1] & 0xC0) == 0x80;
-}
-
 std::map<std::string, size_t> Rib::route_counts() const {
     std::lock_guard lk(mu_);
     std::map<std::string, size_t> out;

@@ -75,3 +75,25 @@ TEST(Checksum, UpdateHandlesChecksumOfAllOnes) {
         EXPECT_TRUE(ipv4_header_checksum_ok(h.data(), 20)) << old_w;
     }
 }
+
+// An ICMPv6 echo request from fe80::1 to fe80::2 (id 0x1234, seq 1, payload "abcd"): a
+// receiver's sum over the pseudo-header (addresses, length 12, next header 58) and the message
+// with the checksum in place is 0xFFFF.
+TEST(Checksum, Icmp6ChecksumCoversThePseudoHeader) {
+    std::array<uint8_t, 40 + 12> p{};
+    p[0] = 0x60;
+    p[5] = 12;  // payload length
+    p[6] = kProtoIcmpv6;
+    p[7] = 255;
+    p[8] = 0xfe, p[9] = 0x80, p[23] = 1;    // source fe80::1
+    p[24] = 0xfe, p[25] = 0x80, p[39] = 2;  // destination fe80::2
+    uint8_t *icmp = p.data() + 40;
+    const uint8_t msg[12] = {128, 0, 0, 0, 0x12, 0x34, 0, 1, 'a', 'b', 'c', 'd'};
+    std::copy(std::begin(msg), std::end(msg), icmp);
+    uint16_t c = icmp6_checksum(p.data(), icmp, 12);
+    wr16(icmp + 2, c);
+    uint32_t sum = csum_partial(p.data() + 8, 32);
+    sum += 12 + kProtoIcmpv6;
+    EXPECT_EQ(csum_fold(csum_partial(icmp, 12, sum)), 0xFFFF);
+    EXPECT_NE(c, 0);
+}

@@ -20,9 +20,10 @@ Config load(const std::string &tail) {
     return load_config_string(kPorts + tail, "sw.yaml");
 }
 
+// Loading as roceswd does: the file, then lib/lb's check of the policy names it gives.
 std::string error_of(const std::string &tail) {
     try {
-        load(tail);
+        check_lb_policy_names(load(tail));
     } catch (const ConfigError &e) {
         return e.what();
     }
@@ -113,6 +114,20 @@ TEST(LbConfig, ErrorsNameTheField) {
     EXPECT_EQ(error_of("lb:\n  flowlet_chooser: best\n"),
               "sw.yaml: lb.flowlet_chooser: 'best' is not one of random, least_loaded");
     EXPECT_EQ(error_of("lb:\n  colour: red\n"), "sw.yaml: lb: unknown field 'colour'");
+}
+
+TEST(LbConfig, AnUnknownPolicyInARouteFileNamesTheFileAndLine) {
+    Config c;
+    c.lb_policy_refs = {{"hash", "sw.yaml: lb.default_policy"}, {"magic", "big.routes:19: policy"}};
+    try {
+        check_lb_policy_names(c);
+        ADD_FAILURE() << "no error";
+    } catch (const ConfigError &e) {
+        EXPECT_EQ(std::string(e.what()).rfind("big.routes:19: policy: unknown policy 'magic' (hash, "
+                                              "flowlet, adaptive, spray",
+                                              0),
+                  0u);
+    }
 }
 
 TEST(LbConfig, ARegisteredPolicyNameIsAccepted) {
