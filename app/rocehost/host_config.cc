@@ -10,12 +10,6 @@
 
 namespace rocesw::rocehost {
 
-int HostRunConfig::host_index(const std::string &name) const {
-    for (size_t i = 0; i < hosts.size(); i++)
-        if (hosts[i].name == name) return int(i);
-    return -1;
-}
-
 namespace {
 
 // Values are read by lib/config's YamlReader: the rules of every config file of ours.

@@ -3,8 +3,6 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_ethdev.h>
-#include <rte_mbuf.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -16,8 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "host.h"
+#include "ethdev/ethdev_ports.h"
 #include "host_config.h"
+#include "roce/host_results.h"
+#include "roce/host_set.h"
 
 namespace {
 
@@ -46,10 +46,6 @@ void usage(FILE *out) {
         "hosts.csv, pauses.csv, summary.json. SIGINT/SIGTERM stop the run and write them.\n");
 }
 
-std::string ethdev_name(const std::string &dev) {
-    return dev.substr(0, dev.find(','));
-}
-
 std::vector<std::string> eal_args(const rocesw::rocehost::HostRunConfig &c) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -76,28 +72,51 @@ std::vector<std::string> eal_args(const rocesw::rocehost::HostRunConfig &c) {
     return a;
 }
 
-uint16_t setup_port(const rocesw::rocehost::HostConfig &h, rte_mempool *pool, uint32_t mtu) {
-    uint16_t pid;
-    std::string name = ethdev_name(h.device);
-    if (rte_eth_dev_get_port_by_name(name.c_str(), &pid) != 0)
-        throw std::runtime_error("host " + h.name + ": no ethdev named '" + name + "'");
-    rte_eth_conf conf{};
-    int rc = rte_eth_dev_configure(pid, 1, 1, &conf);
-    if (rc) throw std::runtime_error("host " + h.name + ": configure: " + rte_strerror(-rc));
-    uint16_t nrx = 1024, ntx = 1024;
-    rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
-    if ((rc = rte_eth_rx_queue_setup(pid, 0, nrx, rte_eth_dev_socket_id(pid), nullptr, pool)))
-        throw std::runtime_error("host " + h.name + ": rx queue: " + rte_strerror(-rc));
-    if ((rc = rte_eth_tx_queue_setup(pid, 0, ntx, rte_eth_dev_socket_id(pid), nullptr)))
-        throw std::runtime_error("host " + h.name + ": tx queue: " + rte_strerror(-rc));
-    rte_eth_dev_set_mtu(pid, uint16_t(std::max<uint32_t>(1500, mtu + 100)));
-    rte_ether_addr mac;
-    std::copy(h.mac.b.begin(), h.mac.b.end(), mac.addr_bytes);
-    rte_eth_dev_default_mac_addr_set(pid, &mac);
-    if ((rc = rte_eth_dev_start(pid)))
-        throw std::runtime_error("host " + h.name + ": start: " + rte_strerror(-rc));
-    rte_eth_promiscuous_enable(pid);
-    return pid;
+// The local hosts' ports, set up the way the switch sets up its own (drivers/ethdev): one RX
+// and one TX queue each, the device MTU room for a path-MTU frame, the host's MAC, promiscuous,
+// device flow control off so that PFC frames reach the hosts. The pool is the ports' pool.
+rocesw::Config port_config(const rocesw::rocehost::HostRunConfig &c) {
+    rocesw::Config sc;
+    sc.sw.name = c.run.name;
+    sc.sw.mbufs = c.run.mbufs;
+    for (const auto &h : c.hosts)
+        if (h.local()) {
+            rocesw::PortConfig p;
+            p.name = h.name;
+            p.device = h.device;
+            p.mac = h.mac;
+            p.mtu = std::max<uint32_t>(1500, c.run.mtu + 100);  // headers + ICRC over the path MTU
+            p.speed_mbps = h.line_rate_bps / 1'000'000;
+            sc.ports.push_back(p);
+        }
+    return sc;
+}
+
+// The wall-clock loop: TSC time since the start, until done, the duration or a signal; naps
+// when idle for a while (shared cores). Returns the run's duration in ns.
+uint64_t run_hosts(rocesw::roce::HostSet &hs, const rocesw::rocehost::HostRunConfig &cfg,
+                   rocesw::roce::LoopStats &loop) {
+    const uint64_t tsc0 = rte_rdtsc();
+    const double ns_per_tsc = 1e9 / double(rte_get_tsc_hz());
+    uint64_t idle_loops = 0, now = 0, prev = 0;
+    bool was_active = false;
+    for (;;) {
+        now = uint64_t(double(rte_rdtsc() - tsc0) * ns_per_tsc);
+        if (was_active) loop.on_gap(now - prev);
+        prev = now;
+        if (g_stop.load(std::memory_order_relaxed) || now >= cfg.run.duration_ns ||
+            hs.finished(now))
+            break;
+        const bool moved = hs.poll(now) > 0;
+        was_active = hs.active();
+        if (moved || was_active) {
+            idle_loops = 0;
+        } else if (++idle_loops > 1000 && cfg.run.idle_sleep_us) {
+            usleep(useconds_t(cfg.run.idle_sleep_us));
+        }
+    }
+    hs.release();
+    return now;
 }
 
 }  // namespace
@@ -216,27 +235,21 @@ int main(int argc, char **argv) {
     std::signal(SIGTERM, on_signal);
     int rc = 0;
     try {
-        const uint32_t room = std::max<uint32_t>(2048, cfg.run.mtu + 256) + RTE_PKTMBUF_HEADROOM;
-        rte_mempool *pool = rte_pktmbuf_pool_create(("rh_" + cfg.run.name).c_str(), cfg.run.mbufs,
-                                                    256, 0, uint16_t(room), SOCKET_ID_ANY);
-        if (!pool) throw std::runtime_error(std::string("mbuf pool: ") + rte_strerror(rte_errno));
-        std::vector<uint16_t> ports;
+        EthdevPorts ports(port_config(cfg), 1);
+        size_t n_local = 0;
         for (const auto &h : cfg.hosts)
             if (h.local()) {
-                ports.push_back(setup_port(h, pool, cfg.run.mtu));
+                n_local++;
                 spdlog::info("host {}: {} on {}, {} Gb/s", h.name, h.ip.str(), h.device,
                              double(h.line_rate_bps) / 1e9);
             }
-        rocehost::Emulator emu(cfg, ports, pool, rte_get_tsc_hz());
+        roce::HostSet hosts(cfg, n_local, ports, ports.pool());
         spdlog::info("running: {} flow(s) in the workload, dcqcn {}",
                      roce::generate_workload(cfg.workload.spec).size(),
                      cfg.dcqcn_enabled ? "on" : "off");
-        uint64_t run_ns = emu.run(g_stop);
-        if (!emu.write_results(cfg.run.out_dir, run_ns)) rc = 1;
-        for (uint16_t p : ports) {
-            rte_eth_dev_stop(p);
-            rte_eth_dev_close(p);
-        }
+        roce::LoopStats loop;
+        const uint64_t run_ns = run_hosts(hosts, cfg, loop);
+        if (!roce::write_host_results(hosts, cfg.run.out_dir, run_ns, loop)) rc = 1;
     } catch (const std::exception &e) {
         spdlog::critical("{}", e.what());
         rc = 3;

@@ -59,6 +59,10 @@ class SendQp {
     // Returns true when it went back.
     bool on_timer(uint64_t now_ns, uint64_t rto_ns);
     void note_progress(uint64_t now_ns) { last_progress_ns_ = now_ns; }
+    // When on_timer(_, rto_ns) would go back: UINT64_MAX while nothing is outstanding.
+    uint64_t timeout_at_ns(uint64_t rto_ns) const {
+        return done_ || acked_ == high_ ? UINT64_MAX : last_progress_ns_ + rto_ns;
+    }
 
     bool done() const { return done_; }
     uint32_t acked_packets() const { return acked_; }

@@ -1,0 +1,387 @@
+// Emulated RoCEv2 hosts (roce::HostSet) through the switch (Worker + QosEgress) in virtual time:
+// no clock, no tick for the hosts. Three hosts, one per switch port:
+//   h0 10.0.1.2 on p0 (10.0.1.1/24), h1 10.0.2.2 on p1, h2 10.0.3.2 on p2; 10 Gb/s everywhere.
+// Links are in-memory queues with no propagation delay: a frame a host hands to its port is in
+// the switch's RX queue at the same instant and vice versa, so serialisation happens only in
+// the hosts' pacers and the switch's egress shaper (both at the port rate, counting a frame's
+// wire bytes as max(frame, 60) + 24). The driver below is a small discrete-event loop: at time
+// t it polls the switch and the hosts until no frame moves, then jumps to the hosts' next event
+// (HostSet::next_event_ns) or, while the switch's egress holds frames its shaper has not
+// released, to t + 1 ns.
+#include <gtest/gtest.h>
+#include <rte_mbuf.h>
+
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fixture.h"
+#include "pkt/mbuf_meta.h"
+#include "qos/qos_config.h"
+#include "qos/qos_egress.h"
+#include "qos_fixture.h"
+#include "roce/host_results.h"
+#include "roce/host_set.h"
+
+namespace rocesw::test {
+namespace {
+
+constexpr uint16_t kPorts = 3;
+
+// Host ports and switch ports joined back to back: host port i is switch port i.
+class Wire {
+  public:
+    class Side final : public PortIo {
+      public:
+        Side(std::vector<std::deque<rte_mbuf *>> &in, std::vector<std::deque<rte_mbuf *>> &out)
+            : in_(in), out_(out) {}
+        uint16_t rx_burst(uint16_t port, uint16_t, rte_mbuf **pkts, uint16_t n) override {
+            uint16_t k = 0;
+            for (auto &q = in_[port]; k < n && !q.empty(); k++) {
+                pkts[k] = q.front();
+                q.pop_front();
+            }
+            return k;
+        }
+        uint16_t tx_burst(uint16_t port, uint16_t, rte_mbuf **pkts, uint16_t n) override {
+            for (uint16_t i = 0; i < n; i++) out_[port].push_back(pkts[i]);
+            return n;
+        }
+
+      private:
+        std::vector<std::deque<rte_mbuf *>> &in_, &out_;
+    };
+    explicit Wire(uint16_t n) : to_switch_(n), to_host_(n) {}
+    ~Wire() {
+        for (auto *qs : {&to_switch_, &to_host_})
+            for (auto &q : *qs)
+                for (auto *m : q) rte_pktmbuf_free(m);
+    }
+    bool empty() const {
+        for (auto *qs : {&to_switch_, &to_host_})
+            for (auto &q : *qs)
+                if (!q.empty()) return false;
+        return true;
+    }
+    Side &switch_side() { return sw_; }
+    Side &host_side() { return host_; }
+
+  private:
+    std::vector<std::deque<rte_mbuf *>> to_switch_, to_host_;
+    Side sw_{to_switch_, to_host_}, host_{to_host_, to_switch_};
+};
+
+// Queue 3 (DSCP 3, priority 3) is lossless and marks ECT packets at dequeue by a WRED/ECN curve
+// from `kmin` to `kmax` bytes at Pmax 100%; Kmin = Kmax = 0 marks every ECT packet. The shaper
+// bucket holds 2000 bytes (one MTU frame: the port sends at its rate from the first frame) and
+// the TX ring model is off, so the shaper alone sets the departure times.
+std::string switch_qos(uint32_t kmin, uint32_t kmax) {
+    const std::string tables =
+        "WRED_PROFILE:\n  w: {ecn: ecn_all, green_min_threshold: " + std::to_string(kmin) +
+        ", green_max_threshold: " + std::to_string(kmax) +
+        ", green_drop_probability: 100, ecn_mark_point: dequeue}\n"
+        "QUEUE:\n  default|3: {wred_profile: w}\n"
+        "BUFFER_POOL:\n  ip: {type: ingress, mode: static, size: 10000000}\n"
+        "BUFFER_PROFILE:\n  pg: {pool: ip, static_th: 2000000, xoff: 100000}\n"
+        "BUFFER_PG:\n  default|3: {profile: pg}\n";
+    return qos_profile(tables, "pfc_enable: \"3\", shaper_burst_bytes: 2000, tx_ring_bytes: 0");
+}
+
+class RoceHosts : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        FibParams fp;
+        fp.ipv4_max_routes = 1024;
+        fp.ipv4_tbl8s = 64;
+        fp.ipv6_max_routes = 1024;
+        fp.ipv6_tbl8s = 256;
+        fp.max_nexthops = 1024;
+        fib = std::make_unique<Fib>(unique_name("rhfib"), fp, nullptr);
+        std::vector<RibPort> rp;
+        std::vector<NeighbourConfig> neigh;
+        for (int i = 0; i < kPorts; i++) {
+            const std::string n = std::to_string(i + 1);
+            rp.push_back(
+                {"p" + std::to_string(i), switch_mac(i), {ifa(("10.0." + n + ".1/24").c_str())}});
+            neigh.push_back(
+                {ipa(("10.0." + n + ".2").c_str()), host_mac(i), "p" + std::to_string(i)});
+        }
+        rib = std::make_unique<Rib>(*fib, rp);
+        rib->set_static({}, neigh);
+        ASSERT_EQ(rib->sync(), 0u);
+        for (const auto &p : rp) {
+            PortRuntime rt;
+            rt.mac = p.mac;
+            rt.mtu = 1500;
+            rt.parse.max_l3_len = 1500;
+            rt.addrs = p.addrs;
+            ctx.ports.push_back(rt);
+            ctx.all_addrs.insert(ctx.all_addrs.end(), p.addrs.begin(), p.addrs.end());
+        }
+        ctx.fib = fib.get();
+        // The hosts' frames go into the Worker as they are: the pool has the PacketMeta area.
+        pool = rte_pktmbuf_pool_create(unique_name("rhpool").c_str(), 16383, 256, kMbufPrivSize,
+                                       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+        ASSERT_NE(pool, nullptr);
+        baseline = rte_mempool_in_use_count(pool);
+    }
+    void TearDown() override {
+        hosts.reset();
+        worker.reset();
+        egress.reset();
+        shared.reset();
+        wire.reset();
+        if (pool) {
+            EXPECT_EQ(rte_mempool_in_use_count(pool), baseline) << "mbufs leaked";
+            rte_mempool_free(pool);
+        }
+    }
+
+    static MacAddr switch_mac(int i) {
+        return maca(("02:00:00:00:00:1" + std::to_string(i)).c_str());
+    }
+    static MacAddr host_mac(int i) {
+        return maca(("02:00:00:00:aa:0" + std::to_string(i)).c_str());
+    }
+
+    // Hosts h0..h2 at 10 Gb/s, gateway = their switch port (static MAC, no ARP), data on DSCP 3
+    // / priority 3 (lossless), ACKs on DSCP 3, CNPs on DSCP 6. Flows start 10 us into the run;
+    // the pacers' slack is 1 ns, so that a pacer polled at the ns its next packet is due keeps
+    // its picosecond schedule instead of losing the fraction of a ns each packet.
+    static roce::HostRunConfig host_config() {
+        roce::HostRunConfig c;
+        c.run.mtu = 1024;
+        c.run.start_delay_ns = 10'000;
+        c.run.linger_ns = 0;
+        c.run.pacer_slack_ns = 1;
+        c.run.sample_ns = 0;
+        c.traffic.data_dscp = 3;
+        c.traffic.ack_dscp = 3;
+        c.traffic.cnp_dscp = 6;
+        c.traffic.cnp_priority = 6;
+        c.traffic.data_priority = 3;
+        c.traffic.pfc_mask = 1 << 3;
+        for (int i = 0; i < kPorts; i++) {
+            roce::HostConfig h;
+            const std::string n = std::to_string(i + 1);
+            h.name = "h" + std::to_string(i);
+            h.device = "wire" + std::to_string(i);
+            h.mac = host_mac(i);
+            h.ip = ifa(("10.0." + n + ".2/24").c_str());
+            h.gateway = ipa(("10.0." + n + ".1").c_str());
+            h.gateway_mac = switch_mac(i);
+            h.line_rate_bps = 10'000'000'000;
+            c.hosts.push_back(h);
+        }
+        c.workload.spec.n_hosts = kPorts;
+        return c;
+    }
+
+    void start(const roce::HostRunConfig &c, const std::string &qos_yaml) {
+        cfg = c;
+        std::vector<QosPortInfo> info;
+        for (int i = 0; i < kPorts; i++) info.push_back({"p" + std::to_string(i), 10000});
+        plan = build_qos_plan(load_qos_string(qos_yaml, "rh.yaml"), info);
+        shared = std::make_unique<QosShared>(plan, 1, unique_name("rhq"));
+        std::vector<std::array<uint8_t, 6>> macs;
+        for (int i = 0; i < kPorts; i++) macs.push_back(switch_mac(i).b);
+        shared->set_pfc_source(pool, macs);
+        ctx.qos = &plan;
+        ctx.pfc = shared.get();
+        wire = std::make_unique<Wire>(kPorts);
+        counters = std::make_unique<WorkerCounters>();
+        egress = std::make_unique<QosEgress>(*shared, wire->switch_side(), *counters, 0, 0, 32);
+        std::vector<RxAssignment> rx;
+        for (uint16_t i = 0; i < kPorts; i++) rx.push_back({i, 0});
+        worker = std::make_unique<Worker>(0, ctx, wire->switch_side(), *egress, *counters, rx, 32);
+        hosts = std::make_unique<roce::HostSet>(cfg, kPorts, wire->host_side(), pool);
+    }
+
+    // Runs until every flow is done (or `limit_ns`). Returns the time reached.
+    uint64_t run(uint64_t limit_ns) {
+        uint64_t t = 0;
+        for (;;) {
+            // Everything that happens at t, until no frame moves.
+            for (int i = 0;; i++) {
+                EXPECT_LT(i, 100000) << "no quiescence at t=" << t;
+                const uint32_t sw = worker->poll_once(t);
+                const uint32_t h = hosts->poll(t);
+                if (!sw && !h && wire->empty()) break;
+            }
+            if (hosts->done_flows() == hosts->local_flows() || t >= limit_ns) return t;
+            uint64_t next = hosts->next_event_ns();
+            if (egress->backlog()) next = std::min(next, t + 1);
+            t = std::max(next, t + 1);
+        }
+    }
+
+    uint64_t total_drops() const {
+        uint64_t s = 0;
+        for (int p = 0; p < kPorts; p++)
+            for (auto &c : counters->ports[p].drops) s += c.load();
+        return s;
+    }
+
+    std::unique_ptr<Fib> fib;
+    std::unique_ptr<Rib> rib;
+    DataplaneContext ctx;
+    rte_mempool *pool = nullptr;
+    unsigned baseline = 0;
+    roce::HostRunConfig cfg;
+    QosPlan plan;
+    std::unique_ptr<QosShared> shared;
+    std::unique_ptr<Wire> wire;
+    std::unique_ptr<WorkerCounters> counters;
+    std::unique_ptr<QosEgress> egress;
+    std::unique_ptr<Worker> worker;
+    std::unique_ptr<roce::HostSet> hosts;
+};
+
+// Wire bytes of the RDMA WRITE packets of a 1024-byte MTU over IPv4: Ethernet 14 + IPv4 20 +
+// UDP 8 + BTH 12 (+ RETH 16 on the first) + payload 1024 + ICRC 4, plus preamble/SFD 8, IFG 12
+// and FCS 4 = 1122 for the first packet, 1106 for the others.
+constexpr uint64_t kWireFirst = 1122, kWireNext = 1106;
+
+// One flow h0 -> h2 of 10 packets (10240 bytes), nothing else on the switch; marking from 5000
+// bytes of queue. The sender's pacer (10 Gb/s) and the switch's shaper (10 Gb/s) run at the same
+// rate over the same wire bytes, so the switch never queues: every frame leaves p2 the instant
+// it arrives, nothing is marked, no CNP is sent. Packet k leaves h0 at the wire time of packets
+// 0..k-1 (0.8 ns a byte at 10 Gb/s) after the pacer's origin, rounded up to the ns. That origin
+// is start - 1 ns: an idle pacer books its first packet up to its slack (1 ns here) in the past
+// (roce/pacer.h). The last ACK comes back the instant the last data packet arrives (no
+// propagation delay), so
+//   FCT = (1122 + 8 x 1106) x 0.8 ns - 1 ns = 9970 x 0.8 - 1 = 7975 ns exactly,
+// the ideal FCT (all 10 packets at line rate: 11076 x 0.8 = 8860.8 ns, roce::ideal_fct_ns) less
+// the last packet's own 884.8 ns of serialisation, which this delay-free model does not charge,
+// and less the slack.
+TEST_F(RoceHosts, UncongestedFlowCompletesAtTheComputedTimeWithoutCnps) {
+    roce::HostRunConfig c = host_config();
+    c.workload.spec.pattern = roce::Pattern::pairs;
+    c.workload.spec.pairs = {{0, 2}};
+    c.workload.spec.size_bytes = 10 * 1024;
+    start(c, switch_qos(5000, 200000));
+    EXPECT_EQ(hosts->next_event_ns(), 10'000u);  // the flow's start: the first thing to do
+    run(10'000'000);
+
+    ASSERT_EQ(hosts->flows().size(), 1u);
+    const roce::Flow &f = hosts->flows()[0];
+    ASSERT_TRUE(f.done);
+    EXPECT_EQ(f.start_ns, 10'000u);
+    const uint64_t expected_fct = (kWireFirst + 8 * kWireNext) * 8 / 10 - 1;  // ns at 10 Gb/s
+    EXPECT_EQ(expected_fct, 7975u);
+    EXPECT_EQ(f.finish_ns - f.start_ns, expected_fct);
+    EXPECT_EQ(roce::write_wire_bytes(1024, true), kWireFirst);
+    EXPECT_EQ(roce::write_wire_bytes(1024, false), kWireNext);
+    auto rs = roce::flow_results(*hosts);
+    ASSERT_EQ(rs.size(), 1u);
+    EXPECT_EQ(rs[0].ideal_ns, (kWireFirst + 9 * kWireNext) * 8 / 10);  // 8860 (8860.8, floored)
+    EXPECT_EQ(rs[0].fct_ns(), expected_fct);
+
+    EXPECT_EQ(f.packets_tx, 10u);
+    EXPECT_EQ(f.cnps_rx, 0u);
+    EXPECT_EQ(f.qp.retransmitted(), 0u);
+    EXPECT_EQ(f.rp.stats().decreases, 0u);
+    const auto rx = roce::receiver_totals(*hosts);
+    EXPECT_EQ(rx.packets, 10u);
+    EXPECT_EQ(rx.bytes, 10u * 1024);
+    EXPECT_EQ(rx.messages, 1u);
+    EXPECT_EQ(rx.ce, 0u);
+    EXPECT_EQ(rx.cnps, 0u);
+    EXPECT_EQ(shared->queue(2, 3).ecn_marked, 0u);
+    EXPECT_EQ(total_drops(), 0u);
+    EXPECT_EQ(hosts->next_event_ns(), roce::kNeverNs);  // done: only a frame could wake a host
+}
+
+// 2:1 incast: h0 and h1 each send one 64 KiB message (64 packets) to h2 at the same time,
+// through p2 at 10 Gb/s, whose queue 3 marks every ECT packet (Kmin = Kmax = 0). The receiver's
+// NP sends a CNP for every CE packet (cnp_interval_ns = 0) and each sender's RP applies at most
+// one rate decrease per 50 us (rate_reduce_period_ns, as NVIDIA NICs): a CNP inside the period is
+// applied when the period ends. Every 50 us of a flow's life therefore sees exactly one cut, at
+// start + k x 50 us.
+//
+//  - CNPs: every data packet is marked, none is lost or resent: 2 x 64 = 128 CE packets and
+//    128 CNPs at h2, 64 at each sender.
+//  - Rates (DCQCN, alpha0 = 0.5, g = 1/16): a cut sets Rc = Rc x (1 - alpha/2) (above the
+//    min_dec_factor floor here) and then alpha = (1 - g) alpha + g:
+//      t0          Rc = 10G x (1 - 0.25)          = 7 500 000 000   alpha -> 0.53125
+//      t0 + 50 us  Rc = 7.5G x (1 - 0.265625)     = 5 507 812 500   alpha -> 0.560546875
+//      t0 + 100 us Rc = 5.5078125G x (1 - 0.28027...) = 3 964 118 958 (rounded)
+//    The alpha and increase timers (55 us) never fire: each cut restarts them 50 us before.
+//  - Three cuts and no fourth: the first is at t0 (the first packets reach h2 at once, and
+//    their CNPs come back at once); p2 then carries both flows' 2 x (1122 + 63 x 1106) = 141 600
+//    wire bytes back to back (the senders offer 15 then 11 Gb/s, more than 10 Gb/s, until they
+//    have sent everything), which takes 113.28 us at 10 Gb/s: CNPs keep arriving through the
+//    periods ending at t0 + 50 and t0 + 100 us, and the flows end before t0 + 150 us.
+//  - Completion: both messages complete, every byte delivered in order, no lossless drop.
+TEST_F(RoceHosts, IncastWithForcedMarkingCutsRatesByTheDcqcnFormula) {
+    roce::HostRunConfig c = host_config();
+    c.workload.spec.pattern = roce::Pattern::incast;
+    c.workload.spec.receiver = 2;
+    c.workload.spec.senders = {0, 1};
+    c.workload.spec.size_bytes = 64 * 1024;
+    c.dcqcn.initial_alpha = 0.5;
+    c.dcqcn.g = 1.0 / 16;
+    c.dcqcn.cnp_interval_ns = 0;
+    c.dcqcn.rate_reduce_period_ns = 50'000;
+    c.dcqcn.byte_counter_bytes = 0;
+    start(c, switch_qos(0, 0));
+    const uint64_t end = run(10'000'000);
+    const uint64_t t0 = 10'000;
+
+    // The DCQCN formula, written out independently of roce::DcqcnRp.
+    std::vector<uint64_t> rates;
+    double rc = 10e9, alpha = 0.5;
+    for (int k = 0; k < 3; k++) {
+        rc = double(std::llround(rc * (1 - alpha / 2)));
+        alpha = (1 - 1.0 / 16) * alpha + 1.0 / 16;
+        rates.push_back(uint64_t(rc));
+    }
+    EXPECT_EQ(rates[0], 7'500'000'000u);
+    EXPECT_EQ(rates[1], 5'507'812'500u);
+    EXPECT_EQ(rates[2], 3'964'118'958u);
+
+    ASSERT_EQ(hosts->flows().size(), 2u);
+    for (const roce::Flow &f : hosts->flows()) {
+        SCOPED_TRACE(f.spec.id);
+        ASSERT_TRUE(f.done);
+        EXPECT_EQ(f.start_ns, t0);
+        EXPECT_EQ(f.packets_tx, 64u);
+        EXPECT_EQ(f.qp.retransmitted(), 0u);
+        EXPECT_EQ(f.cnps_rx, 64u);
+        EXPECT_EQ(f.rp.stats().decreases, 3u);
+        std::vector<roce::RateChange> cuts;
+        for (const auto &e : f.trace)
+            if (e.event == roce::RpEvent::cnp_decrease) cuts.push_back(e);
+        ASSERT_EQ(cuts.size(), 3u);
+        for (size_t k = 0; k < 3; k++) {
+            EXPECT_EQ(cuts[k].t_ns, t0 + k * 50'000) << k;
+            EXPECT_EQ(cuts[k].rc_bps, rates[k]) << k;
+        }
+        EXPECT_EQ(f.rp.rate_bps(), rates[2]);
+        // Finished after the third cut and before a fourth would fall due.
+        EXPECT_GT(f.finish_ns, t0 + 100'000);
+        EXPECT_LT(f.finish_ns, t0 + 150'000);
+    }
+    // The run ends when the last frame leaves p2 (its ACK is back the same instant). p2 is
+    // never idle from t0 to then, and its shaper releases a frame while its credit is positive:
+    // it starts with the 2000-byte bucket full and earns 1.25 bytes a ns. Every frame but the
+    // last (141 600 - 1106 = 140 494 wire bytes) has been charged when the last leaves, at the
+    // first ns where 2000 + 1.25 x (t - t0) - 140 494 > 0: t - t0 > 110 795.2, so 110 796.
+    EXPECT_EQ(end, t0 + 110'796);
+    const auto rx = roce::receiver_totals(*hosts);
+    EXPECT_EQ(rx.packets, 128u);
+    EXPECT_EQ(rx.bytes, 2u * 64 * 1024);
+    EXPECT_EQ(rx.messages, 2u);
+    EXPECT_EQ(rx.psn_gaps, 0u);
+    EXPECT_EQ(rx.ce, 128u);
+    EXPECT_EQ(rx.cnps, 128u);
+    EXPECT_EQ(hosts->hosts()[2].c.cnps_tx, 128u);
+    EXPECT_EQ(shared->queue(2, 3).ecn_marked, 128u);
+    EXPECT_EQ(shared->queue(2, 3).drops_total(), 0u);
+    EXPECT_EQ(total_drops(), 0u);
+}
+
+}  // namespace
+}  // namespace rocesw::test
