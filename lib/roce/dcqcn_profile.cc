@@ -8,8 +8,8 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kProfiles = {"paper", "hpcc-ns3", "hpcc-ns3-paper",
                                                        "nvidia"};
-constexpr std::array<std::string_view, 5> kRuleKeys = {
-    "alpha_update", "cut_timing", "target_reset", "increase_rule", "rounding"};
+constexpr std::array<std::string_view, 5> kRuleKeys = {"alpha_update", "cut_timing", "target_reset",
+                                                       "increase_rule", "rounding"};
 
 // run.py writes CC_MODE 1 (rdma-hw.cc's "Mellanox version"), CLAMP_TARGET_RATE 0,
 // FAST_RECOVERY_TIMES 1, MIN_RATE 1000Mb/s, EWMA_GAIN 0.00390625, RATE_AI 5 x bw/25 Mb/s and
@@ -42,9 +42,9 @@ DcqcnParams hpcc_ns3(uint64_t alpha_us, uint64_t check_us, uint64_t timer_us) {
 
 DcqcnParams nvidia() {
     DcqcnParams p;
-    p.g = 5.0 / 1024;               // dce_tcp_g 1019: alpha keeps 1019/1024 per period
-    p.initial_alpha = 1023.0 / 1024;  // initial_alpha_value 1023
-    p.alpha_timer_ns = 1'000;         // dce_tcp_rtt 1 us
+    p.g = 5.0 / 1024;                    // dce_tcp_g 1019: alpha keeps 1019/1024 per period
+    p.initial_alpha = 1023.0 / 1024;     // initial_alpha_value 1023
+    p.alpha_timer_ns = 1'000;            // dce_tcp_rtt 1 us
     p.rate_increase_timer_ns = 300'000;  // rpg_time_reset 300 us
     p.byte_counter_bytes = 32'767;       // rpg_byte_reset
     p.fast_recovery_steps = 1;           // rpg_threshold
@@ -76,8 +76,12 @@ std::optional<DcqcnParams> dcqcn_profile(std::string_view name) {
     return std::nullopt;
 }
 
-std::span<const std::string_view> dcqcn_profile_names() { return kProfiles; }
-std::span<const std::string_view> dcqcn_rule_keys() { return kRuleKeys; }
+std::span<const std::string_view> dcqcn_profile_names() {
+    return kProfiles;
+}
+std::span<const std::string_view> dcqcn_rule_keys() {
+    return kRuleKeys;
+}
 
 const char *set_dcqcn_rule(DcqcnParams &p, std::string_view key, std::string_view v) {
     if (key == "alpha_update") {

@@ -102,15 +102,16 @@ std::string error_of(const std::string &yaml) {
 TEST(HostConfigDcqcnProfile, ProfileThenOverrides) {
     auto c = load_host_config_string(
         "dcqcn: {profile: nvidia, rate_ai: 10M, target_reset: every_cut, scale_to_link: true, "
-        "reference_rate: 100G}\n" + kHosts,
+        "reference_rate: 100G}\n" +
+            kHosts,
         "t.yaml");
-    EXPECT_EQ(c.dcqcn.g, 5.0 / 1024);                // from the profile
+    EXPECT_EQ(c.dcqcn.g, 5.0 / 1024);  // from the profile
     EXPECT_EQ(c.dcqcn.rate_increase_timer_ns, 300'000u);
-    EXPECT_EQ(c.dcqcn.rate_ai_bps, 10'000'000u);     // overridden
+    EXPECT_EQ(c.dcqcn.rate_ai_bps, 10'000'000u);  // overridden
     EXPECT_EQ(c.dcqcn.target_reset, roce::TargetReset::every_cut);
     EXPECT_TRUE(c.dcqcn.scale_to_link);
     EXPECT_EQ(c.dcqcn.reference_rate_bps, 100'000'000'000u);
-    EXPECT_EQ(c.dcqcn.cnp_interval_ns, 2'000u);      // the NP side comes with the profile
+    EXPECT_EQ(c.dcqcn.cnp_interval_ns, 2'000u);  // the NP side comes with the profile
 }
 
 TEST(HostConfigDcqcnProfile, ConfigWithoutProfileKeepsThePaperRules) {
@@ -122,9 +123,10 @@ TEST(HostConfigDcqcnProfile, ConfigWithoutProfileKeepsThePaperRules) {
 }
 
 TEST(HostConfigDcqcnProfile, OneClearErrorPerMistake) {
-    EXPECT_NE(error_of("dcqcn: {profile: mlx}\n").find(
-                  "dcqcn.profile: 'mlx' is not one of paper, hpcc-ns3, hpcc-ns3-paper, nvidia"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of("dcqcn: {profile: mlx}\n")
+            .find("dcqcn.profile: 'mlx' is not one of paper, hpcc-ns3, hpcc-ns3-paper, nvidia"),
+        std::string::npos);
     EXPECT_NE(error_of("dcqcn: {alpha_update: sometimes}\n")
                   .find("dcqcn.alpha_update: 'sometimes' is not one of on_cut, periodic"),
               std::string::npos);

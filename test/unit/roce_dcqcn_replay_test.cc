@@ -76,7 +76,7 @@ struct HpccSettings {
 HpccSettings run_py(uint64_t bw_gbps, bool paper_preset) {
     HpccSettings s{};
     s.line_bps = bw_gbps * 1'000'000'000;
-    s.min_rate_bps = 1000'000'000;            // MIN_RATE 1000Mb/s
+    s.min_rate_bps = 1000'000'000;               // MIN_RATE 1000Mb/s
     s.rai_bps = (5 * bw_gbps / 25) * 1'000'000;  // ai = 5 * bw / 25
     s.rhai_bps = (50 * bw_gbps / 25) * 1'000'000;
     s.g = 0.00390625;
@@ -238,7 +238,9 @@ class PaperRef {
 };
 
 // ---- CNP arrival patterns.
-std::vector<uint64_t> single_cnp() { return {10'000}; }
+std::vector<uint64_t> single_cnp() {
+    return {10'000};
+}
 
 std::vector<uint64_t> train_50us_for_1ms() {
     std::vector<uint64_t> v;
