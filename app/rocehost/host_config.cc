@@ -7,6 +7,7 @@
 #include <set>
 
 #include "config/yaml_doc.h"
+#include "roce/dcqcn_profile.h"
 
 namespace rocesw::rocehost {
 
@@ -129,8 +130,19 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         L.check_keys(d, "dcqcn",
                      {"enabled", "g", "initial_alpha", "alpha_timer_us", "rate_increase_timer_us",
                       "byte_counter", "fast_recovery_steps", "rate_ai", "rate_hai", "min_rate",
-                      "min_dec_factor", "rate_reduce_period_us", "cnp_interval_us"});
+                      "min_dec_factor", "rate_reduce_period_us", "cnp_interval_us", "profile",
+                      "alpha_update", "cut_timing", "target_reset", "increase_rule", "rounding",
+                      "check_grid_phase_ns", "scale_to_link", "reference_rate"});
         auto &D = c.dcqcn;
+        // A named profile (lib/roce/dcqcn_profile.h) first; every other field overrides it.
+        if (d["profile"]) {
+            const std::string n = L.string(d["profile"], "dcqcn.profile");
+            auto prof = roce::dcqcn_profile(n);
+            if (!prof)
+                L.fail("dcqcn.profile",
+                       "'" + n + "' is not one of paper, hpcc-ns3, hpcc-ns3-paper, nvidia");
+            D = *prof;
+        }
         if (d["enabled"]) c.dcqcn_enabled = L.boolean(d["enabled"], "dcqcn.enabled");
         if (d["g"]) D.g = L.real(d["g"], "dcqcn.g", 0, 1);
         if (d["initial_alpha"])
@@ -161,6 +173,22 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 L.us_as_ns(d["rate_reduce_period_us"], "dcqcn.rate_reduce_period_us", 1'000'000);
         if (d["cnp_interval_us"])
             D.cnp_interval_ns = L.us_as_ns(d["cnp_interval_us"], "dcqcn.cnp_interval_us", 1'000'000);
+        for (std::string_view k : roce::dcqcn_rule_keys()) {
+            const std::string key(k), path = "dcqcn." + key;
+            if (!d[key]) continue;
+            const std::string v = L.string(d[key], path);
+            if (const char *accepted = roce::set_dcqcn_rule(D, key, v))
+                L.fail(path, "'" + v + "' is not one of " + accepted);
+        }
+        if (d["check_grid_phase_ns"])
+            D.check_grid_phase_ns =
+                L.integer(d["check_grid_phase_ns"], "dcqcn.check_grid_phase_ns", 0, 1'000'000);
+        if (d["scale_to_link"])
+            D.scale_to_link = L.boolean(d["scale_to_link"], "dcqcn.scale_to_link");
+        if (d["reference_rate"])
+            D.reference_rate_bps = L.rate_bps(d["reference_rate"], "dcqcn.reference_rate");
+        if (D.cut_timing == roce::CutTiming::check_grid && !D.rate_reduce_period_ns)
+            L.fail("dcqcn.cut_timing", "check_grid needs rate_reduce_period_us > 0");
     }
 
     std::set<std::string> names;

@@ -18,7 +18,7 @@ TEST(DcqcnRp, SendsAtLineRateUntilTheFirstCnp) {
     EXPECT_EQ(rp.next_event_ns(), DcqcnRp::kNever);
 }
 
-TEST(DcqcnRp, OneCnpHalvesThenFastRecoveryThenAdditiveIncrease) {
+TEST(DcqcnRp, OneCnpHalvesThenFastRecoveryThenHyperIncreaseWhenTimerOnly) {
     DcqcnParams p;  // paper defaults: g 1/256, T 55 us, F 5, R_AI 40 Mb/s, 10G line
     p.byte_counter_bytes = 0;
     std::vector<RateChange> trace;
@@ -35,11 +35,12 @@ TEST(DcqcnRp, OneCnpHalvesThenFastRecoveryThenAdditiveIncrease) {
         rp.advance(uint64_t(i + 1) * 55'000);
         EXPECT_EQ(rp.rate_bps(), expect[i]) << "step " << i + 1;
     }
-    // Five fast-recovery steps, then additive increase (Rt is capped at line rate).
+    // Five fast-recovery steps, then (timer only: BC follows T) hyper increase; Rt is capped
+    // at line rate, so Rc keeps halving the gap.
     ASSERT_EQ(trace.size(), 8u);
     EXPECT_EQ(trace[0].event, RpEvent::cnp_decrease);
     for (int i = 1; i <= 5; i++) EXPECT_EQ(trace[i].event, RpEvent::fast_recovery);
-    EXPECT_EQ(trace[6].event, RpEvent::additive);
+    EXPECT_EQ(trace[6].event, RpEvent::hyper);
     EXPECT_EQ(trace[6].rt_bps, 10'000'000'000u);
     // alpha decayed once per 55 us without CNP.
     double a = 1.0;
@@ -57,11 +58,12 @@ TEST(DcqcnRp, RecoversExactlyToLineRateAndStopsItsIncreaseTimer) {
     rp.advance(1'815'000);  // the 33rd increase: the gap to Rt halves (rounded down) each step
     EXPECT_EQ(rp.rate_bps(), 10'000'000'000u);
     EXPECT_EQ(rp.stats().fast_recovery, 5u);
-    EXPECT_EQ(rp.stats().additive, 28u);
+    EXPECT_EQ(rp.stats().additive, 0u);
+    EXPECT_EQ(rp.stats().hyper, 28u);
     // Only the alpha timer remains.
     EXPECT_EQ(rp.next_event_ns() % 55'000, 0u);
     rp.advance(10'000'000);
-    EXPECT_EQ(rp.stats().additive, 28u);
+    EXPECT_EQ(rp.stats().hyper, 28u);
 }
 
 TEST(DcqcnRp, CnpTrainCutsByTheDecayedAlpha) {
@@ -152,6 +154,158 @@ TEST(DcqcnRp, RateReducePeriodDefersCnpsToThePeriodEnd) {
     EXPECT_EQ(trace[1].t_ns, 4'000u);
     EXPECT_EQ(rp.stats().decreases, 2u);
     EXPECT_EQ(rp.stats().cnps, 3u);
+}
+
+// Issue 17 item 1: with the byte counter off the timer stage alone decides, so hyper increase
+// begins after F stages (it used to stay additive forever, BC being stuck at 0).
+TEST(DcqcnRp, TimerOnlyReachesHyperIncreaseAfterFStages) {
+    DcqcnParams p;
+    p.line_rate_bps = 1'000'000'000;
+    p.byte_counter_bytes = 0;
+    p.fast_recovery_steps = 1;
+    p.rate_increase_timer_ns = 100'000;
+    p.rate_ai_bps = 10'000'000;
+    p.rate_hai_bps = 100'000'000;
+    DcqcnRp rp(p);
+    rp.on_cnp(0);
+    rp.on_cnp(1);  // Rt 500M, Rc 250M
+    rp.advance(100'001);  // T 1: fast recovery
+    EXPECT_EQ(rp.rate_bps(), 375'000'000u);
+    rp.advance(200'001);  // T 2 > F: hyper, Rt += 1 x R_HAI
+    EXPECT_EQ(rp.target_bps(), 600'000'000u);
+    rp.advance(300'001);  // T 3: Rt += 2 x R_HAI
+    EXPECT_EQ(rp.target_bps(), 800'000'000u);
+    EXPECT_EQ(rp.stats().additive, 0u);
+    EXPECT_EQ(rp.stats().hyper, 2u);
+}
+
+// HPCC's rule: the k-th timer event after a cut is FR (k < F), additive (k == F), hyper
+// (k > F, a constant R_HAI step), and ns-3's DataRate truncates each half.
+TEST(DcqcnRp, HpccNs3IncreaseRuleOneAdditiveThenConstantHyperSteps) {
+    DcqcnParams p;
+    p.line_rate_bps = 1'000'000'000;
+    p.fast_recovery_steps = 1;
+    p.rate_increase_timer_ns = 100'000;
+    p.rate_ai_bps = 10'000'000;
+    p.rate_hai_bps = 100'000'000;
+    p.increase_rule = IncreaseRule::hpcc_ns3;
+    p.rounding = RateRounding::truncate;
+    std::vector<RateChange> trace;
+    DcqcnRp rp(p, &trace);
+    rp.on_cnp(0);
+    rp.on_cnp(1);  // Rt 500M, Rc 250M
+    rp.on_bytes_sent(100'000'000, 2);  // ignored: timer only
+    EXPECT_EQ(rp.byte_stage(), 0u);
+    for (uint64_t i = 1; i <= 4; i++) rp.advance(1 + i * 100'000);
+    ASSERT_EQ(trace.size(), 6u);
+    EXPECT_EQ(trace[2].event, RpEvent::fast_recovery);
+    EXPECT_EQ(trace[3].event, RpEvent::additive);
+    EXPECT_EQ(trace[3].rt_bps, 510'000'000u);
+    EXPECT_EQ(trace[4].event, RpEvent::hyper);
+    EXPECT_EQ(trace[4].rt_bps, 610'000'000u);
+    EXPECT_EQ(trace[5].rt_bps, 710'000'000u);
+    p.rate_ai_bps = 1;
+    DcqcnRp odd(p);
+    odd.on_cnp(0);  // Rc 500M, Rt 1G
+    odd.on_cnp(1);  // Rc 250M, Rt 500M
+    odd.advance(100'001);
+    EXPECT_EQ(odd.rate_bps(), 375'000'000u);
+    odd.advance(200'001);  // Rt 500000001: halves truncate, 187500000 + 250000000
+    EXPECT_EQ(odd.rate_bps(), 437'500'000u);
+}
+
+// Issue 17 item 2: with after_timer_increase, a cut keeps Rt unless a timer increase happened
+// since the previous cut (HPCC CLAMP_TARGET_RATE 0, NVIDIA clamp_tgt_rate 0 and
+// clamp_tgt_rate_after_time_inc 1).
+TEST(DcqcnRp, TargetKeptAcrossCutsWithoutATimerIncrease) {
+    DcqcnParams p;
+    p.target_reset = TargetReset::after_timer_increase;
+    p.byte_counter_bytes = 0;
+    DcqcnRp rp(p);
+    rp.on_cnp(0);
+    rp.on_cnp(10'000);
+    EXPECT_EQ(rp.target_bps(), 10'000'000'000u);  // kept: no increase between the cuts
+    EXPECT_EQ(rp.rate_bps(), 2'500'000'000u);
+    rp.advance(65'000);  // one timer increase: FR to 6.25G
+    EXPECT_EQ(rp.rate_bps(), 6'250'000'000u);
+    rp.on_cnp(70'000);
+    EXPECT_EQ(rp.target_bps(), 6'250'000'000u);  // reset: a timer increase came first
+    DcqcnParams q = p;
+    q.target_reset = TargetReset::every_cut;
+    DcqcnRp paper(q);
+    paper.on_cnp(0);
+    paper.on_cnp(10'000);
+    EXPECT_EQ(paper.target_bps(), 5'000'000'000u);
+}
+
+// Issue 17 item 3: a free-running alpha tick every alpha_timer_ns from the first CNP; a CNP
+// sets a bit that the next tick turns into + g; the first CNP does not count.
+TEST(DcqcnRp, PeriodicAlphaCountsAtMostOneCnpPerPeriod) {
+    DcqcnParams p;
+    p.alpha_update = AlphaUpdate::periodic;
+    p.alpha_timer_ns = 1'000;
+    p.g = 1.0 / 16;
+    p.initial_alpha = 0.5;
+    DcqcnRp rp(p);
+    rp.on_cnp(100);  // cut by alpha 0.5: 7.5G; alpha stays 0.5 (no + g at the cut)
+    EXPECT_EQ(rp.rate_bps(), 7'500'000'000u);
+    EXPECT_DOUBLE_EQ(rp.alpha(), 0.5);
+    rp.advance(1'100);  // tick 1: the first CNP does not count
+    EXPECT_DOUBLE_EQ(rp.alpha(), 0.5 * 15 / 16);
+    rp.on_cnp(1'200);
+    rp.on_cnp(1'300);  // two CNPs in one period: one + g
+    rp.advance(2'100);
+    EXPECT_DOUBLE_EQ(rp.alpha(), (0.5 * 15 / 16) * 15 / 16 + 1.0 / 16);
+    EXPECT_EQ(rp.next_event_ns(), 3'100u);
+}
+
+// Issue 17 item 4: cuts on a grid of checks every rate_reduce_period_ns from the first CNP;
+// all CNPs between two checks make one cut at the later check.
+TEST(DcqcnRp, CheckGridCutsOncePerPeriodAtTheCheck) {
+    DcqcnParams p;
+    p.cut_timing = CutTiming::check_grid;
+    p.rate_reduce_period_ns = 4'000;
+    p.check_grid_phase_ns = 1;
+    std::vector<RateChange> trace;
+    DcqcnRp rp(p, &trace);
+    rp.on_cnp(1'000);
+    EXPECT_EQ(rp.rate_bps(), 10'000'000'000u);  // not yet: the first check is at 5001
+    EXPECT_EQ(rp.next_event_ns(), 5'001u);
+    rp.advance(5'001);
+    EXPECT_EQ(rp.rate_bps(), 5'000'000'000u);
+    rp.on_cnp(6'000);
+    rp.on_cnp(9'000);
+    rp.on_cnp(9'001);  // the check at 9001 has run: this one waits for 13001
+    rp.advance(13'001);
+    ASSERT_EQ(trace.size(), 3u);
+    EXPECT_EQ(trace[1].t_ns, 9'001u);
+    EXPECT_EQ(trace[2].t_ns, 13'001u);
+    EXPECT_EQ(rp.stats().cnps, 4u);
+    EXPECT_EQ(rp.stats().decreases, 3u);
+    EXPECT_EQ(rp.next_event_ns(), 13'001u + 55'000);  // increase timer; no check waits
+}
+
+// Issue 17 item 6: scale_to_link multiplies R_AI, R_HAI and the byte counter by
+// line / reference rate; min_rate only when it would otherwise stop every cut.
+TEST(DcqcnRp, ScaleToLinkScalesStepsAndByteCounter) {
+    DcqcnParams p;  // paper values, chosen for 40G
+    p.scale_to_link = true;
+    p.line_rate_bps = 1'000'000'000;
+    DcqcnRp rp(p);
+    EXPECT_EQ(rp.params().rate_ai_bps, 1'000'000u);
+    EXPECT_EQ(rp.params().rate_hai_bps, 10'000'000u);
+    EXPECT_EQ(rp.params().byte_counter_bytes, 250'000u);
+    EXPECT_EQ(rp.params().min_rate_bps, 1'000'000u);
+    EXPECT_FALSE(rp.params().scale_to_link);
+    EXPECT_EQ(scaled_to_link(rp.params()).rate_ai_bps, 1'000'000u);  // idempotent
+    DcqcnParams h = p;
+    h.reference_rate_bps = 25'000'000'000;
+    h.min_rate_bps = 1'000'000'000;
+    h.line_rate_bps = 100'000'000'000;
+    EXPECT_EQ(scaled_to_link(h).min_rate_bps, 1'000'000'000u);  // kept, as HPCC does
+    EXPECT_EQ(scaled_to_link(h).rate_ai_bps, 160'000'000u);
+    h.line_rate_bps = 1'000'000'000;  // a 1 Gb/s floor on a 1 Gb/s link: scaled to 40 Mb/s
+    EXPECT_EQ(scaled_to_link(h).min_rate_bps, 40'000'000u);
 }
 
 TEST(CnpLimiter, AtMostOneCnpPerQpPerInterval) {
