@@ -71,7 +71,8 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
     udp_.keep_deliveries(s_.delays);
 
     const uint32_t data_room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(2048, s_.mtu + 18);
-    std::string pname = "rocesim_pool_" + std::to_string(getpid());
+    static unsigned instance = 0;  // engines may follow each other in one process (tests)
+    std::string pname = "rocesim_pool_" + std::to_string(instance++);
     pool_ = rte_pktmbuf_pool_create(pname.c_str(), s_.mbufs, s_.mbufs > 2048 ? 256 : 0,
                                     kMbufPrivSize, uint16_t(data_room), SOCKET_ID_ANY);
     if (!pool_)

@@ -81,7 +81,10 @@ SimSwitch::SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io,
     std::vector<std::array<uint8_t, 6>> macs;
     for (const auto &p : spec_.ports) macs.push_back(p.mac.b);
     qos_->set_pfc_source(pool, std::move(macs));
-    egress_ = std::make_unique<QosEgress>(*qos_, io, *counters_, 0, 0, spec_.burst);
+    // Egress burst 1: the simulated device takes a frame only while its wire is idle, so a
+    // larger burst would leave the refused rest of it dequeued but unsent (staged), outside
+    // the queues where ECN and PFC see them. With 1, at most one frame waits in "the device".
+    egress_ = std::make_unique<QosEgress>(*qos_, io, *counters_, 0, 0, 1);
     std::vector<RxAssignment> rx;
     for (uint16_t p = 0; p < spec_.ports.size(); p++) rx.push_back(RxAssignment{p, 0});
     worker_ = std::make_unique<Worker>(0, ctx_, io, *egress_, *counters_, rx, spec_.burst);

@@ -48,7 +48,7 @@ struct SimSwitchSpec {
     std::vector<SimSwitchPort> ports;
     LbConfig lb;                // policy, seed, flowlet settings
     uint32_t max_routes = 1024;  // IPv4 routes the FIB must hold (hosts + neighbours + slack)
-    uint16_t burst = 32;         // worker RX burst
+    uint16_t burst = 32;         // worker RX burst (the egress hands the device 1 at a time)
 };
 
 // The FIB sizing for a simulated switch with room for `routes` IPv4 routes.
