@@ -110,17 +110,20 @@ int main(int argc, char **argv) {
         Progress p{std::chrono::steady_clock::now()};
         const bool tty = isatty(STDERR_FILENO);
         Engine e(s, out);
+        const auto built = std::chrono::steady_clock::now();
+        const double setup = std::chrono::duration<double>(built - p.start).count();
+        p.start = built;
         e.run(tty ? &progress : nullptr, &p);
         if (tty) std::fprintf(stderr, "\n");
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
         rusage ru{};
         getrusage(RUSAGE_SELF, &ru);
-        e.finish(wall, ru.ru_maxrss);
+        e.finish(setup, wall, ru.ru_maxrss);
         if (tty)
-            std::fprintf(stderr, "done: %.3f ms simulated, %lu events, %lu frame-hops in %.2f s\n",
+            std::fprintf(stderr, "done: %.3f ms simulated, %lu events, %lu frame-hops in %.2f s (+%.2f s set-up)\n",
                          double(e.now()) / double(kPsPerMs), (unsigned long)e.stats().events,
-                         (unsigned long)e.stats().frame_hops, wall);
+                         (unsigned long)e.stats().frame_hops, wall, setup);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "rocesim: %s\n", e.what());
         rc = 1;

@@ -102,9 +102,10 @@ class Engine {
     // Runs to s.until (or until nothing is left); `progress`, when set, is called about every
     // 2^16 events with the engine (for a terminal progress line).
     void run(void (*progress)(const Engine &, void *) = nullptr, void *arg = nullptr);
-    // Writes the end-of-run files (udp_flows.csv, udp_delays.csv, summary.json). `wall_s`
-    // and `peak_rss_kb` go into summary.json only.
-    void finish(double wall_s, long peak_rss_kb);
+    // Writes the end-of-run files (udp_flows.csv, udp_delays.csv, summary.json). The wall
+    // times (set-up: building switches and tables; run: the event loop) and `peak_rss_kb` go
+    // into summary.json only.
+    void finish(double setup_s, double wall_s, long peak_rss_kb);
 
     const EngineStats &stats() const { return st_; }
     const UdpRecorder &udp() const { return udp_; }

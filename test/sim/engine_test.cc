@@ -188,7 +188,7 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
                        "ls.yaml", s);
         Engine e(s, dirs[run]);
         e.run();
-        e.finish(0.5 * run, 1000 * run);
+        e.finish(0.25 * run, 0.5 * run, 1000 * run);
     }
     for (const char *f : {"fct.txt", "pfc_events.csv", "queue_depth.csv", "udp_flows.csv",
                           "udp_delays.csv"}) {
