@@ -34,7 +34,8 @@ struct Progress {
 
 static void progress(const Engine &e, void *arg) {
     auto *p = static_cast<Progress *>(arg);
-    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
+    double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
     std::fprintf(stderr, "\r%.3f ms simulated, %lu frame-hops, %.0f frame-hops/s   ",
                  double(e.now()) / double(kPsPerMs), (unsigned long)e.stats().frame_hops,
                  wall > 0 ? double(e.stats().frame_hops) / wall : 0.0);
@@ -54,20 +55,28 @@ int main(int argc, char **argv) {
         if (a == "--help" || a == "-h") {
             std::fputs(kUsage, stdout);
             return 0;
-        } else if (a == "--topology") value(topo);
-        else if (a == "--flows") value(flows);
-        else if (a == "--scenario") value(scenario);
-        else if (a == "--out") value(out);
-        else if (a == "--seed") value(seed);
-        else if (a == "--until") value(until);
+        } else if (a == "--topology")
+            value(topo);
+        else if (a == "--flows")
+            value(flows);
+        else if (a == "--scenario")
+            value(scenario);
+        else if (a == "--out")
+            value(out);
+        else if (a == "--seed")
+            value(seed);
+        else if (a == "--until")
+            value(until);
         else {
             std::fprintf(stderr, "rocesim: unknown argument '%s'\n%s", a.c_str(), kUsage);
             return 2;
         }
     }
     if (out.empty() || (topo.empty() && scenario.empty())) {
-        std::fprintf(stderr, "rocesim: --out and a topology (--topology or --scenario) are "
-                             "required\n%s", kUsage);
+        std::fprintf(stderr,
+                     "rocesim: --out and a topology (--topology or --scenario) are "
+                     "required\n%s",
+                     kUsage);
         return 2;
     }
     spdlog::set_level(spdlog::level::warn);
@@ -89,8 +98,7 @@ int main(int argc, char **argv) {
             try {
                 s.until = parse_delay_ps(until);
             } catch (const std::exception &e) {
-                throw InputError("--until: '" + until + "' is not a time (e.g. 10ms): " +
-                                 e.what());
+                throw InputError("--until: '" + until + "' is not a time (e.g. 10ms): " + e.what());
             }
         }
     } catch (const std::exception &e) {
@@ -100,8 +108,7 @@ int main(int argc, char **argv) {
     std::error_code ec;
     std::filesystem::create_directories(out, ec);
     if (ec) {
-        std::fprintf(stderr, "rocesim: cannot create %s: %s\n", out.c_str(),
-                     ec.message().c_str());
+        std::fprintf(stderr, "rocesim: cannot create %s: %s\n", out.c_str(), ec.message().c_str());
         return 1;
     }
     if (!sim_eal_init(argv[0], sim_eal_memory_mb(s))) return 1;
@@ -121,9 +128,11 @@ int main(int argc, char **argv) {
         getrusage(RUSAGE_SELF, &ru);
         e.finish(setup, wall, ru.ru_maxrss);
         if (tty)
-            std::fprintf(stderr, "done: %.3f ms simulated, %lu events, %lu frame-hops in %.2f s (+%.2f s set-up)\n",
-                         double(e.now()) / double(kPsPerMs), (unsigned long)e.stats().events,
-                         (unsigned long)e.stats().frame_hops, wall, setup);
+            std::fprintf(
+                stderr,
+                "done: %.3f ms simulated, %lu events, %lu frame-hops in %.2f s (+%.2f s set-up)\n",
+                double(e.now()) / double(kPsPerMs), (unsigned long)e.stats().events,
+                (unsigned long)e.stats().frame_hops, wall, setup);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "rocesim: %s\n", e.what());
         rc = 1;

@@ -45,8 +45,8 @@ SimPorts::~SimPorts() {
 // Engine: set-up
 
 MacAddr Engine::port_mac(uint32_t node, uint16_t port) {
-    return MacAddr{{0x02, uint8_t(node >> 16), uint8_t(node >> 8), uint8_t(node), 0,
-                    uint8_t(port)}};
+    return MacAddr{
+        {0x02, uint8_t(node >> 16), uint8_t(node >> 8), uint8_t(node), 0, uint8_t(port)}};
 }
 uint32_t Engine::port_addr(uint32_t node, uint16_t port) {
     return 0x0A000000u | (node & 0xFFFF) << 8 | (port & 0xFF);
@@ -109,8 +109,8 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         uint64_t max_rate = 0;
         for (uint16_t p = 0; p < t.ports(n).size(); p++) {
             const TopoLink &tl = t.link(t.ports(n)[p].link);
-            spec.ports.push_back(SimSwitchPort{"p" + std::to_string(p), port_mac(n, p),
-                                               tl.rate_bps, s_.mtu});
+            spec.ports.push_back(
+                SimSwitchPort{"p" + std::to_string(p), port_mac(n, p), tl.rate_bps, s_.mtu});
             max_rate = std::max(max_rate, tl.rate_bps);
         }
         spec.lb.default_policy = s_.lb_policy;
@@ -408,8 +408,9 @@ std::array<uint64_t, kDropReasonCount> Engine::drops() const {
 void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     if (out_.empty()) return;
     std::FILE *f = open_out(out_, "udp_flows.csv");
-    std::fprintf(f, "flow,src,dst,sport,dport,sent,received,out_of_order,min_delay_ps,"
-                    "mean_delay_ps,max_delay_ps\n");
+    std::fprintf(f,
+                 "flow,src,dst,sport,dport,sent,received,out_of_order,min_delay_ps,"
+                 "mean_delay_ps,max_delay_ps\n");
     for (size_t i = 0; i < s_.udp.size(); i++) {
         const UdpFlowSpec &fs = s_.udp[i];
         const UdpFlowStats &st = udp_.stats()[i];
@@ -441,8 +442,9 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     std::fprintf(f, "  \"repolls\": %lu,\n", (unsigned long)st_.repolls);
     std::fprintf(f, "  \"reroutes\": %lu,\n", (unsigned long)st_.reroutes);
     std::fprintf(f, "  \"routes_refused\": %lu,\n", (unsigned long)st_.routes_refused);
-    std::fprintf(f, "  \"link_drops\": {\"link_down\": %lu, \"lost_in_flight\": %lu, "
-                    "\"error\": %lu},\n",
+    std::fprintf(f,
+                 "  \"link_drops\": {\"link_down\": %lu, \"lost_in_flight\": %lu, "
+                 "\"error\": %lu},\n",
                  (unsigned long)st_.link_down_drops, (unsigned long)st_.lost_in_flight,
                  (unsigned long)st_.lost_error);
     std::fprintf(f, "  \"switch_drops\": {");
@@ -481,9 +483,15 @@ static std::string g_runtime_dir;
 bool sim_eal_init(const char *argv0, uint64_t memory_mb) {
     std::string prefix = "--file-prefix=rocesim" + std::to_string(getpid());
     std::string mem = std::to_string(memory_mb);
-    std::vector<std::string> args = {argv0,  "--no-huge", "--no-pci",
-                                     "-m",   mem,         "-l",
-                                     "0",    prefix,      "--log-level=lib.eal:error",
+    std::vector<std::string> args = {argv0,
+                                     "--no-huge",
+                                     "--no-pci",
+                                     "-m",
+                                     mem,
+                                     "-l",
+                                     "0",
+                                     prefix,
+                                     "--log-level=lib.eal:error",
                                      "--no-telemetry"};
     std::vector<char *> av;
     for (auto &a : args) av.push_back(a.data());

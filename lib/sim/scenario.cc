@@ -56,8 +56,9 @@ class Reader {
         if (pos == 0 || pos != s.size() || s[0] == '-')
             fail(n, f, "'" + s + "' is not a whole number");
         if (v < lo || v > hi)
-            fail(n, f, std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
-                           std::to_string(hi));
+            fail(n, f,
+                 std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
+                     std::to_string(hi));
         return v;
     }
     bool boolean(const YAML::Node &n, const std::string &f) const {
@@ -96,13 +97,12 @@ Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &
     const std::string type = r.str(t["type"], "topology.type");
     const uint64_t rate =
         t["link_rate"] ? r.rate(t["link_rate"], "topology.link_rate") : 100'000'000'000ull;
-    const TimePs delay = t["link_delay"] ? r.time(t["link_delay"], "topology.link_delay")
-                                         : 1 * kPsPerUs;
+    const TimePs delay =
+        t["link_delay"] ? r.time(t["link_delay"], "topology.link_delay") : 1 * kPsPerUs;
     const uint64_t fabric =
         t["fabric_rate"] ? r.rate(t["fabric_rate"], "topology.fabric_rate") : rate;
     auto u = [&](const char *k, uint64_t def, uint64_t lo, uint64_t hi) {
-        return t[k] ? uint32_t(r.uint(t[k], std::string("topology.") + k, lo, hi))
-                    : uint32_t(def);
+        return t[k] ? uint32_t(r.uint(t[k], std::string("topology.") + k, lo, hi)) : uint32_t(def);
     };
     try {
         if (type == "star") return make_star({u("hosts", 2, 1, 31), rate, delay});
@@ -113,7 +113,8 @@ Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &
             s.hosts_per_leaf = u("hosts_per_leaf", 2, 1, 4096);
             s.host_rate_bps = rate;
             s.delay_ps = delay;
-            if (t["uplink_rate"]) s.uplink_rate_bps = r.rate(t["uplink_rate"], "topology.uplink_rate");
+            if (t["uplink_rate"])
+                s.uplink_rate_bps = r.rate(t["uplink_rate"], "topology.uplink_rate");
             if (t["oversubscription"]) {
                 const std::string o = r.str(t["oversubscription"], "topology.oversubscription");
                 unsigned a = 0, b = 0;
@@ -127,8 +128,7 @@ Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &
             }
             return make_leaf_spine(s);
         }
-        if (type == "fat_tree")
-            return make_fat_tree({u("k", 4, 2, 64), rate, fabric, delay});
+        if (type == "fat_tree") return make_fat_tree({u("k", 4, 2, 64), rate, fabric, delay});
         if (type == "file") {
             if (!t["file"]) r.fail(t, "topology.file", "missing (an HPCC topology.txt)");
             std::filesystem::path p = r.str(t["file"], "topology.file");
@@ -147,8 +147,9 @@ uint32_t node_id(const Reader &r, const YAML::Node &n, const std::string &f, con
                  bool host) {
     const uint32_t id = uint32_t(r.uint(n, f, 0, UINT32_MAX));
     if (id >= t.node_count())
-        r.fail(n, f, std::to_string(id) + " is not a node (0.." +
-                         std::to_string(t.node_count() - 1) + ")");
+        r.fail(
+            n, f,
+            std::to_string(id) + " is not a node (0.." + std::to_string(t.node_count() - 1) + ")");
     if (host && !t.is_host(id)) r.fail(n, f, std::to_string(id) + " is not a host");
     return id;
 }
@@ -170,8 +171,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
     const std::string dir = std::filesystem::path(source).parent_path().string();
     s.source = source;
     if (auto t = root["topology"]) {
-        if (s.has_topology)
-            r.fail(t, "topology", "given twice (--topology and the scenario)");
+        if (s.has_topology) r.fail(t, "topology", "given twice (--topology and the scenario)");
         s.topo = read_topology(r, t, dir);
         s.has_topology = true;
     }
@@ -203,7 +203,8 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
         if (lb["policy"]) s.lb_policy = policy(lb["policy"], "lb.policy");
         if (lb["seed"]) s.lb_seed = r.uint(lb["seed"], "lb.seed", 0, UINT64_MAX);
         if (lb["flowlet_gap_us"])
-            s.flowlet_gap_us = uint32_t(r.uint(lb["flowlet_gap_us"], "lb.flowlet_gap_us", 1, 1000000));
+            s.flowlet_gap_us =
+                uint32_t(r.uint(lb["flowlet_gap_us"], "lb.flowlet_gap_us", 1, 1000000));
         if (auto sw = lb["switches"]) {
             if (!sw.IsMap()) r.fail(sw, "lb.switches", "expected a mapping node: policy");
             for (const auto &kv : sw) {
@@ -222,8 +223,9 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
         for (size_t i = 0; i < fl.size(); i++) {
             const YAML::Node f = fl[i];
             const std::string w = "udp_flows[" + std::to_string(i) + "]";
-            r.check_keys(f, w, {"src", "dst", "rate", "size", "start", "stop", "dscp", "ecn",
-                                "sport", "dport"});
+            r.check_keys(
+                f, w,
+                {"src", "dst", "rate", "size", "start", "stop", "dscp", "ecn", "sport", "dport"});
             for (const char *k : {"src", "dst", "rate"})
                 if (!f[k]) r.fail(f, w + "." + k, "missing");
             UdpFlowSpec u;
@@ -233,15 +235,13 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             if (u.src == u.dst) r.fail(f["dst"], w + ".dst", "same as src");
             u.rate_bps = r.rate(f["rate"], w + ".rate");
             if (!u.rate_bps) r.fail(f["rate"], w + ".rate", "must be > 0");
-            if (f["size"])
-                u.frame_bytes = uint32_t(r.uint(f["size"], w + ".size", 66, s.mtu + 14));
+            if (f["size"]) u.frame_bytes = uint32_t(r.uint(f["size"], w + ".size", 66, s.mtu + 14));
             if (f["start"]) u.start = r.time(f["start"], w + ".start");
             if (f["stop"]) u.stop = r.time(f["stop"], w + ".stop");
             if (u.stop <= u.start) r.fail(f, w + ".stop", "must be after start");
             if (f["dscp"]) u.dscp = uint8_t(r.uint(f["dscp"], w + ".dscp", 0, 63));
             if (f["ecn"]) u.ecn = r.boolean(f["ecn"], w + ".ecn");
-            u.sport = uint16_t(f["sport"] ? r.uint(f["sport"], w + ".sport", 1, 65535)
-                                          : 10000 + i);
+            u.sport = uint16_t(f["sport"] ? r.uint(f["sport"], w + ".sport", 1, 65535) : 10000 + i);
             if (f["dport"]) u.dport = uint16_t(r.uint(f["dport"], w + ".dport", 1, 65535));
             s.udp.push_back(u);
         }
@@ -273,8 +273,8 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
                     }
                 }
                 if (!found)
-                    r.fail(l, lf, "no link between " + std::to_string(a) + " and " +
-                                      std::to_string(b));
+                    r.fail(l, lf,
+                           "no link between " + std::to_string(a) + " and " + std::to_string(b));
             } else {
                 le.link = uint32_t(r.uint(l, lf, 0, s.topo.link_count() - 1));
             }

@@ -30,8 +30,10 @@ void UdpRecorder::on_delivery(uint32_t flow, uint64_t seq, TimePs sent, TimePs n
     if (flow >= stats_.size()) return;
     UdpFlowStats &s = stats_[flow];
     s.received++;
-    if (seq < s.next_seq) s.out_of_order++;
-    else s.next_seq = seq + 1;
+    if (seq < s.next_seq)
+        s.out_of_order++;
+    else
+        s.next_seq = seq + 1;
     const TimePs d = now - sent;
     s.min_delay = std::min(s.min_delay, d);
     s.max_delay = std::max(s.max_delay, d);
@@ -39,14 +41,13 @@ void UdpRecorder::on_delivery(uint32_t flow, uint64_t seq, TimePs sent, TimePs n
     if (keep_) deliveries_.push_back(UdpDelivery{flow, seq, sent, now});
 }
 
-UdpHost::UdpHost(const UdpHostParams &p, const std::vector<UdpFlowSpec> &flows,
-                 UdpRecorder &rec)
+UdpHost::UdpHost(const UdpHostParams &p, const std::vector<UdpFlowSpec> &flows, UdpRecorder &rec)
     : p_(p), rec_(rec) {
     for (uint32_t i = 0; i < flows.size(); i++) {
         if (flows[i].src != p.node) continue;
         Flow f{i, &flows[i]};
-        f.bits_ps = (unsigned __int128)(std::max(flows[i].frame_bytes, kMinFrame) + 24) * 8 *
-                    kPsPerS;
+        f.bits_ps =
+            (unsigned __int128)(std::max(flows[i].frame_bytes, kMinFrame) + 24) * 8 * kPsPerS;
         f.t = flows[i].start < flows[i].stop && flows[i].rate_bps ? flows[i].start : kNever;
         flows_.push_back(f);
     }

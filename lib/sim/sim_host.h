@@ -45,15 +45,15 @@ class SimHost {
 };
 
 struct UdpFlowSpec {
-    uint32_t src = 0, dst = 0;       // host node ids
-    uint64_t rate_bps = 0;           // wire bit rate (see above)
-    uint32_t frame_bytes = 1000;     // Ethernet header to payload end, FCS excluded; >= 66
-    TimePs start = 0, stop = kNever; // packets generated in [start, stop)
+    uint32_t src = 0, dst = 0;        // host node ids
+    uint64_t rate_bps = 0;            // wire bit rate (see above)
+    uint32_t frame_bytes = 1000;      // Ethernet header to payload end, FCS excluded; >= 66
+    TimePs start = 0, stop = kNever;  // packets generated in [start, stop)
     uint8_t dscp = 0;
-    bool ecn = false;                // ECT(0)
+    bool ecn = false;  // ECT(0)
     uint16_t sport = 10000, dport = 100;
-    uint8_t priority = 0;            // PFC priority that pauses it (set by the engine: the TC)
-    uint32_t line = 0;               // scenario line, for messages
+    uint8_t priority = 0;  // PFC priority that pauses it (set by the engine: the TC)
+    uint32_t line = 0;     // scenario line, for messages
 };
 
 // Per-flow results and (optionally) every delivery, written by the engine at the end.
@@ -109,8 +109,8 @@ class UdpHost final : public SimHost {
     struct Flow {
         uint32_t id;
         const UdpFlowSpec *spec;
-        uint64_t k = 0;   // next packet
-        TimePs t = 0;     // its generation time (kNever: done)
+        uint64_t k = 0;                 // next packet
+        TimePs t = 0;                   // its generation time (kNever: done)
         unsigned __int128 bits_ps = 0;  // wire bits x 1e12 per packet
     };
     TimePs due(const Flow &f) const;  // t, or later while paused

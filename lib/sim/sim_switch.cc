@@ -49,15 +49,14 @@ static uint64_t lb_queue_bytes(const void *ctx, uint16_t port, uint8_t tc) {
 }
 
 // ---- The assembly: to be replaced by the Dataplane assembly (see the header). ----
-SimSwitch::SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io,
-                     rte_mempool *pool)
+SimSwitch::SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io, rte_mempool *pool)
     : spec_(spec) {
     if (spec_.ports.empty() || spec_.ports.size() > kMaxPorts)
         throw std::runtime_error("switch " + spec_.name + ": " +
                                  std::to_string(spec_.ports.size()) + " ports (1.." +
                                  std::to_string(kMaxPorts) + " supported)");
-    fib_ = std::make_unique<Fib>(spec_.name + "_fib", fib_params_for_sim(spec_.max_routes),
-                                 nullptr);
+    fib_ =
+        std::make_unique<Fib>(spec_.name + "_fib", fib_params_for_sim(spec_.max_routes), nullptr);
     LbSettings lbs = lb_settings_from(spec_.lb);
     fib_->groups().set_settings(lbs);  // before the worker sizes its flowlet table
     std::vector<RibPort> rib_ports;

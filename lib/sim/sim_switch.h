@@ -46,7 +46,7 @@ struct SimSwitchPort {
 struct SimSwitchSpec {
     std::string name;  // unique among the engine's switches (EAL object names derive from it)
     std::vector<SimSwitchPort> ports;
-    LbConfig lb;                // policy, seed, flowlet settings
+    LbConfig lb;                 // policy, seed, flowlet settings
     uint32_t max_routes = 1024;  // IPv4 routes the FIB must hold (hosts + neighbours + slack)
     uint16_t burst = 32;         // worker RX burst (the egress hands the device 1 at a time)
 };

@@ -52,8 +52,8 @@ TEST(SimEngine, OneFlowDelayIsSerialisationPlusPropagation) {
     s.udp.push_back(f);
     Engine e(s, "");
     e.run();
-    const TimePs expect = wire_ps(1000, k100G) + 1 * kPsPerUs +
-                          wire_ps(1000, 25'000'000'000ull) + 500 * kPsPerNs;
+    const TimePs expect =
+        wire_ps(1000, k100G) + 1 * kPsPerUs + wire_ps(1000, 25'000'000'000ull) + 500 * kPsPerNs;
     EXPECT_EQ(expect, 81'920u + 1'000'000u + 327'680u + 500'000u);
     const auto &st = e.udp().stats()[0];
     // Packets every (1024 * 8 / 20e9) s = 409.6 ns over 50 us: 123 (k = 0..122).
@@ -79,7 +79,8 @@ TEST(SimEngine, DropTailBottleneckFollowsTheRates) {
     std::string dscp = "{";
     for (int i = 0; i < 64; i++) dscp += (i ? ", " : "") + std::to_string(i) + ": 0";
     std::ofstream(dir + "/qos.yaml")
-        << "DSCP_TO_TC_MAP:\n  M: " << dscp << "}\n"
+        << "DSCP_TO_TC_MAP:\n  M: " << dscp
+        << "}\n"
            "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n"
            "BUFFER_POOL:\n  pool: {size: 1000000, mode: static}\n"
            "BUFFER_PROFILE:\n  p: {pool: pool, static_th: 10000}\n"
@@ -93,8 +94,7 @@ TEST(SimEngine, DropTailBottleneckFollowsTheRates) {
            "udp_flows:\n"
            "  - {src: 0, dst: 2, rate: 100Gbps, size: 1000, start: 0us, stop: "
         << N * S << "ps}\n"
-        << "  - {src: 1, dst: 2, rate: 100Gbps, size: 1000, start: 0us, stop: " << N * S
-        << "ps}\n";
+        << "  - {src: 1, dst: 2, rate: 100Gbps, size: 1000, start: 0us, stop: " << N * S << "ps}\n";
     Scenario s;
     load_scenario(dir + "/s.yaml", s);
     Engine e(s, "");
@@ -127,7 +127,8 @@ std::string leaf_spine_scenario(const std::string &extra = "") {
     std::string y =
         "topology: {type: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2,\n"
         "           link_rate: 100Gbps, link_delay: 1us}\n"
-        "sample_interval: 5us\n" + extra +
+        "sample_interval: 5us\n" +
+        extra +
         "events:\n  - {at: 50us, link_down: [4, 6], convergence: 20us}\n"
         "udp_flows:\n";
     for (int i = 0; i < 8; i++)
@@ -190,8 +191,8 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
         e.run();
         e.finish(0.25 * run, 0.5 * run, 1000 * run);
     }
-    for (const char *f : {"fct.txt", "pfc_events.csv", "queue_depth.csv", "udp_flows.csv",
-                          "udp_delays.csv"}) {
+    for (const char *f :
+         {"fct.txt", "pfc_events.csv", "queue_depth.csv", "udp_flows.csv", "udp_delays.csv"}) {
         const std::string a = slurp(dirs[0] + "/" + f), b = slurp(dirs[1] + "/" + f);
         EXPECT_EQ(a, b) << f;
         if (std::string(f) == "udp_delays.csv") {
@@ -214,9 +215,10 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
 TEST(SimScenario, ErrorsNameFileLineAndField) {
     Scenario s;
     try {
-        parse_scenario("topology: {type: star, hosts: 2}\nudp_flows:\n  - {src: 0, dst: 7, "
-                       "rate: 1Gbps}\n",
-                       "x.yaml", s);
+        parse_scenario(
+            "topology: {type: star, hosts: 2}\nudp_flows:\n  - {src: 0, dst: 7, "
+            "rate: 1Gbps}\n",
+            "x.yaml", s);
         FAIL() << "no error";
     } catch (const InputError &e) {
         EXPECT_EQ(std::string(e.what()), "x.yaml:3: udp_flows[0].dst: 7 is not a node (0..2)");
