@@ -212,6 +212,43 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
     for (auto &d : dirs) std::filesystem::remove_all(d);
 }
 
+// Lossless incast: two line-rate senders of DSCP 26 (NVIDIA profile: TC3, lossless) into one
+// port, with the ingress pool shrunk so PFC acts within 50 us. The switch pauses both senders
+// (XOFF/XON frames seen on the wires), the hosts honour it, and nothing is dropped.
+TEST(SimEngine, LosslessIncastPausesSendersWithoutDrops) {
+    const std::string dir = tmpdir("pfc");
+    std::string qos = slurp(std::string(ROCESW_SOURCE_ROOT) + "/config/qos/nvidia-roce.yaml");
+    auto replace = [&](const std::string &a, const std::string &b) {
+        const size_t at = qos.find(a);
+        ASSERT_NE(at, std::string::npos) << a;
+        qos.replace(at, a.size(), b);
+    };
+    replace("size: 16777216, xoff: 4194304", "size: 1048576, xoff: 262144");
+    replace("xoff: 2097152, xon_offset: 65536", "xoff: 131072, xon_offset: 16384");
+    std::ofstream(dir + "/qos.yaml") << qos;
+    std::ofstream(dir + "/s.yaml")
+        << "topology: {type: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
+           "qos_profile: qos.yaml\n"
+           "udp_flows:\n"
+           "  - {src: 0, dst: 2, rate: 100Gbps, size: 1000, stop: 200us, dscp: 26}\n"
+           "  - {src: 1, dst: 2, rate: 100Gbps, size: 1000, stop: 200us, dscp: 26}\n";
+    Scenario s;
+    load_scenario(dir + "/s.yaml", s);
+    Engine e(s, dir);
+    e.run();
+    e.finish(0, 0, 0);
+    EXPECT_GT(e.stats().pfc_frames, 0u);
+    for (auto r : e.drops()) EXPECT_EQ(r, 0u);
+    for (const auto &f : e.udp().stats()) {
+        EXPECT_EQ(f.sent, 2442u);  // 200 us / 81.92 ns
+        EXPECT_EQ(f.received, f.sent);
+    }
+    const std::string ev = slurp(dir + "/pfc_events.csv");
+    EXPECT_NE(ev.find(",3,0,3,xoff,65535\n"), std::string::npos) << ev.substr(0, 200);
+    EXPECT_NE(ev.find(",3,0,3,xon,0\n"), std::string::npos);
+    std::filesystem::remove_all(dir);
+}
+
 TEST(SimScenario, ErrorsNameFileLineAndField) {
     Scenario s;
     try {
