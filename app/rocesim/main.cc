@@ -1,0 +1,142 @@
+// rocesim: the rocesw switch pipeline and hosts in virtual time (doc/rocesim.md).
+//   rocesim --topology F [--flows F] [--scenario F.yaml] --out DIR [--seed N] [--until TIME]
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "sim/engine.h"
+
+using namespace rocesw::sim;
+
+static const char *kUsage =
+    "usage: rocesim --topology FILE [--flows FILE] [--scenario FILE.yaml] --out DIR\n"
+    "               [--seed N] [--until TIME]\n"
+    "\n"
+    "Runs the rocesw switch pipeline on a simulated fabric in virtual time.\n"
+    "  --topology FILE   HPCC ns-3 topology.txt (or give a topology in the scenario)\n"
+    "  --flows FILE      HPCC flow.txt (RoCE flows: need the lib/roce hosts, not yet here)\n"
+    "  --scenario FILE   YAML scenario: topology generator, QoS profile, UDP flows, link\n"
+    "                    events, sampling (doc/rocesim.md)\n"
+    "  --out DIR         output directory (created): fct.txt, pfc_events.csv,\n"
+    "                    queue_depth.csv, udp_flows.csv, udp_delays.csv, summary.json\n"
+    "  --seed N          random seed (default 1, or the scenario's)\n"
+    "  --until TIME      stop at this simulated time (e.g. 10ms; default: when idle)\n";
+
+struct Progress {
+    std::chrono::steady_clock::time_point start;
+};
+
+static void progress(const Engine &e, void *arg) {
+    auto *p = static_cast<Progress *>(arg);
+    double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
+    std::fprintf(stderr, "\r%.3f ms simulated, %lu frame-hops, %.0f frame-hops/s   ",
+                 double(e.now()) / double(kPsPerMs), (unsigned long)e.stats().frame_hops,
+                 wall > 0 ? double(e.stats().frame_hops) / wall : 0.0);
+}
+
+int main(int argc, char **argv) {
+    std::string topo, flows, scenario, out, seed, until;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto value = [&](std::string &dst) {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "rocesim: %s needs a value\n%s", a.c_str(), kUsage);
+                std::exit(2);
+            }
+            dst = argv[++i];
+        };
+        if (a == "--help" || a == "-h") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a == "--topology")
+            value(topo);
+        else if (a == "--flows")
+            value(flows);
+        else if (a == "--scenario")
+            value(scenario);
+        else if (a == "--out")
+            value(out);
+        else if (a == "--seed")
+            value(seed);
+        else if (a == "--until")
+            value(until);
+        else {
+            std::fprintf(stderr, "rocesim: unknown argument '%s'\n%s", a.c_str(), kUsage);
+            return 2;
+        }
+    }
+    if (out.empty() || (topo.empty() && scenario.empty())) {
+        std::fprintf(stderr,
+                     "rocesim: --out and a topology (--topology or --scenario) are "
+                     "required\n%s",
+                     kUsage);
+        return 2;
+    }
+    spdlog::set_level(spdlog::level::warn);
+    Scenario s;
+    try {
+        if (!topo.empty()) {
+            s.topo = load_topology(topo);
+            s.has_topology = true;
+        }
+        if (!scenario.empty()) load_scenario(scenario, s);
+        if (!s.has_topology) throw InputError(scenario + ": topology: missing");
+        if (!flows.empty()) s.flows = load_flows(flows, s.topo);
+        if (!seed.empty()) {
+            size_t pos = 0;
+            s.seed = std::stoull(seed, &pos, 0);
+            if (pos != seed.size()) throw InputError("--seed: '" + seed + "' is not a number");
+        }
+        if (!until.empty()) {
+            try {
+                s.until = parse_delay_ps(until);
+            } catch (const std::exception &e) {
+                throw InputError("--until: '" + until + "' is not a time (e.g. 10ms): " + e.what());
+            }
+        }
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "rocesim: %s\n", e.what());
+        return 1;
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(out, ec);
+    if (ec) {
+        std::fprintf(stderr, "rocesim: cannot create %s: %s\n", out.c_str(), ec.message().c_str());
+        return 1;
+    }
+    if (!sim_eal_init(argv[0], sim_eal_memory_mb(s))) return 1;
+    int rc = 0;
+    try {
+        Progress p{std::chrono::steady_clock::now()};
+        const bool tty = isatty(STDERR_FILENO);
+        Engine e(s, out);
+        const auto built = std::chrono::steady_clock::now();
+        const double setup = std::chrono::duration<double>(built - p.start).count();
+        p.start = built;
+        e.run(tty ? &progress : nullptr, &p);
+        if (tty) std::fprintf(stderr, "\n");
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+        rusage ru{};
+        getrusage(RUSAGE_SELF, &ru);
+        e.finish(setup, wall, ru.ru_maxrss);
+        if (tty)
+            std::fprintf(
+                stderr,
+                "done: %.3f ms simulated, %lu events, %lu frame-hops in %.2f s (+%.2f s set-up)\n",
+                double(e.now()) / double(kPsPerMs), (unsigned long)e.stats().events,
+                (unsigned long)e.stats().frame_hops, wall, setup);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "rocesim: %s\n", e.what());
+        rc = 1;
+    }
+    sim_eal_cleanup();
+    return rc;
+}

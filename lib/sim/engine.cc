@@ -1,0 +1,519 @@
+#include "sim/engine.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "pfc/frame.h"
+#include "pkt/bytes.h"
+#include "pkt/mbuf_meta.h"
+
+namespace rocesw::sim {
+
+// ---------------------------------------------------------------------------------------------
+// SimPorts
+
+uint16_t SimPorts::rx_burst(uint16_t port, uint16_t, rte_mbuf **pkts, uint16_t n) {
+    Fifo &f = rx_[port];
+    uint16_t k = uint16_t(std::min<size_t>(n, f.size()));
+    for (uint16_t i = 0; i < k; i++) pkts[i] = f.v[f.head++];
+    if (f.head == f.v.size()) {
+        f.v.clear();
+        f.head = 0;
+    }
+    pending_ -= k;
+    return k;
+}
+
+uint16_t SimPorts::tx_burst(uint16_t port, uint16_t, rte_mbuf **pkts, uint16_t n) {
+    uint16_t k = e_.switch_tx(node_, port, pkts, n);
+    if (k < n) refused_ |= 1u << port;
+    return k;
+}
+
+SimPorts::~SimPorts() {
+    for (auto &f : rx_)
+        for (size_t i = f.head; i < f.v.size(); i++) rte_pktmbuf_free(f.v[i]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Engine: set-up
+
+MacAddr Engine::port_mac(uint32_t node, uint16_t port) {
+    return MacAddr{
+        {0x02, uint8_t(node >> 16), uint8_t(node >> 8), uint8_t(node), 0, uint8_t(port)}};
+}
+uint32_t Engine::port_addr(uint32_t node, uint16_t port) {
+    return 0x0A000000u | (node & 0xFFFF) << 8 | (port & 0xFF);
+}
+
+static std::FILE *open_out(const std::string &dir, const char *name) {
+    if (dir.empty()) return nullptr;
+    std::string p = dir + "/" + name;
+    std::FILE *f = std::fopen(p.c_str(), "w");
+    if (!f) throw std::runtime_error("cannot write " + p);
+    return f;
+}
+
+Engine::Engine(const Scenario &s, const std::string &out_dir)
+    : s_(s), out_(out_dir), routing_(s_.topo), udp_(s.udp.size()) {
+    const Topology &t = s_.topo;
+    if (t.node_count() > 65536) throw std::runtime_error("at most 65536 nodes");
+    if (!s_.flows.empty())
+        throw std::runtime_error(
+            "flow.txt flows are RoCE flows: they need the lib/roce hosts, which the engine "
+            "does not have yet (use udp_flows in a scenario)");
+    udp_.keep_deliveries(s_.delays);
+
+    const uint32_t data_room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(2048, s_.mtu + 18);
+    static unsigned instance = 0;  // engines may follow each other in one process (tests)
+    std::string pname = "rocesim_pool_" + std::to_string(instance++);
+    pool_ = rte_pktmbuf_pool_create(pname.c_str(), s_.mbufs, s_.mbufs > 2048 ? 256 : 0,
+                                    kMbufPrivSize, uint16_t(data_room), SOCKET_ID_ANY);
+    if (!pool_)
+        throw std::runtime_error(std::string("cannot create the mbuf pool: ") +
+                                 rte_strerror(rte_errno));
+
+    for (uint32_t i = 0; i < t.link_count(); i++) {
+        const TopoLink &tl = t.link(i);
+        Link l;
+        l.node_a = tl.a;
+        l.node_b = tl.b;
+        l.port_a = tl.port_a;
+        l.port_b = tl.port_b;
+        const uint64_t seed = s_.seed * 0x9E3779B97F4A7C15ull + i;
+        l.a_to_b = LinkDirection({tl.rate_bps, tl.delay_ps, tl.error_rate, seed * 2});
+        l.b_to_a = LinkDirection({tl.rate_bps, tl.delay_ps, tl.error_rate, seed * 2 + 1});
+        links_.push_back(l);
+    }
+
+    pfc_f_ = open_out(out_, "pfc_events.csv");
+    queue_f_ = open_out(out_, "queue_depth.csv");
+    fct_f_ = open_out(out_, "fct.txt");  // RoCE flows only (none until lib/roce hosts plug in)
+    if (pfc_f_) std::fprintf(pfc_f_, "time_ns,node,port,priority,event,quanta\n");
+    if (queue_f_) std::fprintf(queue_f_, "time_ns,node,port,queue,depth_bytes,depth_packets\n");
+
+    nodes_.resize(t.node_count());
+    // Flows: the PFC priority of a flow is the TC its DSCP maps to at its first switch.
+    std::vector<UdpFlowSpec> &flows = s_.udp;
+    for (uint32_t n = 0; n < t.node_count(); n++) {
+        if (!t.is_switch(n)) continue;
+        Node &nd = nodes_[n];
+        SimSwitchSpec spec;
+        spec.name = "sw" + std::to_string(n);
+        uint64_t max_rate = 0;
+        for (uint16_t p = 0; p < t.ports(n).size(); p++) {
+            const TopoLink &tl = t.link(t.ports(n)[p].link);
+            spec.ports.push_back(
+                SimSwitchPort{"p" + std::to_string(p), port_mac(n, p), tl.rate_bps, s_.mtu});
+            max_rate = std::max(max_rate, tl.rate_bps);
+        }
+        spec.lb.default_policy = s_.lb_policy;
+        if (auto it = s_.lb_per_switch.find(n); it != s_.lb_per_switch.end())
+            spec.lb.default_policy = it->second;
+        spec.lb.seed = s_.lb_seed ^ (uint64_t(n) * 0x9E3779B97F4A7C15ull);  // per switch
+        spec.lb.flowlet_gap_us = s_.flowlet_gap_us;
+        spec.lb.flowlet_age_us = std::max<uint32_t>(10000, s_.flowlet_gap_us);
+        spec.lb.flowlet_entries = 4096;
+        spec.max_routes = t.host_count() + uint32_t(t.ports(n).size()) + 16;
+        QosPlan plan = sim_qos_plan(s_.qos, spec.ports);
+        nd.ports = std::make_unique<SimPorts>(*this, n, uint16_t(spec.ports.size()));
+        nd.sw = std::make_unique<SimSwitch>(spec, plan, *nd.ports, pool_);
+        nd.wake_at.assign(spec.ports.size(), 0);
+        // Re-poll period: one maximum-size frame at the fastest port.
+        nd.repoll_ps = std::max<TimePs>(1, serialisation_ps(s_.mtu + 18, max_rate));
+        for (uint16_t p = 0; p < t.ports(n).size(); p++) {
+            const PortRef &r = t.ports(n)[p];
+            nd.sw->add_neighbour(uint8_t(p), IpAddr{false, port_addr(r.peer, r.peer_port), {}},
+                                 port_mac(r.peer, r.peer_port));
+        }
+        install_routes(n);
+    }
+    for (auto &f : flows) {
+        const PortRef &r = t.ports(f.src).at(0);
+        if (t.is_switch(r.peer)) {
+            const PortQos &cls = nodes_[r.peer].sw->qos().plan().ports[r.peer_port].cls;
+            f.priority = cls.dscp_to_tc[f.dscp & 63];
+        }
+    }
+    for (uint32_t n = 0; n < t.node_count(); n++) {
+        if (!t.is_host(n) || t.ports(n).empty()) continue;
+        const PortRef &r = t.ports(n)[0];
+        UdpHostParams hp;
+        hp.node = n;
+        hp.ip = host_address(n);
+        hp.mac = port_mac(n, 0);
+        hp.peer_mac = port_mac(r.peer, r.peer_port);
+        hp.port_rate_bps = t.link(r.link).rate_bps;
+        hp.pool = pool_;
+        nodes_[n].host = std::make_unique<UdpHost>(hp, flows, udp_);
+        schedule_host(n);
+    }
+    for (size_t i = 0; i < s_.events.size(); i++) {
+        if (s_.events[i].link >= links_.size())
+            throw std::runtime_error("event " + std::to_string(i) + ": no link " +
+                                     std::to_string(s_.events[i].link));
+        q_.schedule(s_.events[i].at, link_change, 0, 0, i);
+    }
+    if (s_.sample_interval) q_.schedule(0, sample);
+}
+
+Engine::~Engine() {
+    while (!q_.empty()) {
+        Event e = q_.pop();
+        if (e.kind == arrive) {
+            rte_pktmbuf_free(inflight_[e.arg].m);
+        }
+    }
+    for (auto &n : nodes_) {
+        n.sw.reset();  // frees what its egress holds
+        n.ports.reset();
+        n.host.reset();
+    }
+    for (std::FILE *f : {pfc_f_, queue_f_, fct_f_})
+        if (f) std::fclose(f);
+    rte_mempool_free(pool_);
+}
+
+void Engine::install_routes(uint32_t node) {
+    std::vector<SimSwitch::RouteSet> rs;
+    for (uint32_t h : s_.topo.hosts()) {
+        SimSwitch::RouteSet r;
+        r.prefix = IpPrefix{IpAddr{false, host_address(h), {}}, 32};
+        for (const NextHop &nh : routing_.next_hops(node, h)) {
+            const PortRef &pr = s_.topo.ports(node)[nh.port];
+            r.paths.push_back(LearnedPath{uint8_t(nh.port),
+                                          IpAddr{false, port_addr(pr.peer, pr.peer_port), {}}, 1});
+        }
+        rs.push_back(std::move(r));
+    }
+    st_.routes_refused += nodes_[node].sw->set_routes(rs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frames on wires
+
+void Engine::observe_pfc(uint32_t node, uint16_t port, const rte_mbuf *m) {
+    const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+    const uint32_t len = rte_pktmbuf_data_len(m);
+    if (len < 14 || rd16(b + 12) != kEtherTypeMacControl) return;
+    MacControlFrame mc;
+    if (parse_mac_control(b, len, &mc) != MacControlError::none) return;
+    st_.pfc_frames++;
+    if (!pfc_f_) return;
+    for (unsigned p = 0; p < 8; p++) {
+        if (!(mc.enable >> p & 1)) continue;
+        const uint16_t q = mc.pfc ? mc.quanta[p] : mc.quanta[0];
+        std::fprintf(pfc_f_, "%lu,%u,%u,%u,%s,%u\n", (unsigned long)ns(q_.now()), node, port, p,
+                     q ? "xoff" : "xon", q);
+    }
+}
+
+void Engine::transmit(uint32_t node, uint16_t port, rte_mbuf *m) {
+    const PortRef &r = s_.topo.ports(node)[port];
+    Link &l = links_[r.link];
+    const uint8_t d = node == l.node_a && port == l.port_a ? 0 : 1;
+    LinkDirection &dir = d == 0 ? l.a_to_b : l.b_to_a;
+    observe_pfc(node, port, m);
+    const uint32_t frame = std::max<uint32_t>(m->pkt_len, kMacControlFrameLen) + 4;
+    const Transmission t = dir.transmit(q_.now(), frame);
+    st_.frames++;
+    if (!t.sent || t.lost) {
+        if (!t.sent) {
+            st_.link_down_drops++;
+            st_.first_link_drop = std::min(st_.first_link_drop, q_.now());
+            st_.last_link_drop = std::max(st_.last_link_drop, q_.now());
+        } else {
+            st_.lost_error++;
+        }
+        rte_pktmbuf_free(m);
+        return;
+    }
+    uint32_t slot;
+    if (!free_slots_.empty()) {
+        slot = free_slots_.back();
+        free_slots_.pop_back();
+    } else {
+        slot = uint32_t(inflight_.size());
+        inflight_.push_back({});
+    }
+    inflight_[slot] = InFlight{m, r.link, t.generation, d};
+    q_.schedule(t.arrival, arrive, r.peer, r.peer_port, slot);
+}
+
+uint16_t Engine::switch_tx(uint32_t node, uint16_t port, rte_mbuf **pkts, uint16_t n) {
+    LinkDirection &dir = dir_of(node, port);
+    if (!dir.up()) {  // the link drops (and counts) everything handed to it
+        for (uint16_t i = 0; i < n; i++) transmit(node, port, pkts[i]);
+        return n;
+    }
+    if (!n || !dir.idle(q_.now())) return 0;
+    transmit(node, port, pkts[0]);
+    return 1;
+}
+
+void Engine::on_arrive(const Event &e) {
+    const InFlight f = inflight_[e.arg];
+    free_slots_.push_back(uint32_t(e.arg));
+    Link &l = links_[f.link];
+    LinkDirection &dir = f.dir == 0 ? l.a_to_b : l.b_to_a;
+    Transmission t;
+    t.generation = f.gen;
+    if (!dir.delivers(t)) {
+        dir.count_lost_in_flight();
+        st_.lost_in_flight++;
+        rte_pktmbuf_free(f.m);
+        return;
+    }
+    st_.frame_hops++;
+    Node &nd = nodes_[e.node];
+    if (nd.sw) {
+        nd.ports->push_rx(e.port, f.m);
+        run_switch(e.node);
+    } else if (nd.host) {
+        rte_mbuf *m = f.m;
+        nd.host->on_rx(&m, 1, q_.now());
+        schedule_host(e.node);
+    } else {
+        rte_pktmbuf_free(f.m);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running nodes
+
+void Engine::run_switch(uint32_t node) {
+    Node &nd = nodes_[node];
+    const uint64_t now_ns = ns(q_.now());
+    int guard = 0;
+    do {
+        nd.sw->poll(now_ns);
+        st_.switch_polls++;
+    } while (nd.ports->rx_pending() && ++guard < 4096);
+    uint32_t refused = nd.ports->take_refused();
+    for (uint16_t p = 0; refused; p++, refused >>= 1) {
+        if (!(refused & 1)) continue;
+        const TimePs t = dir_of(node, p).free_at();
+        if (nd.wake_at[p] == t) continue;  // already scheduled
+        nd.wake_at[p] = t;
+        q_.schedule(t, wire_free, node, p);
+    }
+    bool waiting = false;
+    for (TimePs t : nd.wake_at) waiting |= t > q_.now();
+    // Backlog that no wire is holding up (paused queues, the shaper): look again later.
+    if (!waiting && nd.sw->backlog() && nd.repoll_at <= q_.now()) {
+        nd.repoll_at = q_.now() + nd.repoll_ps;
+        q_.schedule(nd.repoll_at, poll, node);
+    }
+}
+
+void Engine::schedule_host(uint32_t node) {
+    Node &nd = nodes_[node];
+    const TimePs wf = dir_of(node, 0).free_at();
+    TimePs t = nd.host->next_event(wf);
+    if (t == kNever) return;
+    t = std::max(t, q_.now());
+    if (t == nd.host_at) return;
+    nd.host_at = t;
+    q_.schedule(t, host, node, 0, ++nd.host_gen);
+}
+
+void Engine::run_host(uint32_t node) {
+    Node &nd = nodes_[node];
+    host_out_.clear();
+    nd.host->run(q_.now(), dir_of(node, 0).free_at(), host_out_);
+    for (rte_mbuf *m : host_out_) transmit(node, 0, m);
+    schedule_host(node);
+}
+
+void Engine::write_samples() {
+    if (!queue_f_) return;
+    const unsigned long t = (unsigned long)ns(q_.now());
+    for (uint32_t n = 0; n < nodes_.size(); n++) {
+        if (!nodes_[n].sw) continue;
+        const QosShared &qs = nodes_[n].sw->qos();
+        for (uint16_t p = 0; p < qs.n_ports(); p++)
+            for (uint8_t q = 0; q < kNumQueues; q++) {
+                QueueSnapshot s = qs.queue(p, q);
+                if (s.depth_bytes || s.depth_packets)
+                    std::fprintf(queue_f_, "%lu,%u,%u,%u,%lu,%lu\n", t, n, p, q,
+                                 (unsigned long)s.depth_bytes, (unsigned long)s.depth_packets);
+            }
+    }
+}
+
+void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
+    while (!q_.empty()) {
+        if (s_.until && q_.top().time > s_.until) break;
+        const Event e = q_.pop();
+        st_.events++;
+        if (progress && (st_.events & 0xFFFF) == 0) progress(*this, arg);
+        switch (e.kind) {
+            case arrive:
+                on_arrive(e);
+                break;
+            case wire_free: {
+                Node &nd = nodes_[e.node];
+                if (nd.wake_at[e.port] == e.time) nd.wake_at[e.port] = 0;
+                run_switch(e.node);
+                break;
+            }
+            case poll:
+                st_.repolls++;
+                run_switch(e.node);
+                break;
+            case host: {
+                Node &nd = nodes_[e.node];
+                if (e.arg != nd.host_gen) break;  // superseded
+                nd.host_at = kNever;
+                run_host(e.node);
+                break;
+            }
+            case link_change: {
+                const LinkEvent &ev = s_.events[e.arg];
+                links_[ev.link].set_up(ev.up);
+                routing_.set_link_up(ev.link, ev.up);
+                q_.schedule(e.time + ev.convergence, reroute);
+                break;
+            }
+            case reroute:
+                st_.reroutes++;
+                routing_.recompute();
+                for (uint32_t n : routing_.changed_nodes())
+                    if (nodes_[n].sw) install_routes(n);
+                break;
+            case sample:
+                write_samples();
+                if (!q_.empty()) q_.schedule(e.time + s_.sample_interval, sample);
+                break;
+        }
+    }
+    st_.now = q_.now();
+}
+
+std::array<uint64_t, kDropReasonCount> Engine::drops() const {
+    std::array<uint64_t, kDropReasonCount> d{};
+    for (const auto &n : nodes_)
+        if (n.sw)
+            for (const auto &pc : n.sw->counters().ports)
+                for (size_t r = 0; r < kDropReasonCount; r++) d[r] += pc.drops[r].load();
+    return d;
+}
+
+void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
+    if (out_.empty()) return;
+    std::FILE *f = open_out(out_, "udp_flows.csv");
+    std::fprintf(f,
+                 "flow,src,dst,sport,dport,sent,received,out_of_order,min_delay_ps,"
+                 "mean_delay_ps,max_delay_ps\n");
+    for (size_t i = 0; i < s_.udp.size(); i++) {
+        const UdpFlowSpec &fs = s_.udp[i];
+        const UdpFlowStats &st = udp_.stats()[i];
+        std::fprintf(f, "%zu,%u,%u,%u,%u,%lu,%lu,%lu,%lu,%lu,%lu\n", i, fs.src, fs.dst, fs.sport,
+                     fs.dport, (unsigned long)st.sent, (unsigned long)st.received,
+                     (unsigned long)st.out_of_order,
+                     (unsigned long)(st.received ? st.min_delay : 0),
+                     (unsigned long)(st.received ? uint64_t(st.sum_delay / st.received) : 0),
+                     (unsigned long)st.max_delay);
+    }
+    std::fclose(f);
+    if (s_.delays) {
+        f = open_out(out_, "udp_delays.csv");
+        std::fprintf(f, "flow,seq,sent_ps,received_ps,delay_ps\n");
+        for (const auto &d : udp_.deliveries())
+            std::fprintf(f, "%u,%lu,%lu,%lu,%lu\n", d.flow, (unsigned long)d.seq,
+                         (unsigned long)d.sent, (unsigned long)d.received,
+                         (unsigned long)(d.received - d.sent));
+        std::fclose(f);
+    }
+    f = open_out(out_, "summary.json");
+    std::fprintf(f, "{\n");
+    std::fprintf(f, "  \"simulated_time_ns\": %lu,\n", (unsigned long)ns(st_.now));
+    std::fprintf(f, "  \"events\": %lu,\n", (unsigned long)st_.events);
+    std::fprintf(f, "  \"frames\": %lu,\n", (unsigned long)st_.frames);
+    std::fprintf(f, "  \"frame_hops\": %lu,\n", (unsigned long)st_.frame_hops);
+    std::fprintf(f, "  \"pfc_frames\": %lu,\n", (unsigned long)st_.pfc_frames);
+    std::fprintf(f, "  \"switch_polls\": %lu,\n", (unsigned long)st_.switch_polls);
+    std::fprintf(f, "  \"repolls\": %lu,\n", (unsigned long)st_.repolls);
+    std::fprintf(f, "  \"reroutes\": %lu,\n", (unsigned long)st_.reroutes);
+    std::fprintf(f, "  \"routes_refused\": %lu,\n", (unsigned long)st_.routes_refused);
+    std::fprintf(f,
+                 "  \"link_drops\": {\"link_down\": %lu, \"lost_in_flight\": %lu, "
+                 "\"error\": %lu},\n",
+                 (unsigned long)st_.link_down_drops, (unsigned long)st_.lost_in_flight,
+                 (unsigned long)st_.lost_error);
+    std::fprintf(f, "  \"switch_drops\": {");
+    const auto d = drops();
+    bool first = true;
+    for (size_t r = 0; r < kDropReasonCount; r++) {
+        if (!d[r]) continue;
+        std::fprintf(f, "%s\"%s\": %lu", first ? "" : ", ",
+                     std::string(drop_reason_name(DropReason(r))).c_str(), (unsigned long)d[r]);
+        first = false;
+    }
+    std::fprintf(f, "},\n");
+    uint64_t sent = 0, recv = 0;
+    for (const auto &s : udp_.stats()) {
+        sent += s.sent;
+        recv += s.received;
+    }
+    std::fprintf(f, "  \"udp\": {\"flows\": %zu, \"sent\": %lu, \"received\": %lu},\n",
+                 s_.udp.size(), (unsigned long)sent, (unsigned long)recv);
+    // The only fields that differ between identical runs (names containing wall_time_s, and
+    // peak_rss_kb).
+    std::fprintf(f, "  \"setup_wall_time_s\": %.3f,\n", setup_s);
+    std::fprintf(f, "  \"wall_time_s\": %.3f,\n", wall_s);
+    std::fprintf(f, "  \"peak_rss_kb\": %ld\n", peak_rss_kb);
+    std::fprintf(f, "}\n");
+    std::fclose(f);
+    for (std::FILE *x : {pfc_f_, queue_f_, fct_f_})
+        if (x) std::fflush(x);
+}
+
+// ---------------------------------------------------------------------------------------------
+// EAL
+
+static std::string g_runtime_dir;
+
+bool sim_eal_init(const char *argv0, uint64_t memory_mb) {
+    std::string prefix = "--file-prefix=rocesim" + std::to_string(getpid());
+    std::string mem = std::to_string(memory_mb);
+    std::vector<std::string> args = {argv0,
+                                     "--no-huge",
+                                     "--no-pci",
+                                     "-m",
+                                     mem,
+                                     "-l",
+                                     "0",
+                                     prefix,
+                                     "--log-level=lib.eal:error",
+                                     "--no-telemetry"};
+    std::vector<char *> av;
+    for (auto &a : args) av.push_back(a.data());
+    if (rte_eal_init(int(av.size()), av.data()) < 0) {
+        std::fprintf(stderr, "rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+        return false;
+    }
+    g_runtime_dir = rte_eal_get_runtime_dir();
+    return true;
+}
+
+void sim_eal_cleanup() {
+    rte_eal_cleanup();
+    std::error_code ec;
+    if (!g_runtime_dir.empty()) std::filesystem::remove_all(g_runtime_dir, ec);
+}
+
+uint64_t sim_eal_memory_mb(const Scenario &s) {
+    const uint64_t per_switch_mb =
+        fib_memory_bytes(fib_params_for_sim(s.topo.host_count() + 64)) / (1 << 20) + 8;
+    const uint64_t pool_mb = uint64_t(s.mbufs) * (2048 + s.mtu + 512) / (1 << 20) + 16;
+    return 256 + s.topo.switch_count() * per_switch_mb + pool_mb;
+}
+
+}  // namespace rocesw::sim

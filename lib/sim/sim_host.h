@@ -1,0 +1,127 @@
+// Hosts in the simulator: the interface the engine drives, and a constant-rate UDP
+// sender/sink (the ns-3 cross-check's traffic and the exact small cases).
+//
+// SimHost is what the lib/roce HostSet will implement when it has its virtual-time API: the
+// engine hands it the frames that arrived on its one port, asks when it next wants to run, and
+// runs it, collecting the frames it sends. A host sends only while its wire is idle (the
+// engine tells it when the wire is free), so frames wait in the host, not on the link.
+//
+// UdpHost frames: Ethernet / IPv4 (DSCP, ECT(0) when ecn) / UDP / payload
+//   magic 'RSIM' (4) | flow id (4) | sequence (8) | generation time in ps (8) | zero fill.
+// A flow sends packet k at t_k = start + floor(k * (frame + 24) * 8 * 1e12 / rate) for
+// t_k < stop: `rate` counts wire bits (frame, FCS 4, preamble/SFD/IFG 20), so rate = line rate
+// is back to back. The timestamp is t_k, so a packet's one-way delay includes the time it
+// waited in the host (behind its own earlier packets, or while paused). PFC: a received PFC
+// frame pauses the flows of each enabled priority for quanta x 512 bit times at the host's
+// port rate (0 quanta: resume); 802.3x PAUSE pauses every flow.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "config/config.h"
+#include "sim/event_queue.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace rocesw::sim {
+
+inline constexpr TimePs kNever = std::numeric_limits<TimePs>::max();
+
+class SimHost {
+  public:
+    virtual ~SimHost() = default;
+    // Frames that arrived on the host's port at `now`; the host owns (and frees) them.
+    virtual void on_rx(rte_mbuf **frames, uint16_t n, TimePs now) = 0;
+    // The earliest time the host wants to run, given that its wire is free at `wire_free`
+    // (kNever: nothing until a frame arrives).
+    virtual TimePs next_event(TimePs wire_free) const = 0;
+    // Runs at `now`; appends the frames to send on its port, in order (the engine serialises
+    // them back to back from max(now, wire_free)).
+    virtual void run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) = 0;
+};
+
+struct UdpFlowSpec {
+    uint32_t src = 0, dst = 0;        // host node ids
+    uint64_t rate_bps = 0;            // wire bit rate (see above)
+    uint32_t frame_bytes = 1000;      // Ethernet header to payload end, FCS excluded; >= 66
+    TimePs start = 0, stop = kNever;  // packets generated in [start, stop)
+    uint8_t dscp = 0;
+    bool ecn = false;  // ECT(0)
+    uint16_t sport = 10000, dport = 100;
+    uint8_t priority = 0;  // PFC priority that pauses it (set by the engine: the TC)
+    uint32_t line = 0;     // scenario line, for messages
+};
+
+// Per-flow results and (optionally) every delivery, written by the engine at the end.
+struct UdpFlowStats {
+    uint64_t sent = 0, received = 0, alloc_failed = 0;
+    uint64_t out_of_order = 0;
+    uint64_t next_seq = 0;
+    TimePs min_delay = kNever, max_delay = 0;
+    unsigned __int128 sum_delay = 0;
+};
+struct UdpDelivery {
+    uint32_t flow;
+    uint64_t seq;
+    TimePs sent, received;
+};
+class UdpRecorder {
+  public:
+    explicit UdpRecorder(size_t flows) : stats_(flows) {}
+    void on_sent(uint32_t flow) { stats_[flow].sent++; }
+    void on_delivery(uint32_t flow, uint64_t seq, TimePs sent, TimePs now);
+    void keep_deliveries(bool on) { keep_ = on; }
+    const std::vector<UdpFlowStats> &stats() const { return stats_; }
+    std::vector<UdpFlowStats> &stats() { return stats_; }
+    const std::vector<UdpDelivery> &deliveries() const { return deliveries_; }
+
+  private:
+    std::vector<UdpFlowStats> stats_;
+    std::vector<UdpDelivery> deliveries_;
+    bool keep_ = true;
+};
+
+struct UdpHostParams {
+    uint32_t node = 0;
+    uint32_t ip = 0;        // host byte order (sim::host_address)
+    MacAddr mac, peer_mac;  // this host's NIC, the switch port it is cabled to
+    uint64_t port_rate_bps = 0;
+    rte_mempool *pool = nullptr;
+};
+
+class UdpHost final : public SimHost {
+  public:
+    // `flows`: every flow of the run (ids are indices); this host sends those with src == node.
+    UdpHost(const UdpHostParams &p, const std::vector<UdpFlowSpec> &flows, UdpRecorder &rec);
+
+    void on_rx(rte_mbuf **frames, uint16_t n, TimePs now) override;
+    TimePs next_event(TimePs wire_free) const override;
+    void run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) override;
+
+    uint64_t pause_frames() const { return pause_frames_; }
+    uint64_t rx_other() const { return rx_other_; }
+
+  private:
+    struct Flow {
+        uint32_t id;
+        const UdpFlowSpec *spec;
+        uint64_t k = 0;                 // next packet
+        TimePs t = 0;                   // its generation time (kNever: done)
+        unsigned __int128 bits_ps = 0;  // wire bits x 1e12 per packet
+    };
+    TimePs due(const Flow &f) const;  // t, or later while paused
+    void advance(Flow &f);
+    rte_mbuf *build(const Flow &f);
+
+    UdpHostParams p_;
+    UdpRecorder &rec_;
+    std::vector<Flow> flows_;
+    std::array<TimePs, 8> paused_until_{};
+    uint64_t pause_frames_ = 0, rx_other_ = 0;
+};
+
+}  // namespace rocesw::sim

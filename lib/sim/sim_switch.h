@@ -1,0 +1,104 @@
+// One simulated switch: the real pipeline (Fib, Rib, QosShared + QosEgress, Worker, the load
+// balancer) over a PortIo the engine provides, with one worker and time passed in by the caller.
+//
+// THIS IS THE ONE PLACE TO SWAP. The constructor builds what app/roceswd/switch.cc and
+// test/pipeline/qos_fixture.h build, by hand; when the Dataplane assembly
+// (lib/pipeline/dataplane.{h,cc}) lands, the body of SimSwitch's constructor becomes one
+// `Dataplane(cfg, plan, io)` call and the accessors forward to it. Nothing else in lib/sim
+// builds pipeline objects.
+//
+// Differences from roceswd, all deliberate and all in SimSwitchSpec:
+//  - a compact FIB (fib_params_for_sim): rte_fib DIR-24-8 is the only IPv4 type lib/route
+//    offers today, so the 2 x 64 MiB tbl24 stays in *virtual* EAL memory, but rule, tbl8 and
+//    next-hop counts are sized to the fabric, so only a few pages are ever touched;
+//  - no RCU (one thread: the Fib and the ECMP groups skip the grace period, qsbr = null);
+//  - routes are "learned" routes (Rib::set_learned), so destinations with the same next-hop
+//    set share one ECMP group (kMaxEcmpGroups is 512 per switch);
+//  - the QoS plan's port rate is the link's exact rate, and the TX ring model is capped at a
+//    few frames (see doc/rocesim.md, "How the link rate reaches the egress").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/counters.h"
+#include "config/config.h"
+#include "pipeline/port_io.h"
+#include "pipeline/worker.h"
+#include "qos/qos_config.h"
+#include "qos/qos_egress.h"
+#include "route/fib.h"
+#include "route/rib.h"
+
+struct rte_mempool;
+
+namespace rocesw::sim {
+
+struct SimSwitchPort {
+    std::string name;  // "p0", "p1", ...
+    MacAddr mac;
+    uint64_t rate_bps = 0;  // the link's rate: the egress drains at exactly this
+    uint32_t mtu = 9000;    // L3 MTU
+};
+
+struct SimSwitchSpec {
+    std::string name;  // unique among the engine's switches (EAL object names derive from it)
+    std::vector<SimSwitchPort> ports;
+    LbConfig lb;                 // policy, seed, flowlet settings
+    uint32_t max_routes = 1024;  // IPv4 routes the FIB must hold (hosts + neighbours + slack)
+    uint16_t burst = 32;         // worker RX burst (the egress hands the device 1 at a time)
+};
+
+// The FIB sizing for a simulated switch with room for `routes` IPv4 routes.
+FibParams fib_params_for_sim(uint32_t routes);
+
+// The QoS plan of a simulated switch: `qos` bound to the ports, then each port's rate set to
+// its link's exact rate and its TX ring model capped at three maximum-size frames.
+QosPlan sim_qos_plan(const QosConfig &qos, const std::vector<SimSwitchPort> &ports);
+
+class SimSwitch {
+  public:
+    // EAL must be initialised; `pool` feeds PFC frames the switch sends. Throws
+    // std::runtime_error or ConfigError.
+    SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io, rte_mempool *pool);
+    ~SimSwitch();
+    SimSwitch(const SimSwitch &) = delete;
+    SimSwitch &operator=(const SimSwitch &) = delete;
+
+    // One worker pass (RX of every port, pipeline, egress flush) at `now_ns`.
+    uint32_t poll(uint64_t now_ns) { return worker_->poll_once(now_ns); }
+    uint32_t backlog() const { return egress_->backlog(); }
+
+    // Routing: replaces the routes (one per destination prefix) and the neighbours; only what
+    // changed reaches the Fib. `paths` empty: withdraw.
+    struct RouteSet {
+        IpPrefix prefix;
+        std::vector<LearnedPath> paths;  // port + via (a neighbour's address)
+    };
+    void add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
+        rib_->add_neighbour(port, ip, mac);
+    }
+    // Returns the number of routes the Fib refused.
+    size_t set_routes(const std::vector<RouteSet> &routes);
+
+    const QosShared &qos() const { return *qos_; }
+    const WorkerCounters &counters() const { return *counters_; }
+    const SimSwitchSpec &spec() const { return spec_; }
+    size_t route_count() const { return rib_->route_count(false); }
+
+  private:
+    SimSwitchSpec spec_;
+    std::unique_ptr<Fib> fib_;
+    std::unique_ptr<Rib> rib_;
+    std::unique_ptr<QosShared> qos_;
+    LoadSignal lb_load_;
+    DataplaneContext ctx_;
+    std::unique_ptr<WorkerCounters> counters_;
+    std::unique_ptr<QosEgress> egress_;
+    std::unique_ptr<Worker> worker_;
+    std::vector<IpPrefix> installed_;  // prefixes with a learned route
+};
+
+}  // namespace rocesw::sim
