@@ -120,6 +120,7 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         spec.lb.flowlet_gap_us = s_.flowlet_gap_us;
         spec.lb.flowlet_age_us = std::max<uint32_t>(10000, s_.flowlet_gap_us);
         spec.lb.flowlet_entries = 4096;
+        spec.compact_fib = s_.compact_fib;
         spec.max_routes = t.host_count() + uint32_t(t.ports(n).size()) + 16;
         QosPlan plan = sim_qos_plan(s_.qos, spec.ports);
         nd.ports = std::make_unique<SimPorts>(*this, n, uint16_t(spec.ports.size()));
@@ -511,7 +512,7 @@ void sim_eal_cleanup() {
 
 uint64_t sim_eal_memory_mb(const Scenario &s) {
     const uint64_t per_switch_mb =
-        fib_memory_bytes(fib_params_for_sim(s.topo.host_count() + 64)) / (1 << 20) + 8;
+        fib_memory_bytes(fib_params_for_sim(s.topo.host_count() + 64, s.compact_fib)) / (1 << 20) + 8;
     const uint64_t pool_mb = uint64_t(s.mbufs) * (2048 + s.mtu + 512) / (1 << 20) + 16;
     return 256 + s.topo.switch_count() * per_switch_mb + pool_mb;
 }

@@ -167,7 +167,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
     if (root.IsNull()) return;
     r.check_keys(root, "",
                  {"topology", "qos_profile", "mtu", "lb", "sample_interval", "delays", "mbufs",
-                  "until", "seed", "udp_flows", "events"});
+                  "until", "seed", "udp_flows", "events", "fib"});
     const std::string dir = std::filesystem::path(source).parent_path().string();
     s.source = source;
     if (auto t = root["topology"]) {
@@ -191,6 +191,11 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
     if (auto n = root["delays"]) s.delays = r.boolean(n, "delays");
     if (auto n = root["mbufs"]) s.mbufs = uint32_t(r.uint(n, "mbufs", 1024, 1u << 26));
     if (auto n = root["until"]) s.until = r.time(n, "until");
+    if (auto n = root["fib"]) {
+        const std::string f = r.str(n, "fib");
+        if (f != "compact" && f != "full") r.fail(n, "fib", "'" + f + "' is not one of compact, full");
+        s.compact_fib = f == "compact";
+    }
     if (auto n = root["seed"]) s.seed = r.uint(n, "seed", 0, UINT64_MAX);
     if (auto lb = root["lb"]) {
         r.check_keys(lb, "lb", {"policy", "seed", "flowlet_gap_us", "switches"});

@@ -59,6 +59,7 @@ struct Scenario {
     TimePs sample_interval = 0;  // 0: no queue samples
     bool delays = true;
     uint32_t mbufs = 32767;
+    bool compact_fib = true;  // `fib: compact` (RIB-only tables) or `fib: full` (DIR-24-8 + lpm6)
     uint64_t seed = 1;
 };
 

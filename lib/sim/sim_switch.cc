@@ -5,8 +5,9 @@
 
 namespace rocesw::sim {
 
-FibParams fib_params_for_sim(uint32_t routes) {
+FibParams fib_params_for_sim(uint32_t routes, bool compact) {
     FibParams p;
+    p.compact = compact;
     // Every /32 host route of 11.0.x.1 sits in its own /24, so it needs one tbl8 group; the
     // neighbour /32s (10.n.n.p) likewise. rte_fib rounds tbl8 groups up to 64.
     p.ipv4_max_routes = routes + 64;
@@ -56,7 +57,7 @@ SimSwitch::SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io,
                                  std::to_string(spec_.ports.size()) + " ports (1.." +
                                  std::to_string(kMaxPorts) + " supported)");
     fib_ =
-        std::make_unique<Fib>(spec_.name + "_fib", fib_params_for_sim(spec_.max_routes), nullptr);
+        std::make_unique<Fib>(spec_.name + "_fib", fib_params_for_sim(spec_.max_routes, spec_.compact_fib), nullptr);
     LbSettings lbs = lb_settings_from(spec_.lb);
     fib_->groups().set_settings(lbs);  // before the worker sizes its flowlet table
     std::vector<RibPort> rib_ports;

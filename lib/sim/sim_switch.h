@@ -49,10 +49,11 @@ struct SimSwitchSpec {
     LbConfig lb;                 // policy, seed, flowlet settings
     uint32_t max_routes = 1024;  // IPv4 routes the FIB must hold (hosts + neighbours + slack)
     uint16_t burst = 32;         // worker RX burst (the egress hands the device 1 at a time)
+    bool compact_fib = true;     // RIB-only FIB tables (FibParams::compact)
 };
 
 // The FIB sizing for a simulated switch with room for `routes` IPv4 routes.
-FibParams fib_params_for_sim(uint32_t routes);
+FibParams fib_params_for_sim(uint32_t routes, bool compact = true);
 
 // The QoS plan of a simulated switch: `qos` bound to the ports, then each port's rate set to
 // its link's exact rate and its TX ring model capped at three maximum-size frames.
