@@ -1,6 +1,7 @@
 // The `pfc` view (rocectl show pfc, /rocesw/pfc): per port the mode, per priority what was
 // received and sent and for how long, per lossless PG its buffer, threshold and headroom, per
-// lossless queue the watchdog. Read-only, lock-free (QosShared's PfcPortStats).
+// lossless queue the watchdog. Read-only, lock-free: a formatting of
+// TrafficManager::pfc_snapshot (PfcEngine::snapshot plus the PG buffer bytes).
 #include <algorithm>
 
 #include "switch.h"
@@ -11,76 +12,74 @@ using nlohmann::json;
 
 json Switch::view_pfc(const std::vector<std::string> &args) const {
     const uint64_t now = clock_.now_ns();
-    const QosPlan &plan = qos_->plan();
     json out = json::array();
     for (size_t i = 0; i < cfg_.ports.size(); i++) {
         if (!args.empty() && std::find(args.begin(), args.end(), cfg_.ports[i].name) == args.end())
             continue;
-        const PortQosPlan &pp = plan.ports[i];
-        const PfcPortStats &st = qos_->pfc(uint16_t(i));
+        const PfcPortView v = qos_->pfc_snapshot(uint16_t(i), now);
         json prios = json::array();
         for (unsigned p = 0; p < kNumPriorities; p++) {
-            const bool lossless = pp.cls.pfc_enable >> p & 1;
-            if (!lossless && !st.rx_ignored[p].load()) continue;
+            const PfcPortView::Priority &pr = v.priorities[p];
+            if (!pr.lossless && !pr.rx_ignored) continue;
             prios.push_back({{"priority", p},
-                             {"lossless", lossless},
-                             {"rx_pause", st.rx_pause[p].load()},
-                             {"rx_xon", st.rx_xon[p].load()},
-                             {"rx_ignored", st.rx_ignored[p].load()},
-                             {"rx_paused_now", st.rx_clock[p].active(now)},
-                             {"rx_pause_us", st.rx_clock[p].total_ns(now) / 1000},
-                             {"tx_pause", st.tx_pause[p].load()},
-                             {"tx_xon", st.tx_xon[p].load()},
-                             {"tx_pausing_now", st.tx_clock[p].active(now)},
-                             {"tx_pause_us", st.tx_clock[p].total_ns(now) / 1000}});
+                             {"lossless", pr.lossless},
+                             {"rx_pause", pr.rx_pause},
+                             {"rx_xon", pr.rx_xon},
+                             {"rx_ignored", pr.rx_ignored},
+                             {"rx_paused_now", pr.rx_paused_now},
+                             {"rx_pause_us", pr.rx_pause_ns / 1000},
+                             {"tx_pause", pr.tx_pause},
+                             {"tx_xon", pr.tx_xon},
+                             {"tx_pausing_now", pr.tx_pausing_now},
+                             {"tx_pause_us", pr.tx_pause_ns / 1000}});
         }
         json pgs = json::array();
         for (unsigned g = 0; g < kNumPg; g++) {
-            const PgPlan &pg = pp.pgs[g];
+            const PfcPortView::Pg &pg = v.pgs[g];
             if (!pg.priorities) continue;
             pgs.push_back({{"pg", g},
                            {"priorities", pg.priorities},
                            {"profile", pg.automatic ? "automatic" : "BUFFER_PG"},
-                           {"bytes", qos_->pg_bytes(uint16_t(i), uint8_t(g))},
-                           {"watermark_bytes", qos_->pg_watermark(uint16_t(i), uint8_t(g))},
-                           {"xoff_threshold_bytes", st.pg_threshold[g].load()},
+                           {"bytes", pg.bytes},
+                           {"watermark_bytes", pg.watermark_bytes},
+                           {"xoff_threshold_bytes", pg.xoff_threshold_bytes},
                            {"headroom_bytes", pg.headroom_bytes},
-                           {"headroom_needed_bytes", pg.headroom_needed},
-                           {"headroom_used_bytes", st.pg_headroom_used[g].load()},
-                           {"headroom_watermark_bytes", st.pg_headroom_watermark[g].load()},
-                           {"headroom_drops", qos_->pg_drops(uint16_t(i), uint8_t(g))},
-                           {"xoff", st.pg_xoff[g].load() != 0}});
+                           {"headroom_needed_bytes", pg.headroom_needed_bytes},
+                           {"headroom_used_bytes", pg.headroom_used_bytes},
+                           {"headroom_watermark_bytes", pg.headroom_watermark_bytes},
+                           {"headroom_drops", pg.headroom_drops},
+                           {"xoff", pg.xoff}});
         }
         json wd = json::array();
-        if (pp.wd.enabled)
-            for (unsigned q = 0; q < kNumQueues; q++) {
-                if (!(pp.lossless_queues() >> q & 1)) continue;
-                wd.push_back({{"queue", q},
-                              {"stormed", (st.wd_stormed.load() >> q & 1) != 0},
-                              {"storms", st.wd_storms[q].load()},
-                              {"restores", st.wd_restores[q].load()}});
-            }
+        for (unsigned q = 0; q < kNumQueues; q++) {
+            const PfcPortView::WdQueue &w = v.wd_queues[q];
+            if (!w.watched) continue;
+            wd.push_back({{"queue", q},
+                          {"stormed", w.stormed},
+                          {"storms", w.storms},
+                          {"restores", w.restores}});
+        }
         json malformed = json::object();
         for (size_t e = 0; e < kMacControlErrorCount; e++)
-            if (uint64_t n = st.rx_malformed[e].load())
+            if (uint64_t n = v.rx_malformed[e])
                 malformed[std::string(mac_control_error_name(MacControlError(e)))] = n;
         out.push_back({{"port", cfg_.ports[i].name},
                        {"mode", pfc_modes_.size() > i ? pfc_modes_[i] : "software"},
-                       {"pfc_enable", pp.cls.pfc_enable},
-                       {"pause_quanta", pp.pfc_quanta},
-                       {"pause_8023x", pp.honor_pause ? "honor" : "ignore"},
-                       {"rx_pause_8023x", st.rx_global_pause.load()},
-                       {"rx_pause_8023x_ignored", st.rx_global_ignored.load()},
+                       {"pfc_enable", v.pfc_enable},
+                       {"pause_quanta", v.pause_quanta},
+                       {"pause_8023x", v.honor_pause ? "honor" : "ignore"},
+                       {"rx_pause_8023x", v.rx_global_pause},
+                       {"rx_pause_8023x_ignored", v.rx_global_ignored},
                        {"rx_malformed", malformed},
-                       {"tx_failed", st.tx_failed.load()},
-                       {"paused_queues", st.paused_queues.load()},
+                       {"tx_failed", v.tx_failed},
+                       {"paused_queues", v.paused_queues},
                        {"priorities", prios},
                        {"pgs", pgs},
                        {"watchdog",
-                        {{"enabled", pp.wd.enabled},
-                         {"action", pp.wd.drop ? "drop" : "forward"},
-                         {"detection_ms", pp.wd.detection_ns / 1'000'000},
-                         {"restoration_ms", pp.wd.restoration_ns / 1'000'000},
+                        {{"enabled", v.wd.enabled},
+                         {"action", v.wd.drop ? "drop" : "forward"},
+                         {"detection_ms", v.wd.detection_ns / 1'000'000},
+                         {"restoration_ms", v.wd.restoration_ns / 1'000'000},
                          {"queues", wd}}}});
     }
     if (!args.empty() && out.empty()) throw CommandError("pfc: no port named '" + args[0] + "'");
@@ -103,7 +102,7 @@ void Switch::register_pfc_metrics() {
             for (unsigned prio = 0; prio < kNumPriorities; prio++)
                 if (plan.ports[p].cls.pfc_enable >> prio & 1)
                     s.sample({{"port", cfg_.ports[p].name}, {"priority", prio}},
-                             value(qos_->pfc(uint16_t(p)), prio, p));
+                             value(qos_->pfc().stats(uint16_t(p)), prio, p));
     };
     m.counter("rocesw_pfc_frames_sent_total",
               "PFC frames sent with a pause time for the priority (XOFF and refreshes)",
@@ -139,7 +138,7 @@ void Switch::register_pfc_metrics() {
                   for (size_t p = 0; p < cfg_.ports.size(); p++)
                       for (unsigned pr = 0; pr < kNumPriorities; pr++) {
                           if (!(plan.ports[p].cls.pfc_enable >> pr & 1)) continue;
-                          const PfcPortStats &st = qos_->pfc(uint16_t(p));
+                          const PfcPortStats &st = qos_->pfc().stats(uint16_t(p));
                           s.sample({{"port", cfg_.ports[p].name},
                                     {"priority", pr},
                                     {"direction", "received"}},
@@ -172,7 +171,9 @@ void Switch::register_pfc_metrics() {
                     for (unsigned pr = 0; pr < kNumPriorities; pr++)
                         if (plan.ports[p].cls.pfc_enable >> pr & 1)
                             s.sample({{"port", cfg_.ports[p].name}, {"priority", pr}},
-                                     qos_->pfc(uint16_t(p)).rx_clock[pr].active(now) ? 1 : 0);
+                                     qos_->pfc().stats(uint16_t(p)).rx_clock[pr].active(now)
+                                         ? 1
+                                         : 0);
             });
     m.gauge("rocesw_pg_headroom_used_bytes", "Bytes of a lossless PG above its xoff threshold",
             [this](MetricSink &s) {
@@ -181,7 +182,7 @@ void Switch::register_pfc_metrics() {
                     for (unsigned g = 0; g < kNumPg; g++)
                         if (plan.ports[p].pgs[g].priorities)
                             s.sample({{"port", cfg_.ports[p].name}, {"pg", g}},
-                                     qos_->pfc(uint16_t(p)).pg_headroom_used[g].load());
+                                     qos_->pfc().stats(uint16_t(p)).pg_headroom_used[g].load());
             });
     m.counter("rocesw_mac_control_malformed_total",
               "Malformed MAC-control frames received, by reason",
@@ -190,7 +191,7 @@ void Switch::register_pfc_metrics() {
                       for (size_t e = 0; e < kMacControlErrorCount; e++)
                           s.sample({{"port", cfg_.ports[p].name},
                                     {"reason", mac_control_error_name(MacControlError(e))}},
-                                   qos_->pfc(uint16_t(p)).rx_malformed[e].load());
+                                   qos_->pfc().stats(uint16_t(p)).rx_malformed[e].load());
               });
 }
 

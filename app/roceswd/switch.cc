@@ -21,7 +21,7 @@ uint64_t TscClock::now_ns() const {
 
 // Load balancing (doc/load-balancing.md): the adaptive policy's view of egress queue depths.
 static uint64_t lb_queue_bytes(const void *ctx, uint16_t port, uint8_t tc) {
-    const auto *q = static_cast<const QosShared *>(ctx);
+    const auto *q = static_cast<const TrafficManager *>(ctx);
     if (port >= q->n_ports()) return 0;
     return q->queue(port, q->plan().ports[port].cls.tc_to_queue[tc & 7]).depth_bytes;
 }
@@ -74,16 +74,16 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
 
     counters_ = std::make_unique<WorkerCounters[]>(n_workers);
     // Port p's queues are owned by worker p % n_workers; other workers hand packets to it.
-    qos_ = std::make_unique<QosShared>(qos, n_workers, "rocesw_qos");
+    qos_ = std::make_unique<TrafficManager>(qos, n_workers, "rocesw_qos");
     ctx_.qos = &qos_->plan();
     lb_load_ = LoadSignal{&lb_queue_bytes, qos_.get()};  // adaptive load balancing
     fib_->groups().set_load_signal(&lb_load_);
-    ctx_.pfc = qos_.get();  // received PFC/PAUSE frames
+    ctx_.pfc = &qos_->pfc();  // received PFC/PAUSE frames
     setup_control_plane();  // host interfaces, punt path, netlink (before the workers)
     {
         std::vector<std::array<uint8_t, 6>> macs;
         for (const auto &p : cfg_.ports) macs.push_back(p.mac.b);
-        qos_->set_pfc_source(ports_->pool(), std::move(macs));
+        qos_->pfc().set_source(ports_->pool(), std::move(macs));
     }
     for (const auto &w : qos_->plan().warnings) spdlog::warn("{}", w);
     for (const auto &p : ports_->ports()) pfc_modes_.push_back(p.pfc_mode);
@@ -123,7 +123,7 @@ void Switch::log_pfc_watchdog() {
     const size_t n = cfg_.ports.size();
     if (wd_seen_.size() != n) wd_seen_.assign(n, {});
     for (size_t p = 0; p < n; p++) {
-        const PfcPortStats &st = qos_->pfc(uint16_t(p));
+        const PfcPortStats &st = qos_->pfc().stats(uint16_t(p));
         const PfcWdPlan &wd = qos_->plan().ports[p].wd;
         for (unsigned q = 0; q < kNumQueues; q++) {
             const uint64_t storms = st.wd_storms[q].load(), restores = st.wd_restores[q].load();

@@ -109,7 +109,7 @@ class Switch {
     rte_rcu_qsbr *qsbr_ = nullptr;
     std::unique_ptr<Fib> fib_;
     std::unique_ptr<Rib> rib_;
-    std::unique_ptr<QosShared> qos_;  // outlives every worker's QosEgress
+    std::unique_ptr<TrafficManager> qos_;  // outlives every worker's QosEgress
     LoadSignal lb_load_;              // queue depths for adaptive load balancing
     DataplaneContext ctx_;
     std::unique_ptr<WorkerCounters[]> counters_;  // one block per worker

@@ -19,7 +19,7 @@
 
 #include "pipeline/punt.h"
 #include "pkt/mbuf_meta.h"
-#include "qos/qos_egress.h"
+#include "egress/injector.h"
 
 namespace rocesw {
 
@@ -43,9 +43,9 @@ struct Ctl {
 
 }  // namespace
 
-HostInterfaces::HostInterfaces(std::vector<PortSpec> ports, Punt &punt, QosShared &qos,
+HostInterfaces::HostInterfaces(std::vector<PortSpec> ports, Punt &punt, Injector &inject,
                                rte_mempool *pool, uint8_t switch_tc)
-    : punt_(punt), qos_(qos), pool_(pool), switch_tc_(switch_tc) {
+    : punt_(punt), inject_(inject), pool_(pool), switch_tc_(switch_tc) {
     Ctl ctl;
     if (ctl.fd < 0) throw std::runtime_error(sys_error("host interfaces: socket"));
     for (auto &spec : ports) {
@@ -183,7 +183,7 @@ size_t HostInterfaces::from_kernel(uint16_t port, uint8_t *buf, size_t cap) {
         p.stats->from_kernel_bytes.fetch_add(uint64_t(len), std::memory_order_relaxed);
     }
     if (n) {
-        unsigned k = qos_.inject(port, out, n);
+        unsigned k = inject_.inject(port, out, n);
         if (k < n) {
             p.stats->from_kernel_dropped.fetch_add(n - k, std::memory_order_relaxed);
             p.stats->from_kernel.fetch_sub(n - k, std::memory_order_relaxed);

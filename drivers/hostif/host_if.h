@@ -26,7 +26,7 @@ struct rte_mempool;
 namespace rocesw {
 
 class Punt;
-class QosShared;
+class Injector;
 
 struct HostIfStats {
     std::atomic<uint64_t> to_kernel{0}, to_kernel_bytes{0};
@@ -45,8 +45,8 @@ class HostInterfaces {
     };
     // Creates the TAPs (up, MAC, MTU, forwarding on, redirects off). Throws std::runtime_error
     // naming the interface and the reason (no /dev/net/tun, name taken by another device, ...).
-    HostInterfaces(std::vector<PortSpec> ports, Punt &punt, QosShared &qos, rte_mempool *pool,
-                   uint8_t switch_tc);
+    HostInterfaces(std::vector<PortSpec> ports, Punt &punt, Injector &inject,
+                   rte_mempool *pool, uint8_t switch_tc);
     ~HostInterfaces();  // stops the thread; closing the fds removes the TAPs
     HostInterfaces(const HostInterfaces &) = delete;
     HostInterfaces &operator=(const HostInterfaces &) = delete;
@@ -76,7 +76,7 @@ class HostInterfaces {
 
     std::vector<Port> ports_;
     Punt &punt_;
-    QosShared &qos_;
+    Injector &inject_;  // the port owners' way in (TrafficManager::inject)
     rte_mempool *pool_;
     uint8_t switch_tc_;
     std::atomic<bool> stop_{false};

@@ -16,7 +16,7 @@
 #include "pkt/checksum.h"
 #include "pkt/mbuf_meta.h"
 #include "qos/classifier.h"
-#include "qos/qos_egress.h"
+#include "qos/pfc_engine.h"
 
 namespace rocesw {
 
@@ -117,13 +117,13 @@ void Worker::to_control(rte_mbuf *m, uint16_t in_port) {
 void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns) {
     if (!ctx_.pfc) return drop(m, in_port, DropReason::pause_ignored);
     switch (ctx_.pfc->receive_mac_control(in_port, f, rte_pktmbuf_data_len(m), now_ns, trace_)) {
-        case QosShared::MacControlResult::consumed:
+        case PfcEngine::MacControlResult::consumed:
             ctr_.ports[in_port].local_packets.inc();
             dropped_[n_dropped_++] = m;  // freed with the burst's drops, not counted as one
             return;
-        case QosShared::MacControlResult::ignored:
+        case PfcEngine::MacControlResult::ignored:
             return drop(m, in_port, DropReason::pause_ignored);
-        case QosShared::MacControlResult::malformed:
+        case PfcEngine::MacControlResult::malformed:
             return drop(m, in_port, DropReason::mac_control_malformed);
     }
 }

@@ -29,7 +29,7 @@ struct rte_mbuf;
 namespace rocesw {
 
 class Punt;
-class QosShared;
+class PfcEngine;
 class TraceRing;
 
 inline constexpr uint16_t kMaxBurst = 256;
@@ -47,9 +47,9 @@ struct DataplaneContext {
     std::vector<IfAddr> all_addrs;  // every port's addresses: any of them answers echo
     const Fib *fib = nullptr;
     const QosPlan *qos = nullptr;  // classification maps; null: every packet stays in TC 0
-    // PFC/PAUSE frames received go here (QosShared::receive_mac_control); null: every
+    // PFC/PAUSE frames received go here (PfcEngine::receive_mac_control); null: every
     // MAC-control frame is dropped as pause_ignored.
-    QosShared *pfc = nullptr;
+    PfcEngine *pfc = nullptr;
     // Host interfaces (doc/control-plane.md): packets for the control plane are policed and
     // queued here for the kernel. Null: the embedded default (ARP/ND/echo answered locally,
     // TTL-expired and unresolved packets dropped).

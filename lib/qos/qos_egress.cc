@@ -44,34 +44,35 @@ constexpr DropReason port_reason(QueueDrop d) {
 
 }  // namespace
 
-// ---------------------------------------------------------------------------------- QosShared
+// ----------------------------------------------------------------------------- TrafficManager
 
-QosShared::QosShared(const QosPlan &plan, uint16_t n_workers, const std::string &name)
-    : QosShared(plan, n_workers, modulo_owners(plan.ports.size(), n_workers), name) {}
+TrafficManager::TrafficManager(const QosPlan &plan, uint16_t n_workers, const std::string &name)
+    : TrafficManager(plan, n_workers, modulo_owners(plan.ports.size(), n_workers), name) {}
 
-QosShared::QosShared(const QosPlan &plan, uint16_t n_workers, std::vector<uint16_t> owners,
-                     const std::string &name)
-    : plan_(plan), n_workers_(n_workers), owners_(std::move(owners)) {
+TrafficManager::TrafficManager(const QosPlan &plan, uint16_t n_workers,
+                               std::vector<uint16_t> owners, const std::string &name)
+    : plan_(plan), n_workers_(n_workers), owners_(std::move(owners)), pfc_(plan_) {
     if (n_workers_ == 0 || n_workers_ > kMaxWorkers)
-        throw std::invalid_argument("QosShared: workers out of range");
+        throw std::invalid_argument("TrafficManager: workers out of range");
     if (owners_.size() != plan_.ports.size() || plan_.ports.size() > kMaxPorts)
-        throw std::invalid_argument("QosShared: one owner per port required");
+        throw std::invalid_argument("TrafficManager: one owner per port required");
     for (auto o : owners_)
-        if (o >= n_workers_) throw std::invalid_argument("QosShared: owner out of range");
+        if (o >= n_workers_) throw std::invalid_argument("TrafficManager: owner out of range");
     init(name);
 }
 
-void QosShared::enable_inject() {
+void TrafficManager::enable_inject() {
     for (size_t p = 0; p < ports_.size(); p++) {
         if (ports_[p]->handoff) continue;
         std::string rn = name_ + "_h" + std::to_string(p);
         ports_[p]->handoff =
             rte_ring_create(rn.c_str(), plan_.handoff_ring_packets, SOCKET_ID_ANY, RING_F_SC_DEQ);
-        if (!ports_[p]->handoff) throw std::runtime_error("QosShared: cannot create ring " + rn);
+        if (!ports_[p]->handoff)
+            throw std::runtime_error("TrafficManager: cannot create ring " + rn);
     }
 }
 
-void QosShared::init(const std::string &name) {
+void TrafficManager::init(const std::string &name) {
     name_ = name;
     const size_t n_ports = plan_.ports.size();
     pg_limit_ = std::make_unique<std::array<std::atomic<uint64_t>, PgAccounting::kSize>>();
@@ -111,28 +112,19 @@ void QosShared::init(const std::string &name) {
             std::string rn = name + "_h" + std::to_string(p);
             port->handoff = rte_ring_create(rn.c_str(), plan_.handoff_ring_packets, SOCKET_ID_ANY,
                                             RING_F_SC_DEQ);
-            if (!port->handoff) throw std::runtime_error("QosShared: cannot create ring " + rn);
+            if (!port->handoff)
+                throw std::runtime_error("TrafficManager: cannot create ring " + rn);
         }
-        // PFC: priority p (= TC p) pauses queue tc_to_queue[p] when p is lossless here.
-        for (unsigned pr = 0; pr < kNumPriorities; pr++)
-            if (pp.cls.pfc_enable >> pr & 1)
-                port->prio_queue[pr] = uint8_t(1u << pp.cls.tc_to_queue[pr]);
+        // Lossless packets of a PG with static thresholds are admitted up to its threshold plus
+        // its headroom; dynamic ones get their limit from PFC generation.
         for (unsigned g = 0; g < kNumPg; g++) {
             const PgPlan &pg = pp.pgs[g];
-            if (!pg.priorities) continue;
-            port->lossless_pgs = uint8_t(port->lossless_pgs | 1u << g);
-            if (!pg.dynamic)
+            if (pg.priorities && !pg.dynamic)
                 (*pg_limit_)[PgAccounting::key(p, g)].store(
                     pg.static_th_bytes + pg.headroom_bytes, std::memory_order_relaxed);
         }
-        port->pause_ns = pause_quanta_to_ns(pp.pfc_quanta, pp.rate_bps);
-        if (pp.wd.enabled) {
-            port->wd_queues = pp.lossless_queues();
-            for (auto &w : port->wd) w = PfcWatchdog(pp.wd.detection_ns, pp.wd.restoration_ns);
-        }
         ports_.push_back(std::move(port));
         stats_.push_back(std::make_unique<PortQosStats>());
-        pfc_.push_back(std::make_unique<PfcPortStats>());
     }
     ipool_members_.resize(plan_.ingress_pools.size());
     for (size_t p = 0; p < n_ports; p++)
@@ -164,7 +156,7 @@ void QosShared::init(const std::string &name) {
     }
 }
 
-QosShared::~QosShared() {
+TrafficManager::~TrafficManager() {
     for (auto &p : ports_) {
         if (!p->handoff) continue;
         void *objs[kHandoffBurst];
@@ -175,111 +167,60 @@ QosShared::~QosShared() {
     }
 }
 
-unsigned QosShared::inject(uint16_t port, rte_mbuf **pkts, unsigned n) {
+unsigned TrafficManager::inject(uint16_t port, rte_mbuf **pkts, unsigned n) {
     if (port >= n_ports() || !ports_[port]->handoff) return 0;
     return rte_ring_mp_enqueue_burst(ports_[port]->handoff, reinterpret_cast<void **>(pkts), n,
                                      nullptr);
 }
 
-uint64_t QosShared::pg_bytes(uint16_t in_port, uint8_t pg) const {
+uint64_t TrafficManager::pg_bytes(uint16_t in_port, uint8_t pg) const {
     uint64_t s = 0;
     for (auto &o : owner_state_) s += o->pg->bytes[PgAccounting::key(in_port, pg)].load();
     return s;
 }
 
-uint64_t QosShared::pg_watermark(uint16_t in_port, uint8_t pg) const {
+uint64_t TrafficManager::pg_watermark(uint16_t in_port, uint8_t pg) const {
     uint64_t s = 0;
     for (auto &o : owner_state_) s += o->pg->watermark[PgAccounting::key(in_port, pg)].load();
     return s;
 }
 
-uint64_t QosShared::pg_drops(uint16_t in_port, uint8_t pg) const {
+uint64_t TrafficManager::pg_drops(uint16_t in_port, uint8_t pg) const {
     uint64_t s = 0;
     for (auto &o : owner_state_) s += o->pg->drops[PgAccounting::key(in_port, pg)].load();
     return s;
 }
 
-uint64_t QosShared::pool_used(size_t pool) const {
+uint64_t TrafficManager::pool_used(size_t pool) const {
     uint64_t s = 0;
     for (auto &o : owner_state_) s += o->pools[pool].used_gauge.load();
     return s;
 }
 
-void QosShared::set_paused(uint16_t port, uint8_t mask) {
+void TrafficManager::set_paused(uint16_t port, uint8_t mask) {
     ports_[port]->paused.store(mask, std::memory_order_relaxed);
 }
 
-uint8_t QosShared::paused(uint16_t port) const {
+uint8_t TrafficManager::paused(uint16_t port) const {
     return ports_[port]->paused.load(std::memory_order_relaxed);
 }
 
-void QosShared::set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes) {
+void TrafficManager::set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes) {
     (*pg_limit_)[PgAccounting::key(in_port, pg)].store(bytes, std::memory_order_relaxed);
 }
 
-void QosShared::set_pfc_source(rte_mempool *pool, std::vector<std::array<uint8_t, 6>> macs) {
-    pfc_pool_ = pool;
-    pfc_macs_ = std::move(macs);
-    pfc_macs_.resize(plan_.ports.size());
+PfcPortView TrafficManager::pfc_snapshot(uint16_t port, uint64_t now_ns) const {
+    PfcPortView v = pfc_.snapshot(port, now_ns);
+    for (unsigned g = 0; g < kNumPg; g++) {
+        if (!v.pgs[g].priorities) continue;
+        v.pgs[g].bytes = pg_bytes(port, uint8_t(g));
+        v.pgs[g].watermark_bytes = pg_watermark(port, uint8_t(g));
+        v.pgs[g].headroom_drops = pg_drops(port, uint8_t(g));
+    }
+    return v;
 }
 
-QosShared::MacControlResult QosShared::receive_mac_control(uint16_t port, const uint8_t *f,
-                                                          uint32_t len, uint64_t now_ns,
-                                                          TraceRing *trace) {
-    PfcPortStats &st = *pfc_[port];
-    MacControlFrame fr;
-    MacControlError e = parse_mac_control(f, len, &fr);
-    const PortQosPlan &pp = plan_.ports[port];
-    Port &ps = *ports_[port];
-    // MAC-control frames of one port normally arrive on one RX queue (they carry no IP, so RSS
-    // sends them to queue 0); the lock keeps the clocks and counters exact if they do not.
-    rte_spinlock_lock(&ps.rx_lock);
-    if (e != MacControlError::none) {
-        st.rx_malformed[size_t(e)].inc();
-        rte_spinlock_unlock(&ps.rx_lock);
-        return MacControlResult::malformed;
-    }
-    MacControlResult r = MacControlResult::consumed;
-    if (!fr.pfc) {
-        if (pp.honor_pause) {
-            st.rx_global_pause.inc();
-            const uint64_t t = pause_quanta_to_ns(fr.quanta[0], pp.rate_bps);
-            st.rx_global_clock.set(now_ns, t);
-            if (now_ns + t > ps.any_until.load(std::memory_order_relaxed))
-                ps.any_until.store(now_ns + t, std::memory_order_release);
-        } else {
-            st.rx_global_ignored.inc();
-            r = MacControlResult::ignored;
-        }
-    } else {
-        const uint8_t lossless = fr.enable & pp.cls.pfc_enable;
-        for (unsigned pr = 0; pr < kNumPriorities; pr++) {
-            if (!(fr.enable >> pr & 1)) continue;
-            if (!(lossless >> pr & 1)) {
-                st.rx_ignored[pr].inc();
-                continue;
-            }
-            const uint64_t t = pause_quanta_to_ns(fr.quanta[pr], pp.rate_bps);
-            if (t) {
-                st.rx_pause[pr].inc();
-                st.last_rx_pause_ns[pr].store(now_ns, std::memory_order_relaxed);
-            } else {
-                st.rx_xon[pr].inc();
-            }
-            st.rx_clock[pr].set(now_ns, t);
-            if (trace)
-                trace->push({now_ns, fr.quanta[pr], port, uint16_t(pr),
-                             t ? TraceKind::pfc_xoff_received : TraceKind::pfc_xon_received});
-            if (now_ns + t > ps.any_until.load(std::memory_order_relaxed))
-                ps.any_until.store(now_ns + t, std::memory_order_release);
-        }
-        if (!lossless && fr.enable) r = MacControlResult::ignored;
-    }
-    rte_spinlock_unlock(&ps.rx_lock);
-    return r;
-}
-
-void QosShared::clear_watermarks(uint16_t port) {
+void TrafficManager::clear_watermarks(uint16_t port) {
     ports_[port]->wm_epoch.fetch_add(1, std::memory_order_relaxed);
     pg_wm_epoch_[port].fetch_add(1, std::memory_order_relaxed);
     pg_wm_any_.fetch_add(1, std::memory_order_release);
@@ -287,9 +228,9 @@ void QosShared::clear_watermarks(uint16_t port) {
 
 // ---------------------------------------------------------------------------------- QosEgress
 
-QosEgress::QosEgress(QosShared &shared, PortIo &io, WorkerCounters &counters, uint16_t worker,
+QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counters, uint16_t worker,
                      uint16_t tx_queue, uint16_t burst)
-    : sh_(shared),
+    : tm_(shared),
       io_(io),
       ctr_(counters),
       worker_(worker),
@@ -312,17 +253,17 @@ QosEgress::~QosEgress() {
 }
 
 void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
-    if (port >= sh_.n_ports()) {
+    if (port >= tm_.n_ports()) {
         // Not a port of the plan: nothing would ever send it.
         if (port < kMaxPorts) ctr_.ports[port].drops[size_t(DropReason::port_stopped)].add(n);
         rte_pktmbuf_free_bulk(pkts, n);
         return;
     }
-    if (sh_.owner(port) == worker_) {
+    if (tm_.owner(port) == worker_) {
         admit(port, pkts, n);
         return;
     }
-    rte_ring *r = sh_.ports_[port]->handoff;
+    rte_ring *r = tm_.ports_[port]->handoff;
     unsigned k = rte_ring_mp_enqueue_burst(r, reinterpret_cast<void **>(pkts), n, nullptr);
     if (k < n) {
         handoff_drops_[port].add(n - k);
@@ -333,7 +274,7 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
 
 uint64_t QosEgress::pg_total_all(size_t key) const {
     uint64_t s = 0;
-    for (auto &o : sh_.owner_state_) s += o->pg->bytes[key].load();
+    for (auto &o : tm_.owner_state_) s += o->pg->bytes[key].load();
     return s;
 }
 
@@ -341,7 +282,7 @@ uint64_t QosEgress::pg_total_all(size_t key) const {
 // flush: PFC generation changes no PG bytes, so every port's PGs see the same sum.
 uint64_t QosEgress::ipool_used_read(size_t pool) {
     uint64_t used = 0;
-    for (auto [k, reserved] : sh_.ipool_members_[pool]) {
+    for (auto [k, reserved] : tm_.ipool_members_[pool]) {
         uint64_t b = pg_total(k);
         used += b > reserved ? b - reserved : 0;
     }
@@ -352,38 +293,134 @@ uint64_t QosEgress::ipool_used_read(size_t pool) {
     return used;
 }
 
+// ------------------------------------------------------------------------------- admission
+
+namespace {
+
+// PG bytes are charged in sums per run of packets of one (ingress port, PG) - in practice the
+// whole burst. They only grow during admission, so the watermark after the sum is the watermark
+// after every packet.
+struct PgCharge {
+    PgAccounting &pg;
+    unsigned key = 0;
+    uint64_t bytes = 0;
+    bool pending = false;
+
+    // Bytes of `k` admitted in this burst and not yet charged.
+    uint64_t pending_for(unsigned k) const { return pending && key == k ? bytes : 0; }
+    void add(unsigned k, uint32_t len) {
+        if (k != key) {
+            commit();
+            key = k;
+        }
+        pending = true;
+        bytes += len;
+    }
+    void commit() {
+        if (!pending) return;
+        pg.bytes[key].add(bytes);
+        pg.watermark[key].max(pg.bytes[key].v);
+        pending = false;
+        bytes = 0;
+    }
+};
+
+}  // namespace
+
+// The verdict on one packet of `len` bytes for queue `q` (QueueDrop::count: admit). `after`,
+// `excess`, `delta`: the queue's bytes, its bytes beyond the reservation, and the growth of the
+// latter if it is admitted; `key`: its (ingress port, PG), of which `pend` bytes are admitted in
+// this burst but not yet charged; `ect`: an IP packet with ECN capability; `cap`: the queue's
+// packet slots.
+[[gnu::always_inline]] inline QueueDrop QosEgress::admission(const TrafficManager::Queue &q,
+                                                             uint32_t len, uint64_t after,
+                                                             uint64_t excess, uint64_t delta,
+                                                             unsigned key, uint64_t pend, bool ect,
+                                                             uint32_t cap) {
+    using Queue = TrafficManager::Queue;
+    const TrafficManager::Pool *pool = q.pool;
+    if (unlikely(q.flags & Queue::kStormDrop)) return QueueDrop::pfc_watchdog;
+    if (unlikely(q.size() >= cap)) return QueueDrop::queue_full;
+    if (q.flags & Queue::kLossless) {
+        // Lossless: never a threshold, never WRED; PFC (ingress) keeps this bounded.
+        if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
+            return QueueDrop::headroom_exhausted;
+        if (uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
+            lim != UINT64_MAX && pg_total(key) + pend + len > lim)
+            return QueueDrop::headroom_exhausted;
+        return QueueDrop::count;
+    }
+    QueueDrop why = QueueDrop::count;
+    if (pool && delta) {
+        if (pool->shared_used + delta > pool->shared) {
+            why = QueueDrop::buffer_full;
+        } else if (q.flags & Queue::kDynamic) {
+            // Dynamic threshold (Choudhury-Hahne): the queue's shared use may reach alpha x the
+            // shared bytes still free, alpha = 2^dynamic_th.
+            uint64_t free = pool->shared - pool->shared_used;
+            uint64_t limit = q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
+            if (excess > limit) why = QueueDrop::buffer_full;
+        } else if (after > q.static_th) {
+            why = QueueDrop::buffer_full;
+        }
+    }
+    if ((q.flags & Queue::kDrop) && q.bytes >= q.drop_min && why == QueueDrop::count &&
+        !(ect && (q.flags & Queue::kEcn)) && wred(q.plan->drop, q.bytes))
+        why = QueueDrop::wred_drop;
+    return why;
+}
+
+// Counters of a burst's admissions, once per queue it grew: `tail0`, `bytes0` are the queues'
+// tails and bytes before it. Within admit() a queue only grows, so what the burst admitted is
+// the growth, and the new watermarks are the final depths.
+[[gnu::always_inline]] inline void QosEgress::commit_admitted(
+    uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
+    const std::array<uint64_t, kNumQueues> &bytes0,
+    const std::array<uint32_t, kNumQueues> &marked) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    PortQosStats &st = *tm_.stats_[port];
+    unsigned touched = 0;
+    for (unsigned qi = 0; qi < kNumQueues; qi++) {
+        TrafficManager::Queue &q = ps.q[qi];
+        if (q.tail == tail0[qi]) continue;
+        touched |= 1u << qi;
+        if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
+        if (q.size() > q.wm_packets) q.wm_packets = q.size();
+        QueueStats &qs = st.queues[qi];
+        qs.enq_packets.add(q.tail - tail0[qi]);
+        qs.enq_bytes.add(q.bytes - bytes0[qi]);
+        if (marked[qi]) {
+            qs.ecn_marked.add(marked[qi]);
+            if (trace_) ecn_unsampled_[port][qi] += marked[qi];
+        }
+        qs.depth_packets.set(q.size());
+        qs.depth_bytes.set(q.bytes);
+        qs.watermark_bytes.set(q.wm_bytes);
+        qs.watermark_packets.set(q.wm_packets);
+    }
+    ps.nonempty = uint8_t(ps.nonempty | touched);
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+}
+
+// Admission of a burst for an owned port: per packet its queue, the verdict (admission()),
+// then a drop (counted, freed in bulk) or a slot; counters once per burst and queue.
 void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
-    using Queue = QosShared::Queue;
-    QosShared::Port &ps = *sh_.ports_[port];
-    PortQosStats &st = *sh_.stats_[port];
-    PgAccounting &pg = *own_.pg;
-    const uint8_t *to_queue = sh_.plan_.ports[port].cls.tc_to_queue.data();
-    const uint16_t *pg_key = sh_.pg_key_.data();
-    const uint32_t cap = sh_.plan_.queue_packets;
+    using Queue = TrafficManager::Queue;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    PortQosStats &st = *tm_.stats_[port];
+    const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
+    const uint16_t *pg_key = tm_.pg_key_.data();
+    const uint32_t cap = tm_.plan_.queue_packets;
     rte_mbuf *dropped[64];
     uint16_t n_dropped = 0;
     // Counters are added once per burst and queue: the per-packet work stays on plain fields.
-    // Within admit() a queue only grows, so what a burst admitted to it is the growth of its
-    // tail and bytes, and its new watermarks are its final depth.
     std::array<uint32_t, kNumQueues> tail0, t_marked{};
     std::array<uint64_t, kNumQueues> bytes0;
     for (unsigned qi = 0; qi < kNumQueues; qi++) {
         tail0[qi] = ps.q[qi].tail;
         bytes0[qi] = ps.q[qi].bytes;
     }
-    // PG bytes are charged in sums per run of packets of one (ingress port, PG) - in practice
-    // the whole burst. They only grow here, so the watermark after the sum is the watermark
-    // after every packet.
-    unsigned pend_key = 0;
-    uint64_t pend = 0;
-    bool pending = false;
-    const auto commit_pg = [&] {
-        if (!pending) return;
-        pg.bytes[pend_key].add(pend);
-        pg.watermark[pend_key].max(pg.bytes[pend_key].v);
-        pending = false;
-        pend = 0;
-    };
+    PgCharge charge{*own_.pg};
 
     // TC -> queue of this port, resolved once per burst.
     std::array<Queue *, kNumTc> by_tc;
@@ -404,43 +441,12 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         const uint64_t after = q.bytes + len;
         const uint64_t excess = after > q.reserved ? after - q.reserved : 0;
         const uint64_t delta = excess - q.excess;  // >= 0: the queue only grows here
-        QosShared::Pool *pool = q.pool;
 
-        QueueDrop why = QueueDrop::count;
-        if (unlikely(q.flags & Queue::kStormDrop)) {
-            why = QueueDrop::pfc_watchdog;
-        } else if (unlikely(q.size() >= cap)) {
-            why = QueueDrop::queue_full;
-        } else if (q.flags & Queue::kLossless) {
-            // Lossless: never a threshold, never WRED; PFC (ingress) keeps this bounded.
-            if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
-                why = QueueDrop::headroom_exhausted;
-            else if (uint64_t lim = (*sh_.pg_limit_)[key].load(std::memory_order_relaxed);
-                     lim != UINT64_MAX &&
-                     pg_total(key) + (pending && pend_key == key ? pend : 0) + len > lim)
-                why = QueueDrop::headroom_exhausted;
-        } else {
-            if (pool && delta) {
-                if (pool->shared_used + delta > pool->shared) {
-                    why = QueueDrop::buffer_full;
-                } else if (q.flags & Queue::kDynamic) {
-                    // Dynamic threshold (Choudhury-Hahne): the queue's shared use may reach
-                    // alpha x the shared bytes still free, alpha = 2^dynamic_th.
-                    uint64_t free = pool->shared - pool->shared_used;
-                    uint64_t limit =
-                        q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
-                    if (excess > limit) why = QueueDrop::buffer_full;
-                } else if (after > q.static_th) {
-                    why = QueueDrop::buffer_full;
-                }
-            }
-            if ((q.flags & Queue::kDrop) && q.bytes >= q.drop_min && why == QueueDrop::count &&
-                !(ect && (q.flags & Queue::kEcn)) && wred(q.plan->drop, q.bytes))
-                why = QueueDrop::wred_drop;
-        }
+        const QueueDrop why =
+            admission(q, len, after, excess, delta, key, charge.pending_for(key), ect, cap);
         if (unlikely(why != QueueDrop::count)) {
             st.queues[qi].drops[size_t(why)].inc();
-            if (why == QueueDrop::headroom_exhausted) pg.drops[key].inc();
+            if (why == QueueDrop::headroom_exhausted) own_.pg->drops[key].inc();
             ctr_.ports[port].drops[size_t(port_reason(why))].inc();
             dropped[n_dropped++] = m;
             if (n_dropped == 64) {
@@ -456,49 +462,24 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(meta->ecn | ip << 2)};
         q.bytes = after;
         q.excess = excess;
-        if (pool) {
+        if (TrafficManager::Pool *pool = q.pool) {
             pool->shared_used += delta;
             pool->used += len;
         }
-        if (key != pend_key) {
-            commit_pg();
-            pend_key = key;
-        }
-        pending = true;
-        pend += len;
+        charge.add(key, len);
     }
-    commit_pg();
+    charge.commit();
     if (n_dropped) rte_pktmbuf_free_bulk(dropped, n_dropped);
-    unsigned touched = 0;
-    for (unsigned qi = 0; qi < kNumQueues; qi++) {
-        Queue &q = ps.q[qi];
-        if (q.tail == tail0[qi]) continue;
-        touched |= 1u << qi;
-        if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
-        if (q.size() > q.wm_packets) q.wm_packets = q.size();
-        QueueStats &qs = st.queues[qi];
-        qs.enq_packets.add(q.tail - tail0[qi]);
-        qs.enq_bytes.add(q.bytes - bytes0[qi]);
-        if (t_marked[qi]) {
-            qs.ecn_marked.add(t_marked[qi]);
-            if (trace_) ecn_unsampled_[port][qi] += t_marked[qi];
-        }
-        qs.depth_packets.set(q.size());
-        qs.depth_bytes.set(q.bytes);
-        qs.watermark_bytes.set(q.wm_bytes);
-        qs.watermark_packets.set(q.wm_packets);
-    }
-    ps.nonempty = uint8_t(ps.nonempty | touched);
-    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    commit_admitted(port, tail0, bytes0, t_marked);
 }
 
 void QosEgress::apply_pg_watermark_clears() {
-    uint32_t any = sh_.pg_wm_any_.load(std::memory_order_acquire);
+    uint32_t any = tm_.pg_wm_any_.load(std::memory_order_acquire);
     if (any == own_.pg_wm_any_seen) return;
     own_.pg_wm_any_seen = any;
     PgAccounting &pg = *own_.pg;
     for (size_t in = 0; in < kMaxPorts; in++) {
-        uint32_t e = sh_.pg_wm_epoch_[in].load(std::memory_order_relaxed);
+        uint32_t e = tm_.pg_wm_epoch_[in].load(std::memory_order_relaxed);
         if (e == own_.pg_wm_seen[in]) continue;
         own_.pg_wm_seen[in] = e;
         for (size_t g = 0; g < kNumPg; g++) {
@@ -518,16 +499,16 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     for (uint16_t p : owned_) sent += service(p, now_ns);
     ipool_valid_ = 0;
     for (uint16_t p : owned_)
-        if (sh_.ports_[p]->lossless_pgs) pfc_generate(p, now_ns);
+        if (tm_.pfc_.generates(p)) pfc_generate(p, now_ns);
     return sent;
 }
 
 void QosEgress::drain_handoff(uint16_t port) {
-    QosShared::Port &ps = *sh_.ports_[port];
+    TrafficManager::Port &ps = *tm_.ports_[port];
     if (!ps.handoff) return;
     // Bounded by the ring size, so that producers cannot keep the owner here forever.
     rte_mbuf *in[kHandoffBurst];
-    for (uint32_t taken = 0; taken < sh_.plan_.handoff_ring_packets;) {
+    for (uint32_t taken = 0; taken < tm_.plan_.handoff_ring_packets;) {
         unsigned k = rte_ring_sc_dequeue_burst(ps.handoff, reinterpret_cast<void **>(in),
                                                kHandoffBurst, nullptr);
         if (!k) break;
@@ -536,177 +517,71 @@ void QosEgress::drain_handoff(uint16_t port) {
     }
 }
 
-// PFC generation for `port` as an ingress port: each lossless PG against its thresholds.
-void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
-    QosShared::Port &ps = *sh_.ports_[port];
-    const PortQosPlan &pp = sh_.plan_.ports[port];
-    PfcPortStats &st = *sh_.pfc_[port];
-    for (unsigned left = ps.lossless_pgs; left; left &= left - 1) {
-        const unsigned g = unsigned(__builtin_ctz(left));
-        const PgPlan &pg = pp.pgs[g];
-        const size_t key = PgAccounting::key(port, g);
-        const uint64_t bytes = pg_total(key);
-        uint64_t threshold = pg.static_th_bytes;
-        if (pg.dynamic) {
-            // Free shared bytes of the ingress pool: its size less its headroom pool, less
-            // what its lossless PGs hold beyond their reservations.
-            const PoolPlan &ip = sh_.plan_.ingress_pools[size_t(pg.pool)];
-            uint64_t shared = ip.size_bytes > ip.xoff_bytes ? ip.size_bytes - ip.xoff_bytes : 0;
-            const uint64_t used = ipool_used(size_t(pg.pool));
-            threshold = pg.threshold(shared > used ? shared - used : 0);
-            // While the peer is paused, the headroom sits on the threshold at which the pause
-            // was sent (it does not shrink as the pool fills).
-            const uint64_t limit = threshold + pg.headroom_bytes;
-            if (!(ps.xoff >> g & 1) && limit != ps.pg_limit_set[g]) {
-                ps.pg_limit_set[g] = limit;
-                (*sh_.pg_limit_)[key].store(limit, std::memory_order_relaxed);
-            }
-        }
-        st.pg_threshold[g].set(threshold);
-        const uint64_t used_hr = bytes > threshold ? bytes - threshold : 0;
-        st.pg_headroom_used[g].set(used_hr);
-        st.pg_headroom_watermark[g].max(used_hr);
-        // Priorities whose queue on this port is stormed (action drop) send no PFC.
-        const uint8_t prios = uint8_t(pg.priorities & ~ps.storm_prios);
-        if (!(ps.xoff >> g & 1)) {
-            if (bytes >= threshold && prios) {
-                ps.xoff = uint8_t(ps.xoff | 1u << g);
-                ps.last_sent[g] = now_ns;
-                ps.pending_xoff |= prios;
-                ps.pending_xon &= uint8_t(~prios);
-            }
-        } else if (bytes <= pg.xon_threshold(threshold) || !prios) {
-            ps.xoff = uint8_t(ps.xoff & ~(1u << g));
-            ps.pending_xon |= pg.priorities;
-            ps.pending_xoff &= uint8_t(~pg.priorities);
-        } else if (now_ns - ps.last_sent[g] >= ps.pause_ns / 2) {
-            // Refresh before the advertised time runs out.
-            ps.last_sent[g] = now_ns;
-            ps.pending_xoff |= prios;
-        }
-        st.pg_xoff[g].set(ps.xoff >> g & 1);
+// ------------------------------------------------------------------------ PFC (PfcEngine)
+
+// PfcQueues: the watchdog's view of one owned port's queues.
+struct QosEgress::PfcQueuesOf {
+    QosEgress &eg;
+    uint16_t port;
+    TrafficManager::Port &ps;
+    uint32_t head(unsigned qi) const { return ps.q[qi].head; }
+    uint32_t size(unsigned qi) const { return ps.q[qi].size(); }
+    void storm_drop(unsigned qi) {
+        ps.q[qi].flags |= TrafficManager::Queue::kStormDrop;
+        eg.flush_queue(port, qi, QueueDrop::pfc_watchdog, DropReason::pfc_watchdog);
     }
-    const uint8_t enable = ps.pending_xoff | ps.pending_xon;
-    if (!enable) return;
-    rte_mbuf *m = sh_.pfc_pool_ ? rte_pktmbuf_alloc(sh_.pfc_pool_) : nullptr;
-    if (!m) {
-        st.tx_failed.inc();
-        return;
+    void storm_restore(unsigned qi) {
+        ps.q[qi].flags &= ~uint32_t(TrafficManager::Queue::kStormDrop);
     }
-    std::array<uint16_t, kNumPriorities> quanta{};
-    for (unsigned pr = 0; pr < kNumPriorities; pr++)
-        if (ps.pending_xoff >> pr & 1) quanta[pr] = pp.pfc_quanta;
-    uint8_t *buf = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, kMacControlFrameLen));
-    if (!buf) {
-        rte_pktmbuf_free(m);
-        st.tx_failed.inc();
-        return;
+};
+
+// PfcBuffer: PG bytes over every owner, the ingress pools' use (read once per flush), the PG
+// admission limits, and the port's TX ahead of every queue.
+struct QosEgress::PfcBufferOf {
+    QosEgress &eg;
+    uint16_t port;
+    uint64_t pg_bytes(size_t key) const { return eg.pg_total(key); }
+    uint64_t ipool_used(size_t pool) { return eg.ipool_used(pool); }
+    void set_pg_limit(size_t key, uint64_t bytes) {
+        (*eg.tm_.pg_limit_)[key].store(bytes, std::memory_order_relaxed);
     }
-    build_pfc_frame(buf, sh_.pfc_macs_[port], enable, quanta);
-    const uint32_t len = kMacControlFrameLen;
-    if (send(port, &m, &len, 1) != 1) {
-        rte_pktmbuf_free(m);
-        st.tx_failed.inc();
-        return;  // the pending priorities go out at the next flush
+    bool send_control(rte_mbuf *m) {
+        const uint32_t len = kMacControlFrameLen;
+        if (eg.send(port, &m, &len, 1) != 1) return false;
+        // Not shaped away and not subject to pause, but it does take wire time.
+        TrafficManager::Port &ps = *eg.tm_.ports_[port];
+        const uint32_t w = eg.tm_.plan_.wire_bytes(len);
+        ps.shaper.consume(w);
+        ps.ring.add(w);
+        return true;
     }
-    // Not shaped away and not subject to pause, but it does take wire time.
-    const uint32_t w = sh_.plan_.wire_bytes(len);
-    ps.shaper.consume(w);
-    ps.ring.add(w);
-    for (unsigned pr = 0; pr < kNumPriorities; pr++) {
-        if (ps.pending_xoff >> pr & 1) {
-            st.tx_pause[pr].inc();
-            st.tx_clock[pr].set(now_ns, ps.pause_ns);
-            if (trace_)
-                trace_->push({now_ns, pp.pfc_quanta, port, uint16_t(pr), TraceKind::pfc_xoff_sent});
-        } else if (ps.pending_xon >> pr & 1) {
-            st.tx_xon[pr].inc();
-            st.tx_clock[pr].set(now_ns, 0);
-            if (trace_) trace_->push({now_ns, 0, port, uint16_t(pr), TraceKind::pfc_xon_sent});
-        }
-    }
-    ps.pending_xoff = ps.pending_xon = 0;
-}
+};
 
 // The queues of `port` PFC (or 802.3x PAUSE) keeps from sending now; runs the watchdog.
-uint8_t QosEgress::pfc_paused_queues(uint16_t port, uint64_t now_ns) {
-    QosShared::Port &ps = *sh_.ports_[port];
-    PfcPortStats &st = *sh_.pfc_[port];
-    uint8_t mask = 0;
-    uint8_t prio_paused = 0;
-    if (now_ns < ps.any_until.load(std::memory_order_acquire)) {
-        if (st.rx_global_clock.active(now_ns)) mask = 0xFF;
-        for (unsigned pr = 0; pr < kNumPriorities; pr++)
-            if (ps.prio_queue[pr] && st.rx_clock[pr].active(now_ns)) {
-                mask |= ps.prio_queue[pr];
-                prio_paused = uint8_t(prio_paused | 1u << pr);
-            }
-    }
-    if (ps.wd_queues && (mask || ps.stormed)) {
-        const PortQosPlan &pp = sh_.plan_.ports[port];
-        for (unsigned qi = 0; qi < kNumQueues; qi++) {
-            if (!(ps.wd_queues >> qi & 1)) continue;
-            QosShared::Queue &q = ps.q[qi];
-            uint64_t last_rx = 0;
-            uint8_t qprios = 0;
-            for (unsigned pr = 0; pr < kNumPriorities; pr++)
-                if (ps.prio_queue[pr] == (1u << qi)) {
-                    qprios = uint8_t(qprios | 1u << pr);
-                    last_rx = std::max(last_rx,
-                                       st.last_rx_pause_ns[pr].load(std::memory_order_relaxed));
-                }
-            const bool progressed = q.head != ps.wd_head[qi];
-            ps.wd_head[qi] = q.head;
-            switch (ps.wd[qi].update(now_ns, mask >> qi & 1, q.size() > 0, progressed, last_rx)) {
-                case PfcWatchdog::Event::storm:
-                    st.wd_storms[qi].inc();
-                    trace_priorities(qprios, now_ns, port, TraceKind::watchdog_storm, qi);
-                    ps.stormed = uint8_t(ps.stormed | 1u << qi);
-                    if (pp.wd.drop) {
-                        ps.storm_prios |= qprios;
-                        q.flags |= QosShared::Queue::kStormDrop;
-                        flush_queue(port, qi, QueueDrop::pfc_watchdog, DropReason::pfc_watchdog);
-                        ps.wd_head[qi] = q.head;
-                    }
-                    break;
-                case PfcWatchdog::Event::restore:
-                    st.wd_restores[qi].inc();
-                    trace_priorities(qprios, now_ns, port, TraceKind::watchdog_restore, qi);
-                    ps.stormed = uint8_t(ps.stormed & ~(1u << qi));
-                    ps.storm_prios &= uint8_t(~qprios);
-                    q.flags &= ~uint32_t(QosShared::Queue::kStormDrop);
-                    break;
-                case PfcWatchdog::Event::none:
-                    break;
-            }
-        }
-        st.wd_stormed.set(ps.stormed);
-    } else if (ps.wd_queues) {
-        // Nothing paused and no storm: keep the progress marks current for the next pause.
-        for (unsigned qi = 0; qi < kNumQueues; qi++)
-            if (ps.wd_queues >> qi & 1) {
-                ps.wd_head[qi] = ps.q[qi].head;
-                ps.wd[qi].update(now_ns, false, ps.q[qi].size() > 0, true, 0);
-            }
-    }
-    mask = uint8_t(mask & ~ps.stormed);
-    st.paused_queues.set(mask);
-    return mask;
+uint8_t QosEgress::pfc_honor(uint16_t port, uint64_t now_ns) {
+    PfcQueuesOf queues{*this, port, *tm_.ports_[port]};
+    return tm_.pfc_.honor(port, now_ns, queues, trace_);
+}
+
+// PFC generation for `port` as an ingress port: each lossless PG against its thresholds.
+void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
+    PfcBufferOf buffer{*this, port};
+    tm_.pfc_.generate(port, now_ns, buffer, trace_);
 }
 
 // Frees every packet of queue `qi` of `port`, counted as `why` on the queue and `reason` on
 // the port.
 void QosEgress::flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReason reason) {
-    QosShared::Port &ps = *sh_.ports_[port];
-    QosShared::Queue &q = ps.q[qi];
-    QueueStats &qs = sh_.stats_[port]->queues[qi];
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    TrafficManager::Queue &q = ps.q[qi];
+    QueueStats &qs = tm_.stats_[port]->queues[qi];
     const uint32_t n = q.size();
     if (n) {
         qs.drops[size_t(why)].add(n);
         ctr_.ports[port].drops[size_t(reason)].add(n);
     }
     while (q.size()) {
-        const QosShared::Slot &s = q.slots[q.head++ & q.mask];
+        const TrafficManager::Slot &s = q.slots[q.head++ & q.mask];
         own_.pg->bytes[s.pg_key].sub(s.len);
         if (q.pool) q.pool->used -= s.len;
         rte_pktmbuf_free(s.m);
@@ -738,42 +613,176 @@ uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, 
     return sent;
 }
 
-uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
-    const QosPlan &plan = sh_.plan_;
-    QosShared::Port &ps = *sh_.ports_[port];
-    PortQosStats &st = *sh_.stats_[port];
-    PgAccounting &pg = *own_.pg;
+// ---------------------------------------------------------------------------------- service
 
+// What one service() pass took from each queue of a port, charged to the counters at its end.
+struct QosEgress::Tally {
+    std::array<uint32_t, kNumQueues> packets{}, marked{};
+    std::array<uint64_t, kNumQueues> bytes{};
+    unsigned touched = 0;
+};
+
+// Restarts the port's queue watermarks from the current depths if clear_watermarks asked.
+[[gnu::always_inline]] inline void QosEgress::apply_watermark_clear(uint16_t port) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
     if (uint32_t e = ps.wm_epoch.load(std::memory_order_relaxed); e != ps.wm_epoch_seen) {
         ps.wm_epoch_seen = e;
+        PortQosStats &st = *tm_.stats_[port];
         for (unsigned qi = 0; qi < kNumQueues; qi++) {
-            QosShared::Queue &q = ps.q[qi];
+            TrafficManager::Queue &q = ps.q[qi];
             st.queues[qi].watermark_bytes.set(q.wm_bytes = q.bytes);
             st.queues[qi].watermark_packets.set(q.wm_packets = q.size());
         }
     }
+}
+
+// Frames the device refused last time go first: they already left their queue. Returns how
+// many it took now; what it still refuses stays staged.
+uint32_t QosEgress::retry_staged(uint16_t port) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    uint32_t len[256];
+    for (uint16_t i = 0; i < ps.staged_n; i++) len[i] = ps.staged[ps.staged_head + i]->pkt_len;
+    uint16_t sent = send(port, &ps.staged[ps.staged_head], len, ps.staged_n);
+    for (uint16_t i = 0; i < sent; i++) ps.ring.add(tm_.plan_.wire_bytes(len[i]));
+    ps.staged_head = uint16_t(ps.staged_head + sent);
+    ps.staged_n = uint16_t(ps.staged_n - sent);
+    if (!ps.staged_n) ps.staged_head = 0;
+    return sent;
+}
+
+// One run from queue qi (see the file comment): frames for as long as pick() would choose qi
+// again without changing its state - a strict queue until it empties (the eligible set only
+// shrinks here), a DWRR queue while its deficit covers its head frame - and the shaper, the ring
+// model and `room` (what the burst has left) allow. The same frames, in the same order, with the
+// same accounting as one pick per frame. Appends them to out/len, charges the queue, its pool,
+// the PG bytes and the deficit once, and adds the run to `t`. Returns the run's frames and
+// bytes; sets *ring_full when the ring model stopped it.
+[[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(TrafficManager::Port &ps, int qi,
+                                                                 unsigned room, TokenBucket &shaper,
+                                                                 TxRingModel &ring, rte_mbuf **out,
+                                                                 uint32_t *len, bool *ring_full,
+                                                                 unsigned &nonempty, Tally &t) {
+    PgAccounting &pg = *own_.pg;
+    const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
+    const auto wire = [min_frame, overhead](uint32_t l) {
+        return (l < min_frame ? min_frame : l) + overhead;
+    };
+    TrafficManager::Queue &q = ps.q[size_t(qi)];
+    const TrafficManager::Slot *const slots = q.slots;
+    const uint32_t mask = q.mask;
+    const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
+    const bool mark = q.flags & TrafficManager::Queue::kMarkDeq;
+    const uint64_t mark_min = q.mark_min;
+    const uint32_t head0 = q.head;
+    const uint64_t bytes0 = q.bytes;
+    // The run ends at the queue's tail or the burst's end, whichever comes first.
+    const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, room);
+    // The queue's deficit is dbase + bytes as frames leave.
+    const int64_t dbase = ps.sched.deficit(qi) - int64_t(bytes0);
+    uint32_t head = head0;
+    uint64_t bytes = bytes0;
+    // PG bytes leave in sums per stretch of one key (in practice the whole run): pg_from is the
+    // queue's bytes where the stretch of pg_key began.
+    unsigned pg_key = slots[head & mask].pg_key;
+    uint64_t pg_from = bytes0;
+    uint32_t marked = 0;
+    unsigned k = 0;
+    for (bool first = true;; first = false) {
+        const TrafficManager::Slot s = slots[head & mask];
+        // Past the first frame: pick() would move on from a DWRR queue whose deficit no longer
+        // covers its head frame (and change its state), so the run ends.
+        if (!first && dwrr && dbase + int64_t(bytes) < int64_t(s.len)) break;
+        const uint32_t w = wire(s.len);
+        if (!ring.fits(w)) {
+            *ring_full = true;
+            break;
+        }
+        head++;
+        if (s.pg_key != pg_key) {
+            pg.bytes[pg_key].sub(pg_from - bytes);
+            pg_key = s.pg_key;
+            pg_from = bytes;
+        }
+        bytes -= s.len;
+        // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
+        if (mark && bytes >= mark_min) {
+            const unsigned ecn = s.ecn_ip & 3;
+            if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
+                wred(q.plan->mark, bytes) && ecn_mark(s.m, meta_of(s.m)))
+                marked++;
+        }
+        shaper.consume(w);
+        ring.add(w);  // taken back by the caller for what the device refuses
+        len[k] = s.len;
+        out[k++] = s.m;
+        if (head == lim || !shaper.ready()) break;
+    }
+    const uint32_t run = head - head0;
+    if (!run) return {0, 0};
+    const uint64_t run_bytes = bytes0 - bytes;
+    q.head = head;
+    q.bytes = bytes;
+    const uint64_t excess = bytes > q.reserved ? bytes - q.reserved : 0;
+    if (TrafficManager::Pool *pool = q.pool) {
+        pool->shared_used -= q.excess - excess;
+        pool->used -= run_bytes;
+    }
+    q.excess = excess;
+    pg.bytes[pg_key].sub(pg_from - bytes);
+    if (dwrr) ps.sched.set_deficit(qi, dbase + int64_t(bytes));
+    if (head == q.tail) {
+        nonempty &= ~(1u << qi);
+        ps.sched.emptied(qi);
+    }
+    t.touched |= 1u << qi;
+    t.packets[size_t(qi)] += run;
+    t.bytes[size_t(qi)] += run_bytes;
+    t.marked[size_t(qi)] += marked;
+    return {run, run_bytes};
+}
+
+// The counters of a service() pass, once per queue it took from, and the gauges.
+[[gnu::always_inline]] inline void QosEgress::commit_dequeued(uint16_t port, const Tally &t) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    PortQosStats &st = *tm_.stats_[port];
+    for (unsigned qi = 0, touched = t.touched; touched; qi++, touched >>= 1) {
+        if (!(touched & 1)) continue;
+        QueueStats &qs = st.queues[qi];
+        const TrafficManager::Queue &q = ps.q[qi];
+        qs.deq_packets.add(t.packets[qi]);
+        qs.deq_bytes.add(t.bytes[qi]);
+        if (t.marked[qi]) {
+            qs.ecn_marked.add(t.marked[qi]);
+            if (trace_) ecn_unsampled_[port][qi] += t.marked[qi];
+        }
+        qs.depth_packets.set(q.size());
+        qs.depth_bytes.set(q.bytes);
+    }
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+}
+
+// One owned port's share of a flush: watermark clears, shaper and ring model brought to now,
+// staged frames retried, the paused queues (PfcEngine::honor and set_paused), then bursts of
+// runs (take_run) handed to the device until no queue is eligible, the shaper or the ring model
+// has no room, or the device refuses (the rest is staged). Returns the frames the device took.
+uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    PortQosStats &st = *tm_.stats_[port];
+
+    apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
     ps.ring.drain(now_ns);
-
-    // Frames the device refused last time go first: they already left their queue.
     uint32_t total = 0;
     if (ps.staged_n) {
-        uint32_t len[256];
-        for (uint16_t i = 0; i < ps.staged_n; i++) len[i] = ps.staged[ps.staged_head + i]->pkt_len;
-        uint16_t sent = send(port, &ps.staged[ps.staged_head], len, ps.staged_n);
-        for (uint16_t i = 0; i < sent; i++) ps.ring.add(plan.wire_bytes(len[i]));
-        total += sent;
-        ps.staged_head = uint16_t(ps.staged_head + sent);
-        ps.staged_n = uint16_t(ps.staged_n - sent);
+        total += retry_staged(port);
         if (ps.staged_n) {
             st.tx_ring_bytes.set(ps.ring.inflight_bytes());
             return total;
         }
-        ps.staged_head = 0;
     }
 
     const uint8_t paused =
-        uint8_t(ps.paused.load(std::memory_order_relaxed) | pfc_paused_queues(port, now_ns));
+        uint8_t(ps.paused.load(std::memory_order_relaxed) | pfc_honor(port, now_ns));
     if (!(ps.nonempty & ~unsigned(paused))) {
         // Nothing to send: no queue, pool or counter changes (the pool gauges are current).
         st.tx_ring_bytes.set(ps.ring.inflight_bytes());
@@ -782,19 +791,15 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     }
     rte_mbuf *out[256];
     uint32_t len[256];
-    std::array<uint32_t, kNumQueues> t_packets{}, t_marked{};
-    std::array<uint64_t, kNumQueues> t_bytes{};
-    unsigned touched = 0;
+    Tally t;
     unsigned nonempty = ps.nonempty;  // a local: see Slot::ecn_ip on char-typed stores
     // The shaper and the ring model live in locals while packets are taken (written back
-    // below), and so does the state of the queue being served: the stores to the PG gauges and
-    // to the packets (ECN) could otherwise alias them, and every packet would reload them.
+    // below), and so does the state of the queue being served (take_run): the stores to the PG
+    // gauges and to the packets (ECN) could otherwise alias them, and every packet would reload
+    // them.
     TokenBucket shaper = ps.shaper;
     TxRingModel ring = ps.ring;
-    const uint32_t min_frame = plan.min_frame_bytes, overhead = plan.wire_overhead_bytes;
-    const auto wire = [min_frame, overhead](uint32_t l) {
-        return (l < min_frame ? min_frame : l) + overhead;
-    };
+    const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
     const unsigned burst = burst_;
     for (;;) {
         unsigned k = 0;
@@ -804,93 +809,21 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             const uint8_t eligible = uint8_t(nonempty & ~unsigned(paused));
             if (!eligible || !shaper.ready()) break;
             const int qi = ps.sched.pick(eligible, [&](int i) {
-                const QosShared::Queue &q = ps.q[size_t(i)];
+                const TrafficManager::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
-            // A run: frames from queue qi for as long as pick() would choose qi again without
-            // changing its state - a strict queue until it empties (the eligible set only
-            // shrinks here), a DWRR queue while its deficit covers its head frame - and the
-            // shaper, the ring and the burst allow. The same frames, in the same order, with
-            // the same accounting as one pick per frame. What the run took (frames, bytes,
-            // deficit, PG bytes) is derived from the queue's head and bytes at the end.
-            QosShared::Queue &q = ps.q[size_t(qi)];
-            const QosShared::Slot *const slots = q.slots;
-            const uint32_t mask = q.mask;
-            const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
-            const bool mark = q.flags & QosShared::Queue::kMarkDeq;
-            const uint64_t mark_min = q.mark_min;
-            const uint32_t head0 = q.head;
-            const uint64_t bytes0 = q.bytes;
-            // The run ends at the queue's tail or the burst's end, whichever comes first.
-            const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, burst - k);
-            // The queue's deficit is dbase + bytes as frames leave.
-            const int64_t dbase = ps.sched.deficit(qi) - int64_t(bytes0);
-            uint32_t head = head0;
-            uint64_t bytes = bytes0;
-            // PG bytes leave in sums per stretch of one key (in practice the whole run):
-            // pg_from is the queue's bytes where the stretch of pg_key began.
-            unsigned pg_key = slots[head & mask].pg_key;
-            uint64_t pg_from = bytes0;
-            uint32_t marked = 0;
-            for (bool first = true;; first = false) {
-                const QosShared::Slot s = slots[head & mask];
-                // Past the first frame: pick() would move on from a DWRR queue whose deficit
-                // no longer covers its head frame (and change its state), so the run ends.
-                if (!first && dwrr && dbase + int64_t(bytes) < int64_t(s.len)) break;
-                const uint32_t w = wire(s.len);
-                if (!ring.fits(w)) {
-                    ring_full = true;
-                    break;
-                }
-                head++;
-                if (s.pg_key != pg_key) {
-                    pg.bytes[pg_key].sub(pg_from - bytes);
-                    pg_key = s.pg_key;
-                    pg_from = bytes;
-                }
-                bytes -= s.len;
-                // Dequeue marking: the depth this packet leaves behind is the congestion it
-                // reports.
-                if (mark && bytes >= mark_min) {
-                    const unsigned ecn = s.ecn_ip & 3;
-                    if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
-                        wred(q.plan->mark, bytes) && ecn_mark(s.m, meta_of(s.m)))
-                        marked++;
-                }
-                shaper.consume(w);
-                ring.add(w);  // taken back below for what the device refuses
-                len[k] = s.len;
-                out[k++] = s.m;
-                if (head == lim || !shaper.ready()) break;
-            }
-            const uint32_t run = head - head0;
-            if (!run) break;
-            const uint64_t run_bytes = bytes0 - bytes;
-            q.head = head;
-            q.bytes = bytes;
-            const uint64_t excess = bytes > q.reserved ? bytes - q.reserved : 0;
-            if (QosShared::Pool *pool = q.pool) {
-                pool->shared_used -= q.excess - excess;
-                pool->used -= run_bytes;
-            }
-            q.excess = excess;
-            pg.bytes[pg_key].sub(pg_from - bytes);
-            if (dwrr) ps.sched.set_deficit(qi, dbase + int64_t(bytes));
-            if (head == q.tail) {
-                nonempty &= ~(1u << qi);
-                ps.sched.emptied(qi);
-            }
-            touched |= 1u << qi;
-            t_packets[size_t(qi)] += run;
-            t_bytes[size_t(qi)] += run_bytes;
-            t_marked[size_t(qi)] += marked;
-            k_bytes += run_bytes;
+            const Run r = take_run(ps, qi, burst - k, shaper, ring, out + k, len + k, &ring_full,
+                                   nonempty, t);
+            if (!r.frames) break;
+            k += r.frames;
+            k_bytes += r.bytes;
         }
         if (!k) break;
         uint16_t sent = send(port, out, len, uint16_t(k), k_bytes);
         total += sent;
         if (sent < k) {
-            for (unsigned i = sent; i < k; i++) ring.remove(wire(len[i]));
+            for (unsigned i = sent; i < k; i++)
+                ring.remove((len[i] < min_frame ? min_frame : len[i]) + overhead);
             // The device ring is full after all: keep the rest for the next flush.
             std::copy(out + sent, out + k, ps.staged.begin());
             ps.staged_head = 0;
@@ -901,20 +834,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     ps.shaper = shaper;
     ps.ring = ring;
     ps.nonempty = uint8_t(nonempty);
-    for (unsigned qi = 0; touched; qi++, touched >>= 1) {
-        if (!(touched & 1)) continue;
-        QueueStats &qs = st.queues[qi];
-        const QosShared::Queue &q = ps.q[qi];
-        qs.deq_packets.add(t_packets[qi]);
-        qs.deq_bytes.add(t_bytes[qi]);
-        if (t_marked[qi]) {
-            qs.ecn_marked.add(t_marked[qi]);
-            if (trace_) ecn_unsampled_[port][qi] += t_marked[qi];
-        }
-        qs.depth_packets.set(q.size());
-        qs.depth_bytes.set(q.bytes);
-    }
-    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    commit_dequeued(port, t);
     st.tx_ring_bytes.set(ps.ring.inflight_bytes());
     if (trace_) sample_ecn_marks(port, now_ns);
     return total;
@@ -932,7 +852,7 @@ void QosEgress::sample_ecn_marks(uint16_t port, uint64_t now_ns) {
 uint32_t QosEgress::backlog() const {
     uint32_t n = 0;
     for (uint16_t p : owned_) {
-        const QosShared::Port &ps = *sh_.ports_[p];
+        const TrafficManager::Port &ps = *tm_.ports_[p];
         for (auto &q : ps.q) n += q.size();
         n += ps.staged_n;
         if (ps.handoff) n += rte_ring_count(ps.handoff);
@@ -942,7 +862,7 @@ uint32_t QosEgress::backlog() const {
 
 void QosEgress::discard_all(DropReason reason) {
     for (uint16_t port : owned_) {
-        QosShared::Port &ps = *sh_.ports_[port];
+        TrafficManager::Port &ps = *tm_.ports_[port];
         uint64_t dropped = 0;
         if (ps.handoff) {
             rte_mbuf *in[kHandoffBurst];

@@ -8,17 +8,20 @@
 // handoff ring (rte_ring, MP enqueue / SC dequeue); the owner drains it at the start of every
 // flush, before it schedules.
 //
-//   QosShared   built once (control thread, after EAL init): the plan, the per-port state,
-//               the handoff rings, the counters. Readers use it from any thread.
-//   QosEgress   one per worker (implements Egress); owns the ports QosShared assigns it.
+//   TrafficManager  the switch's traffic manager (an ASIC's MMU): built once (control thread,
+//                   after EAL init) from the plan; owns the per-port queues and scheduler
+//                   state, the buffer pools and PG accounting, the handoff rings, the counters
+//                   and the PFC engine (qos/pfc_engine.h). Readers use it from any thread.
+//   QosEgress       one per worker (implements Egress); owns the ports TrafficManager assigns
+//                   it: admission and scheduling.
 //
-// Enqueue, per packet: TC (PacketMeta.tc) -> queue (egress port's TC_TO_QUEUE_MAP); refuse when
-//   the queue's slots are full (queue_full); lossless queue: admit unless the pool + headroom is
-//   exhausted or the (ingress port, PG) limit is reached (headroom_exhausted) - never WRED, never
-//   a threshold; lossy queue: reserved bytes always, beyond them the dynamic threshold
-//   alpha x free shared bytes (alpha = 2^dynamic_th) or the static threshold, and the pool
-//   (buffer_full); then WRED: Not-ECT (or ECT without ECN) on the drop curve (wred_drop); ECT
-//   with ECN marked CE on the marking curve if the queue marks at enqueue.
+// Enqueue (admit), per packet: TC (PacketMeta.tc) -> queue (egress port's TC_TO_QUEUE_MAP);
+//   refuse when the queue's slots are full (queue_full); lossless queue: admit unless the pool +
+//   headroom is exhausted or the (ingress port, PG) limit is reached (headroom_exhausted) -
+//   never WRED, never a threshold; lossy queue: reserved bytes always, beyond them the dynamic
+//   threshold alpha x free shared bytes (alpha = 2^dynamic_th) or the static threshold, and the
+//   pool (buffer_full); then WRED: Not-ECT (or ECT without ECN) on the drop curve (wred_drop);
+//   ECT with ECN marked CE on the marking curve if the queue marks at enqueue.
 // Flush, per owned port: drain the handoff ring; retry frames the device refused last time;
 //   then while a queue is eligible (non-empty, not paused), the shaper has credit and the TX ring
 //   model has room: pick (strict, then DWRR), dequeue, mark CE on the marking curve at the depth
@@ -27,17 +30,17 @@
 //   empty; DWRR: while its deficit covers the head frame), with its state in locals and the
 //   accounting charged once per run - the same schedule as one pick per frame.
 //
-// PFC (doc/pfc.md), also in the owner's flush: honoring (received pause deadlines -> paused
-//   queues), generation (per lossless PG of each owned port as an ingress port: xoff/xon
-//   against its thresholds, PFC frames sent ahead of every queue), the watchdog per lossless
-//   queue. Received MAC-control frames are decoded by the receiving worker through
-//   receive_mac_control().
+// PFC lives in PfcEngine (qos/pfc_engine.h, doc/pfc.md). The owner's flush calls it per port:
+//   honor() gives the queues paused by received PFC/PAUSE (and runs the watchdog, which may
+//   flush a stormed queue through PfcQueues), generate() decides xoff/xon per lossless PG on
+//   the PG bytes after the flush and sends its frame ahead of every queue through PfcBuffer.
+//   The receiving worker hands MAC-control frames to PfcEngine::receive_mac_control().
 //
-// Counters: PortQosStats per (port, queue), PgAccounting per (ingress port, PG) and
-// PfcPortStats per port in QosShared; on the worker's WorkerCounters: tx_packets/tx_bytes of
-// the egress port when the device takes a packet (PFC frames included), drops[reason] for
-// every queue drop (queue_full, buffer_full, wred_drop, headroom_exhausted, pfc_watchdog,
-// handoff_full) and for discard_all.
+// Counters: PortQosStats per (port, queue) and PgAccounting per (ingress port, PG) in
+// TrafficManager, PfcPortStats per port in its PfcEngine; on the worker's WorkerCounters:
+// tx_packets/tx_bytes of the egress port when the device takes a packet (PFC frames included),
+// drops[reason] for every queue drop (queue_full, buffer_full, wred_drop, headroom_exhausted,
+// pfc_watchdog, handoff_full) and for discard_all.
 //
 // Hot path: no allocation, no locks, no virtual call per packet (PortIo once per burst); all
 // state is preallocated per port and written by one thread.
@@ -54,13 +57,14 @@
 
 #include "common/counters.h"
 #include "egress/egress.h"
+#include "egress/injector.h"
 #include "pipeline/port_io.h"
+#include "qos/pfc_engine.h"
 #include "qos/plan.h"
 #include "qos/rng.h"
 #include "qos/scheduler.h"
 #include "qos/shaper.h"
 #include "qos/stats.h"
-#include "pfc/watchdog.h"
 #include "telemetry/trace.h"  // TraceRing (header-only): PFC events for the event trace
 
 struct rte_mbuf;
@@ -71,16 +75,16 @@ namespace rocesw {
 
 class QosEgress;
 
-class QosShared {
+class TrafficManager final : public Injector {
   public:
     // Port p is owned by worker p % n_workers.
-    QosShared(const QosPlan &plan, uint16_t n_workers, const std::string &name = "qos");
+    TrafficManager(const QosPlan &plan, uint16_t n_workers, const std::string &name = "qos");
     // owners[p]: the worker that schedules port p (each < n_workers).
-    QosShared(const QosPlan &plan, uint16_t n_workers, std::vector<uint16_t> owners,
+    TrafficManager(const QosPlan &plan, uint16_t n_workers, std::vector<uint16_t> owners,
               const std::string &name = "qos");
-    ~QosShared();
-    QosShared(const QosShared &) = delete;
-    QosShared &operator=(const QosShared &) = delete;
+    ~TrafficManager() override;
+    TrafficManager(const TrafficManager &) = delete;
+    TrafficManager &operator=(const TrafficManager &) = delete;
 
     const QosPlan &plan() const { return plan_; }
     uint16_t workers() const { return n_workers_; }
@@ -111,27 +115,17 @@ class QosShared {
     // current depths; each owner applies it at its next flush.
     void clear_watermarks(uint16_t port);
 
-    // --- PFC (doc/pfc.md). ---
-    // Where PFC frames come from: their mbuf pool and each port's source MAC. Before workers
-    // start; without it no PFC frame is sent (counted tx_failed).
-    void set_pfc_source(rte_mempool *pool, std::vector<std::array<uint8_t, 6>> macs);
-    enum class MacControlResult : uint8_t {
-        consumed,   // valid and acted on (or a valid XON): count as local
-        ignored,    // valid but not honored here (PAUSE with pause: ignore, lossy-only PFC)
-        malformed,  // refused (PfcPortStats::rx_malformed by reason)
-    };
-    // A MAC-control frame received on `port` (any worker; takes the port's PFC lock). `f` is
-    // the frame from its Ethernet header, `len` without FCS. Never forwards anything.
-    // `trace`: the receiving worker's event ring (pfc_xoff/xon_received), or null.
-    MacControlResult receive_mac_control(uint16_t port, const uint8_t *f, uint32_t len,
-                                         uint64_t now_ns, TraceRing *trace = nullptr);
-    const PfcPortStats &pfc(uint16_t port) const { return *pfc_[port]; }
+    // --- PFC (doc/pfc.md): the engine, built from this plan. ---
+    PfcEngine &pfc() { return pfc_; }
+    const PfcEngine &pfc() const { return pfc_; }
+    // The engine's snapshot of `port` with the PG buffer fields (bytes, watermark, drops) filled.
+    PfcPortView pfc_snapshot(uint16_t port, uint64_t now_ns) const;
 
     // --- Frames the switch sends itself (host interfaces, doc/control-plane.md). ---
     // Any thread: hands `pkts` (PacketMeta filled, tc set) to `port`'s owner through the
     // port's handoff ring, as another worker would. Returns how many were taken; the caller
     // keeps (and frees or counts) the rest.
-    unsigned inject(uint16_t port, rte_mbuf **pkts, unsigned n);
+    unsigned inject(uint16_t port, rte_mbuf **pkts, unsigned n) override;
     // Creates the handoff rings a single worker does not need, so inject() has a way in.
     // Control thread, before the workers start. Throws when a ring cannot be created.
     void enable_inject();
@@ -167,7 +161,7 @@ class QosShared {
             kMarkEnq = 8,   // kEcn and marking at enqueue
             kMarkDeq = 16,  // kEcn and marking at dequeue
             kDrop = 32,     // drop curve on (lossy queues only)
-            kStormDrop = 64,  // PFC watchdog: stormed with action drop (owner sets it)
+            kStormDrop = 64,  // PFC watchdog: stormed with action drop (PfcQueues::storm_drop)
         };
         uint32_t flags = 0;  // kLossless.. below, kStormDrop
         uint32_t reserved = 0;
@@ -195,22 +189,6 @@ class QosShared {
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
         rte_ring *handoff = nullptr;
-        // PFC, owner side.
-        std::array<uint8_t, kNumPriorities> prio_queue{};  // priority -> queue bit (lossless)
-        uint8_t lossless_pgs = 0;                           // PGs that generate PFC
-        uint8_t xoff = 0;                                   // PGs holding the peer paused
-        uint8_t pending_xoff = 0, pending_xon = 0;          // priorities to send (retry)
-        std::array<uint64_t, kNumPg> last_sent{};
-        std::array<uint64_t, kNumPg> pg_limit_set{};
-        uint64_t pause_ns = 0;  // pfc_quanta at the port's rate
-        std::array<PfcWatchdog, kNumQueues> wd;
-        std::array<uint32_t, kNumQueues> wd_head{};
-        uint8_t wd_queues = 0;     // lossless queues the watchdog watches
-        uint8_t stormed = 0;       // queues ignoring PFC (stormed)
-        uint8_t storm_prios = 0;   // priorities of queues stormed with action drop
-        // PFC, receive side: the latest pause deadline of any priority (fast path).
-        alignas(kCacheLine) std::atomic<uint64_t> any_until{0};
-        rte_spinlock_t rx_lock = RTE_SPINLOCK_INITIALIZER;
         alignas(kCacheLine) std::atomic<uint8_t> paused{0};
         std::atomic<uint32_t> wm_epoch{0};
     };
@@ -228,9 +206,7 @@ class QosShared {
     std::vector<uint16_t> owners_;
     std::vector<std::unique_ptr<Port>> ports_;
     std::vector<std::unique_ptr<PortQosStats>> stats_;
-    std::vector<std::unique_ptr<PfcPortStats>> pfc_;
-    rte_mempool *pfc_pool_ = nullptr;
-    std::vector<std::array<uint8_t, 6>> pfc_macs_;
+    PfcEngine pfc_;
     // Per ingress pool: the PgAccounting keys of its lossless PGs and their reservations.
     std::vector<std::vector<std::pair<uint16_t, uint32_t>>> ipool_members_;
     std::vector<std::unique_ptr<Owner>> owner_state_;
@@ -246,7 +222,7 @@ class QosEgress final : public Egress {
   public:
     // `worker`: this worker's id (< shared.workers()); `tx_queue`: its TX queue on every port it
     // owns. `burst`: packets per tx_burst, 1..256.
-    QosEgress(QosShared &shared, PortIo &io, WorkerCounters &counters, uint16_t worker,
+    QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counters, uint16_t worker,
               uint16_t tx_queue, uint16_t burst = 32);
     ~QosEgress() override;
 
@@ -264,19 +240,35 @@ class QosEgress final : public Egress {
     void set_trace(TraceRing *ring) { trace_ = ring; }
 
   private:
+    // Admission (enqueue, handoff drain): per packet admission(), counters per burst.
     void admit(uint16_t port, rte_mbuf **pkts, uint16_t n);
+    QueueDrop admission(const TrafficManager::Queue &q, uint32_t len, uint64_t after,
+                        uint64_t excess, uint64_t delta, unsigned key, uint64_t pend, bool ect,
+                        uint32_t cap);
+    void commit_admitted(uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
+                         const std::array<uint64_t, kNumQueues> &bytes0,
+                         const std::array<uint32_t, kNumQueues> &marked);
     void drain_handoff(uint16_t port);
+    // The PFC engine's two calls per owned port and flush, through the narrow interfaces it
+    // asks for (qos/pfc_engine.h): honoring in (the paused queues), generation out.
+    struct PfcQueuesOf;  // PfcQueues over one owned port's queues
+    struct PfcBufferOf;  // PfcBuffer over this owner's PG accounting and one port's TX
+    uint8_t pfc_honor(uint16_t port, uint64_t now_ns);
     void pfc_generate(uint16_t port, uint64_t now_ns);
-    uint8_t pfc_paused_queues(uint16_t port, uint64_t now_ns);
     void flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReason reason);
-    // One trace event per priority in `prios` (value: the queue).
-    void trace_priorities(uint8_t prios, uint64_t now_ns, uint16_t port, TraceKind k,
-                          unsigned queue) {
-        if (!trace_) return;
-        for (unsigned pr = 0; pr < kNumPriorities; pr++)
-            if (prios >> pr & 1) trace_->push({now_ns, queue, port, uint16_t(pr), k});
-    }
+    // Scheduling (flush): service() per owned port, in these steps.
     uint32_t service(uint16_t port, uint64_t now_ns);
+    struct Tally;  // what a service() pass took from each queue
+    struct Run {
+        uint32_t frames;
+        uint64_t bytes;
+    };
+    void apply_watermark_clear(uint16_t port);
+    uint32_t retry_staged(uint16_t port);
+    Run take_run(TrafficManager::Port &ps, int qi, unsigned room, TokenBucket &shaper,
+                 TxRingModel &ring, rte_mbuf **out, uint32_t *len, bool *ring_full,
+                 unsigned &nonempty, Tally &t);
+    void commit_dequeued(uint16_t port, const Tally &t);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
     // `all_bytes`: the sum of bytes[0..n) when the caller has it (else UINT64_MAX).
@@ -296,14 +288,14 @@ class QosEgress final : public Egress {
     }
     uint64_t ipool_used_read(size_t pool);
 
-    QosShared &sh_;
+    TrafficManager &tm_;
     PortIo &io_;
     WorkerCounters &ctr_;
     uint16_t worker_;
     uint16_t tx_queue_;
     uint16_t burst_;
     Pcg32 rng_;
-    QosShared::Owner &own_;
+    TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;
     // Per flush: the ingress pools' use beyond reservations (ipool_used), bit i: pool i read.

@@ -4,13 +4,10 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <string_view>
 
 #include "common/counters.h"
-#include "pfc/frame.h"
-#include "pfc/pause_clock.h"
 #include "qos/plan.h"
 
 namespace rocesw {
@@ -76,34 +73,6 @@ struct alignas(kCacheLine) PgAccounting {
     std::array<Gauge, kSize> bytes;
     std::array<Gauge, kSize> watermark;
     std::array<Counter, kSize> drops;  // lossless packets refused (headroom_exhausted)
-};
-
-// PFC counters and state of one port (doc/pfc.md). Received-side fields are written by the
-// worker that receives the port's MAC-control frames (under the port's PFC lock); sent-side,
-// PG and watchdog fields by the port's scheduler owner. Readers load them relaxed.
-struct alignas(kCacheLine) PfcPortStats {
-    // Per priority, received.
-    std::array<Counter, kNumPriorities> rx_pause;       // PFC frames with a time > 0 for it
-    std::array<Counter, kNumPriorities> rx_xon;         // PFC frames with time 0 for it
-    std::array<Counter, kNumPriorities> rx_ignored;     // frames naming it while it is lossy
-    std::array<PauseClock, kNumPriorities> rx_clock;    // pause deadlines and duration
-    std::array<std::atomic<uint64_t>, kNumPriorities> last_rx_pause_ns{};
-    Counter rx_global_pause, rx_global_ignored;         // 802.3x PAUSE honored / ignored
-    PauseClock rx_global_clock;
-    std::array<Counter, kMacControlErrorCount> rx_malformed;
-    // Per priority, sent.
-    std::array<Counter, kNumPriorities> tx_pause;       // PFC frames with a time > 0 for it
-    std::array<Counter, kNumPriorities> tx_xon;
-    std::array<PauseClock, kNumPriorities> tx_clock;    // pause the switch causes
-    Counter tx_failed;                                  // no mbuf / device refused (retried)
-    // Per PG of this port as an ingress port.
-    std::array<Gauge, kNumPg> pg_threshold;             // current xoff threshold, bytes
-    std::array<Gauge, kNumPg> pg_headroom_used, pg_headroom_watermark;
-    std::array<Gauge, kNumPg> pg_xoff;                  // 1 while the PG holds its peer paused
-    // Per queue, watchdog.
-    std::array<Counter, kNumQueues> wd_storms, wd_restores;
-    Gauge wd_stormed;                                   // bit q: queue q is stormed now
-    Gauge paused_queues;                                // bit q: skipped for PFC/PAUSE at the last flush
 };
 
 // A plain copy of one queue's counters, for readers.

@@ -14,7 +14,7 @@ void register_dataplane_metrics(MetricRegistry &m, const DataplaneMetricSources 
     const size_t n_workers = src.n_workers;
     const std::vector<std::string> names = src.port_names;
     const WorkerCounters *workers = src.workers;
-    const QosShared *qos = src.qos;
+    const TrafficManager *qos = src.qos;
     auto port_name = [names](size_t i) -> const std::string & { return names[i]; };
     auto totals = [workers, n_workers](size_t i) { return sum_port(workers, n_workers, i); };
 
@@ -53,7 +53,7 @@ void register_dataplane_metrics(MetricRegistry &m, const DataplaneMetricSources 
                   }
               });
 
-    // --- Egress queues (QosShared snapshots) ---
+    // --- Egress queues (TrafficManager snapshots) ---
     struct QueueField {
         const char *name, *help;
         uint64_t QueueSnapshot::*f;

@@ -4,7 +4,7 @@
 // samples when a scrape asks for them. Families are registered once, before the exporter
 // starts (the control thread, at start-up); render() runs on the exporter's thread and calls
 // every collect function. A collect function only reads: per-worker counters (sum_port),
-// QosShared snapshots and other single-writer, tear-free values. It never takes a lock a
+// TrafficManager snapshots and other single-writer, tear-free values. It never takes a lock a
 // worker takes, so a scrape never blocks the data path.
 //
 // Adding a family (doc/observability.md, "Adding a metric"):

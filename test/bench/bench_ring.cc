@@ -163,11 +163,11 @@ void BM_HandoffVsRing(benchmark::State &st) {
     // Two workers: port 1 belongs to worker 1, so worker 0's packets for it take the ring.
     static int seq = 0;
     const std::string name = "bench_hoff" + std::to_string(seq++);
-    QosShared shared(plan, 2, name);
+    TrafficManager shared(plan, 2, name);
     SinkPorts io;
     auto counters = std::make_unique<WorkerCounters[]>(2);
     QosEgress e0(shared, io, counters[0], 0, 0, kBurst), e1(shared, io, counters[1], 1, 0, kBurst);
-    // The primitive enqueues into the same ring (QosShared names it <name>_h<port>), so both
+    // The primitive enqueues into the same ring (TrafficManager names it <name>_h<port>), so both
     // sides leave the same work to the same consumer, the owner's flush.
     rte_ring *raw = rte_ring_lookup((name + "_h1").c_str());
     if (!raw) throw std::runtime_error("no handoff ring " + name + "_h1");

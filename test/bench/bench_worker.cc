@@ -133,7 +133,7 @@ struct Switch {
     DataplaneContext ctx;
     BenchPorts ports;
     WorkerCounters counters;
-    std::unique_ptr<QosShared> qos;
+    std::unique_ptr<TrafficManager> qos;
     std::unique_ptr<Egress> egress;
     Worker worker;
     // `classify`: the worker classifies (DataplaneContext::qos), as roceswd does; always with
@@ -149,9 +149,9 @@ struct Switch {
                            std::make_unique<QosEgress>(*qos, ports, counters, 0, 0, kBurst))
                      : std::make_unique<FifoEgress>(ports, 2, 0, counters, 1024, kBurst)),
           worker(0, ctx, ports, *egress, counters, std::vector<RxAssignment>{{0, 0}}, kBurst) {}
-    static std::unique_ptr<QosShared> make_qos(const QosPlan *plan) {
+    static std::unique_ptr<TrafficManager> make_qos(const QosPlan *plan) {
         static int seq = 0;
-        return std::make_unique<QosShared>(plan ? *plan : bench_qos_plan(), 1,
+        return std::make_unique<TrafficManager>(plan ? *plan : bench_qos_plan(), 1,
                                            "bench_qos" + std::to_string(seq++));
     }
     static DataplaneContext make_ctx(const Fib &fib, bool classify, const QosPlan *plan) {

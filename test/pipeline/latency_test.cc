@@ -120,7 +120,7 @@ class LatencyPipeline : public SwitchFixture {
         SwitchFixture::SetUp();
         std::vector<QosPortInfo> info = {{"p0", 10000}, {"p1", 10000}};
         plan = build_qos_plan(load_qos_string(qos_profile(""), "t.yaml"), info);
-        shared = std::make_unique<QosShared>(plan, 1, unique_name("lat"));
+        shared = std::make_unique<TrafficManager>(plan, 1, unique_name("lat"));
         ctx.qos = &plan;
         io = std::make_unique<LatencyPortIo>(*ports, hist, &VirtualTicks::read, &ticks);
         qegress = std::make_unique<QosEgress>(*shared, *io, *counters, 0, 0, 32);
@@ -146,7 +146,7 @@ class LatencyPipeline : public SwitchFixture {
     }
 
     QosPlan plan;
-    std::unique_ptr<QosShared> shared;
+    std::unique_ptr<TrafficManager> shared;
     VirtualTicks ticks;
     LatencyHist hist{};
     std::unique_ptr<LatencyPortIo> io;

@@ -37,7 +37,8 @@ class Pfc : public QosFixture {
   public:
     void start_pfc(const std::string &yaml, uint64_t speed_mbps = 10000) {
         start(yaml, speed_mbps);
-        shared->set_pfc_source(ports->pool(), {{0x02, 0, 0, 0, 0, 0x10}, {0x02, 0, 0, 0, 0, 0x11}});
+        shared->pfc().set_source(ports->pool(),
+                                 {{0x02, 0, 0, 0, 0, 0x10}, {0x02, 0, 0, 0, 0, 0x11}});
     }
     // Every frame port `port` sent, which must all be PFC frames, decoded.
     std::vector<MacControlFrame> pfc_sent(uint16_t port) {
@@ -54,7 +55,7 @@ class Pfc : public QosFixture {
         return out;
     }
     void receive(uint16_t port, const Bytes &f) {
-        shared->receive_mac_control(port, f.data(), uint32_t(f.size()), now_ns);
+        shared->pfc().receive_mac_control(port, f.data(), uint32_t(f.size()), now_ns);
     }
     void flush_at(uint64_t t) {
         now_ns = t;
@@ -85,8 +86,8 @@ TEST_F(Pfc, XoffAtThresholdAndRefresh) {
     EXPECT_EQ(f[0].enable, 1u << 3);
     EXPECT_EQ(f[0].quanta, (std::array<uint16_t, 8>{0, 0, 0, 0xFFFF, 0, 0, 0, 0}));
     EXPECT_TRUE(pfc_sent(1).empty()) << "PFC leaves the ingress port only";
-    EXPECT_EQ(shared->pfc(0).tx_pause[3].load(), 1u);
-    EXPECT_EQ(shared->pfc(0).pg_xoff[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(0).tx_pause[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(0).pg_xoff[3].load(), 1u);
     // Refresh: not before half the pause time, then once per half.
     flush_at(t0 + kPause10G / 2 - 1);
     EXPECT_TRUE(pfc_sent(0).empty());
@@ -94,11 +95,11 @@ TEST_F(Pfc, XoffAtThresholdAndRefresh) {
     ASSERT_EQ(pfc_sent(0).size(), 1u);
     flush_at(t0 + kPause10G);
     ASSERT_EQ(pfc_sent(0).size(), 1u);
-    EXPECT_EQ(shared->pfc(0).tx_pause[3].load(), 3u);
+    EXPECT_EQ(shared->pfc().stats(0).tx_pause[3].load(), 3u);
     EXPECT_EQ(q(3).drops_total(), 0u);
     EXPECT_EQ(shared->pg_drops(0, 3), 0u);
     // The pause the switch caused so far, by its clock.
-    EXPECT_EQ(shared->pfc(0).tx_clock[3].total_ns(t0 + kPause10G), kPause10G);
+    EXPECT_EQ(shared->pfc().stats(0).tx_clock[3].total_ns(t0 + kPause10G), kPause10G);
     shared->set_paused(1, 0);
     drain();
 }
@@ -117,8 +118,8 @@ TEST_F(Pfc, HeadroomThenXonAndInOrderDelivery) {
     EXPECT_EQ(shared->pg_drops(0, 3), 2u);
     EXPECT_EQ(q(3).drops[size_t(QueueDrop::headroom_exhausted)], 2u);
     EXPECT_EQ(port_drops(1, DropReason::headroom_exhausted), 2u);
-    EXPECT_EQ(shared->pfc(0).pg_headroom_used[3].load(), 10000u);
-    EXPECT_EQ(shared->pfc(0).pg_headroom_watermark[3].load(), 10000u);
+    EXPECT_EQ(shared->pfc().stats(0).pg_headroom_used[3].load(), 10000u);
+    EXPECT_EQ(shared->pfc().stats(0).pg_headroom_watermark[3].load(), 10000u);
     // Release the egress one packet per flush; XON exactly when the PG falls to 15000.
     shared->set_paused(1, 0);
     std::vector<uint16_t> got;
@@ -137,10 +138,10 @@ TEST_F(Pfc, HeadroomThenXonAndInOrderDelivery) {
     for (auto &f : ports->take_tx(1)) got.push_back(rd16(&f[34]));
     EXPECT_LE(xon_at, 15000);
     EXPECT_GE(xon_at, 15000 - 2000);  // in the flush that crossed xon (1-2 frames per flush)
-    EXPECT_EQ(shared->pfc(0).tx_xon[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(0).tx_xon[3].load(), 1u);
     ASSERT_EQ(got.size(), 30u);
     for (uint16_t i = 0; i < 30; i++) EXPECT_EQ(got[i], 100 + i);
-    EXPECT_EQ(shared->pfc(0).pg_xoff[3].load(), 0u);
+    EXPECT_EQ(shared->pfc().stats(0).pg_xoff[3].load(), 0u);
 }
 
 // L5: a PFC frame stops exactly its priority's queue for quanta x 512 bit times; other queues
@@ -149,7 +150,7 @@ TEST_F(Pfc, HonorQuantaTimerExtendAndXon) {
     start_pfc(qos_profile(kPgTables, "pfc_enable: \"3\""));
     const uint64_t t0 = now_ns;
     receive(1, pfc_one(3, 1000));  // 1000 quanta at 10G = 51200 ns
-    EXPECT_EQ(shared->pfc(1).rx_pause[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_pause[3].load(), 1u);
     for (uint16_t i = 0; i < 200; i++) send(udp4_frame(3, 0, 1000, uint16_t(i)));
     for (uint16_t i = 0; i < 200; i++) send(udp4_frame(1, 0, 1000, uint16_t(1000 + i)));
     // For 51.2 us only queue 1 sends, at the line rate: 1024 wire bytes per frame at 10G is
@@ -165,7 +166,7 @@ TEST_F(Pfc, HonorQuantaTimerExtendAndXon) {
     const double line = 51200.0 / 819.2;
     EXPECT_GE(double(tc1), line - 1);
     EXPECT_LE(double(tc1), line + 1 + 25000.0 / 1024);  // the bucket starts full (25000 bytes)
-    EXPECT_EQ(shared->pfc(1).paused_queues.load(), 1u << 3);
+    EXPECT_EQ(shared->pfc().stats(1).paused_queues.load(), 1u << 3);
     bool tc3_left = false;
     for (uint64_t t = t0 + 51200; t < t0 + 51200 + 5 * kUs; t += 100) {
         flush_at(t);
@@ -180,14 +181,14 @@ TEST_F(Pfc, HonorQuantaTimerExtendAndXon) {
     flush_at(now_ns + kPause10G - 5 * kUs);  // past the first frame's end, within the second
     for (uint16_t s : sports(1)) EXPECT_GE(s, 1000);
     receive(1, pfc_one(3, 0));
-    EXPECT_EQ(shared->pfc(1).rx_xon[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_xon[3].load(), 1u);
     tc3_left = false;
     for (uint64_t t = now_ns, end = now_ns + 5 * kUs; t < end; t += 100) {
         flush_at(t);
         for (uint16_t s : sports(1)) tc3_left |= s < 1000;
     }
     EXPECT_TRUE(tc3_left) << "XON ends the pause";
-    EXPECT_EQ(shared->pfc(1).rx_pause[3].load(), 3u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_pause[3].load(), 3u);
     drain();
 }
 
@@ -198,17 +199,17 @@ TEST_F(Pfc, LossyPrioritiesIgnorePfc) {
     q[1] = 0xFFFF;
     q[3] = 100;
     receive(1, pfc_frame(0x0A, q));
-    EXPECT_EQ(shared->pfc(1).rx_ignored[1].load(), 1u);
-    EXPECT_EQ(shared->pfc(1).rx_pause[3].load(), 1u);
-    EXPECT_EQ(shared->pfc(1).rx_pause[1].load(), 0u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_ignored[1].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_pause[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_pause[1].load(), 0u);
     send(udp4_frame(1, 0, 1000), 3);
     flush_at(now_ns + kUs);
     EXPECT_EQ(sports(1).size(), 3u) << "priority 1 is lossy: not paused";
     receive(1, pfc_one(3, 0));
-    EXPECT_EQ(shared->pfc(1).rx_xon[3].load(), 1u);
-    EXPECT_EQ(shared->pfc(1).rx_pause[3].load(), 1u) << "XON is not a pause event";
+    EXPECT_EQ(shared->pfc().stats(1).rx_xon[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_pause[3].load(), 1u) << "XON is not a pause event";
     // 100 quanta = 5120 ns, ended by the XON 1 us after it started.
-    EXPECT_EQ(shared->pfc(1).rx_clock[3].total_ns(now_ns + kMs), kUs);
+    EXPECT_EQ(shared->pfc().stats(1).rx_clock[3].total_ns(now_ns + kMs), kUs);
 }
 
 // L8 (part): 802.3x PAUSE is ignored on a PFC port, honored on a port configured for it.
@@ -216,24 +217,24 @@ TEST_F(Pfc, GlobalPauseHonoredOnlyWhereConfigured) {
     start_pfc(qos_profile(kPgTables, "pfc_enable: \"3\""));
     Bytes pause(60);
     build_pause_frame(pause.data(), {2, 0, 0, 0, 0xBB, 2}, 0xFFFF);
-    EXPECT_EQ(shared->receive_mac_control(1, pause.data(), 60, now_ns),
-              QosShared::MacControlResult::ignored);
-    EXPECT_EQ(shared->pfc(1).rx_global_ignored.load(), 1u);
+    EXPECT_EQ(shared->pfc().receive_mac_control(1, pause.data(), 60, now_ns),
+              PfcEngine::MacControlResult::ignored);
+    EXPECT_EQ(shared->pfc().stats(1).rx_global_ignored.load(), 1u);
     send(udp4_frame(1, 0, 1000), 2);
     flush_at(now_ns + kUs);
     EXPECT_EQ(sports(1).size(), 2u);
     egress.reset();
     shared.reset();
     start_pfc(qos_profile("", "pause: honor"));
-    EXPECT_EQ(shared->receive_mac_control(1, pause.data(), 60, now_ns),
-              QosShared::MacControlResult::consumed);
+    EXPECT_EQ(shared->pfc().receive_mac_control(1, pause.data(), 60, now_ns),
+              PfcEngine::MacControlResult::consumed);
     send(udp4_frame(1, 0, 1000), 2);
     send(udp4_frame(6, 0, 1000), 2);
     flush_at(now_ns + kUs);
     EXPECT_TRUE(sports(1).empty()) << "802.3x pauses every queue";
     flush_at(now_ns + kPause10G);
     EXPECT_EQ(sports(1).size(), 4u);
-    EXPECT_EQ(shared->pfc(1).rx_global_pause.load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_global_pause.load(), 1u);
 }
 
 // A dynamic threshold: reserved + alpha x free shared bytes of the ingress pool.
@@ -247,12 +248,12 @@ TEST_F(Pfc, DynamicThresholdFollowsThePool) {
     // shared = 80000; threshold = 2000 + (80000 - (b - 2000)) -> b >= 42000 pauses.
     send(udp4_frame(3, 0, 1000), 41);
     flush_at(now_ns + kUs);
-    EXPECT_EQ(shared->pfc(0).pg_threshold[3].load(), 2000u + 80000u - 39000u);
+    EXPECT_EQ(shared->pfc().stats(0).pg_threshold[3].load(), 2000u + 80000u - 39000u);
     EXPECT_TRUE(pfc_sent(0).empty());
     send(udp4_frame(3, 0, 1000), 1);
     flush_at(now_ns + kUs);
     EXPECT_EQ(pfc_sent(0).size(), 1u);
-    EXPECT_EQ(shared->pfc(0).pg_threshold[3].load(), 42000u);
+    EXPECT_EQ(shared->pfc().stats(0).pg_threshold[3].load(), 42000u);
     shared->set_paused(1, 0);
     drain();
 }
@@ -294,12 +295,12 @@ class PfcWd : public Pfc {
   public:
     uint64_t storm(uint16_t port, uint64_t from, uint64_t to, uint64_t until) {
         uint64_t detected = 0;
-        uint64_t storms = shared->pfc(port).wd_storms[3].load();
+        uint64_t storms = shared->pfc().stats(port).wd_storms[3].load();
         for (uint64_t t = from; t < until; t += 100 * kUs) {
             now_ns = t;
             if (t < to && (t - from) % kMs == 0) receive(port, pfc_one(3, 0xFFFF));
             egress->flush(t);
-            if (!detected && shared->pfc(port).wd_storms[3].load() > storms) detected = t;
+            if (!detected && shared->pfc().stats(port).wd_storms[3].load() > storms) detected = t;
         }
         return detected;
     }
@@ -315,7 +316,7 @@ TEST_F(PfcWd, StormDetectedQueueFlushedOthersFlow) {
     ASSERT_NE(det, 0u);
     EXPECT_GE(det, t0 + 10 * kMs);
     EXPECT_LE(det, t0 + 10 * kMs + 100 * kUs);
-    EXPECT_EQ(shared->pfc(1).wd_stormed.load(), 1u << 3);
+    EXPECT_EQ(shared->pfc().stats(1).wd_stormed.load(), 1u << 3);
     EXPECT_EQ(q(3).drops[size_t(QueueDrop::pfc_watchdog)], 5u);
     EXPECT_EQ(port_drops(1, DropReason::pfc_watchdog), 5u);
     // New priority-3 packets to the stormed queue are dropped, even enough to pass xoff;
@@ -351,13 +352,13 @@ TEST_F(PfcWd, RestoreTwentyTimes) {
         uint64_t restored = 0;
         for (uint64_t u = end; u < last_frame + 25 * kMs; u += 100 * kUs) {
             flush_at(u);
-            if (!restored && shared->pfc(1).wd_restores[3].load() == uint64_t(rep + 1))
+            if (!restored && shared->pfc().stats(1).wd_restores[3].load() == uint64_t(rep + 1))
                 restored = u;
         }
         ASSERT_NE(restored, 0u);
         EXPECT_GE(restored, last_frame + 20 * kMs);
         EXPECT_LE(restored, last_frame + 20 * kMs + 100 * kUs);
-        EXPECT_EQ(shared->pfc(1).wd_stormed.load(), 0u);
+        EXPECT_EQ(shared->pfc().stats(1).wd_stormed.load(), 0u);
         // After restoration the queue takes packets again and they leave.
         send(udp4_frame(3, 0, 1000), 1);
         flush_at(now_ns + 100 * kUs);
@@ -365,7 +366,7 @@ TEST_F(PfcWd, RestoreTwentyTimes) {
         t = now_ns + kMs;
         ports->take_tx(1);
     }
-    EXPECT_EQ(shared->pfc(1).wd_storms[3].load(), 20u);
+    EXPECT_EQ(shared->pfc().stats(1).wd_storms[3].load(), 20u);
 }
 
 // W4: action forward: the stormed queue ignores PFC and its packets flow.
@@ -399,8 +400,8 @@ TEST_F(PfcWd, StormOnEveryPort) {
         egress->flush(t);
     }
     for (uint16_t p : {0, 1}) {
-        EXPECT_EQ(shared->pfc(p).wd_storms[3].load(), 1u) << p;
-        EXPECT_EQ(shared->pfc(p).wd_restores[3].load(), 1u) << p;
+        EXPECT_EQ(shared->pfc().stats(p).wd_storms[3].load(), 1u) << p;
+        EXPECT_EQ(shared->pfc().stats(p).wd_restores[3].load(), 1u) << p;
     }
 }
 
@@ -419,9 +420,9 @@ class PfcWorker : public SwitchFixture {
         std::vector<QosPortInfo> info = {{"p0", 10000}, {"p1", 10000}};
         plan = build_qos_plan(
             load_qos_string(qos_profile(kPgTables, "pfc_enable: \"3\""), "t.yaml"), info);
-        shared = std::make_unique<QosShared>(plan, 1, unique_name("pw"));
+        shared = std::make_unique<TrafficManager>(plan, 1, unique_name("pw"));
         ctx.qos = &plan;
-        ctx.pfc = shared.get();
+        ctx.pfc = &shared->pfc();
     }
     void TearDown() override {
         ctx.pfc = nullptr;
@@ -429,7 +430,7 @@ class PfcWorker : public SwitchFixture {
         shared.reset();
     }
     QosPlan plan;
-    std::unique_ptr<QosShared> shared;
+    std::unique_ptr<TrafficManager> shared;
 };
 
 // PFC frames are acted on and never forwarded, whatever their destination; malformed ones and
@@ -474,14 +475,14 @@ TEST_F(PfcWorker, MacControlIsConsumedNeverForwarded) {
         else
             EXPECT_EQ(drops(1, c.reason), before + 1);
         if (c.error != MacControlError::none) {
-            EXPECT_EQ(shared->pfc(1).rx_malformed[size_t(c.error)].load(), 1u);
+            EXPECT_EQ(shared->pfc().stats(1).rx_malformed[size_t(c.error)].load(), 1u);
         }
     }
     EXPECT_EQ(counters->ports[1].local_packets.load(), consumed);
-    EXPECT_EQ(shared->pfc(1).rx_pause[3].load(), 1u);
-    EXPECT_EQ(shared->pfc(1).rx_xon[3].load(), 1u);
-    EXPECT_EQ(shared->pfc(1).rx_ignored[1].load(), 1u);
-    EXPECT_EQ(shared->pfc(1).rx_global_ignored.load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_pause[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_xon[3].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_ignored[1].load(), 1u);
+    EXPECT_EQ(shared->pfc().stats(1).rx_global_ignored.load(), 1u);
     EXPECT_EQ(total_drops(0), 0u);
 }
 
@@ -506,9 +507,9 @@ IncastResult run_incast(bool pfc) {
         kPgTables + "ROCESW: {queue_packets: 2048}\n";
     QosPlan plan = build_qos_plan(
         load_qos_string(qos_profile(tables, pfc ? "pfc_enable: \"3\"" : ""), "i.yaml"), info);
-    auto shared = std::make_unique<QosShared>(plan, 1, unique_name("iq"));
+    auto shared = std::make_unique<TrafficManager>(plan, 1, unique_name("iq"));
     std::vector<std::array<uint8_t, 6>> macs(kSenders + 1, {2, 0, 0, 0, 0, 0x10});
-    shared->set_pfc_source(ports.pool(), macs);
+    shared->pfc().set_source(ports.pool(), macs);
     WorkerCounters ctr;
     auto egress = std::make_unique<QosEgress>(*shared, ports, ctr, 0, 0, 32);
     const Bytes frame = udp4_frame(3, 0, kFrame);

@@ -28,7 +28,7 @@ TEST_F(QosFixture, PfcEventsGoToTheTrace) {
         "BUFFER_PG:\n  default|3: {profile: pg}\n"
         "PFC_WD:\n  p1: {detection_time: 10, restoration_time: 20, action: drop}\n",
         "pfc_enable: \"3\""));
-    shared->set_pfc_source(ports->pool(), {{2, 0, 0, 0, 0, 0x10}, {2, 0, 0, 0, 0, 0x11}});
+    shared->pfc().set_source(ports->pool(), {{2, 0, 0, 0, 0, 0x10}, {2, 0, 0, 0, 0, 0x11}});
     TraceWriter trace({"p0", "p1"}, 1);
     egress->set_trace(&trace.ring(0));
     // XOFF at t0 from p0 (its PG 3 passes 20000 while p1 is blocked), XON after the drain.
@@ -49,7 +49,7 @@ TEST_F(QosFixture, PfcEventsGoToTheTrace) {
     const uint64_t s0 = now_ns + 1'000'000;
     for (uint64_t t = s0; t < s0 + 40'000'000; t += 100'000) {
         if (t < s0 + 15'000'000 && (t - s0) % 1'000'000 == 0)
-            shared->receive_mac_control(1, f.data(), 60, t, &trace.ring(0));
+            shared->pfc().receive_mac_control(1, f.data(), 60, t, &trace.ring(0));
         egress->flush(t);
     }
     const std::string path = ::testing::TempDir() + "/pfc_trace.csv";

@@ -100,7 +100,7 @@ class QosFixture : public ::testing::Test {
                uint16_t burst = 32) {
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
         plan = build_qos_plan(load_qos_string(yaml, "test.yaml"), info);
-        shared = std::make_unique<QosShared>(plan, 1, unique_name("qs"));
+        shared = std::make_unique<TrafficManager>(plan, 1, unique_name("qs"));
         egress = std::make_unique<QosEgress>(
             *shared, to_sink ? static_cast<PortIo &>(sink) : static_cast<PortIo &>(*ports),
             *counters, 0, 0, burst);
@@ -146,7 +146,7 @@ class QosFixture : public ::testing::Test {
     std::unique_ptr<WorkerCounters> counters;
     SinkPorts sink;
     QosPlan plan;
-    std::unique_ptr<QosShared> shared;
+    std::unique_ptr<TrafficManager> shared;
     std::unique_ptr<QosEgress> egress;
     unsigned baseline_mbufs = 0;
     uint64_t now_ns = 1'000'000;

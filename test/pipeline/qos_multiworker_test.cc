@@ -64,7 +64,7 @@ class ThreeWorkers : public QosMultiWorker {
                             "test.yaml"),
             info);
         shared =
-            std::make_unique<QosShared>(plan, 3, std::vector<uint16_t>{2, 2}, unique_name("mw"));
+            std::make_unique<TrafficManager>(plan, 3, std::vector<uint16_t>{2, 2}, unique_name("mw"));
         for (uint16_t w = 0; w < 3; w++) {
             wc[w] = std::make_unique<WorkerCounters>();
             eg[w] = std::make_unique<QosEgress>(*shared, *ports, *wc[w], w, w);
@@ -163,7 +163,7 @@ TEST_F(ThreeWorkers, FullHandoffRingDropsAreCountedOnTheProducer) {
     for (auto &e : eg) e.reset();
     shared.reset();
     plan.handoff_ring_packets = 64;
-    shared = std::make_unique<QosShared>(plan, 3, std::vector<uint16_t>{2, 2}, unique_name("mw"));
+    shared = std::make_unique<TrafficManager>(plan, 3, std::vector<uint16_t>{2, 2}, unique_name("mw"));
     for (uint16_t w = 0; w < 3; w++)
         eg[w] = std::make_unique<QosEgress>(*shared, *ports, *wc[w], w, w);
     std::vector<rte_mbuf *> pkts;
@@ -188,7 +188,7 @@ TEST_F(ThreeWorkers, PoolsAreSharedOutByOwnedPorts) {
                                     "BUFFER_QUEUE:\n  default|0-7: {profile: p}\n"),
                         "test.yaml"),
         info);
-    shared = std::make_unique<QosShared>(plan, 2, unique_name("mw"));
+    shared = std::make_unique<TrafficManager>(plan, 2, unique_name("mw"));
     for (uint16_t w = 0; w < 2; w++) {
         wc[w] = std::make_unique<WorkerCounters>();
         eg[w] = std::make_unique<QosEgress>(*shared, *ports, *wc[w], w, w);
@@ -209,7 +209,7 @@ TEST_F(ThreeWorkers, PoolsAreSharedOutByOwnedPorts) {
 TEST_F(ThreeWorkers, PgBytesAndWatermarksSumOverOwnersAndClearEverywhere) {
     std::vector<QosPortInfo> info = {{"p0", 10000}, {"p1", 10000}};
     plan = build_qos_plan(load_qos_string(qos_profile(""), "test.yaml"), info);
-    shared = std::make_unique<QosShared>(plan, 2, unique_name("mw"));
+    shared = std::make_unique<TrafficManager>(plan, 2, unique_name("mw"));
     for (uint16_t w = 0; w < 2; w++) {
         wc[w] = std::make_unique<WorkerCounters>();
         eg[w] = std::make_unique<QosEgress>(*shared, *ports, *wc[w], w, w);
