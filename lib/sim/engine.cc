@@ -337,7 +337,7 @@ void Engine::write_samples() {
     const unsigned long t = (unsigned long)ns(q_.now());
     for (uint32_t n = 0; n < nodes_.size(); n++) {
         if (!nodes_[n].sw) continue;
-        const QosShared &qs = nodes_[n].sw->qos();
+        const TrafficManager &qs = nodes_[n].sw->qos();
         for (uint16_t p = 0; p < qs.n_ports(); p++)
             for (uint8_t q = 0; q < kNumQueues; q++) {
                 QueueSnapshot s = qs.queue(p, q);

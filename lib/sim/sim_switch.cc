@@ -44,7 +44,7 @@ QosPlan sim_qos_plan(const QosConfig &qos, const std::vector<SimSwitchPort> &por
 
 // Adaptive load balancing reads egress queue depths (as app/roceswd/switch.cc does).
 static uint64_t lb_queue_bytes(const void *ctx, uint16_t port, uint8_t tc) {
-    const auto *q = static_cast<const QosShared *>(ctx);
+    const auto *q = static_cast<const TrafficManager *>(ctx);
     if (port >= q->n_ports()) return 0;
     return q->queue(port, q->plan().ports[port].cls.tc_to_queue[tc & 7]).depth_bytes;
 }
@@ -73,14 +73,14 @@ SimSwitch::SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io,
     rib_ = std::make_unique<Rib>(*fib_, rib_ports);
 
     counters_ = std::make_unique<WorkerCounters>();
-    qos_ = std::make_unique<QosShared>(plan, 1, spec_.name + "_qos");
+    qos_ = std::make_unique<TrafficManager>(plan, 1, spec_.name + "_qos");
     ctx_.qos = &qos_->plan();
     lb_load_ = LoadSignal{&lb_queue_bytes, qos_.get()};
     fib_->groups().set_load_signal(&lb_load_);
-    ctx_.pfc = qos_.get();
+    ctx_.pfc = &qos_->pfc();
     std::vector<std::array<uint8_t, 6>> macs;
     for (const auto &p : spec_.ports) macs.push_back(p.mac.b);
-    qos_->set_pfc_source(pool, std::move(macs));
+    qos_->pfc().set_source(pool, std::move(macs));
     // Egress burst 1: the simulated device takes a frame only while its wire is idle, so a
     // larger burst would leave the refused rest of it dequeued but unsent (staged), outside
     // the queues where ECN and PFC see them. With 1, at most one frame waits in "the device".

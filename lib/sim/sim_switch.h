@@ -1,4 +1,4 @@
-// One simulated switch: the real pipeline (Fib, Rib, QosShared + QosEgress, Worker, the load
+// One simulated switch: the real pipeline (Fib, Rib, TrafficManager + QosEgress, Worker, the load
 // balancer) over a PortIo the engine provides, with one worker and time passed in by the caller.
 //
 // THIS IS THE ONE PLACE TO SWAP. The constructor builds what app/roceswd/switch.cc and
@@ -84,7 +84,7 @@ class SimSwitch {
     // Returns the number of routes the Fib refused.
     size_t set_routes(const std::vector<RouteSet> &routes);
 
-    const QosShared &qos() const { return *qos_; }
+    const TrafficManager &qos() const { return *qos_; }
     const WorkerCounters &counters() const { return *counters_; }
     const SimSwitchSpec &spec() const { return spec_; }
     size_t route_count() const { return rib_->route_count(false); }
@@ -93,7 +93,7 @@ class SimSwitch {
     SimSwitchSpec spec_;
     std::unique_ptr<Fib> fib_;
     std::unique_ptr<Rib> rib_;
-    std::unique_ptr<QosShared> qos_;
+    std::unique_ptr<TrafficManager> qos_;
     LoadSignal lb_load_;
     DataplaneContext ctx_;
     std::unique_ptr<WorkerCounters> counters_;

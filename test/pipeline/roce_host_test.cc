@@ -184,12 +184,12 @@ class RoceHosts : public ::testing::Test {
         std::vector<QosPortInfo> info;
         for (int i = 0; i < kPorts; i++) info.push_back({"p" + std::to_string(i), 10000});
         plan = build_qos_plan(load_qos_string(qos_yaml, "rh.yaml"), info);
-        shared = std::make_unique<QosShared>(plan, 1, unique_name("rhq"));
+        shared = std::make_unique<TrafficManager>(plan, 1, unique_name("rhq"));
         std::vector<std::array<uint8_t, 6>> macs;
         for (int i = 0; i < kPorts; i++) macs.push_back(switch_mac(i).b);
-        shared->set_pfc_source(pool, macs);
+        shared->pfc().set_source(pool, macs);
         ctx.qos = &plan;
-        ctx.pfc = shared.get();
+        ctx.pfc = &shared->pfc();
         wire = std::make_unique<Wire>(kPorts);
         counters = std::make_unique<WorkerCounters>();
         egress = std::make_unique<QosEgress>(*shared, wire->switch_side(), *counters, 0, 0, 32);
@@ -231,7 +231,7 @@ class RoceHosts : public ::testing::Test {
     unsigned baseline = 0;
     roce::HostRunConfig cfg;
     QosPlan plan;
-    std::unique_ptr<QosShared> shared;
+    std::unique_ptr<TrafficManager> shared;
     std::unique_ptr<Wire> wire;
     std::unique_ptr<WorkerCounters> counters;
     std::unique_ptr<QosEgress> egress;
