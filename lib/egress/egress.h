@@ -1,9 +1,9 @@
-// The egress stage: where routed packets wait for their port. Today one FIFO per port per
-// worker (FifoEgress); the QoS issue replaces it with 8 queues, a scheduler and a shaper
-// behind this same interface.
+// The egress stage: where routed packets wait for their port. The switch's implementation is
+// QosEgress (lib/qos: 8 queues per port, shared buffer, scheduler, shaper); the tests also
+// use a plain FIFO per port (test/support/fifo_egress.h).
 //
 // Reads: PacketMeta (out_port). Counters: tx_packets/tx_bytes on the egress port when the
-// device takes a packet; drops tx_full when the FIFO overflows.
+// device takes a packet; drops (tx_full and the queue reasons) when a packet is refused.
 #pragma once
 
 #include <cstdint>

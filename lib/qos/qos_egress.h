@@ -105,7 +105,7 @@ class QosShared {
     void set_paused(uint16_t port, uint8_t mask);
     uint8_t paused(uint16_t port) const;
     // Lossless packets from (in_port, PG) are refused (headroom_exhausted) while pg_bytes would
-    // exceed `bytes`. Default: no limit. The PFC issue sets xoff + headroom here.
+    // exceed `bytes`. Default: no limit; QosShared's constructor sets static_th + headroom for static PGs.
     void set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes);
     // Restarts the watermarks of `port`'s queues and of its PGs (as an ingress port) from the
     // current depths; each owner applies it at its next flush.
