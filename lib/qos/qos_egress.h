@@ -53,15 +53,15 @@
 #include <rte_spinlock.h>
 
 #include "common/counters.h"
+#include "common/trace_event.h"  // TraceRing: PFC events for the event trace
 #include "egress/egress.h"
-#include "pipeline/port_io.h"
+#include "pfc/watchdog.h"
+#include "port/port_io.h"
 #include "qos/plan.h"
 #include "qos/rng.h"
 #include "qos/scheduler.h"
 #include "qos/shaper.h"
 #include "qos/stats.h"
-#include "pfc/watchdog.h"
-#include "telemetry/trace.h"  // TraceRing (header-only): PFC events for the event trace
 
 struct rte_mbuf;
 struct rte_ring;
