@@ -1,6 +1,6 @@
 // Observability of the running switch: the Prometheus metric families (the data-plane ones
-// live in lib/telemetry/dataplane_metrics.cc), the exporter, the event trace and the "clear"
-// command. Collect functions read single-writer counters without locks; the exporter renders
+// live in lib/telemetry/dataplane_metrics.cc and lib/qos/qos_metrics.cc), the exporter, the
+// event trace and the "clear" command. Collect functions read single-writer counters without locks; the exporter renders
 // on civetweb's thread, so a scrape never blocks a worker (ARCHITECTURE.md invariant 5).
 // Adding a family: one metrics_.counter(...) / metrics_.gauge(...) call in register_metrics()
 // (doc/observability.md, "Adding a metric").
@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "switch.h"
+#include "qos/qos_metrics.h"
 #include "telemetry/dataplane_metrics.h"
 
 namespace rocesw {
@@ -36,8 +37,10 @@ void Switch::register_metrics() {
             {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
     });
 
-    // Ports, drops, queues, pools, PGs, workers (lib/telemetry/dataplane_metrics.h).
-    register_dataplane_metrics(m, {names, counters_.get(), workers_.size(), qos_.get()});
+    // Ports, drops, workers (lib/telemetry/dataplane_metrics.h); queues, pools, PGs
+    // (lib/qos/qos_metrics.h).
+    register_dataplane_metrics(m, {names, counters_.get(), workers_.size()});
+    register_qos_metrics(m, names, *qos_);
     register_pfc_metrics();
     register_lb_metrics();
     register_control_metrics();  // control_plane.cc

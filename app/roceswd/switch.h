@@ -26,7 +26,7 @@
 #include "route/fib.h"
 #include "route/rib.h"
 #include "telemetry/control_server.h"
-#include "telemetry/metrics.h"
+#include "metrics/metrics.h"
 #include "telemetry/prom_exporter.h"
 #include "telemetry/trace.h"
 

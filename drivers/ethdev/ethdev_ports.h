@@ -12,8 +12,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "pipeline/port_io.h"
-#include "pipeline/worker.h"
+#include "port/port_io.h"
 
 struct rte_mempool;
 

@@ -1,5 +1,5 @@
 // Every packet the switch does not forward leaves through exactly one of these reasons.
-// The names are stable: they appear in rocectl, telemetry and (later) Prometheus labels.
+// The names are stable: they appear in rocectl, telemetry and Prometheus labels.
 #pragma once
 
 #include <array>

@@ -12,14 +12,14 @@
 // PacketMeta. Writes: its own flowlet table, counters and event ring. Time is an argument.
 #pragma once
 
-#include "telemetry/trace.h"  // TraceRing (header-only)
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "common/counters.h"
+#include "common/event_ring.h"
+#include "common/trace_event.h"  // TraceRing: path changes for the event trace
 #include "lb/ecmp_group.h"
 #include "lb/flowlet_table.h"
 #include "lb/policy.h"
@@ -70,32 +70,8 @@ struct PathEvent {
     uint8_t old_slot, new_slot;
 };
 
-// Bounded single-producer (worker) single-consumer (control thread) ring, lock-free.
-class PathEventRing {
-  public:
-    static constexpr uint32_t kCapacity = 4096;
-    bool push(const PathEvent &e) {
-        uint32_t h = head_.load(std::memory_order_relaxed);
-        if (h - tail_.load(std::memory_order_acquire) == kCapacity) return false;
-        ring_[h & (kCapacity - 1)] = e;
-        head_.store(h + 1, std::memory_order_release);
-        return true;
-    }
-    // Appends up to `max` events to `out`; returns how many.
-    size_t drain(std::vector<PathEvent> &out, size_t max = kCapacity) {
-        uint32_t t = tail_.load(std::memory_order_relaxed);
-        uint32_t h = head_.load(std::memory_order_acquire);
-        size_t n = 0;
-        for (; t != h && n < max; t++, n++) out.push_back(ring_[t & (kCapacity - 1)]);
-        tail_.store(t, std::memory_order_release);
-        return n;
-    }
-
-  private:
-    alignas(kCacheLine) std::atomic<uint32_t> head_{0};
-    alignas(kCacheLine) std::atomic<uint32_t> tail_{0};
-    std::unique_ptr<PathEvent[]> ring_{new PathEvent[kCapacity]};
-};
+// The worker's path-change ring, drained by `rocectl lb events` (the control thread).
+using PathEventRing = EventRing<PathEvent, 4096>;
 
 class LoadBalancer {
   public:

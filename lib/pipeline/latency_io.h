@@ -19,7 +19,7 @@
 #include <cstdint>
 
 #include "common/latency_hist.h"
-#include "pipeline/port_io.h"
+#include "port/port_io.h"
 
 struct rte_mbuf;
 

@@ -16,11 +16,12 @@
 #include "common/counters.h"
 #include "common/log.h"
 #include "common/punt_class.h"
+#include "common/trace_event.h"
 #include "config/config.h"
 #include "egress/egress.h"
 #include "lb/balancer.h"
-#include "pipeline/port_io.h"
 #include "pkt/parser.h"
+#include "port/port_io.h"
 #include "qos/plan.h"
 #include "route/fib.h"
 
@@ -30,7 +31,6 @@ namespace rocesw {
 
 class Punt;
 class PfcEngine;
-class TraceRing;
 
 inline constexpr uint16_t kMaxBurst = 256;
 
@@ -54,11 +54,6 @@ struct DataplaneContext {
     // queued here for the kernel. Null: the embedded default (ARP/ND/echo answered locally,
     // TTL-expired and unresolved packets dropped).
     Punt *punt = nullptr;
-};
-
-struct RxAssignment {
-    uint16_t port;
-    uint16_t queue;
 };
 
 class Worker {

@@ -43,7 +43,7 @@ struct PacketMeta {
     uint8_t bth_opcode;
     uint8_t in_port;   // ingress port index
     uint8_t out_port;  // set by the route stage
-    uint8_t tc;        // traffic class, set by classification (0 until the QoS issue)
+    uint8_t tc;        // traffic class, set by classification (0 without a QoS plan)
     uint32_t dest_qp;  // 24 bits
     uint32_t psn;      // 24 bits
 

@@ -6,8 +6,8 @@
 //
 // The queue and the priority group are not stored: the egress stage looks them up from the TC
 // (egress port's TC_TO_QUEUE_MAP, ingress port's TC_TO_PRIORITY_GROUP_MAP) when it enqueues.
-// Traffic the switch sends itself (local replies, later PFC and punted control traffic) takes
-// the plan's switch_tc (network control, TC7 by default) through classify_switch_originated.
+// Local replies take the plan's switch_tc (network control, TC7 by default) through
+// classify_switch_originated; the host-interface thread gives what the kernel sends the same TC.
 //
 // Reads: PacketMeta l3, flags (kFlagVlan), dscp, pcp. Writes: PacketMeta tc. Counters: none.
 #pragma once

@@ -43,7 +43,7 @@
 #include "pfc/watchdog.h"
 #include "qos/plan.h"
 #include "qos/stats.h"
-#include "telemetry/trace.h"  // TraceRing (header-only): PFC events for the event trace
+#include "common/trace_event.h"  // TraceRing: PFC events for the event trace
 
 struct rte_mbuf;
 struct rte_mempool;

@@ -5,7 +5,7 @@
 // Terms: a TC (traffic class, 0..7) is what classification gives a packet; TC_TO_QUEUE picks one
 // of the egress port's 8 queues; TC_TO_PRIORITY_GROUP picks the ingress port's PG that lossless
 // accounting charges. A TC listed in pfc_enable is lossless: its queue is never tail- or
-// WRED-dropped, only an exhausted pool + headroom drops it (and the PFC issue will pause it).
+// WRED-dropped, only an exhausted pool + headroom drops it, and PFC pauses its priority upstream.
 #pragma once
 
 #include <array>

@@ -47,7 +47,7 @@ struct QosWredProfile {
 
 struct QosBufferPool {
     std::string name;
-    bool ingress = false;  // type: ingress pools are for the PFC issue
+    bool ingress = false;  // type: ingress pools hold PG (lossless) accounting
     bool dynamic = true;   // mode
     uint64_t size_bytes = 0;
     uint64_t xoff_bytes = 0;  // headroom pool for lossless traffic

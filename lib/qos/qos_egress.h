@@ -56,16 +56,16 @@
 #include <rte_spinlock.h>
 
 #include "common/counters.h"
+#include "common/trace_event.h"  // TraceRing: PFC events for the event trace
 #include "egress/egress.h"
 #include "egress/injector.h"
-#include "pipeline/port_io.h"
+#include "port/port_io.h"
 #include "qos/pfc_engine.h"
 #include "qos/plan.h"
 #include "qos/rng.h"
 #include "qos/scheduler.h"
 #include "qos/shaper.h"
 #include "qos/stats.h"
-#include "telemetry/trace.h"  // TraceRing (header-only): PFC events for the event trace
 
 struct rte_mbuf;
 struct rte_ring;
@@ -109,7 +109,7 @@ class TrafficManager final : public Injector {
     void set_paused(uint16_t port, uint8_t mask);
     uint8_t paused(uint16_t port) const;
     // Lossless packets from (in_port, PG) are refused (headroom_exhausted) while pg_bytes would
-    // exceed `bytes`. Default: no limit. The PFC issue sets xoff + headroom here.
+    // exceed `bytes`. Default: no limit; TrafficManager's constructor sets static_th + headroom for static PGs.
     void set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes);
     // Restarts the watermarks of `port`'s queues and of its PGs (as an ingress port) from the
     // current depths; each owner applies it at its next flush.

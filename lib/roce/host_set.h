@@ -35,7 +35,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipeline/port_io.h"
+#include "port/port_io.h"
 #include "roce/dcqcn.h"
 #include "roce/host_config.h"
 #include "roce/pacer.h"

@@ -40,7 +40,7 @@ enum class NextHopKind : uint8_t {
     drop_no_route,  // id 0 (kNoRouteNh): never installed as a route target, returned on miss
     forward,        // out of `port` to `dst_mac`
     local,          // one of the switch's own addresses
-    glean,          // connected subnet, neighbour not known: no_neighbour drop (punt later)
+    glean,          // connected subnet, neighbour not known: punted (host interfaces) or no_neighbour drop
     unresolved,     // gateway whose neighbour is not known: no_neighbour drop
     ecmp_group,     // multipath: the load balancer picks a member of EcmpGroup `group`
 };

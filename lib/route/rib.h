@@ -1,5 +1,5 @@
 // The control-side routing information base. It holds what the switch knows (its own
-// addresses, connected subnets, neighbours, static and — later — learned routes), resolves
+// addresses, connected subnets, neighbours, static and learned routes), resolves
 // each route to a next hop, and programs the data-plane Fib with the difference between what
 // it wants and what is installed. Next hops are shared: routes that resolve to the same
 // (kind, port, MAC) share one id, so a neighbour's MAC change is one next-hop update.

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/port_io.h"
+#include "port/port_io.h"
 #include "sim/event_queue.h"
 #include "sim/fct.h"
 #include "sim/link.h"

@@ -25,7 +25,7 @@
 
 #include "common/counters.h"
 #include "config/config.h"
-#include "pipeline/port_io.h"
+#include "port/port_io.h"
 #include "pipeline/worker.h"
 #include "qos/qos_config.h"
 #include "qos/qos_egress.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "telemetry/metrics.h"
+#include "metrics/metrics.h"
 
 namespace rocesw {
 

@@ -7,15 +7,6 @@
 
 namespace rocesw {
 
-std::string_view trace_kind_name(TraceKind k) {
-    constexpr std::array<std::string_view, size_t(TraceKind::count)> names = {
-#define X(name) #name,
-        ROCESW_TRACE_KINDS(X)
-#undef X
-    };
-    return size_t(k) < names.size() ? names[size_t(k)] : "?";
-}
-
 TraceWriter::TraceWriter(std::vector<std::string> ports, size_t n_workers)
     : ports_(std::move(ports)) {
     for (size_t w = 0; w < n_workers; w++) rings_.push_back(std::make_unique<TraceRing>());
@@ -54,7 +45,7 @@ void TraceWriter::write(const TraceEvent &e) {
 
 size_t TraceWriter::drain() {
     size_t n = 0;
-    for (auto &r : rings_) n += r->q_.consume_all([&](const TraceEvent &e) { write(e); });
+    for (auto &r : rings_) n += r->consume([&](const TraceEvent &e) { write(e); });
     return n;
 }
 

@@ -14,75 +14,19 @@
 //   ecn_mark_sample              (port, queue), one marked packet in N      (hook: QoS)
 //   lb_path_change               (port = new egress port, id = member)      (hook: LB)
 //
-// Hooks. A worker records an event by pushing it into its own TraceRing, a bounded lock-free
-// single-producer/single-consumer queue (Boost.Lockfree spsc_queue): push() never blocks and
-// never allocates; when the ring is full the event is counted as lost, not waited for. The
-// control thread drains every ring each loop iteration and writes the events; nothing on the
-// data path touches the file. See doc/observability.md, "Trace hooks".
+// The events (TraceKind, TraceEvent) and the per-worker TraceRing are in common/trace_event.h,
+// below the stages that record them.
 #pragma once
-
-#include <boost/lockfree/spsc_queue.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "common/counters.h"
+#include "common/trace_event.h"
 
 namespace rocesw {
-
-#define ROCESW_TRACE_KINDS(X) \
-    X(queue_bytes)            \
-    X(queue_packets)          \
-    X(ecn_marked)             \
-    X(queue_drops)            \
-    X(pfc_xoff_sent)          \
-    X(pfc_xon_sent)           \
-    X(pfc_xoff_received)      \
-    X(pfc_xon_received)       \
-    X(watchdog_storm)         \
-    X(watchdog_restore)       \
-    X(ecn_mark_sample)        \
-    X(lb_path_change)
-
-enum class TraceKind : uint8_t {
-#define X(name) name,
-    ROCESW_TRACE_KINDS(X)
-#undef X
-        count
-};
-
-std::string_view trace_kind_name(TraceKind k);
-
-struct TraceEvent {
-    uint64_t time_ns = 0;
-    uint64_t value = 0;
-    uint16_t port = 0;  // port index
-    uint16_t id = 0;    // queue, priority, PG or member
-    TraceKind kind = TraceKind::queue_bytes;
-};
-
-// One worker's event ring. push() is the worker's side (one producer), drain the control's.
-class alignas(kCacheLine) TraceRing {
-  public:
-    static constexpr size_t kCapacity = 4096;
-    bool push(const TraceEvent &e) {
-        if (q_.push(e)) return true;
-        lost_.inc();
-        return false;
-    }
-    uint64_t lost() const { return lost_.load(); }
-    // Events waiting (the consumer's view: the control thread, or a test).
-    size_t pending() const { return q_.read_available(); }
-
-  private:
-    friend class TraceWriter;
-    boost::lockfree::spsc_queue<TraceEvent, boost::lockfree::capacity<kCapacity>> q_;
-    Counter lost_;
-};
 
 class TraceWriter {
   public:

@@ -28,7 +28,7 @@
 
 #include "bench_common.h"
 #include "common/counters.h"
-#include "pipeline/port_io.h"
+#include "port/port_io.h"
 #include "pkt/mbuf_meta.h"
 #include "pkt/parser.h"
 #include "qos/classifier.h"

@@ -24,7 +24,7 @@
 
 #include "bench_common.h"
 #include "config/config.h"
-#include "egress/egress.h"
+#include "support/fifo_egress.h"
 #include "lb/ecmp_group.h"
 #include "pipeline/worker.h"
 #include "pkt/mbuf_meta.h"

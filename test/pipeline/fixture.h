@@ -12,7 +12,7 @@
 #include <string>
 
 #include "config/config.h"
-#include "egress/egress.h"
+#include "support/fifo_egress.h"
 #include "frames.h"
 #include "pipeline/worker.h"
 #include "route/fib.h"

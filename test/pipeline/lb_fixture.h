@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "egress/egress.h"
+#include "support/fifo_egress.h"
 #include "fixture.h"
 #include "frames.h"
 #include "lb/flow_hash.h"

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "qos_fixture.h"
+#include "qos/qos_metrics.h"
 #include "telemetry/dataplane_metrics.h"
 
 namespace rocesw::test {
@@ -28,7 +29,8 @@ class PromMetrics : public QosFixture {
   protected:
     void start_with_metrics(const std::string &yaml) {
         start(yaml);
-        register_dataplane_metrics(reg, {{"p0", "p1"}, counters.get(), 1, shared.get()});
+        register_dataplane_metrics(reg, {{"p0", "p1"}, counters.get(), 1});
+        register_qos_metrics(reg, {"p0", "p1"}, *shared);
     }
     std::map<std::string, double> scrape() { return parse(reg.render()); }
     MetricRegistry reg;

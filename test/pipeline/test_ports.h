@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/port_io.h"
+#include "port/port_io.h"
 
 namespace rocesw::test {
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "telemetry/metrics.h"
+#include "metrics/metrics.h"
 #include "telemetry/prom_exporter.h"
 #include "telemetry/trace.h"
 

@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "telemetry/metrics.h"
+#include "metrics/metrics.h"
 
 namespace rocesw {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "egress/egress.h"
+#include "support/fifo_egress.h"
 
 namespace rocesw {
 

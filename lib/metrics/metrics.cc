@@ -1,4 +1,4 @@
-#include "telemetry/metrics.h"
+#include "metrics/metrics.h"
 
 #include <charconv>
 #include <cmath>
