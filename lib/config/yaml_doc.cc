@@ -138,7 +138,8 @@ void YamlReader::fail_at(uint32_t line, const std::string &path,
     if (text_file_)
         throw ConfigError(*text_file_, text_line_, path,
                           *text_file_ + ":" + std::to_string(text_line_) + ": " + field + problem);
-    throw ConfigError(source_, line, path, source_ + ": " + field + problem);
+    const std::string where = line ? source_ + ":" + std::to_string(line) : source_;
+    throw ConfigError(source_, line, path, where + ": " + field + problem);
 }
 
 void YamlReader::fail(const std::string &path, const std::string &problem) const {

@@ -2,6 +2,7 @@
 // would see, plus a full round trip and the shipped examples.
 #include "config/config.h"
 #include "config/yaml_doc.h"
+#include "config_message.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -60,7 +61,7 @@ std::string error_of(const std::string &text) {
     try {
         load_config_string(text, "t.yaml");
     } catch (const ConfigError &e) {
-        return e.what();
+        return test::without_line(e, "t.yaml");
     }
     return "(loaded without error)";
 }

@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "lb/policy.h"
+#include "config_message.h"
 
 namespace rocesw {
 namespace {
@@ -25,7 +26,7 @@ std::string error_of(const std::string &tail) {
     try {
         check_lb_policy_names(load(tail));
     } catch (const ConfigError &e) {
-        return e.what();
+        return test::without_line(e, "sw.yaml");
     }
     return "";
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "config_message.h"
 
 namespace rocesw {
 namespace {
@@ -19,7 +20,7 @@ std::string error_of(const std::string &telemetry) {
     try {
         load_config_string(yaml(telemetry), "sw.yaml");
     } catch (const ConfigError &e) {
-        return e.what();
+        return test::without_line(e, "sw.yaml");
     }
     return "(no error)";
 }

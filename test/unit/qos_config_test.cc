@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "qos/qos_config.h"
+#include "config_message.h"
 
 #ifndef ROCESW_TEST_DATA
 #error "ROCESW_TEST_DATA must name the test/data directory"
@@ -52,7 +53,7 @@ std::string error_of(const std::string &yaml) {
     try {
         load_qos_string(yaml, "q.yaml");
     } catch (const ConfigError &e) {
-        return e.what();
+        return test::without_line(e, "q.yaml");
     }
     return "(no error)";
 }

@@ -6,6 +6,7 @@
 
 #include "host_config.h"
 #include "roce/dcqcn_profile.h"
+#include "config_message.h"
 
 namespace rocesw::roce {
 namespace {
@@ -94,7 +95,7 @@ std::string error_of(const std::string &yaml) {
     try {
         load_host_config_string(yaml + kHosts, "t.yaml");
     } catch (const ConfigError &e) {
-        return e.what();
+        return test::without_line(e, "t.yaml");
     }
     return "no error";
 }

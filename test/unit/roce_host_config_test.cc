@@ -4,6 +4,7 @@
 #include <string>
 
 #include "host_config.h"
+#include "config_message.h"
 
 namespace rocesw::rocehost {
 namespace {
@@ -27,7 +28,7 @@ std::string error_of(const std::string &yaml) {
     try {
         load_host_config_string(yaml, "t.yaml");
     } catch (const ConfigError &e) {
-        return e.what();
+        return test::without_line(e, "t.yaml");
     }
     return "no error";
 }

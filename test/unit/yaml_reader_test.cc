@@ -36,7 +36,7 @@ TEST(YamlReader, ReadsQuotedAndPlainIntegersAlike) {
 TEST(YamlReader, RefusesHexOctalAndFractionsForIntegers) {
     for (const char *v : {"0x20", "0o10", "1.5", "1_000", "ten", "\"\""})
         EXPECT_STREQ(error_of([&] { r.integer(value(std::string("v: ") + v), "v", 0, 100); }).what(),
-                     (std::string("t.yaml: v: expected an integer, got '") +
+                     (std::string("t.yaml:1: v: expected an integer, got '") +
                       (v[0] == '"' ? "" : v) + "'")
                          .c_str())
             << v;
@@ -50,7 +50,7 @@ TEST(YamlReader, ReadsTrueAndFalseQuotedOrNotButNotYesOrOn) {
     EXPECT_FALSE(r.boolean(value("v: FALSE"), "v"));
     for (const char *v : {"yes", "no", "on", "off", "1", "y"})
         EXPECT_STREQ(error_of([&] { r.boolean(value(std::string("v: ") + v), "v"); }).what(),
-                     (std::string("t.yaml: v: expected true or false, got '") + v + "'").c_str());
+                     (std::string("t.yaml:1: v: expected true or false, got '") + v + "'").c_str());
 }
 
 TEST(YamlReader, ReadsSizesWithDecimalUnits) {
@@ -59,9 +59,9 @@ TEST(YamlReader, ReadsSizesWithDecimalUnits) {
     EXPECT_EQ(r.size_bytes(value("v: \"2.5M\""), "v", 0, 1 << 30), 2'500'000u);
     EXPECT_EQ(r.size_bytes(value("v: 1g"), "v", 0, uint64_t(1) << 40), 1'000'000'000u);
     EXPECT_STREQ(error_of([&] { r.size_bytes(value("v: 1.0005K"), "v", 0, 1 << 30); }).what(),
-                 "t.yaml: v: '1.0005K' is not a size in bytes (e.g. 4096, 64K, 1M)");
+                 "t.yaml:1: v: '1.0005K' is not a size in bytes (e.g. 4096, 64K, 1M)");
     EXPECT_STREQ(error_of([&] { r.size_bytes(value("v: 2M"), "v", 0, 1'000'000); }).what(),
-                 "t.yaml: v: 2M is out of range 0..1000000");
+                 "t.yaml:1: v: 2M is out of range 0..1000000");
 }
 
 TEST(YamlReader, ReadsRatesInMbpsWithUnits) {
@@ -69,10 +69,10 @@ TEST(YamlReader, ReadsRatesInMbpsWithUnits) {
     EXPECT_EQ(r.rate_mbps(value("v: \"2.5G\""), "v", 1, 800000), 2'500u);
     EXPECT_EQ(r.rate_mbps(value("v: 25000"), "v", 1, 800000), 25'000u);
     EXPECT_STREQ(error_of([&] { r.rate_mbps(value("v: 10Gbps"), "v", 1, 800000); }).what(),
-                 "t.yaml: v: '10Gbps' is not a rate (e.g. 100G, 2.5G, 25000M, or Mb/s as an "
+                 "t.yaml:1: v: '10Gbps' is not a rate (e.g. 100G, 2.5G, 25000M, or Mb/s as an "
                  "integer)");
     EXPECT_STREQ(error_of([&] { r.rate_mbps(value("v: 0"), "v", 1, 800000); }).what(),
-                 "t.yaml: v: 0 is out of range 1..800000 Mb/s");
+                 "t.yaml:1: v: 0 is out of range 1..800000 Mb/s");
 }
 
 TEST(YamlReader, ReadsDurationsInTheFieldsUnitOrWithTheirOwn) {
@@ -82,14 +82,14 @@ TEST(YamlReader, ReadsDurationsInTheFieldsUnitOrWithTheirOwn) {
     EXPECT_EQ(r.duration(value("v: 1s"), "v", TimeUnit::ms, 1, 60'000), 1'000u);
     EXPECT_EQ(r.duration(value("v: 3000ns"), "v", TimeUnit::us, 1, 1'000'000), 3u);
     EXPECT_STREQ(error_of([&] { r.duration(value("v: 1500us"), "v", TimeUnit::ms, 1, 100); }).what(),
-                 "t.yaml: v: 1500us is not a whole number of ms");
+                 "t.yaml:1: v: 1500us is not a whole number of ms");
     EXPECT_STREQ(error_of([&] { r.duration(value("v: 2s"), "v", TimeUnit::ms, 1, 1000); }).what(),
-                 "t.yaml: v: 2s is out of range 1ms..1000ms");
+                 "t.yaml:1: v: 2s is out of range 1ms..1000ms");
     // Not a duration: the integer messages.
     EXPECT_STREQ(error_of([&] { r.duration(value("v: 10min"), "v", TimeUnit::ms, 1, 100); }).what(),
-                 "t.yaml: v: expected an integer, got '10min'");
+                 "t.yaml:1: v: expected an integer, got '10min'");
     EXPECT_STREQ(error_of([&] { r.duration(value("v: 0"), "v", TimeUnit::ms, 1, 100); }).what(),
-                 "t.yaml: v: 0 is out of range 1..100");
+                 "t.yaml:1: v: 0 is out of range 1..100");
 }
 
 TEST(YamlReader, ReadsEnumerationsByExactWord) {
@@ -98,7 +98,7 @@ TEST(YamlReader, ReadsEnumerationsByExactWord) {
     EXPECT_STREQ(
         error_of([&] { r.enumeration<Mode>(value("v: B"), "v", {{"a", Mode::a}, {"b", Mode::b}}); })
             .what(),
-        "t.yaml: v: 'B' is not one of a, b");
+        "t.yaml:1: v: 'B' is not one of a, b");
 }
 
 TEST(YamlReader, ErrorsNameFileLineAndField) {
@@ -106,13 +106,13 @@ TEST(YamlReader, ErrorsNameFileLineAndField) {
     YamlReader rd("sw.yaml");
     Fields f = rd.fields(root["switch"], "switch", {"name", "burst"});
     ConfigError e = error_of([&] { rd.integer(*f.find("burst"), "switch.burst", 1, 256); });
-    EXPECT_STREQ(e.what(), "sw.yaml: switch.burst: expected an integer, got '0x20'");
+    EXPECT_STREQ(e.what(), "sw.yaml:3: switch.burst: expected an integer, got '0x20'");
     EXPECT_EQ(e.file, "sw.yaml");
     EXPECT_EQ(e.line, 3u);
     EXPECT_EQ(e.field, "switch.burst");
 
     e = error_of([&] { rd.fields(root["switch"], "switch", {"name"}); });
-    EXPECT_STREQ(e.what(), "sw.yaml: switch: unknown field 'burst'");
+    EXPECT_STREQ(e.what(), "sw.yaml:3: switch: unknown field 'burst'");
     EXPECT_EQ(e.line, 3u);
 
     e = error_of([&] { rd.require(f, "switch", "mtu"); });
