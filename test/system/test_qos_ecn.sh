@@ -98,6 +98,21 @@ rsw_wait_pid "$IPERF" 10 || true
 rsw_wait_pid "$TSHARK" 20 || true
 
 QJSON="$RSW_TMP/queues.json"
+# On a loaded machine iperf3 may still be sending: wait (up to 10 s) until queue 3's counters
+# stop moving, so the two reads below see the same traffic.
+q3_enq() {
+    rsw_ctl --json call queues p1 | "$RSW_PYTHON" -c '
+import json, sys
+q = [x for x in json.load(sys.stdin)["queues"] if x["queue"] == 3][0]
+print(q["enq_packets"], q["ecn_marked"], q["depth_bytes"])'
+}
+PREV=""
+for _ in $(seq 1 20); do
+    CUR="$(q3_enq)"
+    [ "$CUR" = "$PREV" ] && break
+    PREV="$CUR"
+    sleep 0.5
+done
 rsw_ctl --json call queues p1 >"$QJSON"
 read -r WM MARKED < <("$RSW_PYTHON" -c '
 import json, sys
