@@ -137,7 +137,11 @@ std::optional<DropReason> parse_frame_general(const uint8_t *f, uint32_t len,
         case kEtherTypeIpv6:
             return parse_ipv6(l3, avail, opt, m);
         case kEtherTypeArp:
-            if (avail < kArpEthIpv4Len) return DropReason::arp_invalid;
+            // Ethernet/IPv4 requests and replies only: any other hardware or protocol type,
+            // address length or opcode is malformed here, never "consumed".
+            if (avail < kArpEthIpv4Len || rd16(l3) != 1 || rd16(l3 + 2) != kEtherTypeIpv4 ||
+                l3[4] != 6 || l3[5] != 4 || (rd16(l3 + 6) != 1 && rd16(l3 + 6) != 2))
+                return DropReason::arp_invalid;
             m->l3 = L3Type::arp;
             m->l3_len = kArpEthIpv4Len;
             return std::nullopt;

@@ -515,6 +515,20 @@ arpb = raw(Ether(src=MAC_SRC, dst=MAC_BCAST) / ARP(op=1, hwsrc=MAC_SRC, psrc=IP4
                                                    pdst="10.0.1.1"))
 bad("arp_truncated_20", arpb[:14 + 20], "arp_invalid")
 bad("arp_truncated_27", arpb[:14 + 27], "arp_invalid")
+# Anything but an Ethernet/IPv4 request or reply is malformed, not ours to answer or consume.
+for field, value, why in (("hwtype", 6, "hardware type 6 (IEEE 802)"),
+                          ("ptype", 0x86DD, "protocol type IPv6"),
+                          ("hwlen", 8, "hardware address length 8"),
+                          ("plen", 16, "protocol address length 16"),
+                          ("op", 3, "opcode 3 (RARP request)")):
+    # One field of the valid request changed, the 28-byte Ethernet/IPv4 layout kept.
+    f = bytearray(arpb)
+    off = {"hwtype": 14, "ptype": 16, "hwlen": 18, "plen": 19, "op": 20}[field]
+    if field in ("hwtype", "ptype", "op"):
+        f[off:off + 2] = struct.pack("!H", value)
+    else:
+        f[off] = value
+    bad("arp_bad_" + field, bytes(f), "arp_invalid", why)
 
 
 # ---------------------------------------------------------------------------------------------

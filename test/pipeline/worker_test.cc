@@ -266,6 +266,40 @@ TEST_F(WorkerPipeline, AnswersArpRequestForItsAddress) {
     EXPECT_EQ(total_drops(0), 0u);
 }
 
+// A broadcast ARP that is not an Ethernet/IPv4 request or reply is a named drop (arp_invalid),
+// never counted as consumed (local) and never answered.
+TEST_F(WorkerPipeline, DropsMalformedArpAsArpInvalid) {
+    Bytes good;
+    put16(good, 1);
+    put16(good, kEtherTypeIpv4);
+    good.push_back(6);
+    good.push_back(4);
+    put16(good, 1);
+    put(good, kH1.data(), 6);
+    put32(good, v4(10, 0, 1, 2));
+    put(good, Mac{}.data(), 6);
+    put32(good, v4(10, 0, 1, 1));
+    Mac bcast{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    const std::vector<std::pair<size_t, uint8_t>> bad = {
+        {1, 6},     // hardware type 6
+        {2, 0x86},  // protocol type 0x86dd
+        {4, 8},     // hardware address length
+        {5, 16},    // protocol address length
+        {7, 3},     // opcode 3
+    };
+    for (auto [off, v] : bad) {
+        Bytes a = good;
+        a[off] = v;
+        if (off == 2) a[3] = 0xdd;
+        ports->inject(0, cat(eth(bcast, kH1, kEtherTypeArp), a));
+    }
+    worker->poll_once(now_ns);
+    EXPECT_TRUE(ports->take_tx(0).empty());
+    EXPECT_EQ(drops(0, DropReason::arp_invalid), bad.size());
+    EXPECT_EQ(counters->ports[0].local_packets.load(), 0u);
+    EXPECT_EQ(total_drops(0), bad.size());
+}
+
 TEST_F(WorkerPipeline, AnswersEchoRequestToItsAddress) {
     Bytes icmp = {8, 0, 0, 0, 0x12, 0x34, 0, 1, 'p', 'i', 'n', 'g'};
     wr16(&icmp[2], csum_finish(csum_partial(icmp.data(), icmp.size())));
