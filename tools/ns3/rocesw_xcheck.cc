@@ -102,9 +102,15 @@ std::vector<std::string> content_lines(const std::string &path) {
     return out;
 }
 
-void on_tx(Ptr<const Packet>) { g_ctr.frames++; }
-void on_rx(Ptr<const Packet>) { g_ctr.frame_hops++; }
-void on_queue_drop(Ptr<const Packet>) { g_ctr.queue_drops++; }
+void on_tx(Ptr<const Packet>) {
+    g_ctr.frames++;
+}
+void on_rx(Ptr<const Packet>) {
+    g_ctr.frame_hops++;
+}
+void on_queue_drop(Ptr<const Packet>) {
+    g_ctr.queue_drops++;
+}
 void on_ip_drop(const Ipv4Header &, Ptr<const Packet>, Ipv4L3Protocol::DropReason, Ptr<Ipv4>,
                 uint32_t) {
     g_ctr.ip_drops++;
