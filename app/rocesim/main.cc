@@ -16,7 +16,7 @@ using namespace rocesw::sim;
 
 static const char *kUsage =
     "usage: rocesim --topology FILE [--flows FILE] [--scenario FILE.yaml] --out DIR\n"
-    "               [--seed N] [--until TIME]\n"
+    "               [--seed N] [--until TIME] [--write-topology FILE]\n"
     "\n"
     "Runs the rocesw switch pipeline on a simulated fabric in virtual time.\n"
     "  --topology FILE   HPCC ns-3 topology.txt (or give a topology in the scenario)\n"
@@ -26,7 +26,9 @@ static const char *kUsage =
     "  --out DIR         output directory (created): fct.txt, pfc_events.csv,\n"
     "                    queue_depth.csv, udp_flows.csv, udp_delays.csv, summary.json\n"
     "  --seed N          random seed (default 1, or the scenario's)\n"
-    "  --until TIME      stop at this simulated time (e.g. 10ms; default: when idle)\n";
+    "  --until TIME      stop at this simulated time (e.g. 10ms; default: when idle)\n"
+    "  --write-topology FILE  also write the topology (e.g. a generated fat-tree) as an\n"
+    "                    HPCC topology.txt, for another simulator (tools/ns3)\n";
 
 struct Progress {
     std::chrono::steady_clock::time_point start;
@@ -42,7 +44,7 @@ static void progress(const Engine &e, void *arg) {
 }
 
 int main(int argc, char **argv) {
-    std::string topo, flows, scenario, out, seed, until;
+    std::string topo, flows, scenario, out, seed, until, write_topo;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         auto value = [&](std::string &dst) {
@@ -67,6 +69,8 @@ int main(int argc, char **argv) {
             value(seed);
         else if (a == "--until")
             value(until);
+        else if (a == "--write-topology")
+            value(write_topo);
         else {
             std::fprintf(stderr, "rocesim: unknown argument '%s'\n%s", a.c_str(), kUsage);
             return 2;
@@ -104,6 +108,14 @@ int main(int argc, char **argv) {
     } catch (const std::exception &e) {
         std::fprintf(stderr, "rocesim: %s\n", e.what());
         return 1;
+    }
+    if (!write_topo.empty()) {
+        FILE *f = std::fopen(write_topo.c_str(), "w");
+        const std::string text = s.topo.to_hpcc();
+        if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f)) {
+            std::fprintf(stderr, "rocesim: cannot write %s\n", write_topo.c_str());
+            return 1;
+        }
     }
     std::error_code ec;
     std::filesystem::create_directories(out, ec);
