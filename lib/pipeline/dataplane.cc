@@ -95,15 +95,15 @@ Dataplane::Dataplane(const DataplaneSpec &spec, const QosPlan *plan, PortIo &io,
         }
         Slot s;
         if (opt.egress) {
-            s.egress = opt.egress(EgressArgs{w, wio, counters_[w], txq, egress_burst,
-                                             uint16_t(spec.ports.size())});
+            s.egress = opt.egress(
+                EgressArgs{w, wio, counters_[w], txq, egress_burst, uint16_t(spec.ports.size())});
         } else {
             auto q = std::make_unique<QosEgress>(*tm_, wio, counters_[w], w, txq, egress_burst);
             s.qos = q.get();
             s.egress = std::move(q);
         }
-        s.worker =
-            std::make_unique<Worker>(w, ctx_, wio, *s.egress, counters_[w], std::move(rx), opt.burst);
+        s.worker = std::make_unique<Worker>(w, ctx_, wio, *s.egress, counters_[w], std::move(rx),
+                                            opt.burst);
         workers_.push_back(std::move(s));
     }
 }

@@ -77,8 +77,8 @@ struct DataplaneOptions {
     // Prefix of the EAL objects (memzones, rings): <name>_fib, <name>_qos. Unique per process.
     std::string name = "rocesw";
     uint16_t workers = 1;
-    uint16_t burst = 32;         // worker RX burst, 1..kMaxBurst
-    uint16_t egress_burst = 0;   // packets per tx_burst; 0: `burst`
+    uint16_t burst = 32;        // worker RX burst, 1..kMaxBurst
+    uint16_t egress_burst = 0;  // packets per tx_burst; 0: `burst`
     // QSBR the workers report to (the caller registers them). Null: one thread, and FIB and
     // ECMP group updates skip the grace period.
     rte_rcu_qsbr *qsbr = nullptr;
