@@ -15,18 +15,17 @@ namespace rocesw {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Constructor part: before the workers exist (they read ctx_.punt).
+// Constructor part: after the data plane is assembled, before its workers run.
 void Switch::setup_control_plane() {
     const ControlPlaneConfig &cp = cfg_.control_plane;
     if (!cp.host_interfaces) return;
     punt_ = std::make_unique<Punt>(cp, uint16_t(cfg_.sw.workers));
-    ctx_.punt = punt_.get();
-    for (auto &p : ctx_.ports) p.parse.accept_lldp = true;
+    dp_->set_punt(punt_.get());
     qos_->enable_inject();
     std::vector<HostInterfaces::PortSpec> specs;
     for (size_t i = 0; i < cfg_.ports.size(); i++)
         specs.push_back({cfg_.ports[i].name, cfg_.ports[i].mac, cfg_.ports[i].mtu,
-                         ctx_.ports[i].parse});
+                         dp_->ctx().ports[i].parse});
     hostif_ = std::make_unique<HostInterfaces>(std::move(specs), *punt_, *qos_, ports_->pool(),
                                                qos_->plan().switch_tc);
     // The configured addresses become the kernel's: it answers ARP/ND/ping for them and
@@ -252,7 +251,7 @@ json Switch::view_punt() const {
     json ports = json::array();
     for (size_t i = 0; i < hostif_->size(); i++) {
         const HostIfStats &s = hostif_->stats(uint16_t(i));
-        PortTotals t = sum_port(counters_.get(), workers_.size(), i);
+        PortTotals t = sum_port(counters_, workers_.size(), i);
         ports.push_back({{"port", cfg_.ports[i].name},
                          {"ifindex", hostif_->ifindex(uint16_t(i))},
                          {"punted", t.punted},

@@ -39,7 +39,7 @@ void Switch::register_metrics() {
 
     // Ports, drops, workers (lib/telemetry/dataplane_metrics.h); queues, pools, PGs
     // (lib/qos/qos_metrics.h).
-    register_dataplane_metrics(m, {names, counters_.get(), workers_.size()});
+    register_dataplane_metrics(m, {names, counters_, workers_.size()});
     register_qos_metrics(m, names, *qos_);
     register_pfc_metrics();
     register_lb_metrics();

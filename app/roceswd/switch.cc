@@ -19,13 +19,6 @@ uint64_t TscClock::now_ns() const {
     return c / hz_ * 1'000'000'000ull + (c % hz_) * 1'000'000'000ull / hz_;
 }
 
-// Load balancing (doc/load-balancing.md): the adaptive policy's view of egress queue depths.
-static uint64_t lb_queue_bytes(const void *ctx, uint16_t port, uint8_t tc) {
-    const auto *q = static_cast<const TrafficManager *>(ctx);
-    if (port >= q->n_ports()) return 0;
-    return q->queue(port, q->plan().ports[port].cls.tc_to_queue[tc & 7]).depth_bytes;
-}
-
 namespace {
 struct LaunchArg {
     Switch *sw;
@@ -48,73 +41,50 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
     if (!qsbr_ || rte_rcu_qsbr_init(qsbr_, n_workers) != 0)
         throw std::runtime_error("cannot set up RCU (QSBR) state");
 
-    fib_ = std::make_unique<Fib>("rocesw_fib", fib_params_for(cfg_), qsbr_);  // as main sized EAL
-    fib_->groups().set_settings(lb_settings_from(cfg_.lb));  // before workers size flowlet tables
-    std::vector<RibPort> rib_ports;
-    for (const auto &p : cfg_.ports) {
-        RibPort rp{p.name, p.mac, p.ipv4};
-        rp.addrs.insert(rp.addrs.end(), p.ipv6.begin(), p.ipv6.end());
-        rib_ports.push_back(rp);
-        PortRuntime rt;
-        rt.mac = p.mac;
-        rt.mtu = p.mtu;
-        rt.parse.max_l3_len = p.mtu;
-        rt.addrs = rp.addrs;
-        ctx_.ports.push_back(rt);
-        ctx_.all_addrs.insert(ctx_.all_addrs.end(), rp.addrs.begin(), rp.addrs.end());
-    }
-    ctx_.fib = fib_.get();
-    rib_ = std::make_unique<Rib>(*fib_, rib_ports);
-    rib_->set_static(cfg_.routes, cfg_.neighbours);
-    rib_->set_multipath(cfg_.multipath_routes);
-    if (size_t refused = rib_->sync())
-        spdlog::warn("{} routes could not be installed (FIB full)", refused);
-    spdlog::info("FIB: {} IPv4 and {} IPv6 routes", rib_->route_count(false),
-                 rib_->route_count(true));
-
-    counters_ = std::make_unique<WorkerCounters[]>(n_workers);
-    // Port p's queues are owned by worker p % n_workers; other workers hand packets to it.
-    qos_ = std::make_unique<TrafficManager>(qos, n_workers, "rocesw_qos");
-    ctx_.qos = &qos_->plan();
-    lb_load_ = LoadSignal{&lb_queue_bytes, qos_.get()};  // adaptive load balancing
-    fib_->groups().set_load_signal(&lb_load_);
-    ctx_.pfc = &qos_->pfc();  // received PFC/PAUSE frames
-    setup_control_plane();  // host interfaces, punt path, netlink (before the workers)
-    {
-        std::vector<std::array<uint8_t, 6>> macs;
-        for (const auto &p : cfg_.ports) macs.push_back(p.mac.b);
-        qos_->pfc().set_source(ports_->pool(), std::move(macs));
-    }
-    for (const auto &w : qos_->plan().warnings) spdlog::warn("{}", w);
-    for (const auto &p : ports_->ports()) pfc_modes_.push_back(p.pfc_mode);
     if (cfg_.telemetry.latency) {  // doc/observability.md, "Latency"
         latency_ = std::make_unique<LatencyHist[]>(n_workers);
         latency_since_ = std::chrono::steady_clock::now();
     }
+    DataplaneOptions o;
+    o.name = "rocesw";
+    o.workers = n_workers;
+    o.burst = uint16_t(cfg_.sw.burst);
+    o.qsbr = qsbr_;
+    o.pfc_pool = ports_->pool();
     unsigned lcore = rte_get_next_lcore(-1, 1, 0);
     for (uint16_t w = 0; w < n_workers; w++) {
         WorkerSlot s;
         s.lcore = lcore;
         // With latency on, the worker's RX and its egress's TX go through a stamping wrapper.
         if (latency_) s.lat_io = std::make_unique<LatencyPortIo>(*ports_, latency_[w]);
-        PortIo &io = s.lat_io ? static_cast<PortIo &>(*s.lat_io) : *ports_;
-        s.egress = std::make_unique<QosEgress>(*qos_, io, counters_[w], w,
-                                               ports_->tx_queue_for(w), uint16_t(cfg_.sw.burst));
-        auto rx = ports_->rx_assignment(w);
-        if (rx.empty())
+        o.worker_io.push_back(s.lat_io.get());
+        o.rx.push_back(ports_->rx_assignment(w));
+        if (o.rx.back().empty())
             spdlog::warn("worker {} owns no RX queue (devices have fewer queues than workers)", w);
-        s.worker = std::make_unique<Worker>(w, ctx_, io, *s.egress, counters_[w], rx,
-                                            uint16_t(cfg_.sw.burst));
+        o.tx_queue.push_back(ports_->tx_queue_for(w));
         workers_.push_back(std::move(s));
         lcore = rte_get_next_lcore(lcore, 1, 0);
     }
+    dp_ = std::make_unique<Dataplane>(dataplane_spec(cfg_), &qos, *ports_, std::move(o));
+    fib_ = &dp_->fib();
+    rib_ = &dp_->rib();
+    qos_ = &dp_->tm();
+    counters_ = dp_->counters();
+    for (uint16_t w = 0; w < n_workers; w++) {
+        workers_[w].worker = &dp_->worker(w);
+        workers_[w].egress = &dp_->egress(w);
+    }
+    if (size_t refused = dp_->refused_routes())
+        spdlog::warn("{} routes could not be installed (FIB full)", refused);
+    spdlog::info("FIB: {} IPv4 and {} IPv6 routes", rib_->route_count(false),
+                 rib_->route_count(true));
+    setup_control_plane();  // host interfaces, punt path, netlink (before the workers run)
+    for (const auto &w : qos_->plan().warnings) spdlog::warn("{}", w);
+    for (const auto &p : ports_->ports()) pfc_modes_.push_back(p.pfc_mode);
     register_commands();
     register_metrics();
     if (trace_)  // PFC frames sent/received and watchdog events go to the worker's ring
-        for (size_t w = 0; w < workers_.size(); w++) {
-            workers_[w].worker->set_trace(&trace_->ring(w));
-            static_cast<QosEgress *>(workers_[w].egress.get())->set_trace(&trace_->ring(w));
-        }
+        for (uint16_t w = 0; w < workers_.size(); w++) dp_->set_trace(w, &trace_->ring(w));
 }
 
 // Logs PFC watchdog storms and restorations seen since the last call (control thread; the
@@ -141,14 +111,12 @@ void Switch::log_pfc_watchdog() {
 Switch::~Switch() {
     stop_observability();  // the exporter's thread reads what follows
     stop_control_plane();
-    workers_.clear();  // egress destructors free what they still hold
-    route_sync_.reset();
-    hostif_.reset();
+    route_sync_.reset();  // uses the RIB
+    hostif_.reset();      // injects into the traffic manager
+    dp_.reset();          // workers (egress destructors free what they still hold), QoS, RIB, FIB
+    workers_.clear();     // the latency wrappers the workers used
     punt_.reset();
-    qos_.reset();
     server_.close();
-    rib_.reset();
-    fib_.reset();
     ports_.reset();
     rte_free(qsbr_);
 }

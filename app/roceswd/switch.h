@@ -1,5 +1,7 @@
-// The running switch: EAL, ports, FIB/RIB, workers on their lcores, and the control thread
-// (the main lcore) that serves rocectl and telemetry and follows link state.
+// The running switch: the process around the data plane. EAL ports, the QSBR state, the
+// Dataplane assembly (lib/pipeline/dataplane.h: FIB/RIB, QoS/PFC, LB, workers) run on lcores,
+// and the control thread (the main lcore) that serves rocectl and telemetry, runs the control
+// plane and follows link state.
 #pragma once
 
 #include <rte_rcu_qsbr.h>
@@ -19,6 +21,7 @@
 #include "ethdev/ethdev_ports.h"
 #include "hostif/host_if.h"
 #include "common/latency_hist.h"
+#include "pipeline/dataplane.h"
 #include "pipeline/latency_io.h"
 #include "pipeline/punt.h"
 #include "pipeline/worker.h"
@@ -79,10 +82,11 @@ class Switch {
     TraceRing *trace_ring(uint16_t worker) { return trace_ ? &trace_->ring(worker) : nullptr; }
 
   private:
+    // A worker of dp_ and where it runs.
     struct WorkerSlot {
         std::unique_ptr<LatencyPortIo> lat_io;  // telemetry.latency: RX/TX through it; else null
-        std::unique_ptr<Egress> egress;
-        std::unique_ptr<Worker> worker;
+        Egress *egress = nullptr;  // dp_'s
+        Worker *worker = nullptr;  // dp_'s
         unsigned lcore = 0;
     };
     static int lcore_main(void *arg);
@@ -107,12 +111,12 @@ class Switch {
     std::chrono::steady_clock::time_point started_;
     std::unique_ptr<EthdevPorts> ports_;
     rte_rcu_qsbr *qsbr_ = nullptr;
-    std::unique_ptr<Fib> fib_;
-    std::unique_ptr<Rib> rib_;
-    std::unique_ptr<TrafficManager> qos_;  // outlives every worker's QosEgress
-    LoadSignal lb_load_;              // queue depths for adaptive load balancing
-    DataplaneContext ctx_;
-    std::unique_ptr<WorkerCounters[]> counters_;  // one block per worker
+    std::unique_ptr<Dataplane> dp_;
+    // dp_'s parts, as the views and metrics read them.
+    Fib *fib_ = nullptr;
+    Rib *rib_ = nullptr;
+    TrafficManager *qos_ = nullptr;
+    WorkerCounters *counters_ = nullptr;  // one block per worker
     std::unique_ptr<LatencyHist[]> latency_;       // one block per worker; null: latency off
     LatencySnapshot latency_base_;                 // `clear latency` baseline (handler lock)
     std::chrono::steady_clock::time_point latency_since_;

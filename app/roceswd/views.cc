@@ -38,7 +38,7 @@ json Switch::view_ports() const {
     for (size_t i = 0; i < cfg_.ports.size(); i++) {
         const PortConfig &pc = cfg_.ports[i];
         const EthPort &ep = eps[i];
-        PortTotals t = sum_port(counters_.get(), workers_.size(), i);
+        PortTotals t = sum_port(counters_, workers_.size(), i);
         rte_eth_stats st{};
         rte_eth_stats_get(ep.port_id, &st);
         out.push_back({{"index", i},
@@ -118,7 +118,7 @@ json Switch::view_drops(bool all) const {
     json out = json::array();
     uint64_t total = 0;
     for (size_t i = 0; i < cfg_.ports.size(); i++) {
-        PortTotals t = sum_port(counters_.get(), workers_.size(), i);
+        PortTotals t = sum_port(counters_, workers_.size(), i);
         for (size_t r = 0; r < kDropReasonCount; r++) {
             total += t.drops[r];
             if (!all && t.drops[r] == 0) continue;

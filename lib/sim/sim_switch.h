@@ -1,13 +1,9 @@
-// One simulated switch: the real pipeline (Fib, Rib, TrafficManager + QosEgress, Worker, the load
-// balancer) over a PortIo the engine provides, with one worker and time passed in by the caller.
+// One simulated switch: the real pipeline (the Dataplane assembly: Fib, Rib, TrafficManager +
+// QosEgress, Worker, the load balancer) over a PortIo the engine provides, with one worker and
+// time passed in by the caller. Nothing else in lib/sim builds pipeline objects.
 //
-// THIS IS THE ONE PLACE TO SWAP. The constructor builds what app/roceswd/switch.cc and
-// test/pipeline/qos_fixture.h build, by hand; when the Dataplane assembly
-// (lib/pipeline/dataplane.{h,cc}) lands, the body of SimSwitch's constructor becomes one
-// `Dataplane(cfg, plan, io)` call and the accessors forward to it. Nothing else in lib/sim
-// builds pipeline objects.
-//
-// Differences from roceswd, all deliberate and all in SimSwitchSpec:
+// Differences from roceswd, all deliberate and all in SimSwitchSpec and the options SimSwitch
+// gives the Dataplane:
 //  - a compact FIB (fib_params_for_sim): rte_fib DIR-24-8 is the only IPv4 type lib/route
 //    offers today, so the 2 x 64 MiB tbl24 stays in *virtual* EAL memory, but rule, tbl8 and
 //    next-hop counts are sized to the fabric, so only a few pages are ever touched;
@@ -15,7 +11,8 @@
 //  - routes are "learned" routes (Rib::set_learned), so destinations with the same next-hop
 //    set share one ECMP group (kMaxEcmpGroups is 512 per switch);
 //  - the QoS plan's port rate is the link's exact rate, and the TX ring model is capped at a
-//    few frames (see doc/rocesim.md, "How the link rate reaches the egress").
+//    few frames (see doc/rocesim.md, "How the link rate reaches the egress");
+//  - the egress hands the device one frame at a time (egress burst 1).
 #pragma once
 
 #include <cstdint>
@@ -25,8 +22,8 @@
 
 #include "common/counters.h"
 #include "config/config.h"
+#include "pipeline/dataplane.h"
 #include "port/port_io.h"
-#include "pipeline/worker.h"
 #include "qos/qos_config.h"
 #include "qos/qos_egress.h"
 #include "route/fib.h"
@@ -69,8 +66,8 @@ class SimSwitch {
     SimSwitch &operator=(const SimSwitch &) = delete;
 
     // One worker pass (RX of every port, pipeline, egress flush) at `now_ns`.
-    uint32_t poll(uint64_t now_ns) { return worker_->poll_once(now_ns); }
-    uint32_t backlog() const { return egress_->backlog(); }
+    uint32_t poll(uint64_t now_ns) { return dp_->poll(0, now_ns); }
+    uint32_t backlog() const { return dp_->egress(0).backlog(); }
 
     // Routing: replaces the routes (one per destination prefix) and the neighbours; only what
     // changed reaches the Fib. `paths` empty: withdraw.
@@ -79,26 +76,19 @@ class SimSwitch {
         std::vector<LearnedPath> paths;  // port + via (a neighbour's address)
     };
     void add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
-        rib_->add_neighbour(port, ip, mac);
+        dp_->rib().add_neighbour(port, ip, mac);
     }
     // Returns the number of routes the Fib refused.
     size_t set_routes(const std::vector<RouteSet> &routes);
 
-    const TrafficManager &qos() const { return *qos_; }
-    const WorkerCounters &counters() const { return *counters_; }
+    const TrafficManager &qos() const { return dp_->tm(); }
+    const WorkerCounters &counters() const { return dp_->counters(0); }
     const SimSwitchSpec &spec() const { return spec_; }
-    size_t route_count() const { return rib_->route_count(false); }
+    size_t route_count() const { return dp_->rib().route_count(false); }
 
   private:
     SimSwitchSpec spec_;
-    std::unique_ptr<Fib> fib_;
-    std::unique_ptr<Rib> rib_;
-    std::unique_ptr<TrafficManager> qos_;
-    LoadSignal lb_load_;
-    DataplaneContext ctx_;
-    std::unique_ptr<WorkerCounters> counters_;
-    std::unique_ptr<QosEgress> egress_;
-    std::unique_ptr<Worker> worker_;
+    std::unique_ptr<Dataplane> dp_;
     std::vector<IpPrefix> installed_;  // prefixes with a learned route
 };
 

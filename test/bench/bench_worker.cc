@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "support/fifo_egress.h"
 #include "lb/ecmp_group.h"
+#include "pipeline/dataplane.h"
 #include "pipeline/worker.h"
 #include "pkt/mbuf_meta.h"
 #include "qos/qos_config.h"
@@ -129,46 +130,40 @@ const QosPlan &bench_qos_plan() {
     return plan;
 }
 
+// One worker on port 0's queue 0 over the shared `fib` (Dataplane with a borrowed FIB).
 struct Switch {
-    DataplaneContext ctx;
     BenchPorts ports;
-    WorkerCounters counters;
-    std::unique_ptr<TrafficManager> qos;
-    std::unique_ptr<Egress> egress;
-    Worker worker;
+    Dataplane dp;
+    Worker &worker;
+    TrafficManager *qos;  // with the QoS egress; else null
     // `classify`: the worker classifies (DataplaneContext::qos), as roceswd does; always with
     // the QoS egress.
     // `plan`: the QoS plan (classification and QosEgress); default bench_qos_plan().
     Switch(const Fib &fib, uint32_t frame_len, const std::vector<uint32_t> &dests,
            EgressKind kind = EgressKind::fifo, bool classify = false, bool mix = false,
            const QosPlan *plan = nullptr)
-        : ctx(make_ctx(fib, classify || kind == EgressKind::qos, plan)),
-          ports(frame_len, dests, mix),
-          qos(kind == EgressKind::qos ? make_qos(plan) : nullptr),
-          egress(qos ? std::unique_ptr<Egress>(
-                           std::make_unique<QosEgress>(*qos, ports, counters, 0, 0, kBurst))
-                     : std::make_unique<FifoEgress>(ports, 2, 0, counters, 1024, kBurst)),
-          worker(0, ctx, ports, *egress, counters, std::vector<RxAssignment>{{0, 0}}, kBurst) {}
-    static std::unique_ptr<TrafficManager> make_qos(const QosPlan *plan) {
-        static int seq = 0;
-        return std::make_unique<TrafficManager>(plan ? *plan : bench_qos_plan(), 1,
-                                           "bench_qos" + std::to_string(seq++));
-    }
-    static DataplaneContext make_ctx(const Fib &fib, bool classify, const QosPlan *plan) {
-        DataplaneContext c;
+        : ports(frame_len, dests, mix),
+          dp(spec(), classify || kind == EgressKind::qos ? (plan ? plan : &bench_qos_plan()) : nullptr,
+             ports, options(fib, kind)),
+          worker(dp.worker(0)),
+          qos(kind == EgressKind::qos ? &dp.tm() : nullptr) {}
+    static DataplaneSpec spec() {
+        DataplaneSpec s;
         const char *addrs[2] = {"10.0.1.1/24", "10.0.2.1/24"};
-        for (int p = 0; p < 2; p++) {
-            PortRuntime rt;
-            rt.mac = MacAddr{{0x02, 0, 0, 0, uint8_t(p + 1), 0x01}};
-            rt.mtu = 9000;
-            rt.parse.max_l3_len = 9000;
-            rt.addrs = {if_addr(addrs[p])};
-            c.ports.push_back(rt);
-            c.all_addrs.push_back(rt.addrs[0]);
-        }
-        c.fib = &fib;
-        if (classify) c.qos = plan ? plan : &bench_qos_plan();
-        return c;
+        for (int p = 0; p < 2; p++)
+            s.ports.push_back({"p" + std::to_string(p), MacAddr{{0x02, 0, 0, 0, uint8_t(p + 1), 0x01}},
+                               9000, {if_addr(addrs[p])}});
+        return s;
+    }
+    static DataplaneOptions options(const Fib &fib, EgressKind kind) {
+        static int seq = 0;
+        DataplaneOptions o;
+        o.name = "bench" + std::to_string(seq++);
+        o.burst = kBurst;
+        o.rx = {{{0, 0}}};
+        o.borrowed_fib = &fib;
+        if (kind == EgressKind::fifo) o.egress = fifo_egress_factory(1024);
+        return o;
     }
 };
 

@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "support/fifo_egress.h"
 #include "frames.h"
+#include "pipeline/dataplane.h"
 #include "pipeline/worker.h"
 #include "route/fib.h"
 #include "route/rib.h"
@@ -39,53 +40,61 @@ inline MacAddr maca(const char *s) {
 inline const Mac kP0{0x02, 0, 0, 0, 0, 0x10}, kP1{0x02, 0, 0, 0, 0, 0x11};
 inline const Mac kH1{0x02, 0, 0, 0, 0xAA, 0x01}, kH2{0x02, 0, 0, 0, 0xBB, 0x02};
 
+// One worker over both ports with a FIFO egress (64 packets per port), burst 32, built by the
+// Dataplane assembly. A derived fixture may set `compact_fib` or `qos_plan` (classification and
+// the PFC engine; the egress stays the FIFO) in its constructor or before SwitchFixture::SetUp,
+// and change the options in adjust().
 class SwitchFixture : public ::testing::Test {
   protected:
     void SetUp() override {
-        FibParams fp;
-        fp.ipv4_max_routes = 1024;
-        fp.ipv4_tbl8s = 64;
-        fp.ipv6_max_routes = 1024;
-        fp.ipv6_tbl8s = 256;
-        fp.max_nexthops = 1024;
-        fp.compact = compact_fib;
-        fib = std::make_unique<Fib>(unique_name("tfib"), fp, nullptr);
-        std::vector<RibPort> rp = {
-            {"p0", maca("02:00:00:00:00:10"), {ifa("10.0.1.1/24"), ifa("fd00:1::1/64")}},
-            {"p1", maca("02:00:00:00:00:11"), {ifa("10.0.2.1/24"), ifa("fd00:2::1/64")}}};
-        rib = std::make_unique<Rib>(*fib, rp);
-        std::vector<RouteConfig> routes = {{*parse_prefix("10.9.0.0/16"), ipa("10.0.2.2"), ""},
-                                           {*parse_prefix("10.8.0.0/16"), ipa("10.0.2.99"), ""},
-                                           {*parse_prefix("fd00:9::/32"), ipa("fd00:2::2"), "p1"}};
-        std::vector<NeighbourConfig> neigh = {{ipa("10.0.1.2"), maca("02:00:00:00:aa:01"), "p0"},
-                                              {ipa("10.0.2.2"), maca("02:00:00:00:bb:02"), "p1"},
-                                              {ipa("fd00:1::2"), maca("02:00:00:00:aa:01"), ""},
-                                              {ipa("fd00:2::2"), maca("02:00:00:00:bb:02"), ""}};
-        rib->set_static(routes, neigh);
-        ASSERT_EQ(rib->sync(), 0u);
-        for (const auto &p : rp) {
-            PortRuntime rt;
-            rt.mac = p.mac;
-            rt.mtu = 1500;
-            rt.parse.max_l3_len = 1500;
-            rt.addrs = p.addrs;
-            ctx.ports.push_back(rt);
-            ctx.all_addrs.insert(ctx.all_addrs.end(), p.addrs.begin(), p.addrs.end());
-        }
-        ctx.fib = fib.get();
         ports = std::make_unique<TestPorts>(unique_name("tp"), 2);
-        counters = std::make_unique<WorkerCounters>();
-        egress = std::make_unique<FifoEgress>(*ports, 2, 0, *counters, 64, 32);
-        worker = std::make_unique<Worker>(0, ctx, *ports, *egress, *counters,
-                                          std::vector<RxAssignment>{{0, 0}, {1, 0}}, 32);
+        DataplaneOptions o = options();
+        adjust(o);
+        dp = std::make_unique<Dataplane>(spec(), qos_plan, *ports, std::move(o));
+        ASSERT_EQ(dp->refused_routes(), 0u);
+        fib = &dp->fib();
+        rib = &dp->rib();
+        counters = &dp->counters(0);
+        egress = &dp->egress(0);
+        worker = &dp->worker(0);
         baseline_mbufs = ports->mbufs_in_use();
     }
     void TearDown() override {
-        worker.reset();
-        egress.reset();
+        dp.reset();
         ports->take_tx(0);
         ports->take_tx(1);
         EXPECT_EQ(ports->mbufs_in_use(), baseline_mbufs) << "mbufs leaked";
+    }
+    virtual void adjust(DataplaneOptions &) {}
+
+    // The two ports, their addresses, the static routes and neighbours of the header comment.
+    DataplaneSpec spec() const {
+        DataplaneSpec s;
+        s.ports = {{"p0", maca("02:00:00:00:00:10"), 1500, {ifa("10.0.1.1/24"), ifa("fd00:1::1/64")}},
+                   {"p1", maca("02:00:00:00:00:11"), 1500, {ifa("10.0.2.1/24"), ifa("fd00:2::1/64")}}};
+        s.fib.ipv4_max_routes = 1024;
+        s.fib.ipv4_tbl8s = 64;
+        s.fib.ipv6_max_routes = 1024;
+        s.fib.ipv6_tbl8s = 256;
+        s.fib.max_nexthops = 1024;
+        s.fib.compact = compact_fib;
+        s.routes = {{*parse_prefix("10.9.0.0/16"), ipa("10.0.2.2"), ""},
+                    {*parse_prefix("10.8.0.0/16"), ipa("10.0.2.99"), ""},
+                    {*parse_prefix("fd00:9::/32"), ipa("fd00:2::2"), "p1"}};
+        s.neighbours = {{ipa("10.0.1.2"), maca("02:00:00:00:aa:01"), "p0"},
+                        {ipa("10.0.2.2"), maca("02:00:00:00:bb:02"), "p1"},
+                        {ipa("fd00:1::2"), maca("02:00:00:00:aa:01"), ""},
+                        {ipa("fd00:2::2"), maca("02:00:00:00:bb:02"), ""}};
+        return s;
+    }
+    // `workers` workers (worker w polls queue w of both ports), FIFO egress, burst 32.
+    static DataplaneOptions options(uint16_t workers = 1) {
+        DataplaneOptions o;
+        o.name = unique_name("t");
+        o.workers = workers;
+        o.burst = 32;
+        o.egress = fifo_egress_factory(64);
+        return o;
     }
 
     uint64_t drops(uint16_t port, DropReason r) const {
@@ -97,14 +106,16 @@ class SwitchFixture : public ::testing::Test {
         return s;
     }
 
-    bool compact_fib = false;  // set by a derived fixture's constructor: RIB-only tables
-    std::unique_ptr<Fib> fib;
-    std::unique_ptr<Rib> rib;
-    DataplaneContext ctx;
+    bool compact_fib = false;          // RIB-only tables
+    const QosPlan *qos_plan = nullptr;  // null: no traffic manager, every packet in TC 0
     std::unique_ptr<TestPorts> ports;
-    std::unique_ptr<WorkerCounters> counters;
-    std::unique_ptr<FifoEgress> egress;
-    std::unique_ptr<Worker> worker;
+    std::unique_ptr<Dataplane> dp;
+    // dp's parts.
+    Fib *fib = nullptr;
+    Rib *rib = nullptr;
+    WorkerCounters *counters = nullptr;
+    Egress *egress = nullptr;
+    Worker *worker = nullptr;
     unsigned baseline_mbufs = 0;
     uint64_t now_ns = 1'000'000;
 };

@@ -117,26 +117,20 @@ struct VirtualTicks {
 class LatencyPipeline : public SwitchFixture {
   protected:
     void SetUp() override {
-        SwitchFixture::SetUp();
         std::vector<QosPortInfo> info = {{"p0", 10000}, {"p1", 10000}};
         plan = build_qos_plan(load_qos_string(qos_profile(""), "t.yaml"), info);
-        shared = std::make_unique<TrafficManager>(plan, 1, unique_name("lat"));
-        ctx.qos = &plan;
-        io = std::make_unique<LatencyPortIo>(*ports, hist, &VirtualTicks::read, &ticks);
-        qegress = std::make_unique<QosEgress>(*shared, *io, *counters, 0, 0, 32);
-        lworker = std::make_unique<Worker>(0, ctx, *io, *qegress, *counters,
-                                           std::vector<RxAssignment>{{0, 0}, {1, 0}}, 32);
+        qos_plan = &plan;
+        SwitchFixture::SetUp();
     }
-    void TearDown() override {
-        lworker.reset();
-        qegress.reset();
-        SwitchFixture::TearDown();
-        shared.reset();
+    void adjust(DataplaneOptions &o) override {
+        io = std::make_unique<LatencyPortIo>(*ports, hist, &VirtualTicks::read, &ticks);
+        o.worker_io = {io.get()};
+        o.egress = nullptr;  // QosEgress
     }
     uint32_t poll(uint64_t at_ticks) {
         ticks.t = at_ticks;
         now_ns += 1000;
-        return lworker->poll_once(now_ns);
+        return worker->poll_once(now_ns);
     }
     LatencySnapshot snap() const { return latency_snapshot(&hist, 1); }
     static Bytes to_h2(uint8_t dscp, uint32_t dst = v4(10, 9, 0, 5)) {
@@ -146,12 +140,9 @@ class LatencyPipeline : public SwitchFixture {
     }
 
     QosPlan plan;
-    std::unique_ptr<TrafficManager> shared;
     VirtualTicks ticks;
     LatencyHist hist{};
     std::unique_ptr<LatencyPortIo> io;
-    std::unique_ptr<QosEgress> qegress;
-    std::unique_ptr<Worker> lworker;
 };
 
 TEST_F(LatencyPipeline, EveryForwardedPacketCountedOnceInItsClassDropsNot) {

@@ -18,6 +18,7 @@
 #include "fixture.h"
 #include "frames.h"
 #include "lb/flow_hash.h"
+#include "pipeline/dataplane.h"
 #include "pipeline/worker.h"
 #include "pkt/parser.h"
 #include "route/fib.h"
@@ -77,54 +78,49 @@ class LbSwitch {
     LbSwitch(uint16_t members, const LbConfig &cfg, const MultipathRouteConfig &route,
              bool resolve_all = true, rte_rcu_qsbr *qsbr = nullptr)
         : n_(members) {
-        FibParams fp;
-        fp.ipv4_max_routes = 1024;
-        fp.ipv4_tbl8s = 64;
-        fp.ipv6_max_routes = 1024;
-        fp.ipv6_tbl8s = 256;
-        fp.max_nexthops = 1024;
-        fib = std::make_unique<Fib>(unique_name("lbfib"), fp, qsbr);
-        fib->groups().set_settings(lb_settings_from(cfg));
-        std::vector<RibPort> rp;
-        rp.push_back({"p0", maca("02:00:00:00:00:20"), {ifa("10.0.0.1/24"), ifa("fd00::1/64")}});
+        DataplaneSpec spec;
+        spec.fib.ipv4_max_routes = 1024;
+        spec.fib.ipv4_tbl8s = 64;
+        spec.fib.ipv6_max_routes = 1024;
+        spec.fib.ipv6_tbl8s = 256;
+        spec.fib.max_nexthops = 1024;
+        spec.lb = cfg;
+        spec.ports.push_back(
+            {"p0", maca("02:00:00:00:00:20"), 1500, {ifa("10.0.0.1/24"), ifa("fd00::1/64")}});
         for (uint16_t k = 1; k <= n_; k++) {
             std::string a = "10.0." + std::to_string(k) + ".1/24";
             std::string a6 = "fd00:" + std::to_string(k) + "::1/64";
             MacAddr mac = maca("02:00:00:00:00:20");
             mac.b[5] = uint8_t(0x20 + k);
-            rp.push_back({"p" + std::to_string(k), mac, {*parse_if_addr(a), *parse_if_addr(a6)}});
+            spec.ports.push_back(
+                {"p" + std::to_string(k), mac, 1500, {*parse_if_addr(a), *parse_if_addr(a6)}});
         }
-        rib = std::make_unique<Rib>(*fib, rp);
         route_ = route;
-        std::vector<NeighbourConfig> neigh = {{ipa("10.0.0.2"), maca("02:00:00:00:00:02"), "p0"}};
-        neigh.push_back({ipa("fd00::2"), maca("02:00:00:00:00:02"), "p0"});
+        spec.neighbours = {{ipa("10.0.0.2"), maca("02:00:00:00:00:02"), "p0"},
+                           {ipa("fd00::2"), maca("02:00:00:00:00:02"), "p0"}};
         if (resolve_all)
             for (uint16_t k = 1; k <= n_; k++) {
-                neigh.push_back(gateway(k));
-                neigh.push_back({gw_ip6(k), gw_mac(k), "p" + std::to_string(k)});
+                spec.neighbours.push_back(gateway(k));
+                spec.neighbours.push_back({gw_ip6(k), gw_mac(k), "p" + std::to_string(k)});
             }
-        rib->set_static({}, neigh);
-        rib->set_multipath({route_});
-        EXPECT_EQ(rib->sync(), 0u);
-        for (const auto &p : rp) {
-            PortRuntime rt;
-            rt.mac = p.mac;
-            rt.mtu = 1500;
-            rt.parse.max_l3_len = 1500;
-            rt.addrs = p.addrs;
-            ctx.ports.push_back(rt);
-            ctx.all_addrs.insert(ctx.all_addrs.end(), p.addrs.begin(), p.addrs.end());
-        }
-        ctx.fib = fib.get();
+        spec.multipath_routes = {route_};
         ports = std::make_unique<TestPorts>(unique_name("lbtp"), uint16_t(n_ + 1), 8192);
-        counters = std::make_unique<WorkerCounters>();
-        egress = std::make_unique<FifoEgress>(*ports, uint16_t(n_ + 1), 0, *counters, 4096, 64);
-        worker = std::make_unique<Worker>(0, ctx, *ports, *egress, *counters,
-                                          std::vector<RxAssignment>{{0, 0}}, 32);
+        DataplaneOptions o;
+        o.name = unique_name("lb");
+        o.qsbr = qsbr;
+        o.burst = 32;
+        o.egress_burst = 64;
+        o.rx = {{{0, 0}}};  // traffic enters on p0 only
+        o.egress = fifo_egress_factory(4096);
+        dp = std::make_unique<Dataplane>(spec, nullptr, *ports, std::move(o));
+        EXPECT_EQ(dp->refused_routes(), 0u);
+        fib = &dp->fib();
+        rib = &dp->rib();
+        counters = &dp->counters(0);
+        worker = &dp->worker(0);
     }
     ~LbSwitch() {
-        worker.reset();
-        egress.reset();
+        dp.reset();
         for (uint16_t p = 0; p <= n_; p++) ports->take_tx(p);
     }
 
@@ -199,13 +195,13 @@ class LbSwitch {
 
     uint16_t n_;
     MultipathRouteConfig route_;
-    std::unique_ptr<Fib> fib;
-    std::unique_ptr<Rib> rib;
-    DataplaneContext ctx;
     std::unique_ptr<TestPorts> ports;
-    std::unique_ptr<WorkerCounters> counters;
-    std::unique_ptr<FifoEgress> egress;
-    std::unique_ptr<Worker> worker;
+    std::unique_ptr<Dataplane> dp;
+    // dp's parts.
+    Fib *fib = nullptr;
+    Rib *rib = nullptr;
+    WorkerCounters *counters = nullptr;
+    Worker *worker = nullptr;
 };
 
 // Flows that differ only in the UDP source port (RoCEv2 entropy).

@@ -415,22 +415,18 @@ namespace {
 
 class PfcWorker : public SwitchFixture {
   protected:
+    // The switch classifies and hands MAC-control frames to the PFC engine; the egress stays
+    // SwitchFixture's FIFO.
     void SetUp() override {
-        SwitchFixture::SetUp();
         std::vector<QosPortInfo> info = {{"p0", 10000}, {"p1", 10000}};
         plan = build_qos_plan(
             load_qos_string(qos_profile(kPgTables, "pfc_enable: \"3\""), "t.yaml"), info);
-        shared = std::make_unique<TrafficManager>(plan, 1, unique_name("pw"));
-        ctx.qos = &plan;
-        ctx.pfc = &shared->pfc();
-    }
-    void TearDown() override {
-        ctx.pfc = nullptr;
-        SwitchFixture::TearDown();
-        shared.reset();
+        qos_plan = &plan;
+        SwitchFixture::SetUp();
+        shared = &dp->tm();
     }
     QosPlan plan;
-    std::unique_ptr<TrafficManager> shared;
+    TrafficManager *shared = nullptr;
 };
 
 // PFC frames are acted on and never forwarded, whatever their destination; malformed ones and

@@ -13,6 +13,12 @@ namespace {
 
 class PuntPipeline : public SwitchFixture {
   protected:
+    // Two workers, as the Punt is built for: worker 0 polls both ports (the one the tests
+    // drive), worker 1 port 1 (WorkersShareEachClassBucket).
+    void adjust(DataplaneOptions &o) override {
+        o.workers = 2;
+        o.rx = {{{0, 0}, {1, 0}}, {{1, 0}}};
+    }
     void SetUp() override {
         SwitchFixture::SetUp();
         cfg.punt_pps.fill(100000);  // high enough not to police unless a test says so
@@ -20,14 +26,13 @@ class PuntPipeline : public SwitchFixture {
     }
     void TearDown() override {
         drain();
-        ctx.punt = nullptr;
+        dp->set_punt(nullptr);
         punt.reset();
         SwitchFixture::TearDown();
     }
     void make_punt() {
         punt = std::make_unique<Punt>(cfg, 2);
-        ctx.punt = punt.get();
-        for (auto &p : ctx.ports) p.parse.accept_lldp = true;
+        dp->set_punt(punt.get());
     }
     // What the hostif thread would write to the kernel: (ingress port, frame).
     std::vector<std::pair<uint16_t, Bytes>> drain(uint16_t w = 0) {
@@ -166,12 +171,11 @@ TEST_F(PuntPipeline, ForwardedTrafficIsNotPunted) {
 
 // Without host interfaces LLDP is not even parsed as such: the old drop reason.
 TEST_F(PuntPipeline, WithoutPuntLldpIsAnUnsupportedEtherType) {
-    ctx.punt = nullptr;
-    for (auto &p : ctx.ports) p.parse.accept_lldp = false;
+    dp->set_punt(nullptr);
     ports->inject(0, cat(eth({0x01, 0x80, 0xc2, 0, 0, 0x0e}, kH1, kEtherTypeLldp), Bytes(46, 0)));
     worker->poll_once(now_ns);
     EXPECT_EQ(drops(0, DropReason::ethertype_unsupported), 1u);
-    ctx.punt = punt.get();
+    dp->set_punt(punt.get());
 }
 
 // GCRA: over 1 s of virtual time at 10x the rate, exactly burst + rate packets pass; the rest
@@ -210,8 +214,7 @@ TEST_F(PuntPipeline, WorkersShareEachClassBucket) {
     cfg.punt_pps[size_t(PuntClass::arp)] = 500;
     cfg.punt_burst_ms = 10;  // burst 5
     make_punt();
-    auto w1 = std::make_unique<Worker>(1, ctx, *ports, *egress, *counters,
-                                       std::vector<RxAssignment>{{1, 0}}, 32);
+    Worker *w1 = &dp->worker(1);
     const Bytes arp = arp_request(v4(10, 0, 1, 1));
     const uint64_t t0 = now_ns;
     for (int i = 0; i < 2000; i++) {  // each worker 1 kpps for 1 s
@@ -226,7 +229,6 @@ TEST_F(PuntPipeline, WorkersShareEachClassBucket) {
     }
     EXPECT_EQ(punted(PuntClass::arp), 5u + 499u);
     EXPECT_EQ(punted(PuntClass::arp) + policed(PuntClass::arp), 2000u);
-    w1.reset();
 }
 
 // A full queue (the hostif thread is behind) drops with its own reason; nothing waits.

@@ -77,31 +77,26 @@ TEST(RibConcurrency, ChurnOnOtherPrefixesLosesNoPacketOfAnUntouchedOne) {
     size_t sz = rte_rcu_qsbr_get_memsize(1);
     auto *q = static_cast<rte_rcu_qsbr *>(rte_zmalloc("tq", sz, 64));
     ASSERT_EQ(rte_rcu_qsbr_init(q, 1), 0);
-    FibParams fp;
-    fp.ipv4_max_routes = 4096;
-    fp.ipv4_tbl8s = 64;
-    fp.ipv6_max_routes = 64;
-    fp.ipv6_tbl8s = 64;
-    fp.max_nexthops = 1024;
-    Fib fib(unique_name("cfib"), fp, q);
-    std::vector<RibPort> rp = {{"p0", maca("02:00:00:00:00:10"), {ifa("10.0.1.1/24")}},
-                               {"p1", maca("02:00:00:00:00:11"), {ifa("10.0.2.1/24")}}};
-    Rib rib(fib, rp);
-    rib.set_static({{*parse_prefix("10.9.0.0/16"), ipa("10.0.2.2"), ""}},
-                   {{ipa("10.0.2.2"), maca("02:00:00:00:bb:02"), ""}});
-    rib.sync();
-    DataplaneContext ctx;
-    for (const auto &p : rp) {
-        PortRuntime rt;
-        rt.mac = p.mac;
-        rt.addrs = p.addrs;
-        ctx.ports.push_back(rt);
-    }
-    ctx.fib = &fib;
+    DataplaneSpec spec;
+    spec.ports = {{"p0", maca("02:00:00:00:00:10"), 1500, {ifa("10.0.1.1/24")}},
+                  {"p1", maca("02:00:00:00:00:11"), 1500, {ifa("10.0.2.1/24")}}};
+    spec.fib.ipv4_max_routes = 4096;
+    spec.fib.ipv4_tbl8s = 64;
+    spec.fib.ipv6_max_routes = 64;
+    spec.fib.ipv6_tbl8s = 64;
+    spec.fib.max_nexthops = 1024;
+    spec.routes = {{*parse_prefix("10.9.0.0/16"), ipa("10.0.2.2"), ""}};
+    spec.neighbours = {{ipa("10.0.2.2"), maca("02:00:00:00:bb:02"), ""}};
     TestPorts io(unique_name("cp"), 2, 8192);
-    auto ctr = std::make_unique<WorkerCounters>();
-    FifoEgress eg(io, 2, 0, *ctr, 4096, 32);
-    Worker w(0, ctx, io, eg, *ctr, {{0, 0}}, 32);
+    DataplaneOptions opt;
+    opt.name = unique_name("c");
+    opt.qsbr = q;
+    opt.rx = {{{0, 0}}};
+    opt.egress = fifo_egress_factory(4096);
+    Dataplane dp(spec, nullptr, io, opt);
+    Rib &rib = dp.rib();
+    Worker &w = dp.worker(0);
+    WorkerCounters *ctr = &dp.counters(0);
 
     const int kPackets = 3000;
     std::atomic<bool> stop{false};

@@ -92,35 +92,18 @@ std::string switch_qos(uint32_t kmin, uint32_t kmax) {
 class RoceHosts : public ::testing::Test {
   protected:
     void SetUp() override {
-        FibParams fp;
-        fp.ipv4_max_routes = 1024;
-        fp.ipv4_tbl8s = 64;
-        fp.ipv6_max_routes = 1024;
-        fp.ipv6_tbl8s = 256;
-        fp.max_nexthops = 1024;
-        fib = std::make_unique<Fib>(unique_name("rhfib"), fp, nullptr);
-        std::vector<RibPort> rp;
-        std::vector<NeighbourConfig> neigh;
+        spec.fib.ipv4_max_routes = 1024;
+        spec.fib.ipv4_tbl8s = 64;
+        spec.fib.ipv6_max_routes = 1024;
+        spec.fib.ipv6_tbl8s = 256;
+        spec.fib.max_nexthops = 1024;
         for (int i = 0; i < kPorts; i++) {
             const std::string n = std::to_string(i + 1);
-            rp.push_back(
-                {"p" + std::to_string(i), switch_mac(i), {ifa(("10.0." + n + ".1/24").c_str())}});
-            neigh.push_back(
+            spec.ports.push_back({"p" + std::to_string(i), switch_mac(i), 1500,
+                                  {ifa(("10.0." + n + ".1/24").c_str())}});
+            spec.neighbours.push_back(
                 {ipa(("10.0." + n + ".2").c_str()), host_mac(i), "p" + std::to_string(i)});
         }
-        rib = std::make_unique<Rib>(*fib, rp);
-        rib->set_static({}, neigh);
-        ASSERT_EQ(rib->sync(), 0u);
-        for (const auto &p : rp) {
-            PortRuntime rt;
-            rt.mac = p.mac;
-            rt.mtu = 1500;
-            rt.parse.max_l3_len = 1500;
-            rt.addrs = p.addrs;
-            ctx.ports.push_back(rt);
-            ctx.all_addrs.insert(ctx.all_addrs.end(), p.addrs.begin(), p.addrs.end());
-        }
-        ctx.fib = fib.get();
         // The hosts' frames go into the Worker as they are: the pool has the PacketMeta area.
         pool = rte_pktmbuf_pool_create(unique_name("rhpool").c_str(), 16383, 256, kMbufPrivSize,
                                        RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
@@ -129,9 +112,7 @@ class RoceHosts : public ::testing::Test {
     }
     void TearDown() override {
         hosts.reset();
-        worker.reset();
-        egress.reset();
-        shared.reset();
+        dp.reset();
         wire.reset();
         if (pool) {
             EXPECT_EQ(rte_mempool_in_use_count(pool), baseline) << "mbufs leaked";
@@ -184,18 +165,17 @@ class RoceHosts : public ::testing::Test {
         std::vector<QosPortInfo> info;
         for (int i = 0; i < kPorts; i++) info.push_back({"p" + std::to_string(i), 10000});
         plan = build_qos_plan(load_qos_string(qos_yaml, "rh.yaml"), info);
-        shared = std::make_unique<TrafficManager>(plan, 1, unique_name("rhq"));
-        std::vector<std::array<uint8_t, 6>> macs;
-        for (int i = 0; i < kPorts; i++) macs.push_back(switch_mac(i).b);
-        shared->pfc().set_source(pool, macs);
-        ctx.qos = &plan;
-        ctx.pfc = &shared->pfc();
         wire = std::make_unique<Wire>(kPorts);
-        counters = std::make_unique<WorkerCounters>();
-        egress = std::make_unique<QosEgress>(*shared, wire->switch_side(), *counters, 0, 0, 32);
-        std::vector<RxAssignment> rx;
-        for (uint16_t i = 0; i < kPorts; i++) rx.push_back({i, 0});
-        worker = std::make_unique<Worker>(0, ctx, wire->switch_side(), *egress, *counters, rx, 32);
+        DataplaneOptions o;
+        o.name = unique_name("rh");
+        o.burst = 32;
+        o.pfc_pool = pool;
+        dp = std::make_unique<Dataplane>(spec, &plan, wire->switch_side(), std::move(o));
+        EXPECT_EQ(dp->refused_routes(), 0u);
+        shared = &dp->tm();
+        worker = &dp->worker(0);
+        egress = &dp->egress(0);
+        counters = &dp->counters(0);
         hosts = std::make_unique<roce::HostSet>(cfg, kPorts, wire->host_side(), pool);
     }
 
@@ -224,18 +204,18 @@ class RoceHosts : public ::testing::Test {
         return s;
     }
 
-    std::unique_ptr<Fib> fib;
-    std::unique_ptr<Rib> rib;
-    DataplaneContext ctx;
+    DataplaneSpec spec;  // the three ports and their hosts as neighbours
     rte_mempool *pool = nullptr;
     unsigned baseline = 0;
     roce::HostRunConfig cfg;
     QosPlan plan;
-    std::unique_ptr<TrafficManager> shared;
     std::unique_ptr<Wire> wire;
-    std::unique_ptr<WorkerCounters> counters;
-    std::unique_ptr<QosEgress> egress;
-    std::unique_ptr<Worker> worker;
+    std::unique_ptr<Dataplane> dp;
+    // dp's parts.
+    TrafficManager *shared = nullptr;
+    WorkerCounters *counters = nullptr;
+    Egress *egress = nullptr;
+    Worker *worker = nullptr;
     std::unique_ptr<roce::HostSet> hosts;
 };
 

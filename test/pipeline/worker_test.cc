@@ -218,7 +218,7 @@ TEST_F(WorkerPipeline, ForwardsEveryPacketOfBurstsAroundThePrefetchDistance) {
 }
 
 TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {
-    ctx.ports[1].mtu = 1000;
+    dp->ctx().ports[1].mtu = 1000;
     ports->inject(
         0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 1200)));
     ports->inject(

@@ -67,4 +67,11 @@ void FifoEgress::discard_all(DropReason reason) {
     }
 }
 
+EgressFactory fifo_egress_factory(uint32_t capacity) {
+    return [capacity](const EgressArgs &a) -> std::unique_ptr<Egress> {
+        return std::make_unique<FifoEgress>(a.io, a.n_ports, a.tx_queue, a.counters, capacity,
+                                            a.burst);
+    };
+}
+
 }  // namespace rocesw

@@ -10,6 +10,7 @@
 
 #include "common/counters.h"
 #include "egress/egress.h"
+#include "pipeline/dataplane.h"
 #include "port/port_io.h"
 
 namespace rocesw {
@@ -37,5 +38,9 @@ class FifoEgress final : public Egress {
     WorkerCounters &ctr_;
     std::vector<Fifo> fifos_;
 };
+
+// Builds a FifoEgress per worker for the Dataplane assembly: `capacity` packets per port FIFO,
+// the worker's TX queue and the options' egress burst.
+EgressFactory fifo_egress_factory(uint32_t capacity = 1024);
 
 }  // namespace rocesw
