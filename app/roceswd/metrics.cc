@@ -1,8 +1,9 @@
-// Observability of the running switch: the Prometheus metric families (the data-plane ones
-// live in lib/telemetry/dataplane_metrics.cc and lib/qos/qos_metrics.cc), the exporter, the
-// event trace and the "clear" command. Collect functions read single-writer counters without locks; the exporter renders
-// on civetweb's thread, so a scrape never blocks a worker (ARCHITECTURE.md invariant 5).
-// Adding a family: one metrics_.counter(...) / metrics_.gauge(...) call in register_metrics()
+// Observability of the running switch: the process-level Prometheus families (switch, links and
+// device counters from ethdev, latency, trace; the modules register theirs with their commands,
+// see Switch::register_commands), the exporter, the event trace and "clear latency". Collect
+// functions read single-writer counters without locks; the exporter renders on civetweb's
+// thread, so a scrape never blocks a worker (ARCHITECTURE.md invariant 5). Adding a family: in
+// the module that owns the data (its register_<module>_views), else here
 // (doc/observability.md, "Adding a metric").
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -11,8 +12,6 @@
 #include <algorithm>
 
 #include "switch.h"
-#include "qos/qos_metrics.h"
-#include "telemetry/dataplane_metrics.h"
 
 namespace rocesw {
 
@@ -37,12 +36,6 @@ void Switch::register_metrics() {
             {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
     });
 
-    // Ports, drops, workers (lib/telemetry/dataplane_metrics.h); queues, pools, PGs
-    // (lib/qos/qos_metrics.h).
-    register_dataplane_metrics(m, {names, counters_, workers_.size()});
-    register_qos_metrics(m, names, *qos_);
-    register_pfc_metrics();
-    register_lb_metrics();
     register_control_metrics();  // control_plane.cc
     register_latency_metrics();
 
@@ -77,14 +70,6 @@ void Switch::register_metrics() {
                 s.sample({{"port", port_name(i)}}, st.*df.f);
             }
         });
-
-    // --- Routing ---
-    m.gauge("rocesw_routes", "Routes in the RIB, by address family", [this](MetricSink &s) {
-        s.sample({{"family", "ipv4"}}, rib_->route_count(false));
-        s.sample({{"family", "ipv6"}}, rib_->route_count(true));
-    });
-    m.gauge("rocesw_neighbours", "Neighbour (ARP/ND) entries",
-            [this](MetricSink &s) { s.sample({}, rib_->neighbours().size()); });
 
     // --- The observability machinery itself ---
     m.counter(
@@ -146,44 +131,16 @@ void Switch::start_observability() {
         else  // the rings stay (workers may hold them); observe() drains and discards
             spdlog::error("trace: {}; tracing disabled", err);
     }
-    // Mutating, so it is added after the rte_telemetry bridge registered the read-only views:
-    // only rocectl reaches it, and only if the config allows it.
-    server_.add("clear",
-                "clear watermarks [PORT...] | latency (needs telemetry.allow_clear: true)",
-                [this](const std::vector<std::string> &args) { return clear(args); });
 }
 
-nlohmann::json Switch::clear(const std::vector<std::string> &args) {
-    if (!cfg_.telemetry.allow_clear)
-        throw CommandError("clear: not allowed by the config (telemetry.allow_clear: false)");
-    if (!args.empty() && args[0] == "latency") {
-        if (args.size() > 1) throw CommandError("clear latency: unexpected '" + args[1] + "'");
-        if (!latency_) throw CommandError("clear latency: latency is off (telemetry.latency: false)");
-        // A baseline for the views; the workers' histograms and Prometheus keep counting.
-        latency_base_ = latency_snapshot(latency_.get(), workers_.size());
-        latency_since_ = std::chrono::steady_clock::now();
-        return {{"cleared", "latency"}};
-    }
-    if (args.empty() || args[0] != "watermarks")
-        throw CommandError(
-            "clear: what? (allowed: watermarks [PORT...], latency; counters are never "
-            "reset, Prometheus and rocectl watch use their rates)");
-    std::vector<uint16_t> ports;
-    for (size_t a = 1; a < args.size(); a++) {
-        int i = cfg_.port_index(args[a]);
-        if (i < 0) throw CommandError("clear: no port named '" + args[a] + "'");
-        ports.push_back(uint16_t(i));
-    }
-    if (ports.empty())
-        for (size_t i = 0; i < cfg_.ports.size(); i++) ports.push_back(uint16_t(i));
-    nlohmann::json names = nlohmann::json::array();
-    // Each port's scheduler owner applies the clear at its next flush: no worker waits.
-    for (uint16_t p : ports) {
-        qos_->clear_watermarks(p);
-        names.push_back(cfg_.ports[p].name);
-    }
-    spdlog::info("watermarks cleared on {}", names.dump());
-    return {{"cleared", "watermarks"}, {"ports", names}};
+// "clear latency" (mutating; the control socket allows it with telemetry.allow_clear).
+nlohmann::json Switch::clear_latency(const std::vector<std::string> &args) {
+    if (!args.empty()) throw CommandError("clear latency: unexpected '" + args[0] + "'");
+    if (!latency_) throw CommandError("clear latency: latency is off (telemetry.latency: false)");
+    // A baseline for the views; the workers' histograms and Prometheus keep counting.
+    latency_base_ = latency_snapshot(latency_.get(), workers_.size());
+    latency_since_ = std::chrono::steady_clock::now();
+    return {{"cleared", "latency"}};
 }
 
 int Switch::observe() {

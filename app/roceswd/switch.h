@@ -56,26 +56,17 @@ class Switch {
     // Launches workers, runs the control loop until `stop` is set, then stops and drains.
     void run(const std::atomic<bool> &stop);
 
-    // Views (JSON) served by the control socket and telemetry.
+    // Process-level views (JSON) served by the control socket and telemetry; the modules'
+    // (routes, lb, queues, pfc, ...) are registered by their modules in register_commands().
     nlohmann::json view_info() const;
-    nlohmann::json view_ports() const;
-    nlohmann::json view_routes() const;
-    nlohmann::json view_neighbours() const;
-    nlohmann::json view_drops(bool all) const;
-    nlohmann::json view_workers() const;
-    nlohmann::json view_queues(const std::vector<std::string> &args) const;
-    nlohmann::json view_pfc(const std::vector<std::string> &args) const;  // pfc_view.cc
-    nlohmann::json view_ecn(const std::vector<std::string> &args) const;  // pfc_view.cc
-    // Load balancing: groups, members, policy counters; `lb policy <prefix|group|all> <name>`
-    // switches a policy at runtime; `lb events [max]` drains the path-change records.
-    nlohmann::json view_lb(const std::vector<std::string> &args);
+    nlohmann::json view_ports() const;  // with ethdev link state and device counters
     // Control plane (control_plane.cc): punt classes and host interfaces; netlink sync.
     nlohmann::json view_punt() const;
     nlohmann::json view_control() const;
     // RX->TX latency per traffic class since start or `clear latency` (telemetry.latency).
     nlohmann::json view_latency() const;
 
-    // Prometheus families (app/roceswd/metrics.cc); add yours in register_metrics().
+    // Prometheus families: the modules' (register_commands) and the process's (metrics.cc).
     MetricRegistry &metrics() { return metrics_; }
     // Where worker `worker` records trace events: valid from construction while the config names
     // a trace file, nullptr otherwise; see telemetry/trace.h.
@@ -91,16 +82,15 @@ class Switch {
     };
     static int lcore_main(void *arg);
     void worker_loop(uint16_t w);
+    // Wires every module's commands and families to server_ and metrics_ (views.cc).
     void register_commands();
-    // Observability (metrics.cc): families, exporter + trace start/stop, the control loop's
-    // trace sampling (returns ms until it is next due, at most 50), "clear".
+    // Observability (metrics.cc): process-level families, exporter + trace start/stop, the
+    // control loop's trace sampling (returns ms until it is next due, at most 50).
     void register_metrics();
-    void register_pfc_metrics();  // pfc_view.cc
-    void register_lb_metrics();   // pfc_view.cc
     void start_observability();
     int observe();
     void stop_observability();
-    nlohmann::json clear(const std::vector<std::string> &args);
+    nlohmann::json clear_latency(const std::vector<std::string> &args);
 
     Config cfg_;
     std::vector<std::string> pfc_modes_;  // per port: how MAC-control frames reach us

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "lb/group_view.h"  // GroupView, GroupMemberView
 #include "route/fib.h"
 
 namespace rocesw {
@@ -52,24 +53,6 @@ struct RouteView {
     NextHop nh;
     uint32_t nexthop_id;
     bool installed;  // false when the FIB refused it (full)
-};
-
-struct GroupMemberView {
-    uint8_t slot;
-    IpAddr via;
-    uint8_t port;
-    uint32_t weight;
-    bool alive;
-    MacAddr mac;
-};
-
-struct GroupView {
-    uint16_t id;
-    IpPrefix prefix;  // the first route using the group (learned routes share groups)
-    size_t routes = 1;  // routes using it
-    std::string policy;
-    bool policy_overridden;                // set at runtime (set_policy), not from the config
-    std::vector<GroupMemberView> members;  // by slot
 };
 
 struct NeighbourView {

@@ -113,8 +113,7 @@ ControlServer::ControlServer() {
     add("help", "list the commands with a line of help each",
         [this](const std::vector<std::string> &) {
             json list = json::array();
-            for (const auto &[name, help] : commands())
-                list.push_back({{"cmd", name}, {"help", help}});
+            for (const auto &c : commands()) list.push_back({{"cmd", c.name}, {"help", c.help}});
             return list;
         });
 }
@@ -127,38 +126,66 @@ ControlServer::~ControlServer() {
     close();
 }
 
-void ControlServer::add(const std::string &cmd, const std::string &help, Handler h) {
-    if (!valid_command_name(cmd))
-        throw std::invalid_argument("invalid command name '" + cmd + "' (allowed: [A-Za-z0-9_]+)");
-    if (!h) throw std::invalid_argument("command '" + cmd + "' has no handler");
-    auto c = std::make_shared<const Command>(Command{help, std::move(h)});
+void ControlServer::add(CommandSpec c) {
+    if (!valid_command_name(c.name))
+        throw std::invalid_argument("invalid command name '" + c.name +
+                                    "' (allowed: [A-Za-z0-9_]+)");
+    if (!c.handler) throw std::invalid_argument("command '" + c.name + "' has no handler");
+    auto p = std::make_shared<const CommandSpec>(std::move(c));
     std::lock_guard<std::mutex> lk(commands_mutex_);
-    commands_[cmd] = std::move(c);
+    commands_[p->name] = std::move(p);
 }
 
-std::vector<std::pair<std::string, std::string>> ControlServer::commands() const {
+void ControlServer::allow(const std::string &cmd, bool allowed, std::string refusal) {
     std::lock_guard<std::mutex> lk(commands_mutex_);
-    std::vector<std::pair<std::string, std::string>> v;
+    allowed_[cmd] = {allowed, std::move(refusal)};
+}
+
+std::vector<ControlServer::CommandInfo> ControlServer::commands() const {
+    std::lock_guard<std::mutex> lk(commands_mutex_);
+    std::vector<CommandInfo> v;
     v.reserve(commands_.size());
-    for (const auto &[name, c] : commands_) v.emplace_back(name, c->help);
+    for (const auto &[name, c] : commands_) v.push_back({name, c->help, c->access});
     return v;
 }
 
-json ControlServer::call(const std::string &cmd, const std::vector<std::string> &args) {
-    std::shared_ptr<const Command> c;
-    {
-        std::lock_guard<std::mutex> lk(commands_mutex_);
-        auto it = commands_.find(cmd);
-        if (it != commands_.end()) c = it->second;
+std::shared_ptr<const CommandSpec> ControlServer::resolve(const std::string &cmd,
+                                                          std::vector<std::string> &args) const {
+    std::lock_guard<std::mutex> lk(commands_mutex_);
+    if (!args.empty() && valid_command_name(args[0])) {
+        auto sub = commands_.find(cmd + "_" + args[0]);
+        if (sub != commands_.end()) {
+            args.erase(args.begin());
+            return sub->second;
+        }
     }
-    if (!c) throw CommandError("unknown command '" + cmd + "'; try 'help'");
-    std::lock_guard<std::recursive_mutex> lk(handler_mutex_);
-    return c->handler(args);
+    auto it = commands_.find(cmd);
+    return it != commands_.end() ? it->second : nullptr;
 }
 
-json ControlServer::dispatch(const std::string &cmd, const std::vector<std::string> &args) {
+json ControlServer::call(const std::string &cmd, const std::vector<std::string> &args,
+                         Access max_access) {
+    std::vector<std::string> a = args;
+    std::shared_ptr<const CommandSpec> c = resolve(cmd, a);
+    if (!c) throw CommandError("unknown command '" + cmd + "'; try 'help'");
+    if (c->access == Access::mutating) {
+        if (max_access == Access::read_only)
+            throw CommandError(c->name + ": changes state; served only on the control socket");
+        std::lock_guard<std::mutex> lk(commands_mutex_);
+        auto it = allowed_.find(c->name);
+        if (it == allowed_.end() || !it->second.first)
+            throw CommandError(it != allowed_.end() && !it->second.second.empty()
+                                   ? it->second.second
+                                   : c->name + ": mutating command not enabled");
+    }
+    std::lock_guard<std::recursive_mutex> lk(handler_mutex_);
+    return c->handler(a);
+}
+
+json ControlServer::dispatch(const std::string &cmd, const std::vector<std::string> &args,
+                             Access max_access) {
     try {
-        return json{{"ok", true}, {"data", call(cmd, args)}};
+        return json{{"ok", true}, {"data", call(cmd, args, max_access)}};
     } catch (const CommandError &e) {
         return json{{"ok", false}, {"error", e.what()}};
     } catch (const std::exception &e) {
@@ -597,7 +624,7 @@ int telemetry_callback(const char *cmd, const char *params, rte_tel_data *d) {
         tel_error(d, "the rocesw control server is not running");
         return 0;
     }
-    json r = g_bridged->dispatch(name, args);
+    json r = g_bridged->dispatch(name, args, Access::read_only);
     if (!r["ok"].get<bool>()) {
         tel_error(d, r["error"].get<std::string>());
         return 0;
@@ -625,7 +652,8 @@ int register_telemetry_commands(ControlServer &srv) {
     std::lock_guard<std::mutex> lk(g_bridge_mutex);
     g_bridged = &srv;
     int added = 0;
-    for (const auto &[name, help] : srv.commands()) {
+    for (const auto &[name, help, access] : srv.commands()) {
+        if (access != Access::read_only) continue;  // DPDK telemetry stays read-only
         std::string tel = kTelemetryPrefix + name;
         if (g_registered.count(tel) != 0) continue;
         if (tel.size() >= kTelemetryMaxCmdLen) {

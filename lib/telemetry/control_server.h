@@ -1,19 +1,22 @@
-// ControlServer: the switch's read-only management surface.
+// ControlServer: the switch's management surface.
 //
-// Commands are named functions that return JSON ("ports", "routes", "drops", ...). They are
+// Commands are named functions that return JSON ("ports", "routes", "drops", ...), each
+// read-only or mutating (views/registry.h: modules add them through CommandTable). They are
 // reachable three ways:
 //   - over a Unix socket (rocectl; protocol in telemetry/control_protocol.h), served by
-//     poll_once() from the control thread's loop;
+//     poll_once() from the control thread's loop: read-only commands always, a mutating one
+//     only once allow() enabled it (TESTPLAN S1: read-only unless explicitly enabled);
 //   - through rte_telemetry as "/rocesw/<cmd>" after register_telemetry_commands(), answered
-//     on DPDK's telemetry thread;
-//   - in-process through call() (tests, other code).
+//     on DPDK's telemetry thread: read-only commands only;
+//   - in-process through call(), under the control socket's rule (tests, other code).
+// "a b ..." runs command "a_b ..." when one is registered (views/registry.h).
 //
 // Threading. Handlers may run on the control thread (poll_once, call) and on DPDK's telemetry
 // thread. The server runs at most one handler at a time: every dispatch holds handler_mutex().
 // Code that changes state the handlers read (tables owned by the control thread) and cannot make
 // that change safe for a concurrent reader otherwise holds the same mutex while it does. Workers
 // never take it; handlers read worker counters, which are single-writer and tear-free.
-// Handlers must not change state: there are no mutating commands.
+// Read-only handlers must not change state; mutating ones run only on the control thread.
 //
 // Errors. A handler throws CommandError for a user error (bad argument, unknown port); the
 // client sees {"ok":false,"error":<what()>}. Any other exception is reported as
@@ -32,20 +35,22 @@
 #include <string>
 #include <vector>
 
+#include "views/registry.h"
+
 struct rte_tel_data;
 
 namespace rocesw {
 
-class CommandError : public std::runtime_error {
+class ControlServer final : public CommandTable {
   public:
-    using std::runtime_error::runtime_error;
-};
+    using Handler = CommandHandler;
 
-class ControlServer {
-  public:
-    using Handler = std::function<nlohmann::json(const std::vector<std::string> &args)>;
+    struct CommandInfo {
+        std::string name, help;
+        Access access;
+    };
 
-    // Registers the built-in "help": [{"cmd":..,"help":..}, ...] sorted by name.
+    // Registers the built-in "help" (read-only): [{"cmd":..,"help":..}, ...] sorted by name.
     ControlServer();
     ~ControlServer();
     ControlServer(const ControlServer &) = delete;
@@ -53,7 +58,16 @@ class ControlServer {
 
     // Adds or replaces a command. Names are [A-Za-z0-9_]+ so that they are also valid
     // rte_telemetry command names; anything else throws std::invalid_argument.
-    void add(const std::string &cmd, const std::string &help, Handler h);
+    void add(CommandSpec c) override;
+    // A read-only command.
+    void add(const std::string &cmd, const std::string &help, Handler h) {
+        add(CommandSpec{cmd, help, Access::read_only, std::move(h)});
+    }
+
+    // Whether the control socket and call() serve the mutating command `cmd` (by default
+    // not). While not, a call fails with CommandError(`refusal`), by default
+    // "<cmd>: mutating command not enabled". May precede the command's add().
+    void allow(const std::string &cmd, bool allowed, std::string refusal = {});
 
     // Creates the parent directory (mode 0755), refuses a path where a live server answers
     // ("another roceswd is using <path>") or that exists and is not a socket, removes a stale
@@ -68,15 +82,18 @@ class ControlServer {
     // still the socket this server created). Idempotent; the destructor calls it.
     void close();
 
-    // Runs a command in-process. Throws CommandError for an unknown command or a user error.
-    nlohmann::json call(const std::string &cmd, const std::vector<std::string> &args);
+    // Runs a command in-process. Throws CommandError for an unknown command, a mutating one
+    // that is not allowed (or above `max_access`), or a user error.
+    nlohmann::json call(const std::string &cmd, const std::vector<std::string> &args,
+                        Access max_access = Access::mutating);
 
     // Runs a command and wraps the result in the wire format: {"ok":true,"data":...} or
-    // {"ok":false,"error":...}. Never throws.
-    nlohmann::json dispatch(const std::string &cmd, const std::vector<std::string> &args);
+    // {"ok":false,"error":...}. Never throws. The telemetry bridge passes read_only.
+    nlohmann::json dispatch(const std::string &cmd, const std::vector<std::string> &args,
+                            Access max_access = Access::mutating);
 
-    // (name, help) of every command, sorted by name.
-    std::vector<std::pair<std::string, std::string>> commands() const;
+    // Every command, sorted by name.
+    std::vector<CommandInfo> commands() const;
 
     std::recursive_mutex &handler_mutex() { return handler_mutex_; }
     const std::string &path() const { return path_; }
@@ -86,11 +103,10 @@ class ControlServer {
     static constexpr size_t kMaxClients = 64;
 
   private:
-    struct Command {
-        std::string help;
-        Handler handler;
-    };
     struct Client;
+    // The command `cmd args` runs: "a_b" for "a b ..." when registered (then args lose "b").
+    std::shared_ptr<const CommandSpec> resolve(const std::string &cmd,
+                                               std::vector<std::string> &args) const;
 
     void accept_clients();
     // Reads what is available; false when the client is to be dropped now.
@@ -101,8 +117,9 @@ class ControlServer {
     bool write_client(Client &c);
     void handle_line(Client &c, const std::string &line);
 
-    mutable std::mutex commands_mutex_;  // guards commands_ (add vs. lookups on two threads)
-    std::map<std::string, std::shared_ptr<const Command>> commands_;
+    mutable std::mutex commands_mutex_;  // guards commands_, allowed_ (add vs. lookups)
+    std::map<std::string, std::shared_ptr<const CommandSpec>> commands_;
+    std::map<std::string, std::pair<bool, std::string>> allowed_;  // mutating: allowed, refusal
     std::recursive_mutex handler_mutex_;
 
     int listen_fd_ = -1;
@@ -112,8 +129,9 @@ class ControlServer {
     std::vector<std::unique_ptr<Client>> clients_;
 };
 
-// Registers every command added so far as rte_telemetry command "/rocesw/<cmd>", whose
-// telemetry parameter is split on ',' into args. Commands added later are not registered;
+// Registers every read-only command added so far as rte_telemetry command "/rocesw/<cmd>",
+// whose telemetry parameter is split on ',' into args; mutating commands never are, and the
+// bridge refuses one reached through "a,b" ("lb,events"). Commands added later are not registered;
 // calling this again registers only the new ones (DPDK has no unregister). Works before or after
 // rte_eal_init(). Only one ControlServer is bridged per process: the last one passed here.
 // Returns the number of commands newly registered.

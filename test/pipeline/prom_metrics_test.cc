@@ -7,7 +7,7 @@
 
 #include "qos_fixture.h"
 #include "qos/qos_metrics.h"
-#include "telemetry/dataplane_metrics.h"
+#include "pipeline/dataplane_metrics.h"
 
 namespace rocesw::test {
 namespace {

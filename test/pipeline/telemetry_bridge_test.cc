@@ -139,6 +139,28 @@ TEST_F(TelemetryBridge, TurnsWhatDoesNotFitIntoJsonText) {
     EXPECT_EQ(value({1, 2}), (json{1, 2}));
 }
 
+// Only read-only commands reach rte_telemetry: a mutating one is not registered (whether
+// the socket allows it or not), and spelling it as an argument of a read-only one is refused.
+TEST_F(TelemetryBridge, NeverRegistersAMutatingCommand) {
+    const std::string view = unique_command("view");
+    int drained = 0;
+    srv_.add(view, "read-only", [](const std::vector<std::string> &) { return json(1); });
+    srv_.mutating(view + "_drain", "drains a ring",
+                  [&drained](const std::vector<std::string> &) { return json(++drained); });
+    srv_.allow(view + "_drain", true);  // the control socket may serve it; telemetry never
+    EXPECT_EQ(register_telemetry_commands(srv_), 1);  // the view only
+    json list = telemetry("/")["/"];
+    EXPECT_NE(std::find(list.begin(), list.end(), "/rocesw/" + view), list.end());
+    EXPECT_EQ(std::find(list.begin(), list.end(), "/rocesw/" + view + "_drain"), list.end());
+    EXPECT_EQ(telemetry("/rocesw/" + view + ",drain"),
+              (json{{"/rocesw/" + view,
+                     {{"error", view + "_drain: changes state; served only on the control "
+                                       "socket"}}}}));
+    EXPECT_EQ(drained, 0);
+    EXPECT_EQ(srv_.call(view, {"drain"}), json(1));  // in-process (the socket's rule) it runs
+    EXPECT_EQ(drained, 1);
+}
+
 TEST(TelemetryBridgeLifetime, AnswersWhenTheServerIsGone) {
     const std::string tel = "/rocesw/" + unique_command("gone");
     {

@@ -167,6 +167,66 @@ TEST_F(ControlServerTest, CallDispatchesInProcess) {
     EXPECT_EQ(d, (json{{"ok", false}, {"error", "no such port 'p9'"}}));
 }
 
+// Access classes (views/registry.h): a mutating command is refused on the socket until the
+// process allows it, with the refusal it chose; read-only commands are always served.
+TEST_F(ControlServerTest, ServesAMutatingCommandOnlyOnceAllowed) {
+    int changed = 0;
+    srv_.mutating("bump", "changes state", [&changed](const std::vector<std::string> &) {
+        return json(++changed);
+    });
+    srv_.mutating("wipe", "changes state too", [&changed](const std::vector<std::string> &) {
+        changed = 0;
+        return json(true);
+    });
+    srv_.allow("wipe", false, "wipe: not allowed by the config (telemetry.allow_wipe: false)");
+    start_server();
+    ControlClient c;
+    connect(c);
+    ControlReply r = request(c, "bump");
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.error, "bump: mutating command not enabled");
+    r = request(c, "wipe");
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.error, "wipe: not allowed by the config (telemetry.allow_wipe: false)");
+    EXPECT_TRUE(request(c, "echo").ok);  // read-only: always
+    EXPECT_EQ(changed, 0);
+
+    srv_.allow("bump", true);
+    r = request(c, "bump");
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.data, json(1));
+    EXPECT_FALSE(request(c, "wipe").ok);
+    EXPECT_EQ(changed, 1);
+}
+
+// "a b ..." runs "a_b ...": a view keeps its mutating verbs as commands of their own.
+TEST_F(ControlServerTest, RunsASubcommandSpelledAsAnArgument) {
+    srv_.add("view", "read-only", [](const std::vector<std::string> &args) {
+        return json{{"view", args}};
+    });
+    srv_.mutating("view_drain", "mutating", [](const std::vector<std::string> &args) {
+        return json{{"drained", args}};
+    });
+    srv_.allow("view_drain", true);
+    start_server();
+    ControlClient c;
+    connect(c);
+    EXPECT_EQ(request(c, "view", {"drain", "5"}).data, (json{{"drained", {"5"}}}));
+    EXPECT_EQ(request(c, "view_drain").data, (json{{"drained", json::array()}}));
+    EXPECT_EQ(request(c, "view", {"p1"}).data, (json{{"view", {"p1"}}}));
+    // Capped at read-only (the telemetry bridge), the same spelling is refused.
+    EXPECT_EQ(srv_.dispatch("view", {"drain"}, Access::read_only),
+              (json{{"ok", false},
+                    {"error", "view_drain: changes state; served only on the control socket"}}));
+    EXPECT_EQ(srv_.dispatch("view", {}, Access::read_only)["ok"], true);
+}
+
+TEST_F(ControlServerTest, ListsTheAccessClassOfEachCommand) {
+    srv_.mutating("bump", "", [](const std::vector<std::string> &) { return json(); });
+    for (const auto &c : srv_.commands())
+        EXPECT_EQ(c.access, c.name == "bump" ? Access::mutating : Access::read_only) << c.name;
+}
+
 TEST_F(ControlServerTest, RejectsCommandNamesTelemetryCannotCarry) {
     auto h = [](const std::vector<std::string> &) { return json(); };
     EXPECT_THROW(srv_.add("show-ports", "", h), std::invalid_argument);

@@ -1,8 +1,8 @@
 // The data-plane metric families of ports, drops and workers, read from the per-worker
 // counters without locks. The egress-queue, buffer-pool and priority-group families belong to
-// qos (qos/qos_metrics.h). roceswd registers both (app/roceswd/metrics.cc); pipeline tests
-// register them over their own counters and compare a scrape with the counters
-// (test/pipeline/prom_metrics_test.cc).
+// qos (qos/qos_metrics.h). register_pipeline_views (pipeline/pipeline_views.h) registers these
+// for roceswd; pipeline tests register them over their own counters and compare a scrape with
+// the counters (test/pipeline/prom_metrics_test.cc).
 #pragma once
 
 #include <string>

@@ -1,22 +1,19 @@
-// The `pfc` view (rocectl show pfc, /rocesw/pfc): per port the mode, per priority what was
-// received and sent and for how long, per lossless PG its buffer, threshold and headroom, per
-// lossless queue the watchdog. Read-only, lock-free: a formatting of
-// TrafficManager::pfc_snapshot (PfcEngine::snapshot plus the PG buffer bytes).
-#include <algorithm>
+#include "qos/pfc_views.h"
 
-#include "switch.h"
+#include <memory>
 
 namespace rocesw {
 
 using nlohmann::json;
 
-json Switch::view_pfc(const std::vector<std::string> &args) const {
-    const uint64_t now = clock_.now_ns();
+namespace {
+
+json pfc_view(const PfcViewSources &src, const CommandArgs &args) {
+    const uint64_t now = src.now_ns();
     json out = json::array();
-    for (size_t i = 0; i < cfg_.ports.size(); i++) {
-        if (!args.empty() && std::find(args.begin(), args.end(), cfg_.ports[i].name) == args.end())
-            continue;
-        const PfcPortView v = qos_->pfc_snapshot(uint16_t(i), now);
+    for (size_t i = 0; i < src.port_names.size(); i++) {
+        if (!port_selected(args, src.port_names[i])) continue;
+        const PfcPortView v = src.qos->pfc_snapshot(uint16_t(i), now);
         json prios = json::array();
         for (unsigned p = 0; p < kNumPriorities; p++) {
             const PfcPortView::Priority &pr = v.priorities[p];
@@ -63,8 +60,8 @@ json Switch::view_pfc(const std::vector<std::string> &args) const {
         for (size_t e = 0; e < kMacControlErrorCount; e++)
             if (uint64_t n = v.rx_malformed[e])
                 malformed[std::string(mac_control_error_name(MacControlError(e)))] = n;
-        out.push_back({{"port", cfg_.ports[i].name},
-                       {"mode", pfc_modes_.size() > i ? pfc_modes_[i] : "software"},
+        out.push_back({{"port", src.port_names[i]},
+                       {"mode", src.pfc_modes.size() > i ? src.pfc_modes[i] : "software"},
                        {"pfc_enable", v.pfc_enable},
                        {"pause_quanta", v.pause_quanta},
                        {"pause_8023x", v.honor_pause ? "honor" : "ignore"},
@@ -86,151 +83,9 @@ json Switch::view_pfc(const std::vector<std::string> &args) const {
     return {{"ports", out}};
 }
 
-}  // namespace rocesw
 
-namespace rocesw {
-
-// Prometheus families of PFC (doc/observability.md): per (port, priority), zeros included for
-// every lossless priority. Relaxed loads of single-writer counters; the pause clocks are read
-// with the switch's clock.
-void Switch::register_pfc_metrics() {
-    MetricRegistry &m = metrics_;
-    // Every (port, lossless priority) of the plan.
-    auto each = [this](MetricSink &s, auto value) {
-        const QosPlan &plan = qos_->plan();
-        for (size_t p = 0; p < cfg_.ports.size(); p++)
-            for (unsigned prio = 0; prio < kNumPriorities; prio++)
-                if (plan.ports[p].cls.pfc_enable >> prio & 1)
-                    s.sample({{"port", cfg_.ports[p].name}, {"priority", prio}},
-                             value(qos_->pfc().stats(uint16_t(p)), prio, p));
-    };
-    m.counter("rocesw_pfc_frames_sent_total",
-              "PFC frames sent with a pause time for the priority (XOFF and refreshes)",
-              [=, this](MetricSink &s) {
-                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
-                      return st.tx_pause[pr].load();
-                  });
-              });
-    m.counter("rocesw_pfc_frames_received_total",
-              "PFC frames received with a pause time for the priority",
-              [=, this](MetricSink &s) {
-                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
-                      return st.rx_pause[pr].load();
-                  });
-              });
-    m.counter("rocesw_pfc_xon_sent_total", "PFC XON (zero pause time) frames sent",
-              [=, this](MetricSink &s) {
-                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
-                      return st.tx_xon[pr].load();
-                  });
-              });
-    m.counter("rocesw_pfc_xon_received_total", "PFC XON (zero pause time) frames received",
-              [=, this](MetricSink &s) {
-                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
-                      return st.rx_xon[pr].load();
-                  });
-              });
-    m.counter("rocesw_pfc_pause_seconds_total",
-              "Time paused: received = the peer held our queue, caused = we held the peer",
-              [this](MetricSink &s) {
-                  const uint64_t now = clock_.now_ns();
-                  const QosPlan &plan = qos_->plan();
-                  for (size_t p = 0; p < cfg_.ports.size(); p++)
-                      for (unsigned pr = 0; pr < kNumPriorities; pr++) {
-                          if (!(plan.ports[p].cls.pfc_enable >> pr & 1)) continue;
-                          const PfcPortStats &st = qos_->pfc().stats(uint16_t(p));
-                          s.sample({{"port", cfg_.ports[p].name},
-                                    {"priority", pr},
-                                    {"direction", "received"}},
-                                   double(st.rx_clock[pr].total_ns(now)) / 1e9);
-                          s.sample({{"port", cfg_.ports[p].name},
-                                    {"priority", pr},
-                                    {"direction", "caused"}},
-                                   double(st.tx_clock[pr].total_ns(now)) / 1e9);
-                      }
-              });
-    m.counter("rocesw_pfc_watchdog_storms_total",
-              "PFC storms the watchdog detected on the priority's queue",
-              [=, this](MetricSink &s) {
-                  each(s, [this](const PfcPortStats &st, unsigned pr, size_t p) {
-                      return st.wd_storms[qos_->plan().ports[p].cls.tc_to_queue[pr]].load();
-                  });
-              });
-    m.counter("rocesw_pfc_watchdog_restores_total",
-              "PFC storms that ended (the queue honors PFC again)",
-              [=, this](MetricSink &s) {
-                  each(s, [this](const PfcPortStats &st, unsigned pr, size_t p) {
-                      return st.wd_restores[qos_->plan().ports[p].cls.tc_to_queue[pr]].load();
-                  });
-              });
-    m.gauge("rocesw_pfc_paused", "1 while the peer's PFC holds the priority's queue",
-            [this](MetricSink &s) {
-                const uint64_t now = clock_.now_ns();
-                const QosPlan &plan = qos_->plan();
-                for (size_t p = 0; p < cfg_.ports.size(); p++)
-                    for (unsigned pr = 0; pr < kNumPriorities; pr++)
-                        if (plan.ports[p].cls.pfc_enable >> pr & 1)
-                            s.sample({{"port", cfg_.ports[p].name}, {"priority", pr}},
-                                     qos_->pfc().stats(uint16_t(p)).rx_clock[pr].active(now)
-                                         ? 1
-                                         : 0);
-            });
-    m.gauge("rocesw_pg_headroom_used_bytes", "Bytes of a lossless PG above its xoff threshold",
-            [this](MetricSink &s) {
-                const QosPlan &plan = qos_->plan();
-                for (size_t p = 0; p < cfg_.ports.size(); p++)
-                    for (unsigned g = 0; g < kNumPg; g++)
-                        if (plan.ports[p].pgs[g].priorities)
-                            s.sample({{"port", cfg_.ports[p].name}, {"pg", g}},
-                                     qos_->pfc().stats(uint16_t(p)).pg_headroom_used[g].load());
-            });
-    m.counter("rocesw_mac_control_malformed_total",
-              "Malformed MAC-control frames received, by reason",
-              [this](MetricSink &s) {
-                  for (size_t p = 0; p < cfg_.ports.size(); p++)
-                      for (size_t e = 0; e < kMacControlErrorCount; e++)
-                          s.sample({{"port", cfg_.ports[p].name},
-                                    {"reason", mac_control_error_name(MacControlError(e))}},
-                                   qos_->pfc().stats(uint16_t(p)).rx_malformed[e].load());
-              });
-}
-
-// Prometheus families of load balancing: per (group, member) packets, per policy path changes.
-void Switch::register_lb_metrics() {
-    metrics_.counter("rocesw_lb_member_packets_total", "Packets sent over each ECMP group member",
-                     [this](MetricSink &s) {
-                         for (const auto &g : rib_->groups())
-                             for (const auto &mb : g.members) {
-                                 uint64_t pk = 0;
-                                 for (const auto &w : workers_)
-                                     pk += w.worker->balancer()
-                                               .counters()
-                                               .member(g.id, mb.slot)
-                                               .packets.load();
-                                 s.sample({{"group", g.prefix.str()}, {"member", mb.via.str()}},
-                                          pk);
-                             }
-                     });
-    metrics_.counter("rocesw_lb_path_changes_total",
-                     "Flows whose new flowlet took another member, by policy",
-                     [this](MetricSink &s) {
-                         for (size_t p = 0; p < lb_policy_count(); p++) {
-                             uint64_t v = 0;
-                             for (const auto &w : workers_)
-                                 v += w.worker->balancer().counters().policies[p].path_changes.load();
-                             s.sample({{"policy", lb_policy_name(uint8_t(p))}}, v);
-                         }
-                     });
-}
-
-}  // namespace rocesw
-
-namespace rocesw {
-
-// The `ecn` view (rocectl show ecn): per (port, queue) with a WRED/ECN profile, the curves and
-// what they did: packets marked CE and Not-ECT packets WRED-dropped.
-json Switch::view_ecn(const std::vector<std::string> &args) const {
-    const QosPlan &plan = qos_->plan();
+json ecn_view(const PfcViewSources &src, const CommandArgs &args) {
+    const QosPlan &plan = src.qos->plan();
     json out = json::array();
     auto curve = [](const WredCurve &c) -> json {
         if (!c.enabled) return nullptr;
@@ -239,15 +94,14 @@ json Switch::view_ecn(const std::vector<std::string> &args) const {
                 {"max_probability_pct", c.max_probability_pct}};
     };
     bool port_seen = args.empty();
-    for (size_t i = 0; i < cfg_.ports.size(); i++) {
-        if (!args.empty() && std::find(args.begin(), args.end(), cfg_.ports[i].name) == args.end())
-            continue;
+    for (size_t i = 0; i < src.port_names.size(); i++) {
+        if (!port_selected(args, src.port_names[i])) continue;
         port_seen = true;
         for (uint8_t q = 0; q < kNumQueues; q++) {
             const QueuePlan &qp = plan.ports[i].queues[q];
             if (!qp.ecn && !qp.drop.enabled) continue;
-            QueueSnapshot s = qos_->queue(uint16_t(i), q);
-            out.push_back({{"port", cfg_.ports[i].name},
+            QueueSnapshot s = src.qos->queue(uint16_t(i), q);
+            out.push_back({{"port", src.port_names[i]},
                            {"queue", q},
                            {"lossless", qp.lossless},
                            {"ecn", qp.ecn},
@@ -262,6 +116,123 @@ json Switch::view_ecn(const std::vector<std::string> &args) const {
     }
     if (!port_seen) throw CommandError("ecn: no port named '" + args[0] + "'");
     return {{"ecn", out}};
+}
+
+// Prometheus families of PFC (doc/observability.md): per (port, priority), zeros included for
+// every lossless priority. Relaxed loads of single-writer counters; the pause clocks are read
+// with the switch's clock.
+void register_pfc_metrics(MetricRegistry &m, const std::shared_ptr<const PfcViewSources> &src) {
+    // Every (port, lossless priority) of the plan.
+    auto each = [src](MetricSink &s, auto value) {
+        const QosPlan &plan = src->qos->plan();
+        for (size_t p = 0; p < src->port_names.size(); p++)
+            for (unsigned prio = 0; prio < kNumPriorities; prio++)
+                if (plan.ports[p].cls.pfc_enable >> prio & 1)
+                    s.sample({{"port", src->port_names[p]}, {"priority", prio}},
+                             value(src->qos->pfc().stats(uint16_t(p)), prio, p));
+    };
+    m.counter("rocesw_pfc_frames_sent_total",
+              "PFC frames sent with a pause time for the priority (XOFF and refreshes)",
+              [=](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.tx_pause[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_frames_received_total",
+              "PFC frames received with a pause time for the priority",
+              [=](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.rx_pause[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_xon_sent_total", "PFC XON (zero pause time) frames sent",
+              [=](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.tx_xon[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_xon_received_total", "PFC XON (zero pause time) frames received",
+              [=](MetricSink &s) {
+                  each(s, [](const PfcPortStats &st, unsigned pr, size_t) {
+                      return st.rx_xon[pr].load();
+                  });
+              });
+    m.counter("rocesw_pfc_pause_seconds_total",
+              "Time paused: received = the peer held our queue, caused = we held the peer",
+              [src](MetricSink &s) {
+                  const uint64_t now = src->now_ns();
+                  const QosPlan &plan = src->qos->plan();
+                  for (size_t p = 0; p < src->port_names.size(); p++)
+                      for (unsigned pr = 0; pr < kNumPriorities; pr++) {
+                          if (!(plan.ports[p].cls.pfc_enable >> pr & 1)) continue;
+                          const PfcPortStats &st = src->qos->pfc().stats(uint16_t(p));
+                          s.sample({{"port", src->port_names[p]},
+                                    {"priority", pr},
+                                    {"direction", "received"}},
+                                   double(st.rx_clock[pr].total_ns(now)) / 1e9);
+                          s.sample({{"port", src->port_names[p]},
+                                    {"priority", pr},
+                                    {"direction", "caused"}},
+                                   double(st.tx_clock[pr].total_ns(now)) / 1e9);
+                      }
+              });
+    m.counter("rocesw_pfc_watchdog_storms_total",
+              "PFC storms the watchdog detected on the priority's queue",
+              [=](MetricSink &s) {
+                  each(s, [src](const PfcPortStats &st, unsigned pr, size_t p) {
+                      return st.wd_storms[src->qos->plan().ports[p].cls.tc_to_queue[pr]].load();
+                  });
+              });
+    m.counter("rocesw_pfc_watchdog_restores_total",
+              "PFC storms that ended (the queue honors PFC again)",
+              [=](MetricSink &s) {
+                  each(s, [src](const PfcPortStats &st, unsigned pr, size_t p) {
+                      return st.wd_restores[src->qos->plan().ports[p].cls.tc_to_queue[pr]].load();
+                  });
+              });
+    m.gauge("rocesw_pfc_paused", "1 while the peer's PFC holds the priority's queue",
+            [src](MetricSink &s) {
+                const uint64_t now = src->now_ns();
+                const QosPlan &plan = src->qos->plan();
+                for (size_t p = 0; p < src->port_names.size(); p++)
+                    for (unsigned pr = 0; pr < kNumPriorities; pr++)
+                        if (plan.ports[p].cls.pfc_enable >> pr & 1)
+                            s.sample({{"port", src->port_names[p]}, {"priority", pr}},
+                                     src->qos->pfc().stats(uint16_t(p)).rx_clock[pr].active(now)
+                                         ? 1
+                                         : 0);
+            });
+    m.gauge("rocesw_pg_headroom_used_bytes", "Bytes of a lossless PG above its xoff threshold",
+            [src](MetricSink &s) {
+                const QosPlan &plan = src->qos->plan();
+                for (size_t p = 0; p < src->port_names.size(); p++)
+                    for (unsigned g = 0; g < kNumPg; g++)
+                        if (plan.ports[p].pgs[g].priorities)
+                            s.sample({{"port", src->port_names[p]}, {"pg", g}},
+                                     src->qos->pfc().stats(uint16_t(p)).pg_headroom_used[g].load());
+            });
+    m.counter("rocesw_mac_control_malformed_total",
+              "Malformed MAC-control frames received, by reason",
+              [src](MetricSink &s) {
+                  for (size_t p = 0; p < src->port_names.size(); p++)
+                      for (size_t e = 0; e < kMacControlErrorCount; e++)
+                          s.sample({{"port", src->port_names[p]},
+                                    {"reason", mac_control_error_name(MacControlError(e))}},
+                                   src->qos->pfc().stats(uint16_t(p)).rx_malformed[e].load());
+              });
+}
+
+}  // namespace
+
+void register_pfc_views(ViewRegistry &r, PfcViewSources s) {
+    auto src = std::make_shared<const PfcViewSources>(std::move(s));
+    r.commands.read_only(
+        "pfc",
+        "PFC per port: pauses received/sent per priority, PG buffers, watchdog ([port...])",
+        [src](const CommandArgs &args) { return pfc_view(*src, args); });
+    r.commands.read_only("ecn", "WRED/ECN per queue: curves, CE marks, WRED drops ([port...])",
+                         [src](const CommandArgs &args) { return ecn_view(*src, args); });
+    register_pfc_metrics(r.metrics, src);
 }
 
 }  // namespace rocesw

@@ -1,4 +1,4 @@
-#include "telemetry/dataplane_metrics.h"
+#include "pipeline/dataplane_metrics.h"
 
 namespace rocesw {
 
