@@ -42,10 +42,24 @@ def declared_deps(root, lib):
     return names
 
 
+def extra_lib_names(root, lib):
+    """Names of the further libraries a folder declares in `extra_libs = {'name' : {...}}`."""
+    path = os.path.join(root, 'lib', lib, 'meson.build')
+    if not os.path.exists(path):
+        return []
+    text = re.sub(r'#.*', '', open(path).read())
+    m = re.search(r'extra_libs\s*=\s*\{(.*)\}', text, re.S)
+    return re.findall(r"'([a-z_0-9]+)'\s*:\s*\{", m.group(1)) if m else []
+
+
 def check(root):
     errors = []
     order = lib_order(root)
     rank = {name: i for i, name in enumerate(order)}
+    # A folder's extra libraries (roce_host in lib/roce) stand on their folder's floor.
+    for lib in order:
+        for extra in extra_lib_names(root, lib):
+            rank.setdefault(extra, rank[lib])
     lib_dir = os.path.join(root, 'lib')
     folders = {d for d in os.listdir(lib_dir) if os.path.isdir(os.path.join(lib_dir, d))}
     for d in sorted(folders - set(order)):

@@ -20,11 +20,15 @@ static const char *kUsage =
     "\n"
     "Runs the rocesw switch pipeline on a simulated fabric in virtual time.\n"
     "  --topology FILE   HPCC ns-3 topology.txt (or give a topology in the scenario)\n"
-    "  --flows FILE      HPCC flow.txt (RoCE flows: need the lib/roce hosts, not yet here)\n"
-    "  --scenario FILE   YAML scenario: topology generator, QoS profile, UDP flows, link\n"
-    "                    events, sampling (doc/rocesim.md)\n"
+    "  --flows FILE      HPCC flow.txt: RoCE WRITE flows on the lib/roce hosts\n"
+    "  --scenario FILE   YAML scenario: topology generator, QoS profile, host profile\n"
+    "                    (DCQCN, traffic classes), RoCE flows and workloads (cdf, incast,\n"
+    "                    collectives), UDP flows, link and host events, sampling\n"
+    "                    (doc/rocesim.md)\n"
     "  --out DIR         output directory (created): fct.txt, pfc_events.csv,\n"
-    "                    queue_depth.csv, udp_flows.csv, udp_delays.csv, summary.json\n"
+    "                    queue_depth.csv, udp_flows.csv, udp_delays.csv, summary.json;\n"
+    "                    RoCE runs: hosts/ (rocehost's flows.csv, qp_rates.csv, ...,\n"
+    "                    summary.json) and jobs.csv\n"
     "  --seed N          random seed (default 1, or the scenario's)\n"
     "  --until TIME      stop at this simulated time (e.g. 10ms; default: when idle)\n"
     "  --write-topology FILE  also write the topology (e.g. a generated fat-tree) as an\n"
@@ -92,7 +96,8 @@ int main(int argc, char **argv) {
         }
         if (!scenario.empty()) load_scenario(scenario, s);
         if (!s.has_topology) throw InputError(scenario + ": topology: missing");
-        if (!flows.empty()) s.flows = load_flows(flows, s.topo);
+        if (!flows.empty())
+            for (const FlowRecord &f : load_flows(flows, s.topo)) s.flows.push_back(f);
         if (!seed.empty()) {
             size_t pos = 0;
             s.seed = std::stoull(seed, &pos, 0);

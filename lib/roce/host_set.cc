@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "pfc/frame.h"
 #include "pkt/bytes.h"
@@ -58,23 +59,46 @@ HostSet::HostSet(const HostRunConfig &cfg, size_t n_local, PortIo &io, rte_mempo
     }
     auto specs = generate_workload(cfg.workload.spec);
     flows_.resize(specs.size());
-    for (size_t i = 0; i < specs.size(); i++) {
-        Flow &f = flows_[i];
-        f.spec = specs[i];
-        f.qpn = kQpnBase + specs[i].id;
-        if (f.spec.src < hosts_.size()) {
-            f.host = int(f.spec.src);
-            Host &h = hosts_[f.spec.src];
-            DcqcnParams p = cfg.dcqcn;
-            p.line_rate_bps = h.cfg.line_rate_bps;
-            f.rp = DcqcnRp(p, &f.trace);
-            f.qp = SendQp(cfg.run.mtu, initial_psn(f.qpn), cfg.run.ack_every, cfg.run.window);
-            f.pacer = Pacer(cfg.run.pacer_slack_ns);
-            f.udp_src = udp_src_port_for_qp(fold(h.cfg.ip.addr), f.qpn);
-            h.pending.push_back(uint32_t(i));
-            local_flows_++;
-        }
+    for (size_t i = 0; i < specs.size(); i++) init_flow(flows_[i], specs[i]);
+}
+
+void HostSet::init_flow(Flow &f, const FlowSpec &spec) {
+    f.spec = spec;
+    f.qpn = kQpnBase + spec.id;
+    if (f.spec.src < hosts_.size()) {
+        f.host = int(f.spec.src);
+        Host &h = hosts_[f.spec.src];
+        DcqcnParams p = cfg_.dcqcn;
+        p.line_rate_bps = h.cfg.line_rate_bps;
+        f.rp = DcqcnRp(p, &f.trace);
+        f.qp = SendQp(cfg_.run.mtu, initial_psn(f.qpn), cfg_.run.ack_every, cfg_.run.window);
+        f.pacer = Pacer(cfg_.run.pacer_slack_ns);
+        f.udp_src = udp_src_port_for_qp(fold(h.cfg.ip.addr), f.qpn);
+        // Pending flows stay sorted by start time (ties: by id), from next_pending on.
+        const uint32_t idx = spec.id;
+        auto pos = h.pending.end();
+        while (pos - h.pending.begin() > ptrdiff_t(h.next_pending) &&
+               flows_[*(pos - 1)].spec.start_ns > spec.start_ns)
+            --pos;
+        h.pending.insert(pos, idx);
+        local_flows_++;
     }
+}
+
+uint32_t HostSet::add_flow(const FlowSpec &spec) {
+    if (spec.src >= hosts_.size() || spec.dst >= cfg_.hosts.size() || spec.src == spec.dst)
+        throw std::invalid_argument("add_flow: bad source or destination");
+    if (flows_.size() >= (1u << 24) - kQpnBase) throw std::length_error("add_flow: out of QPNs");
+    FlowSpec s = spec;
+    s.id = uint32_t(flows_.size());
+    flows_.emplace_back();  // a deque: the other flows (and their trace pointers) stay put
+    init_flow(flows_.back(), s);
+    return s.id;
+}
+
+void HostSet::take_completed(std::vector<uint32_t> &out) {
+    out.insert(out.end(), completed_.begin(), completed_.end());
+    completed_.clear();
 }
 
 HostSet::~HostSet() {
@@ -322,7 +346,11 @@ void HostSet::handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now)
     if (op == uint8_t(Opcode::cnp)) {
         h.c.cnps_rx++;
         fl.cnps_rx++;
-        if (cfg_.dcqcn_enabled && !fl.done) fl.rp.on_cnp(now);
+        if (cfg_.dcqcn_enabled && !fl.done) {
+            const uint64_t r0 = fl.rp.rate_bps();
+            fl.rp.on_cnp(now);
+            if (fl.rp.rate_bps() != r0) fl.pacer.retime(fl.rp.rate_bps());
+        }
         return;
     }
     if (op == uint8_t(Opcode::ack)) {
@@ -337,6 +365,7 @@ void HostSet::handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now)
                 fl.bytes.push_back({now, fl.qp.sent_bytes(), fl.qp.acked_bytes()});
             done_flows_++;
             last_done_ns_ = now;
+            completed_.push_back(idx);
         }
     }
 }
@@ -453,7 +482,9 @@ uint32_t HostSet::send_data(Host &h, uint64_t now) {
     for (size_t i = 0; i < h.active.size(); i++) {
         Flow &f = flows_[h.active[i]];
         if (f.done) continue;
+        const uint64_t r0 = f.rp.rate_bps();
         f.rp.advance(now);
+        if (cfg_.dcqcn_enabled && f.rp.rate_bps() != r0) f.pacer.retime(f.rp.rate_bps());
         f.qp.on_timer(now, cfg_.run.rto_ns);
         h.active[keep++] = h.active[i];
     }
@@ -520,7 +551,7 @@ void HostSet::resolve_next_hops(Host &h, uint64_t now) {
     }
 }
 
-uint32_t HostSet::poll_host(Host &h, uint64_t now) {
+uint32_t HostSet::poll_one(Host &h, uint64_t now) {
     const uint64_t rx0 = h.c.rx_frames, tx0 = h.c.tx_frames;
     rte_mbuf *pkts[kBurst];
     const uint16_t n = io_.rx_burst(h.port, 0, pkts, kBurst);
@@ -535,9 +566,20 @@ uint32_t HostSet::poll_host(Host &h, uint64_t now) {
 uint32_t HostSet::poll(uint64_t now_ns) {
     last_poll_ns_ = now_ns;
     uint32_t moved = 0;
-    for (Host &h : hosts_) moved += poll_host(h, now_ns);
+    for (Host &h : hosts_) moved += poll_one(h, now_ns);
     sample_bytes(now_ns);
     return moved;
+}
+
+uint32_t HostSet::poll_host(size_t host, uint64_t now_ns) {
+    last_poll_ns_ = now_ns;
+    const uint32_t moved = poll_one(hosts_.at(host), now_ns);
+    sample_bytes(now_ns);
+    return moved;
+}
+
+uint64_t HostSet::next_event_ns(size_t host) const {
+    return host_next_event(hosts_.at(host));
 }
 
 bool HostSet::active() const {

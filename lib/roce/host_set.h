@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -135,6 +136,20 @@ class HostSet {
     // kNeverNs when only a frame can wake a host.
     uint64_t next_event_ns() const;
 
+    // Virtual time, one host at a time (the simulator runs each host on its own events, so one
+    // host's work does not cost a pass over all of them): the same as poll() for local host
+    // `host` only (its burst from the PortIo, flow starts, next hops, control frames, data;
+    // then the byte-timeline sample), and that host's next_event_ns().
+    uint32_t poll_host(size_t host, uint64_t now_ns);
+    uint64_t next_event_ns(size_t host) const;
+    // Adds a flow to the workload while running (the simulator's flow.txt, CDF workloads and
+    // collectives whose steps start on completions). Its id is its index; spec.src must be a
+    // local host, spec.start_ns is on the same clock as the workload's (after start_delay_ns).
+    // References to earlier flows stay valid (flows_ is a deque). Returns the index.
+    uint32_t add_flow(const FlowSpec &spec);
+    // Appends the indexes of the flows completed since the previous call, in completion order.
+    void take_completed(std::vector<uint32_t> &out);
+
     // A started local flow is not done yet.
     bool active() const;
     // run.exit_when_done: there are local flows, all are done, and run.linger_ns has passed
@@ -145,12 +160,13 @@ class HostSet {
 
     const HostRunConfig &config() const { return cfg_; }
     const std::vector<Host> &hosts() const { return hosts_; }
-    const std::vector<Flow> &flows() const { return flows_; }  // the whole workload
+    const std::deque<Flow> &flows() const { return flows_; }  // the whole workload
     uint32_t local_flows() const { return local_flows_; }
     uint32_t done_flows() const { return done_flows_; }
 
   private:
-    uint32_t poll_host(Host &h, uint64_t now);
+    uint32_t poll_one(Host &h, uint64_t now);
+    void init_flow(Flow &f, const FlowSpec &spec);
     void handle_arp(Host &h, const uint8_t *f, uint32_t len);
     void handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now);
     void send_ctl(Host &h, const PacketSpec &s, uint8_t prio);
@@ -176,7 +192,8 @@ class HostSet {
     PortIo &io_;
     rte_mempool *pool_;
     std::vector<Host> hosts_;  // local hosts only
-    std::vector<Flow> flows_;  // every flow of the workload (remote ones are never started)
+    std::deque<Flow> flows_;  // every flow of the workload (remote ones are never started)
+    std::vector<uint32_t> completed_;
     uint32_t local_flows_ = 0, done_flows_ = 0;
     uint64_t last_done_ns_ = 0;
     uint64_t next_sample_ns_ = 0;

@@ -64,10 +64,10 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
     : s_(s), out_(out_dir), routing_(s_.topo), udp_(s.udp.size()) {
     const Topology &t = s_.topo;
     if (t.node_count() > 65536) throw std::runtime_error("at most 65536 nodes");
-    if (!s_.flows.empty())
+    if (uses_roce(s_) && !s_.udp.empty())
         throw std::runtime_error(
-            "flow.txt flows are RoCE flows: they need the lib/roce hosts, which the engine "
-            "does not have yet (use udp_flows in a scenario)");
+            "udp_flows and RoCE traffic (flow.txt, roce_flows, workloads, hosts) in one run: "
+            "a host is either a UDP host or a RoCE host");
     udp_.keep_deliveries(s_.delays);
 
     const uint32_t data_room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(2048, s_.mtu + 18);
@@ -94,7 +94,7 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
 
     pfc_f_ = open_out(out_, "pfc_events.csv");
     queue_f_ = open_out(out_, "queue_depth.csv");
-    fct_f_ = open_out(out_, "fct.txt");  // RoCE flows only (none until lib/roce hosts plug in)
+    fct_f_ = open_out(out_, "fct.txt");  // RoCE flows only
     if (pfc_f_) std::fprintf(pfc_f_, "time_ns,node,port,priority,event,quanta\n");
     if (queue_f_) std::fprintf(queue_f_, "time_ns,node,port,queue,depth_bytes,depth_packets\n");
 
@@ -142,18 +142,52 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
             f.priority = cls.dscp_to_tc[f.dscp & 63];
         }
     }
-    for (uint32_t n = 0; n < t.node_count(); n++) {
-        if (!t.is_host(n) || t.ports(n).empty()) continue;
-        const PortRef &r = t.ports(n)[0];
-        UdpHostParams hp;
-        hp.node = n;
-        hp.ip = host_address(n);
-        hp.mac = port_mac(n, 0);
-        hp.peer_mac = port_mac(r.peer, r.peer_port);
-        hp.port_rate_bps = t.link(r.link).rate_bps;
-        hp.pool = pool_;
-        nodes_[n].host = std::make_unique<UdpHost>(hp, flows, udp_);
-        schedule_host(n);
+    if (uses_roce(s_)) {
+        // Every host is a lib/roce host: MAC 02:nn:nn:nn:00:00, HPCC's address as a /32 (so
+        // every destination is reached through the gateway), the switch port it is cabled to
+        // as a static gateway (no ARP), line rate = its link's rate.
+        std::vector<roce::HostConfig> hosts;
+        std::vector<uint32_t> ids;
+        for (uint32_t n = 0; n < t.node_count(); n++) {
+            if (!t.is_host(n) || t.ports(n).empty()) continue;
+            const PortRef &r = t.ports(n)[0];
+            roce::HostConfig h;
+            h.name = "h" + std::to_string(n);
+            h.device = "sim";
+            h.mac = port_mac(n, 0);
+            h.ip = IfAddr{IpAddr{false, host_address(n), {}}, 32};
+            h.gateway = IpAddr{false, port_addr(r.peer, r.peer_port), {}};
+            h.gateway_mac = port_mac(r.peer, r.peer_port);
+            h.line_rate_bps = t.link(r.link).rate_bps;
+            hosts.push_back(h);
+            ids.push_back(n);
+        }
+        roce_ = std::make_unique<RoceHosts>(s_, std::move(hosts), ids, routing_, pool_, fct_f_);
+        for (uint32_t n : ids) {
+            nodes_[n].host = std::make_unique<RoceSimHost>(*roce_, n);
+            schedule_host(n);
+        }
+    } else {
+        for (uint32_t n = 0; n < t.node_count(); n++) {
+            if (!t.is_host(n) || t.ports(n).empty()) continue;
+            const PortRef &r = t.ports(n)[0];
+            UdpHostParams hp;
+            hp.node = n;
+            hp.ip = host_address(n);
+            hp.mac = port_mac(n, 0);
+            hp.peer_mac = port_mac(r.peer, r.peer_port);
+            hp.port_rate_bps = t.link(r.link).rate_bps;
+            hp.pool = pool_;
+            nodes_[n].host = std::make_unique<UdpHost>(hp, flows, udp_);
+            schedule_host(n);
+        }
+    }
+    for (size_t i = 0; i < s_.host_events.size(); i++) {
+        const HostEvent &he = s_.host_events[i];
+        if (he.node >= t.node_count() || !t.is_host(he.node) || t.ports(he.node).empty())
+            throw std::runtime_error("host event " + std::to_string(i) + ": " +
+                                     std::to_string(he.node) + " is not a connected host");
+        q_.schedule(he.at, host_event, he.node, 0, i);
     }
     for (size_t i = 0; i < s_.events.size(); i++) {
         if (s_.events[i].link >= links_.size())
@@ -175,7 +209,9 @@ Engine::~Engine() {
         n.sw.reset();  // frees what its egress holds
         n.ports.reset();
         n.host.reset();
+        for (rte_mbuf *m : n.held) rte_pktmbuf_free(m);
     }
+    roce_.reset();  // its frames go back to the pool before the pool goes
     for (std::FILE *f : {pfc_f_, queue_f_, fct_f_})
         if (f) std::fclose(f);
     rte_mempool_free(pool_);
@@ -277,11 +313,97 @@ void Engine::on_arrive(const Event &e) {
         nd.ports->push_rx(e.port, f.m);
         run_switch(e.node);
     } else if (nd.host) {
-        rte_mbuf *m = f.m;
-        nd.host->on_rx(&m, 1, q_.now());
-        schedule_host(e.node);
+        if (q_.now() < nd.slow_until) {  // a slow receiver: the frame waits in its RX buffer
+            nd.held.push_back(f.m);
+            nd.held_bytes += f.m->pkt_len;
+            st_.slow_held_frames++;
+            st_.slow_held_max_bytes = std::max(st_.slow_held_max_bytes, nd.held_bytes);
+            const HostEvent *he = nullptr;
+            for (const HostEvent &x : s_.host_events)
+                if (x.node == e.node && x.kind == HostEvent::slow_receiver && x.at <= q_.now() &&
+                    q_.now() < x.until)
+                    he = &x;
+            if (he && !nd.rx_xoff && nd.held_bytes >= he->xoff_bytes) {
+                nd.rx_xoff = true;
+                send_host_pfc(e.node, he->priority, 0xFFFF);
+                st_.slow_pause_frames++;
+                q_.schedule(q_.now() + he->interval, host_event, e.node, 1,
+                            uint64_t(he - s_.host_events.data()));
+            }
+            return;
+        }
+        deliver_to_host(e.node, f.m);
     } else {
         rte_pktmbuf_free(f.m);
+    }
+}
+
+void Engine::deliver_to_host(uint32_t node, rte_mbuf *m) {
+    Node &nd = nodes_[node];
+    nd.host->on_rx(&m, 1, q_.now());
+    schedule_host(node);
+    if (roce_) {
+        woken_.clear();
+        roce_->on_completions(q_.now(), woken_);
+        for (uint32_t n : woken_) schedule_host(n);
+    }
+}
+
+// A PFC frame from host `node`'s NIC (storm, slow receiver): straight onto its wire, behind
+// the frame in progress; the host's own frames wait for the wire as usual.
+void Engine::send_host_pfc(uint32_t node, uint8_t priority, uint16_t quanta) {
+    rte_mbuf *m = rte_pktmbuf_alloc(pool_);
+    if (!m) return;
+    uint8_t *b = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, kMacControlFrameLen));
+    if (!b) {
+        rte_pktmbuf_free(m);
+        return;
+    }
+    std::array<uint16_t, kNumPriorities> q{};
+    q[priority] = quanta;
+    build_pfc_frame(b, port_mac(node, 0).b, uint8_t(1u << priority), q);
+    transmit(node, 0, m);
+    schedule_host(node);
+}
+
+// Host events: port 0 = the start, 1 = a refresh tick, 2 = the end.
+void Engine::on_host_event(const Event &e) {
+    const HostEvent &he = s_.host_events[e.arg];
+    Node &nd = nodes_[e.node];
+    const TimePs now = q_.now();
+    if (he.kind == HostEvent::pfc_storm) {
+        if (now >= he.until) {
+            send_host_pfc(e.node, he.priority, 0);
+            st_.storm_frames++;
+            return;
+        }
+        send_host_pfc(e.node, he.priority, 0xFFFF);
+        st_.storm_frames++;
+        const TimePs next = now + he.interval;
+        q_.schedule(std::min(next, he.until), host_event, e.node, next >= he.until ? 2 : 1, e.arg);
+        return;
+    }
+    // slow_receiver
+    if (e.port == 0) {
+        nd.slow_until = he.until;
+        q_.schedule(he.until, host_event, e.node, 2, e.arg);
+    } else if (e.port == 1) {
+        if (nd.rx_xoff && now < nd.slow_until) {
+            send_host_pfc(e.node, he.priority, 0xFFFF);
+            st_.slow_pause_frames++;
+            q_.schedule(now + he.interval, host_event, e.node, 1, e.arg);
+        }
+    } else {
+        nd.slow_until = 0;
+        std::vector<rte_mbuf *> held;
+        held.swap(nd.held);
+        nd.held_bytes = 0;
+        for (rte_mbuf *m : held) deliver_to_host(e.node, m);
+        if (nd.rx_xoff) {
+            nd.rx_xoff = false;
+            send_host_pfc(e.node, he.priority, 0);
+            st_.slow_pause_frames++;
+        }
     }
 }
 
@@ -388,6 +510,9 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                 for (uint32_t n : routing_.changed_nodes())
                     if (nodes_[n].sw) install_routes(n);
                 break;
+            case host_event:
+                on_host_event(e);
+                break;
             case sample:
                 write_samples();
                 if (!q_.empty()) q_.schedule(e.time + s_.sample_interval, sample);
@@ -408,6 +533,7 @@ std::array<uint64_t, kDropReasonCount> Engine::drops() const {
 
 void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     if (out_.empty()) return;
+    if (roce_) roce_->write_results(out_ + "/hosts", out_, st_.now);
     std::FILE *f = open_out(out_, "udp_flows.csv");
     std::fprintf(f,
                  "flow,src,dst,sport,dport,sent,received,out_of_order,min_delay_ps,"
@@ -465,6 +591,35 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     }
     std::fprintf(f, "  \"udp\": {\"flows\": %zu, \"sent\": %lu, \"received\": %lu},\n",
                  s_.udp.size(), (unsigned long)sent, (unsigned long)recv);
+    if (!s_.host_events.empty())
+        std::fprintf(f,
+                     "  \"host_events\": {\"storm_frames\": %lu, \"slow_pause_frames\": %lu, "
+                     "\"slow_held_frames\": %lu, \"slow_held_max_bytes\": %lu},\n",
+                     (unsigned long)st_.storm_frames, (unsigned long)st_.slow_pause_frames,
+                     (unsigned long)st_.slow_held_frames,
+                     (unsigned long)st_.slow_held_max_bytes);
+    if (roce_) {
+        const roce::HostSet &hs = roce_->host_set();
+        roce::HostCounters c{};
+        for (const roce::Host &h : hs.hosts()) {
+            c.tx_data += h.c.tx_data;
+            c.cnps_tx += h.c.cnps_tx;
+            c.cnps_rx += h.c.cnps_rx;
+            c.naks_rx += h.c.naks_rx;
+            c.mac_control_rx += h.c.mac_control_rx;
+            c.alloc_failures += h.c.alloc_failures;
+        }
+        uint64_t cuts = 0;
+        for (const roce::Flow &fl : hs.flows()) cuts += fl.rp.stats().decreases;
+        std::fprintf(f,
+                     "  \"roce\": {\"flows\": %zu, \"completed\": %u, \"data_packets\": %lu, "
+                     "\"cnps_sent\": %lu, \"cnps_received\": %lu, \"rate_cuts\": %lu, "
+                     "\"naks\": %lu, \"pause_frames_received\": %lu, \"alloc_failures\": %lu},\n",
+                     hs.flows().size(), hs.done_flows(), (unsigned long)c.tx_data,
+                     (unsigned long)c.cnps_tx, (unsigned long)c.cnps_rx, (unsigned long)cuts,
+                     (unsigned long)c.naks_rx, (unsigned long)c.mac_control_rx,
+                     (unsigned long)c.alloc_failures);
+    }
     // The only fields that differ between identical runs (names containing wall_time_s, and
     // peak_rss_kb).
     std::fprintf(f, "  \"setup_wall_time_s\": %.3f,\n", setup_s);

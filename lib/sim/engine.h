@@ -30,6 +30,7 @@
 #include "sim/event_queue.h"
 #include "sim/fct.h"
 #include "sim/link.h"
+#include "sim/roce_hosts.h"
 #include "sim/routing.h"
 #include "sim/scenario.h"
 #include "sim/sim_host.h"
@@ -89,6 +90,10 @@ struct EngineStats {
     uint64_t switch_polls = 0, repolls = 0, reroutes = 0;
     uint64_t routes_refused = 0;
     uint64_t host_rx_other = 0;
+    // Host events: PFC frames the engine sent for a storming or slow host, frames a slow
+    // receiver held (and the most bytes it held at once).
+    uint64_t storm_frames = 0, slow_pause_frames = 0, slow_held_frames = 0;
+    uint64_t slow_held_max_bytes = 0;
     TimePs now = 0;
 };
 
@@ -109,6 +114,8 @@ class Engine {
 
     const EngineStats &stats() const { return st_; }
     const UdpRecorder &udp() const { return udp_; }
+    // The lib/roce hosts (null when the run has no RoCE traffic).
+    const RoceHosts *roce() const { return roce_.get(); }
     const Topology &topology() const { return s_.topo; }
     const SimSwitch *switch_at(uint32_t node) const { return nodes_[node].sw.get(); }
     const Link &link(uint32_t i) const { return links_[i]; }
@@ -123,7 +130,7 @@ class Engine {
 
   private:
     friend class SimPorts;
-    enum Kind : uint8_t { arrive, wire_free, poll, host, link_change, reroute, sample };
+    enum Kind : uint8_t { arrive, wire_free, poll, host, link_change, reroute, sample, host_event };
     struct Node {
         std::unique_ptr<SimPorts> ports;
         std::unique_ptr<SimSwitch> sw;
@@ -133,6 +140,11 @@ class Engine {
         TimePs repoll_ps = 0;
         TimePs host_at = kNever;  // host: the pending wake-up
         uint64_t host_gen = 0;
+        // slow_receiver: frames held until slow_until; the PFC pause it has sent.
+        TimePs slow_until = 0;
+        std::vector<rte_mbuf *> held;
+        uint64_t held_bytes = 0;
+        bool rx_xoff = false;
     };
     struct InFlight {
         rte_mbuf *m;
@@ -150,6 +162,9 @@ class Engine {
     void schedule_host(uint32_t node);
     void install_routes(uint32_t node);
     void write_samples();
+    void on_host_event(const Event &e);
+    void send_host_pfc(uint32_t node, uint8_t priority, uint16_t quanta);
+    void deliver_to_host(uint32_t node, rte_mbuf *m);
     LinkDirection &dir_of(uint32_t node, uint16_t port) {
         return links_[s_.topo.ports(node)[port].link].from(node);
     }
@@ -164,6 +179,8 @@ class Engine {
     std::vector<InFlight> inflight_;
     std::vector<uint32_t> free_slots_;
     UdpRecorder udp_;
+    std::unique_ptr<RoceHosts> roce_;
+    std::vector<uint32_t> woken_;
     std::vector<rte_mbuf *> host_out_;
     EngineStats st_;
     std::FILE *pfc_f_ = nullptr, *queue_f_ = nullptr, *fct_f_ = nullptr;

@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "lb/policy.h"
+#include "roce/dcqcn_profile.h"
 #include "sim/routing.h"
 #include "sim/topo_gen.h"
 
@@ -83,6 +85,20 @@ class Reader {
             fail(n, f, "'" + s + "' is not a time (e.g. 10us, 1ms, 500ns): " + e.what());
         }
     }
+    double real(const YAML::Node &n, const std::string &f, double lo, double hi) const {
+        const std::string s = str(n, f);
+        size_t pos = 0;
+        double v = 0;
+        try {
+            v = std::stod(s, &pos);
+        } catch (...) {
+            pos = 0;
+        }
+        if (pos == 0 || pos != s.size()) fail(n, f, "'" + s + "' is not a number");
+        if (!(v >= lo && v <= hi))
+            fail(n, f, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+        return v;
+    }
     const std::string &source() const { return src_; }
 
   private:
@@ -154,6 +170,117 @@ uint32_t node_id(const Reader &r, const YAML::Node &n, const std::string &f, con
     return id;
 }
 
+std::vector<uint32_t> host_list(const Reader &r, const YAML::Node &n, const std::string &f,
+                                const Topology &t) {
+    if (!n.IsSequence()) r.fail(n, f, "expected a list of host nodes");
+    std::vector<uint32_t> v;
+    for (size_t i = 0; i < n.size(); i++)
+        v.push_back(node_id(r, n[i], f + "[" + std::to_string(i) + "]", t, true));
+    return v;
+}
+
+void read_hosts(const Reader &r, const YAML::Node &h, RoceHostSpec &R) {
+    r.check_keys(h, "hosts",
+                 {"dcqcn", "traffic", "mtu", "ack_every", "window", "rto", "byte_samples",
+                  "standalone_header"});
+    if (h["mtu"]) R.mtu = uint32_t(r.uint(h["mtu"], "hosts.mtu", 256, 4096));
+    if (h["ack_every"]) R.ack_every = uint32_t(r.uint(h["ack_every"], "hosts.ack_every", 0, 1 << 20));
+    if (h["window"]) R.window = uint32_t(r.uint(h["window"], "hosts.window", 0, 1 << 24));
+    if (h["rto"]) R.rto_ns = ns(r.time(h["rto"], "hosts.rto"));
+    if (h["byte_samples"]) R.byte_samples_ns = ns(r.time(h["byte_samples"], "hosts.byte_samples"));
+    if (h["standalone_header"])
+        R.standalone.header_bytes =
+            uint32_t(r.uint(h["standalone_header"], "hosts.standalone_header", 0, 1000));
+    if (auto t = h["traffic"]) {
+        r.check_keys(t, "hosts.traffic",
+                     {"data_dscp", "data_ecn", "data_priority", "cnp_dscp", "cnp_priority",
+                      "ack_dscp", "pfc_priorities"});
+        auto &T = R.traffic;
+        auto u8 = [&](const char *k, uint64_t hi) {
+            return uint8_t(r.uint(t[k], std::string("hosts.traffic.") + k, 0, hi));
+        };
+        if (t["data_dscp"]) T.data_dscp = u8("data_dscp", 63);
+        if (t["ack_dscp"]) T.ack_dscp = u8("ack_dscp", 63);
+        if (t["cnp_dscp"]) T.cnp_dscp = u8("cnp_dscp", 63);
+        if (t["data_priority"]) T.data_priority = u8("data_priority", 7);
+        if (t["cnp_priority"]) T.cnp_priority = u8("cnp_priority", 7);
+        if (t["data_ecn"]) {
+            const std::string e = r.str(t["data_ecn"], "hosts.traffic.data_ecn");
+            if (e == "ect0")
+                T.data_ecn = roce::Ecn::ect0;
+            else if (e == "ect1")
+                T.data_ecn = roce::Ecn::ect1;
+            else if (e == "not_ect")
+                T.data_ecn = roce::Ecn::not_ect;
+            else
+                r.fail(t["data_ecn"], "hosts.traffic.data_ecn", "'" + e + "' (ect0, ect1, not_ect)");
+        }
+        if (auto p = t["pfc_priorities"]) {
+            if (!p.IsSequence()) r.fail(p, "hosts.traffic.pfc_priorities", "expected a list 0..7");
+            T.pfc_mask = 0;
+            for (size_t i = 0; i < p.size(); i++)
+                T.pfc_mask |= uint8_t(1u << r.uint(p[i], "hosts.traffic.pfc_priorities", 0, 7));
+        }
+    }
+    if (auto d = h["dcqcn"]) {
+        // rocehost's dcqcn fields (app/rocehost/host_config.cc, doc/rocehost.md): a named
+        // profile first, every other field overrides it.
+        r.check_keys(d, "hosts.dcqcn",
+                     {"enabled", "g", "initial_alpha", "alpha_timer_us", "rate_increase_timer_us",
+                      "byte_counter", "fast_recovery_steps", "rate_ai", "rate_hai", "min_rate",
+                      "min_dec_factor", "rate_reduce_period_us", "cnp_interval_us", "profile",
+                      "alpha_update", "cut_timing", "target_reset", "increase_rule", "rounding",
+                      "check_grid_phase_ns", "scale_to_link", "reference_rate"});
+        auto &D = R.dcqcn;
+        const std::string w = "hosts.dcqcn.";
+        if (d["profile"]) {
+            const std::string n = r.str(d["profile"], w + "profile");
+            auto prof = roce::dcqcn_profile(n);
+            if (!prof) {
+                std::string list;
+                for (auto x : roce::dcqcn_profile_names())
+                    list += (list.empty() ? "" : ", ") + std::string(x);
+                r.fail(d["profile"], w + "profile", "'" + n + "' is not one of " + list);
+            }
+            D = *prof;
+            R.dcqcn_profile = n;
+        }
+        auto us = [&](const char *k) {
+            return r.uint(d[k], w + k, 0, 10'000'000) * 1000;
+        };
+        if (d["enabled"]) R.dcqcn_enabled = r.boolean(d["enabled"], w + "enabled");
+        if (d["g"]) D.g = r.real(d["g"], w + "g", 0, 1);
+        if (d["initial_alpha"]) D.initial_alpha = r.real(d["initial_alpha"], w + "initial_alpha", 0, 1);
+        if (d["alpha_timer_us"]) D.alpha_timer_ns = us("alpha_timer_us");
+        if (d["rate_increase_timer_us"]) D.rate_increase_timer_ns = us("rate_increase_timer_us");
+        if (d["byte_counter"])
+            D.byte_counter_bytes = r.uint(d["byte_counter"], w + "byte_counter", 0, 1'000'000'000'000);
+        if (d["fast_recovery_steps"])
+            D.fast_recovery_steps =
+                uint32_t(r.uint(d["fast_recovery_steps"], w + "fast_recovery_steps", 0, 1000));
+        if (d["rate_ai"]) D.rate_ai_bps = r.rate(d["rate_ai"], w + "rate_ai");
+        if (d["rate_hai"]) D.rate_hai_bps = r.rate(d["rate_hai"], w + "rate_hai");
+        if (d["min_rate"]) D.min_rate_bps = r.rate(d["min_rate"], w + "min_rate");
+        if (d["min_dec_factor"])
+            D.min_dec_factor = r.real(d["min_dec_factor"], w + "min_dec_factor", 0, 1);
+        if (d["rate_reduce_period_us"]) D.rate_reduce_period_ns = us("rate_reduce_period_us");
+        if (d["cnp_interval_us"]) D.cnp_interval_ns = us("cnp_interval_us");
+        for (std::string_view k : roce::dcqcn_rule_keys()) {
+            const std::string key(k);
+            if (!d[key]) continue;
+            const std::string v = r.str(d[key], w + key);
+            if (const char *accepted = roce::set_dcqcn_rule(D, key, v))
+                r.fail(d[key], w + key, "'" + v + "' is not one of " + accepted);
+        }
+        if (d["check_grid_phase_ns"])
+            D.check_grid_phase_ns = r.uint(d["check_grid_phase_ns"], w + "check_grid_phase_ns", 0, 1'000'000);
+        if (d["scale_to_link"]) D.scale_to_link = r.boolean(d["scale_to_link"], w + "scale_to_link");
+        if (d["reference_rate"]) D.reference_rate_bps = r.rate(d["reference_rate"], w + "reference_rate");
+        if (D.cut_timing == roce::CutTiming::check_grid && !D.rate_reduce_period_ns)
+            r.fail(d, w + "cut_timing", "check_grid needs rate_reduce_period_us > 0");
+    }
+}
+
 }  // namespace
 
 void parse_scenario(const std::string &yaml, const std::string &source, Scenario &s) {
@@ -167,7 +294,8 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
     if (root.IsNull()) return;
     r.check_keys(root, "",
                  {"topology", "qos_profile", "mtu", "lb", "sample_interval", "delays", "mbufs",
-                  "until", "seed", "udp_flows", "events", "fib"});
+                  "until", "seed", "udp_flows", "events", "fib", "hosts", "roce_flows",
+                  "workloads"});
     const std::string dir = std::filesystem::path(source).parent_path().string();
     s.source = source;
     if (auto t = root["topology"]) {
@@ -199,10 +327,15 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
     if (auto n = root["seed"]) s.seed = r.uint(n, "seed", 0, UINT64_MAX);
     if (auto lb = root["lb"]) {
         r.check_keys(lb, "lb", {"policy", "seed", "flowlet_gap_us", "switches"});
-        static const std::set<std::string> policies = {"hash", "flowlet", "adaptive", "spray"};
         auto policy = [&](const YAML::Node &n, const std::string &f) {
             std::string p = r.str(n, f);
-            if (!policies.count(p)) r.fail(n, f, "'" + p + "' (hash, flowlet, adaptive, spray)");
+            std::string list;
+            bool ok = false;
+            for (auto x : lb_policy_names()) {
+                list += (list.empty() ? "" : ", ") + std::string(x);
+                ok |= x == p;
+            }
+            if (!ok) r.fail(n, f, "'" + p + "' (" + list + ")");
             return p;
         };
         if (lb["policy"]) s.lb_policy = policy(lb["policy"], "lb.policy");
@@ -220,7 +353,8 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             }
         }
     }
-    const bool need_topo = root["udp_flows"] || root["events"];
+    const bool need_topo =
+        root["udp_flows"] || root["events"] || root["roce_flows"] || root["workloads"];
     if (need_topo && !s.has_topology)
         r.fail(root, "topology", "flows and events need a topology (here or --topology)");
     if (auto fl = root["udp_flows"]) {
@@ -251,13 +385,128 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             s.udp.push_back(u);
         }
     }
+    if (auto h = root["hosts"]) {
+        read_hosts(r, h, s.roce);
+        s.roce_hosts = true;
+    }
+    if (auto fl = root["roce_flows"]) {
+        if (!fl.IsSequence()) r.fail(fl, "roce_flows", "expected a list");
+        for (size_t i = 0; i < fl.size(); i++) {
+            const YAML::Node f = fl[i];
+            const std::string w = "roce_flows[" + std::to_string(i) + "]";
+            r.check_keys(f, w, {"src", "dst", "size", "start", "dport"});
+            for (const char *k : {"src", "dst", "size"})
+                if (!f[k]) r.fail(f, w + "." + k, "missing");
+            FlowRecord fr;
+            fr.line = uint32_t(f.Mark().line + 1);
+            fr.src = node_id(r, f["src"], w + ".src", s.topo, true);
+            fr.dst = node_id(r, f["dst"], w + ".dst", s.topo, true);
+            if (fr.src == fr.dst) r.fail(f["dst"], w + ".dst", "same as src");
+            fr.size_bytes = r.uint(f["size"], w + ".size", 1, UINT32_MAX);
+            if (f["start"]) fr.start_ns = ns(r.time(f["start"], w + ".start"));
+            if (f["dport"]) fr.dport = uint16_t(r.uint(f["dport"], w + ".dport", 0, 65535));
+            s.flows.push_back(fr);
+        }
+    }
+    if (auto wl = root["workloads"]) {
+        if (!wl.IsSequence()) r.fail(wl, "workloads", "expected a list");
+        for (size_t i = 0; i < wl.size(); i++) {
+            const YAML::Node x = wl[i];
+            const std::string w = "workloads[" + std::to_string(i) + "]";
+            if (!x.IsMap() || !x["type"]) r.fail(x, w + ".type", "missing (cdf, incast, ring_allreduce, all_to_all)");
+            const std::string type = r.str(x["type"], w + ".type");
+            const uint64_t start = x["start"] ? ns(r.time(x["start"], w + ".start")) : 0;
+            if (type == "cdf") {
+                r.check_keys(x, w, {"type", "cdf", "load", "duration", "start", "hosts", "dport", "seed"});
+                if (!x["cdf"]) r.fail(x, w + ".cdf", "missing (a flow-size CDF file)");
+                if (!x["duration"]) r.fail(x, w + ".duration", "missing");
+                PoissonSpec p;
+                std::filesystem::path cp = r.str(x["cdf"], w + ".cdf");
+                if (cp.is_relative() && !dir.empty() && !std::filesystem::exists(cp))
+                    cp = std::filesystem::path(dir) / cp;
+                try {
+                    p.cdf = SizeCdf::load(cp.string());
+                } catch (const std::exception &e) {
+                    r.fail(x["cdf"], w + ".cdf", e.what());
+                }
+                p.hosts = x["hosts"] ? host_list(r, x["hosts"], w + ".hosts", s.topo) : s.topo.hosts();
+                if (p.hosts.size() < 2) r.fail(x, w + ".hosts", "needs at least 2 hosts");
+                p.load = x["load"] ? r.real(x["load"], w + ".load", 1e-9, 1) : 0.3;
+                p.duration_ns = ns(r.time(x["duration"], w + ".duration"));
+                p.start_ns = start;
+                p.host_rate_bps = s.topo.link(s.topo.ports(p.hosts[0]).at(0).link).rate_bps;
+                p.seed = x["seed"] ? r.uint(x["seed"], w + ".seed", 0, UINT64_MAX) : s.seed + i;
+                if (x["dport"]) p.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                for (const FlowRecord &f : poisson_cdf_flows(p)) s.flows.push_back(f);
+            } else if (type == "incast") {
+                r.check_keys(x, w, {"type", "senders", "receiver", "size", "start", "dport"});
+                for (const char *k : {"senders", "receiver", "size"})
+                    if (!x[k]) r.fail(x, w + "." + k, "missing");
+                IncastSpec in;
+                in.senders = host_list(r, x["senders"], w + ".senders", s.topo);
+                in.receiver = node_id(r, x["receiver"], w + ".receiver", s.topo, true);
+                for (uint32_t h : in.senders)
+                    if (h == in.receiver) r.fail(x["senders"], w + ".senders", "holds the receiver");
+                in.size_bytes = r.uint(x["size"], w + ".size", 1, UINT32_MAX);
+                in.start_ns = start;
+                if (x["dport"]) in.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                for (const FlowRecord &f : incast_flows(in)) s.flows.push_back(f);
+            } else if (type == "ring_allreduce" || type == "all_to_all") {
+                r.check_keys(x, w, {"type", "hosts", "bytes", "iterations", "compute_gap",
+                                    "step_gap", "schedule", "start", "dport"});
+                for (const char *k : {"hosts", "bytes"})
+                    if (!x[k]) r.fail(x, w + "." + k, "missing");
+                CollectiveWorkload j;
+                j.start_ns = start;
+                j.spec.kind = type == "ring_allreduce" ? Collective::ring_allreduce
+                                                       : Collective::all_to_all;
+                j.spec.hosts = host_list(r, x["hosts"], w + ".hosts", s.topo);
+                if (j.spec.hosts.size() < 2) r.fail(x["hosts"], w + ".hosts", "needs at least 2 hosts");
+                j.spec.bytes_per_rank = r.uint(x["bytes"], w + ".bytes", 1, UINT32_MAX);
+                if (x["iterations"]) j.spec.iterations = uint32_t(r.uint(x["iterations"], w + ".iterations", 1, 1000000));
+                if (x["compute_gap"]) j.spec.compute_gap_ns = ns(r.time(x["compute_gap"], w + ".compute_gap"));
+                if (x["step_gap"]) j.spec.step_gap_ns = ns(r.time(x["step_gap"], w + ".step_gap"));
+                if (x["schedule"]) {
+                    const std::string sc = r.str(x["schedule"], w + ".schedule");
+                    if (sc == "pairwise")
+                        j.spec.a2a = AllToAllSchedule::pairwise;
+                    else if (sc != "simultaneous")
+                        r.fail(x["schedule"], w + ".schedule", "'" + sc + "' (simultaneous, pairwise)");
+                }
+                if (x["dport"]) j.spec.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                s.jobs.push_back(j);
+            } else {
+                r.fail(x["type"], w + ".type", "'" + type + "' (cdf, incast, ring_allreduce, all_to_all)");
+            }
+        }
+    }
     if (auto ev = root["events"]) {
         if (!ev.IsSequence()) r.fail(ev, "events", "expected a list");
         for (size_t i = 0; i < ev.size(); i++) {
             const YAML::Node e = ev[i];
             const std::string w = "events[" + std::to_string(i) + "]";
-            r.check_keys(e, w, {"at", "link_down", "link_up", "convergence"});
+            r.check_keys(e, w,
+                         {"at", "link_down", "link_up", "convergence", "pfc_storm",
+                          "slow_receiver", "until", "priority", "interval", "xoff"});
             if (!e["at"]) r.fail(e, w + ".at", "missing");
+            if (e["pfc_storm"] || e["slow_receiver"]) {
+                if (e["pfc_storm"] && e["slow_receiver"])
+                    r.fail(e, w, "one of pfc_storm, slow_receiver per event");
+                HostEvent he;
+                he.kind = e["pfc_storm"] ? HostEvent::pfc_storm : HostEvent::slow_receiver;
+                const char *k = e["pfc_storm"] ? "pfc_storm" : "slow_receiver";
+                he.node = node_id(r, e[k], w + "." + k, s.topo, true);
+                he.at = r.time(e["at"], w + ".at");
+                if (!e["until"]) r.fail(e, w + ".until", "missing");
+                he.until = r.time(e["until"], w + ".until");
+                if (he.until <= he.at) r.fail(e["until"], w + ".until", "must be after at");
+                if (e["priority"]) he.priority = uint8_t(r.uint(e["priority"], w + ".priority", 0, 7));
+                if (e["interval"]) he.interval = r.time(e["interval"], w + ".interval");
+                if (!he.interval) r.fail(e["interval"], w + ".interval", "must be > 0");
+                if (e["xoff"]) he.xoff_bytes = r.uint(e["xoff"], w + ".xoff", 0, 1ull << 40);
+                s.host_events.push_back(he);
+                continue;
+            }
             LinkEvent le;
             le.at = r.time(e["at"], w + ".at");
             YAML::Node l = e["link_down"] ? e["link_down"] : e["link_up"];

@@ -18,9 +18,24 @@
 //   udp_flows:
 //     - {src: 0, dst: 2, rate: 50Gbps, size: 1000, start: 0us, stop: 100us, dscp: 26,
 //        ecn: false, sport: 10000, dport: 100}
+//   hosts:                                     (the lib/roce hosts: RoCE flows, workloads)
+//     dcqcn: {profile: nvidia, ...}             (rocehost's dcqcn fields and profiles)
+//     traffic: {data_dscp: 26, data_priority: 3, cnp_dscp: 48, cnp_priority: 6, ack_dscp: 26,
+//               data_ecn: ect0, pfc_priorities: [3]}
+//     mtu: 1000, ack_every: 16, window: 0, rto: 1ms, byte_samples: 10us,
+//     standalone_header: 48
+//   roce_flows:
+//     - {src: 0, dst: 2, size: 1000000, start: 10us, dport: 100}
+//   workloads:
+//     - {type: cdf, cdf: websearch.txt, load: 0.3, duration: 10ms, start: 0us, hosts: [..]}
+//     - {type: incast, senders: [0, 1], receiver: 2, size: 1000000, start: 0us}
+//     - {type: ring_allreduce|all_to_all, hosts: [0, 1, 2, 3], bytes: 1000000,
+//        iterations: 2, compute_gap: 10us, step_gap: 0us, schedule: pairwise, start: 0us}
 //   events:
 //     - {at: 50us, link_down: [4, 6], convergence: 10us}   (the link between nodes 4 and 6;
 //     - {at: 90us, link_up: 3, convergence: 10us}           or a link index)
+//     - {at: 1ms, pfc_storm: 2, until: 2ms, priority: 3, interval: 1us}
+//     - {at: 1ms, slow_receiver: 2, until: 2ms, xoff: 65536, priority: 3}
 #pragma once
 
 #include <cstdint>
@@ -29,8 +44,12 @@
 #include <vector>
 
 #include "qos/qos_config.h"
+#include "roce/dcqcn.h"
+#include "roce/host_config.h"
+#include "sim/fct.h"
 #include "sim/sim_host.h"
 #include "sim/topology.h"
+#include "sim/workload.h"
 
 namespace rocesw::sim {
 
@@ -39,6 +58,39 @@ struct LinkEvent {
     uint32_t link = 0;
     bool up = false;
     TimePs convergence = 0;  // routes recomputed and installed this long after the change
+};
+
+// A host misbehaving for a while (the engine, not the host model, does it):
+//   pfc_storm      the host's NIC sends PFC XOFF (quanta 0xFFFF) for `priority` every
+//                  `interval` from `at` to `until` (a stuck NIC or driver), then one XON;
+//   slow_receiver  the host stops taking frames from its port from `at` to `until`: they
+//                  wait in its RX buffer; above `xoff` bytes the NIC pauses `priority` (XOFF
+//                  refreshed every `interval`, XON when the buffer drains at `until`).
+struct HostEvent {
+    enum Kind : uint8_t { pfc_storm, slow_receiver } kind = pfc_storm;
+    TimePs at = 0, until = 0;
+    uint32_t node = 0;
+    uint8_t priority = 3;
+    TimePs interval = 1 * kPsPerUs;
+    uint64_t xoff_bytes = 65536;
+};
+
+// The lib/roce hosts (RoceHosts): used as soon as a scenario has RoCE traffic.
+struct RoceHostSpec {
+    roce::DcqcnParams dcqcn;  // the paper's values unless a profile is given
+    std::string dcqcn_profile = "paper";
+    bool dcqcn_enabled = true;
+    roce::TrafficConfig traffic;
+    uint32_t mtu = 1000;  // RoCE payload per packet: HPCC's PACKET_PAYLOAD_SIZE
+    uint32_t ack_every = 16, window = 0;
+    uint64_t rto_ns = 1'000'000;
+    uint64_t byte_samples_ns = 0;  // flow_bytes.csv period (0: none)
+    StandaloneModel standalone;
+};
+
+struct CollectiveWorkload {
+    CollectiveSpec spec;
+    uint64_t start_ns = 0;
 };
 
 struct Scenario {
@@ -53,8 +105,12 @@ struct Scenario {
     uint32_t flowlet_gap_us = 50;
     std::map<uint32_t, std::string> lb_per_switch;  // node -> policy
     std::vector<UdpFlowSpec> udp;
-    std::vector<FlowRecord> flows;  // HPCC flow.txt (RoCE flows: need the lib/roce hosts)
+    std::vector<FlowRecord> flows;  // RoCE flows: HPCC flow.txt, roce_flows, cdf/incast workloads
+    std::vector<CollectiveWorkload> jobs;
+    RoceHostSpec roce;
+    bool roce_hosts = false;  // a `hosts` section (RoCE hosts even without flows)
     std::vector<LinkEvent> events;
+    std::vector<HostEvent> host_events;
     TimePs until = 0;            // 0: until no event is left
     TimePs sample_interval = 0;  // 0: no queue samples
     bool delays = true;
@@ -67,5 +123,9 @@ struct Scenario {
 // topology in the file then is an error). Throws InputError.
 void load_scenario(const std::string &path, Scenario &s);
 void parse_scenario(const std::string &yaml, const std::string &source, Scenario &s);
+// RoCE hosts are used: RoCE flows, collective jobs or a `hosts` section.
+inline bool uses_roce(const Scenario &s) {
+    return s.roce_hosts || !s.flows.empty() || !s.jobs.empty();
+}
 
 }  // namespace rocesw::sim

@@ -6,22 +6,21 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "roce/workload.h"
+
 namespace rocesw::sim {
 
 namespace {
-uint64_t splitmix(uint64_t &s) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+// The one SplitMix64 (lib/roce/workload.h) seeds xoshiro here as it does rocehost's workloads.
+using roce::SplitMix64;
 uint64_t rotl(uint64_t x, int k) {
     return (x << k) | (x >> (64 - k));
 }
 }  // namespace
 
 Rng::Rng(uint64_t seed) {
-    for (auto &w : s_) w = splitmix(seed);
+    SplitMix64 g(seed);
+    for (auto &w : s_) w = g.next();
 }
 
 uint64_t Rng::next() {
@@ -149,8 +148,7 @@ std::vector<FlowRecord> poisson_cdf_flows(const PoissonSpec &s) {
     std::vector<Tagged> all;
     const uint64_t end = s.start_ns + s.duration_ns;
     for (uint32_t hi = 0; hi < s.hosts.size(); ++hi) {
-        uint64_t mix = s.seed ^ (0xD1B54A32D192ED03ull * (uint64_t(hi) + 1));
-        Rng rng(splitmix(mix));
+        Rng rng(SplitMix64(s.seed ^ (0xD1B54A32D192ED03ull * (uint64_t(hi) + 1))).next());
         uint64_t t = s.start_ns;
         for (uint64_t nth = 0;; ++nth) {
             t += uint64_t(rng.exponential(mean_gap_ns));

@@ -1,0 +1,168 @@
+#include "sim/roce_hosts.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include "roce/host_results.h"
+
+namespace rocesw::sim {
+
+RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
+                     std::vector<uint32_t> nodes, const EcmpRouting &routing, rte_mempool *pool,
+                     std::FILE *fct)
+    : s_(s), routing_(routing), nodes_(std::move(nodes)), sports_(s.topo.node_count()) {
+    const RoceHostSpec &R = s.roce;
+    cfg_.source = s.source.empty() ? "rocesim" : s.source;
+    cfg_.run.name = "rocesim";
+    cfg_.run.mtu = R.mtu;
+    cfg_.run.ack_every = R.ack_every;
+    cfg_.run.window = R.window;
+    cfg_.run.rto_ns = R.rto_ns;
+    cfg_.run.start_delay_ns = 0;  // flows start at their own times (flow.txt: seconds)
+    cfg_.run.linger_ns = 0;
+    cfg_.run.exit_when_done = false;
+    cfg_.run.duration_ns = UINT64_MAX;
+    cfg_.run.sample_ns = R.byte_samples_ns;
+    // The host's wake-ups are whole ns while the wire is in ps: 1 ns of slack keeps the line
+    // and QP pacers on their exact ps schedule (a wake-up at ceil(t) does not push the next
+    // packet back); the wire still serialises every frame.
+    cfg_.run.pacer_slack_ns = 1;
+    cfg_.traffic = R.traffic;
+    cfg_.dcqcn = R.dcqcn;
+    cfg_.dcqcn_enabled = R.dcqcn_enabled;
+    cfg_.hosts = std::move(hosts);
+    cfg_.workload.spec.pattern = roce::Pattern::pairs;  // none: flows are added below
+    cfg_.workload.spec.n_hosts = uint32_t(cfg_.hosts.size());
+    index_.assign(s.topo.node_count(), -1);
+    for (size_t i = 0; i < nodes_.size(); i++) index_[nodes_[i]] = int(i);
+    hs_ = std::make_unique<roce::HostSet>(cfg_, cfg_.hosts.size(), io_, pool);
+    if (fct) fct_ = std::make_unique<FctWriter>(fct);
+
+    // Flows with known start times, in start order (SourcePorts numbers them per host in that
+    // order, as HPCC does); ties keep the file order.
+    std::vector<uint32_t> order(s.flows.size());
+    for (uint32_t i = 0; i < order.size(); i++) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        return s.flows[a].start_ns < s.flows[b].start_ns;
+    });
+    for (uint32_t i : order) add(s.flows[i], s.flows[i].start_ns, -1, 0);
+    for (const CollectiveWorkload &j : s.jobs) {
+        jobs_.push_back(make_collective(j.spec));
+        trackers_.emplace_back(jobs_.back(), j.start_ns);
+        job_results_.push_back({j.start_ns, {}, 0});
+        const int32_t id = int32_t(jobs_.size() - 1);
+        for (const JobTracker::Start &st : trackers_.back().initial())
+            add(jobs_.back().flows[st.flow], st.at_ns, id, st.flow);
+    }
+}
+
+RoceHosts::~RoceHosts() {
+    hs_->release();
+}
+
+uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns, int32_t job, uint32_t job_flow) {
+    const int si = index(f.src), di = index(f.dst);
+    if (si < 0 || di < 0) throw std::runtime_error("a RoCE flow between nodes that are not hosts");
+    roce::FlowSpec spec;
+    spec.src = uint32_t(si);
+    spec.dst = uint32_t(di);
+    spec.size_bytes = f.size_bytes;
+    spec.start_ns = start_ns;
+    const uint32_t id = hs_->add_flow(spec);
+    SimFlowInfo in;
+    in.src = f.src;
+    in.dst = f.dst;
+    in.sport = sports_.next(f.src);
+    in.dport = f.dport;
+    const PathInfo p = routing_.path(f.src, f.dst, s_.roce.standalone.payload_bytes);
+    in.standalone_ns = p.reachable ? standalone_fct_ns(f.size_bytes, p, s_.roce.standalone) : 0;
+    in.job = job;
+    in.job_flow = job_flow;
+    if (info_.size() <= id) info_.resize(id + 1);
+    info_[id] = in;
+    return id;
+}
+
+void RoceHosts::on_rx(uint32_t node, rte_mbuf **frames, uint16_t n, TimePs now) {
+    hs_->on_rx(size_t(index_[node]), frames, n, ns(now));
+}
+
+TimePs RoceHosts::next_event(uint32_t node, TimePs wire_free) const {
+    const uint64_t t = hs_->next_event_ns(size_t(index_[node]));
+    if (t == roce::kNeverNs) return kNever;
+    // Anything it wants to do sends a frame (timers run at the next poll, with their own
+    // times), so it need not run before its wire is free.
+    return std::max(from_ns(t), wire_free);
+}
+
+void RoceHosts::run(uint32_t node, TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) {
+    io_.arm(&out, now >= wire_free);
+    hs_->poll_host(size_t(index_[node]), ns(now));
+    io_.arm(nullptr, false);
+}
+
+void RoceHosts::on_completions(TimePs now, std::vector<uint32_t> &woken) {
+    done_.clear();
+    hs_->take_completed(done_);
+    for (uint32_t id : done_) {
+        const roce::Flow &f = hs_->flows()[id];
+        const SimFlowInfo in = info_[id];
+        if (fct_) {
+            FctRecord r;
+            r.sip = host_address(in.src);
+            r.dip = host_address(in.dst);
+            r.sport = in.sport;
+            r.dport = in.dport;
+            r.size_bytes = f.spec.size_bytes;
+            r.start_ns = f.start_ns;
+            r.fct_ns = f.finish_ns - f.start_ns;
+            r.standalone_fct_ns = in.standalone_ns;
+            fct_->write(r);
+        }
+        if (in.job < 0) continue;
+        JobTracker &tr = trackers_[size_t(in.job)];
+        const CollectiveJob &job = jobs_[size_t(in.job)];
+        for (const JobTracker::Start &st : tr.on_flow_complete(in.job_flow, f.finish_ns)) {
+            const uint32_t nid = add(job.flows[st.flow], std::max(st.at_ns, ns(now)), in.job, st.flow);
+            woken.push_back(info_[nid].src);
+        }
+        JobResult &jr = job_results_[size_t(in.job)];
+        jr.iteration_end_ns = tr.iteration_end_ns();
+        jr.completion_ns = tr.completion_ns();
+    }
+}
+
+bool RoceHosts::write_results(const std::string &dir, const std::string &jobs_dir,
+                              TimePs now) const {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    bool ok = roce::write_host_results(*hs_, dir, ns(now));
+    if (jobs_.empty()) return ok;
+    const std::string p = jobs_dir + "/jobs.csv";
+    std::FILE *f = std::fopen(p.c_str(), "w");
+    if (!f) return false;
+    std::fprintf(f, "job,kind,ranks,bytes_per_rank,iteration,start_ns,end_ns,duration_ns\n");
+    for (size_t j = 0; j < jobs_.size(); j++) {
+        const CollectiveSpec &sp = jobs_[j].spec;
+        const JobResult &r = job_results_[j];
+        const char *kind = sp.kind == Collective::ring_allreduce ? "ring_allreduce" : "all_to_all";
+        uint64_t prev = r.start_ns;
+        for (size_t i = 0; i < r.iteration_end_ns.size(); i++) {
+            const uint64_t e = r.iteration_end_ns[i];
+            if (!e) break;
+            std::fprintf(f, "%zu,%s,%zu,%lu,%zu,%lu,%lu,%lu\n", j, kind, sp.hosts.size(),
+                         (unsigned long)sp.bytes_per_rank, i, (unsigned long)prev,
+                         (unsigned long)e, (unsigned long)(e - prev));
+            prev = e;
+        }
+        std::fprintf(f, "%zu,%s,%zu,%lu,all,%lu,%lu,%lu\n", j, kind, sp.hosts.size(),
+                     (unsigned long)sp.bytes_per_rank, (unsigned long)r.start_ns,
+                     (unsigned long)r.completion_ns,
+                     (unsigned long)(r.completion_ns ? r.completion_ns - r.start_ns : 0));
+    }
+    std::fclose(f);
+    return ok;
+}
+
+}  // namespace rocesw::sim

@@ -1,0 +1,134 @@
+// The real lib/roce hosts in the simulator: one roce::HostSet holds every host of the topology
+// (host index i is the i-th host node, port i of its PortIo), and each host node's SimHost
+// (RoceSimHost) runs its own host only (HostSet::poll_host), so an event costs one host's work.
+//
+//   frames from the link    -> HostSet::on_rx(i, ...) at floor(t / 1000) ns
+//   when does it run        -> HostSet::next_event_ns(i), never before its wire is free when
+//                              it has frames ready (a refused frame, a queued ACK/CNP)
+//   what it sends           -> HostPorts::tx_burst takes one frame, and only while the host's
+//                              wire is idle: the host's own pacers (line rate, the QP's DCQCN
+//                              rate) decide when a packet is due, the link serialises it, and
+//                              PFC pauses act on frames still in the host.
+//
+// Flows (RoCE WRITE messages, one QP each) come from flow.txt, roce_flows and the cdf/incast
+// workloads (added at set-up with their start times) and from collective jobs (a JobTracker per
+// job adds each phase's flows when the previous phase completes). Each completion writes an
+// HPCC fct.txt line (sport from SourcePorts in the order flows are added, standalone FCT from
+// the path at the time the flow was added).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "port/port_io.h"
+#include "roce/host_config.h"
+#include "roce/host_set.h"
+#include "sim/fct.h"
+#include "sim/routing.h"
+#include "sim/scenario.h"
+#include "sim/sim_host.h"
+#include "sim/workload.h"
+
+struct rte_mempool;
+
+namespace rocesw::sim {
+
+// The hosts' side of the links: tx takes one frame while the wire is idle (the caller arms
+// it before each poll); frames arrive through HostSet::on_rx, so rx_burst has nothing.
+class HostPorts final : public PortIo {
+  public:
+    uint16_t rx_burst(uint16_t, uint16_t, rte_mbuf **, uint16_t) override { return 0; }
+    uint16_t tx_burst(uint16_t, uint16_t, rte_mbuf **pkts, uint16_t n) override {
+        if (!n || !idle_) return 0;
+        out_->push_back(pkts[0]);
+        idle_ = false;
+        return 1;
+    }
+    void arm(std::vector<rte_mbuf *> *out, bool idle) {
+        out_ = out;
+        idle_ = idle;
+    }
+
+  private:
+    std::vector<rte_mbuf *> *out_ = nullptr;
+    bool idle_ = false;
+};
+
+// Per flow, what fct.txt and the jobs need beyond the HostSet's Flow.
+struct SimFlowInfo {
+    uint32_t src = 0, dst = 0;  // node ids
+    uint16_t sport = 0, dport = 0;
+    uint64_t standalone_ns = 0;
+    int32_t job = -1;  // collective job, or -1
+    uint32_t job_flow = 0;
+};
+
+struct JobResult {
+    uint64_t start_ns = 0;
+    std::vector<uint64_t> iteration_end_ns;
+    uint64_t completion_ns = 0;  // 0: not finished
+};
+
+class RoceHosts {
+  public:
+    // `hosts[i]` is host node `nodes[i]`; `routing` must outlive this (standalone FCTs).
+    // `fct` (may be null) receives fct.txt lines.
+    RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts, std::vector<uint32_t> nodes,
+              const EcmpRouting &routing, rte_mempool *pool, std::FILE *fct);
+    ~RoceHosts();
+
+    int index(uint32_t node) const { return node < index_.size() ? index_[node] : -1; }
+    void on_rx(uint32_t node, rte_mbuf **frames, uint16_t n, TimePs now);
+    TimePs next_event(uint32_t node, TimePs wire_free) const;
+    void run(uint32_t node, TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out);
+    // Handles the completions since the last call (fct.txt, jobs) and appends the nodes that
+    // got new flows (their wake-up must be recomputed).
+    void on_completions(TimePs now, std::vector<uint32_t> &woken);
+
+    // flows.csv, qp_rates.csv, ... and rocehost's summary (roce/host_results.h) into `dir`
+    // (created), jobs.csv into `jobs_dir`. Returns false when a file cannot be written.
+    bool write_results(const std::string &dir, const std::string &jobs_dir, TimePs now) const;
+
+    const roce::HostSet &host_set() const { return *hs_; }
+    const std::vector<SimFlowInfo> &flow_info() const { return info_; }
+    const std::vector<JobResult> &jobs() const { return job_results_; }
+    uint64_t fct_lines() const { return fct_ ? fct_->lines() : 0; }
+
+  private:
+    uint32_t add(const FlowRecord &f, uint64_t start_ns, int32_t job, uint32_t job_flow);
+
+    const Scenario &s_;
+    const EcmpRouting &routing_;
+    roce::HostRunConfig cfg_;
+    std::vector<uint32_t> nodes_;
+    std::vector<int> index_;  // node -> host index (-1: not a host)
+    HostPorts io_;
+    std::unique_ptr<roce::HostSet> hs_;
+    std::unique_ptr<FctWriter> fct_;
+    SourcePorts sports_;
+    std::vector<SimFlowInfo> info_;
+    std::deque<CollectiveJob> jobs_;
+    std::deque<JobTracker> trackers_;
+    std::vector<JobResult> job_results_;
+    std::vector<uint32_t> done_;
+};
+
+class RoceSimHost final : public SimHost {
+  public:
+    RoceSimHost(RoceHosts &h, uint32_t node) : h_(h), node_(node) {}
+    void on_rx(rte_mbuf **frames, uint16_t n, TimePs now) override { h_.on_rx(node_, frames, n, now); }
+    TimePs next_event(TimePs wire_free) const override { return h_.next_event(node_, wire_free); }
+    void run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) override {
+        h_.run(node_, now, wire_free, out);
+    }
+
+  private:
+    RoceHosts &h_;
+    uint32_t node_;
+};
+
+}  // namespace rocesw::sim
