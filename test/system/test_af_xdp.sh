@@ -18,7 +18,7 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, veth, XDP)"
     exit "$RSW_SKIP"
 fi
-for tool in ip ping iperf3 ethtool; do
+for tool in ip ping iperf3 ethtool curl; do
     command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed (tools/bootstrap)"; exit 1; }
 done
 # The only reason to skip: a kernel without AF_XDP sockets (CONFIG_XDP_SOCKETS).
@@ -35,6 +35,7 @@ SOCK="$RSW_TMP/ctl.sock"
 # The kernel's own subnet on s0: 198.18.N.0/24 (benchmarking range), N from the run's tag.
 KN=$(( 0x${RSW_TAG:3:2} ))
 KADDR="198.18.$KN.1"; HKADDR="198.18.$KN.2"
+PROM_PORT="$("$RSW_PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 
 make_veth "$S0" "$HI0"
 make_veth "$S1" "$HI1"
@@ -55,6 +56,9 @@ switch:
   file_prefix: $(rsw_file_prefix)
   control_socket: ${SOCK}
   telemetry: false
+telemetry:
+  prometheus:
+    listen: "127.0.0.1:${PROM_PORT}"
 ports:
   - name: p0
     af_xdp: {interface: ${S0}, mode: $1}
@@ -137,6 +141,7 @@ if ! start_switch "$RSW_TMP/dedicated.yaml" "$RSW_TMP/dedicated.log" 30; then
     rsw_finish
 fi
 rsw_pass "[dedicated] roceswd starts (pid $RSW_SWITCH_PID)"
+rsw_log "XDP on $S0: $(ip -d link show dev "$S0" | grep -o 'prog/xdp[a-z]* id [0-9]*' || echo none)"
 forwarding_checks dedicated
 check_ge "[dedicated] p0 XDP to_switch_all" "$(xdp_counter p0 to_switch_all)" 100
 check_eq "[dedicated] p0 XDP pass_kernel" "$(xdp_counter p0 pass_kernel)" 0
@@ -221,6 +226,11 @@ check_ge "[shared] p0 XDP to_switch_mac" "$(xdp_counter p0 to_switch_mac)" 100
 check_ge "[shared] p0 XDP to_switch_arp (ARP for 10.0.1.1)" "$(xdp_counter p0 to_switch_arp)" 1
 check_ge "[shared] p0 XDP to_switch_nd (NS for fd00:1::1)" "$(xdp_counter p0 to_switch_nd)" 1
 check_eq "[shared] p0 XDP to_switch_all (dedicated only)" "$(xdp_counter p0 to_switch_all)" 0
+prom="$(curl -s --max-time 3 "http://127.0.0.1:${PROM_PORT}/metrics" || true)"
+check_ge "[shared] Prometheus rocesw_port_xdp_packets_total{port=p0,reason=to_switch_mac}" \
+    "$(awk '/^rocesw_port_xdp_packets_total\{/ && /port="p0"/ && /reason="to_switch_mac"/ {print int($NF)}' <<<"$prom" | head -n1)" 100
+check_ge "[shared] Prometheus rocesw_port_xdp_packets_total{port=p0,reason=pass_kernel}" \
+    "$(awk '/^rocesw_port_xdp_packets_total\{/ && /port="p0"/ && /reason="pass_kernel"/ {print int($NF)}' <<<"$prom" | head -n1)" 10
 rsw_ctl show ports | sed 's/^/    /'
 
 rc=0
