@@ -293,6 +293,7 @@ make_veth() {
 }
 
 # The exit status a test uses to say SKIP (run_all.sh counts it apart): print the reason first.
+# shellcheck disable=SC2034  # read by tests
 RSW_SKIP=77
 
 # --- checks ---------------------------------------------------------------------------------
