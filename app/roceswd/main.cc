@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "config/config.h"
+#include "afxdp/af_xdp.h"
 #include "ethdev/eal_args.h"
 #include "lb/policy.h"
 #include "qos/qos_config.h"
@@ -154,6 +155,13 @@ int main(int argc, char **argv) {
             "no hugepages reserved: running with --no-huge -m {} (reserve hugepages for "
             "production: dpdk-hugepages.py --setup 2G)",
             cfg.sw.memory_mb);
+
+    try {  // AF_XDP interfaces: present, enough queues, stale programs replaced (doc/ports.md)
+        rocesw::afxdp_preflight(cfg);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
 
     std::vector<char *> eal_argv;
     for (auto &s : plan.args) eal_argv.push_back(s.data());

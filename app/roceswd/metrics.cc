@@ -71,6 +71,20 @@ void Switch::register_metrics() {
             }
         });
 
+    m.counter(
+        "rocesw_port_xdp_packets_total",
+        "Frames rocesw's XDP program handled on an af_xdp port, by reason (to_switch_*: "
+        "to the switch's socket; pass_*: to the kernel)",
+        [=, this](MetricSink &s) {
+            std::lock_guard lk(server_.handler_mutex());
+            for (size_t i = 0; i < n_ports && i < xdp_.size(); i++) {
+                if (!xdp_[i]) continue;
+                auto v = xdp_[i]->counters();
+                for (size_t r = 0; r < v.size(); r++)
+                    s.sample({{"port", port_name(i)}, {"reason", afxdp_reason_names()[r]}}, v[r]);
+            }
+        });
+
     // --- The observability machinery itself ---
     m.counter(
         "rocesw_trace_events_total", "Events written to the trace file",

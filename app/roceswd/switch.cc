@@ -35,6 +35,10 @@ Switch::Switch(const Config &cfg, const QosPlan &qos)
                                  " lcores; need 1 control + " + std::to_string(n_workers) +
                                  " workers");
     ports_ = std::make_unique<EthdevPorts>(cfg_, n_workers);
+    for (const auto &p : cfg_.ports)
+        xdp_.push_back(p.af_xdp
+                           ? std::make_unique<AfXdpProgram>(p, cfg_.control_plane.host_interfaces)
+                           : nullptr);
 
     size_t qsz = rte_rcu_qsbr_get_memsize(n_workers);
     qsbr_ = static_cast<rte_rcu_qsbr *>(rte_zmalloc("rocesw_qsbr", qsz, RTE_CACHE_LINE_SIZE));
@@ -117,7 +121,8 @@ Switch::~Switch() {
     workers_.clear();     // the latency wrappers the workers used
     punt_.reset();
     server_.close();
-    ports_.reset();
+    ports_.reset();  // closing a net_af_xdp port detaches its program
+    xdp_.clear();    // ...and this detaches any the PMD left
     rte_free(qsbr_);
 }
 

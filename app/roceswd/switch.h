@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/counters.h"
+#include "afxdp/af_xdp.h"
 #include "config/config.h"
 #include "egress/egress.h"
 #include "ctrl/netlink_socket.h"
@@ -100,6 +101,8 @@ class Switch {
     TscClock clock_;
     std::chrono::steady_clock::time_point started_;
     std::unique_ptr<EthdevPorts> ports_;
+    // Per port: rocesw's XDP program on an af_xdp port, else null (doc/ports.md).
+    std::vector<std::unique_ptr<AfXdpProgram>> xdp_;
     rte_rcu_qsbr *qsbr_ = nullptr;
     std::unique_ptr<Dataplane> dp_;
     // dp_'s parts, as the views and metrics read them.

@@ -48,6 +48,16 @@ json Switch::view_ports() const {
         PortTotals t = sum_port(counters_, workers_.size(), i);
         rte_eth_stats st{};
         rte_eth_stats_get(ep.port_id, &st);
+        json xdp = nullptr;  // the XDP program's split of what the interface received
+        if (i < xdp_.size() && xdp_[i]) {
+            json c = json::object();
+            auto v = xdp_[i]->counters();
+            for (size_t r = 0; r < v.size(); r++) c[afxdp_reason_names()[r]] = v[r];
+            xdp = {{"interface", pc.af_xdp->interface},
+                   {"mode", xdp_[i]->mode()},
+                   {"prog_id", xdp_[i]->prog_id()},
+                   {"packets", c}};
+        }
         out.push_back({{"index", i},
                        {"name", pc.name},
                        {"device", pc.device},
@@ -74,7 +84,8 @@ json Switch::view_ports() const {
                        {"tx_errors", st.oerrors},
                        {"drops", t.drops_total()},
                        {"local_packets", t.local_packets},
-                       {"punted", t.punted}});
+                       {"punted", t.punted},
+                       {"af_xdp", xdp}});
     }
     return {{"ports", out}};
 }

@@ -1,5 +1,7 @@
 #include "ethdev/eal_args.h"
 
+#include "afxdp/af_xdp.h"
+
 #include <sched.h>
 
 #include <cctype>
@@ -59,7 +61,10 @@ EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed, unsign
         } else {
             a.push_back("--vdev");
         }
-        a.push_back(p.device);
+        // AF_XDP: the PMD loads rocesw's XDP program (doc/ports.md); empty path = none built,
+        // which afxdp_preflight reports before the EAL starts.
+        std::string xdp = p.af_xdp ? afxdp_program_path() : "";
+        a.push_back(xdp.empty() ? p.device : p.device + ",xdp_prog=" + xdp);
     }
     if (!any_pci) a.push_back("--no-pci");
     if (hugepages == 0) {

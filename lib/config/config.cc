@@ -304,12 +304,62 @@ class Loader : YamlReader {
             fail("ports", std::to_string(items.size()) + " ports, at most " +
                               std::to_string(kMaxPorts) + " allowed");
         for (size_t i = 0; i < items.size(); i++) parse_port(items[i], at("ports", i), i);
+        // AF_XDP rings pin mbufs from the one pool (kAfXdpPinnedMbufs): too few and RX stops
+        // silently. Ask for what they pin plus the switch's own 1024 per port.
+        uint64_t need = 0;
+        for (const auto &pc : cfg_.ports)
+            need += pc.af_xdp ? uint64_t(pc.af_xdp->queue_count) *
+                                        (kAfXdpPinnedMbufs + pc.rx_desc + pc.tx_desc) +
+                                    1024
+                              : 0;
+        if (need && cfg_.sw.mbufs < need)
+            fail("switch.mbufs",
+                 std::to_string(cfg_.sw.mbufs) +
+                     " is too few for the AF_XDP "
+                     "ports: each queue pins " +
+                     std::to_string(kAfXdpPinnedMbufs) +
+                     " mbufs in its fill and completion rings plus rx_desc + tx_desc, and RX stops "
+                     "when the pool runs dry; need >= " +
+                     std::to_string(need));
+    }
+
+    AfXdpConfig parse_af_xdp(const YAML::Node &node, const std::string &p) {
+        Fields f = fields(node, p,
+                          {"interface", "mode", "queue_count", "copy", "zero_copy", "busy_budget"});
+        AfXdpConfig ax;
+        ax.interface = string(require(f, p, "interface"), at(p, "interface"));
+        if (!valid_name(ax.interface, 15, "_.-@:"))
+            fail(at(p, "interface"), "'" + ax.interface +
+                                         "' is not an interface name (1 to 15 "
+                                         "characters)");
+        for (size_t j = 0; j < cfg_.ports.size(); j++)
+            if (cfg_.ports[j].af_xdp && cfg_.ports[j].af_xdp->interface == ax.interface)
+                fail(at(p, "interface"),
+                     "'" + ax.interface + "' is already used by " + at("ports", j));
+        if (auto *n = f.find("mode")) {
+            std::string m = string(*n, at(p, "mode"));
+            if (m == "dedicated")
+                ax.mode = AfXdpMode::dedicated;
+            else if (m == "shared")
+                ax.mode = AfXdpMode::shared;
+            else
+                fail(at(p, "mode"), "'" + m + "' is not one of dedicated, shared");
+        }
+        if (auto *n = f.find("queue_count"))
+            ax.queue_count = uint32_t(integer(*n, at(p, "queue_count"), 1, 64));
+        if (f.find("copy") && f.find("zero_copy"))
+            fail(at(p, "zero_copy"), "give copy or zero_copy, not both");
+        if (auto *n = f.find("copy")) ax.zero_copy = !boolean(*n, at(p, "copy"));
+        if (auto *n = f.find("zero_copy")) ax.zero_copy = boolean(*n, at(p, "zero_copy"));
+        if (auto *n = f.find("busy_budget"))
+            ax.busy_budget = uint32_t(integer(*n, at(p, "busy_budget"), 0, 1024));
+        return ax;
     }
 
     void parse_port(const YAML::Node &node, const std::string &p, size_t index) {
-        Fields f =
-            fields(node, p,
-                   {"name", "device", "mac", "mtu", "speed", "rx_desc", "tx_desc", "ipv4", "ipv6"});
+        Fields f = fields(node, p,
+                          {"name", "device", "mac", "mtu", "speed", "rx_desc", "tx_desc", "ipv4",
+                           "ipv6", "af_xdp"});
         PortConfig pc;
         pc.name = string(require(f, p, "name"), at(p, "name"));
         if (!valid_name(pc.name, 15, "_.-"))
@@ -318,7 +368,20 @@ class Loader : YamlReader {
         if (int other = cfg_.port_index(pc.name); other >= 0)
             fail(at(p, "name"), "'" + pc.name + "' is already used by " + at("ports", other));
 
-        pc.device = string(require(f, p, "device"), at(p, "device"));
+        if (auto *n = f.find("af_xdp")) {
+            if (f.find("device"))
+                fail(at(p, "device"),
+                     "give either device or af_xdp, not both (af_xdp derives "
+                     "the net_af_xdp device)");
+            pc.af_xdp = parse_af_xdp(*n, at(p, "af_xdp"));
+            const AfXdpConfig &ax = *pc.af_xdp;
+            pc.device = "net_af_xdp" + std::to_string(index) + ",iface=" + ax.interface +
+                        ",queue_count=" + std::to_string(ax.queue_count) +
+                        ",busy_budget=" + std::to_string(ax.busy_budget) +
+                        (ax.zero_copy ? "" : ",force_copy=1");
+        } else {
+            pc.device = string(require(f, p, "device"), at(p, "device"));
+        }
         if (pc.device.empty()) fail(at(p, "device"), "must not be empty");
         // Devices are told apart by the name before the first comma: DPDK refuses two vdevs
         // (or two probes of a PCI address) with the same name whatever their arguments.

@@ -45,6 +45,22 @@ struct TelemetryConfig {
     uint32_t trace_interval_ms = 100;                  // queue depth sample period, 1..60000
 };
 
+// The `af_xdp:` section of a port (doc/ports.md): a kernel interface driven through DPDK's
+// net_af_xdp with rocesw's XDP program. roceswd derives the device string from it.
+enum class AfXdpMode { dedicated, shared };
+struct AfXdpConfig {
+    std::string interface;                  // kernel interface name, 1..15 characters
+    AfXdpMode mode = AfXdpMode::dedicated;  // dedicated: all frames; shared: the switch's only
+    uint32_t queue_count = 1;               // queues from queue 0, 1..64, <= the interface's
+    bool zero_copy = false;                 // false: copy mode (force_copy=1), works everywhere
+    uint32_t busy_budget = 64;              // packets per busy poll, 0..1024; 0 = off (see doc)
+};
+
+// Each AF_XDP queue pins mbufs of the shared pool: its fill ring (2048, DPDK 22.11
+// net_af_xdp), its completion ring (2048) and its RX and TX descriptors. A pool smaller than
+// that is empty from the start and the port receives nothing (doc/ports.md).
+inline constexpr uint32_t kAfXdpPinnedMbufs = 2048 + 2048;
+
 struct PortConfig {
     std::string name;                         // [A-Za-z0-9_.-]{1,15}, unique
     std::string device;                       // PCI address or vdev string with args
@@ -53,6 +69,7 @@ struct PortConfig {
     uint64_t speed_mbps = 10000;              // line rate for shaping/PFC timing, 1..800000
     uint32_t rx_desc = 1024, tx_desc = 1024;  // 64..16384, power of two
     std::vector<IfAddr> ipv4, ipv6;
+    std::optional<AfXdpConfig> af_xdp;  // set: `device` was derived from it
 };
 
 inline constexpr size_t kMaxRoutePaths = 32;  // next hops of one multipath route

@@ -309,7 +309,20 @@ std::string ports_view(const json &ports) {
                             text(p, "tx_packets"), text(p, "tx_bytes"), text(p, "rx_missed"),
                             text(p, "rx_nombuf"), text(p, "drops"), text(p, "local_packets")});
     }
-    return cfg.render() + "\n" + ctr.render();
+    // AF_XDP ports: what rocesw's XDP program sent to the switch and passed to the kernel.
+    std::string xdp;
+    for (const auto &p : ports) {
+        const json &x = field(p, "af_xdp");
+        if (!x.is_object()) continue;
+        xdp +=
+            "xdp " + text(p, "name") + " (" + text(x, "interface") + ", " + text(x, "mode") + "):";
+        const json &c = field(x, "packets");
+        if (c.is_object())
+            for (auto it = c.begin(); it != c.end(); ++it)
+                xdp += " " + it.key() + "=" + text(it.value());
+        xdp += "\n";
+    }
+    return cfg.render() + "\n" + ctr.render() + (xdp.empty() ? "" : "\n" + xdp);
 }
 
 std::string routes_view(const json &data, const json &routes) {

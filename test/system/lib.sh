@@ -28,6 +28,7 @@ RSW_TAG=""            # "rsw" + 5 hex digits: prefix of every name this run crea
 RSW_TMP=""            # the run's temp dir
 RSW_PIDS=()           # processes started here, killed by PID on cleanup
 RSW_NETNS=()          # namespaces created here
+RSW_LINKS=()          # links created in this namespace (veth pairs), deleted on cleanup
 RSW_TMPDIRS=()        # directories removed on cleanup
 RSW_SWITCH_PID=""     # the roceswd started by start_switch
 # shellcheck disable=SC2034  # read by tests
@@ -277,6 +278,24 @@ make_host() {
     ip -n "$ns" -6 route add default via "$gw6" dev "$ifc"
 }
 
+# make_veth NAME PEER: a veth pair in this namespace (both ends up), deleted on cleanup. For
+# AF_XDP ports: NAME stays here for roceswd, PEER becomes a host's NIC (make_host). The peer's
+# TX checksum offload is turned off: the kernel leaves TCP/UDP checksums unfinished on a veth
+# (CHECKSUM_PARTIAL), AF_XDP hands the frame on as it is, and the far host drops it
+# (doc/ports.md, "veth").
+make_veth() {
+    local name="$1" peer="$2"
+    ip link add "$name" type veth peer name "$peer"
+    RSW_LINKS+=("$name")
+    ethtool -K "$peer" tx off >/dev/null
+    ip link set dev "$name" up
+    ip link set dev "$peer" up
+}
+
+# The exit status a test uses to say SKIP (run_all.sh counts it apart): print the reason first.
+# shellcheck disable=SC2034  # read by tests
+RSW_SKIP=77
+
 # --- checks ---------------------------------------------------------------------------------
 
 rsw_pass() { RSW_PASSES=$((RSW_PASSES + 1)); printf 'PASS  %s\n' "$*"; }
@@ -353,6 +372,9 @@ cleanup() {
     for (( i = ${#RSW_PIDS[@]} - 1; i >= 0; i-- )); do
         pid="${RSW_PIDS[$i]}"
         rsw_kill "$pid" 3
+    done
+    for d in "${RSW_LINKS[@]}"; do
+        ip link del "$d" 2>/dev/null
     done
     for ns in "${RSW_NETNS[@]}"; do
         ip netns del "$ns" 2>/dev/null

@@ -38,6 +38,7 @@ fi
 
 declare -a results
 failed=0
+skipped=0
 for t in "${tests[@]}"; do
     name="$(basename "$t")"
     case "$t" in
@@ -51,6 +52,9 @@ for t in "${tests[@]}"; do
     secs=$(( $(date +%s) - start ))
     if [ "$rc" -eq 0 ]; then
         results+=("PASS  $name (${secs} s)")
+    elif [ "$rc" -eq 77 ]; then  # RSW_SKIP: the test printed its reason
+        results+=("SKIP  $name (${secs} s)")
+        skipped=$((skipped + 1))
     elif [ "$rc" -eq 124 ]; then
         results+=("FAIL  $name (timed out after ${TIMEOUT} s)")
         failed=$((failed + 1))
@@ -63,8 +67,8 @@ done
 echo "===== summary"
 printf '%s\n' "${results[@]}"
 if [ "$failed" -eq 0 ]; then
-    echo "system tests: PASS (${#tests[@]} of ${#tests[@]})"
+    echo "system tests: PASS ($(( ${#tests[@]} - skipped )) of ${#tests[@]}, $skipped skipped)"
     exit 0
 fi
-echo "system tests: FAIL ($failed of ${#tests[@]} failed)"
+echo "system tests: FAIL ($failed of ${#tests[@]} failed, $skipped skipped)"
 exit 1

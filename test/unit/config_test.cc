@@ -1320,5 +1320,64 @@ TEST(ControlPlaneConfig, RejectsBadValuesNamingTheField) {
               std::string::npos);
 }
 
+// ---- af_xdp ports (doc/ports.md) ----
+
+std::string af_xdp_yaml(const std::string &p0, const std::string &sw = "") {
+    return without(yaml({.sw = sw, .p0 = p0}), "    device: net_tap0,iface=sw1p0\n");
+}
+
+TEST(ConfigLoader, DerivesTheNetAfXdpDeviceFromAnAfXdpSection) {
+    Config c = load_config_string(af_xdp_yaml("af_xdp: {interface: eth1}"), "t.yaml");
+    ASSERT_TRUE(c.ports[0].af_xdp);
+    EXPECT_EQ(c.ports[0].af_xdp->mode, AfXdpMode::dedicated);
+    EXPECT_EQ(c.ports[0].device,
+              "net_af_xdp0,iface=eth1,queue_count=1,busy_budget=64,force_copy=1");
+    EXPECT_FALSE(c.ports[1].af_xdp);
+}
+
+TEST(ConfigLoader, ReadsEveryAfXdpField) {
+    Config c = load_config_string(
+        af_xdp_yaml("af_xdp: {interface: eth1, mode: shared, queue_count: 2, zero_copy: true, "
+                    "busy_budget: 0}",
+                    "mbufs: 32768"),
+        "t.yaml");
+    const AfXdpConfig &ax = *c.ports[0].af_xdp;
+    EXPECT_EQ(ax.interface, "eth1");
+    EXPECT_EQ(ax.mode, AfXdpMode::shared);
+    EXPECT_EQ(ax.queue_count, 2u);
+    EXPECT_TRUE(ax.zero_copy);
+    EXPECT_EQ(ax.busy_budget, 0u);
+    EXPECT_EQ(c.ports[0].device, "net_af_xdp0,iface=eth1,queue_count=2,busy_budget=0");
+}
+
+TEST(ConfigLoader, RejectsDeviceAndAfXdpTogether) {
+    EXPECT_CONFIG_ERROR(yaml({.p0 = "af_xdp: {interface: eth1}"}),
+                        "t.yaml: ports[0].device: give either device or af_xdp, not both "
+                        "(af_xdp derives the net_af_xdp device)");
+}
+
+TEST(ConfigLoader, RejectsAfXdpWithoutInterface) {
+    EXPECT_CONFIG_ERROR(af_xdp_yaml("af_xdp: {mode: shared}"),
+                        "t.yaml: ports[0].af_xdp.interface: required field missing");
+}
+
+TEST(ConfigLoader, RejectsUnknownAfXdpMode) {
+    EXPECT_CONFIG_ERROR(af_xdp_yaml("af_xdp: {interface: eth1, mode: half}"),
+                        "t.yaml: ports[0].af_xdp.mode: 'half' is not one of dedicated, shared");
+}
+
+TEST(ConfigLoader, RejectsAfXdpQueueCountOutOfRange) {
+    EXPECT_CONFIG_ERROR(af_xdp_yaml("af_xdp: {interface: eth1, queue_count: 65}"),
+                        "t.yaml: ports[0].af_xdp.queue_count: 65 is out of range 1..64");
+}
+
+TEST(ConfigLoader, RejectsTooFewMbufsForTheAfXdpRings) {
+    EXPECT_CONFIG_ERROR(
+        af_xdp_yaml("af_xdp: {interface: eth1}", "mbufs: 4096"),
+        "t.yaml: switch.mbufs: 4096 is too few for the AF_XDP ports: each queue pins 4096 mbufs "
+        "in its fill and completion rings plus rx_desc + tx_desc, and RX stops when the pool "
+        "runs dry; need >= 7168");
+}
+
 }  // namespace
 }  // namespace rocesw
