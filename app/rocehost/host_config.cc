@@ -7,7 +7,7 @@
 #include <set>
 
 #include "config/yaml_doc.h"
-#include "roce/dcqcn_profile.h"
+#include "roce/host_config_yaml.h"
 
 namespace rocesw::rocehost {
 
@@ -99,96 +99,10 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         if (r["sample_us"])
             R.sample_ns = L.us_as_ns(r["sample_us"], "rocehost.sample_us", 1'000'000);
     }
-    if (auto t = root["traffic"]) {
-        L.check_keys(t, "traffic",
-                     {"data_dscp", "data_ecn", "data_priority", "cnp_dscp", "cnp_priority",
-                      "ack_dscp", "pfc_priorities"});
-        auto &T = c.traffic;
-        if (t["data_dscp"])
-            T.data_dscp = uint8_t(L.integer(t["data_dscp"], "traffic.data_dscp", 0, 63));
-        if (t["ack_dscp"]) T.ack_dscp = uint8_t(L.integer(t["ack_dscp"], "traffic.ack_dscp", 0, 63));
-        if (t["cnp_dscp"]) T.cnp_dscp = uint8_t(L.integer(t["cnp_dscp"], "traffic.cnp_dscp", 0, 63));
-        if (t["data_priority"])
-            T.data_priority = L.priority(t["data_priority"], "traffic.data_priority");
-        if (t["cnp_priority"])
-            T.cnp_priority = L.priority(t["cnp_priority"], "traffic.cnp_priority");
-        if (t["data_ecn"]) {
-            T.data_ecn = L.enumeration<roce::Ecn>(t["data_ecn"], "traffic.data_ecn",
-                                                  {{"ect0", roce::Ecn::ect0},
-                                                   {"ect1", roce::Ecn::ect1},
-                                                   {"not_ect", roce::Ecn::not_ect}});
-        }
-        if (auto p = t["pfc_priorities"]) {
-            if (!p.IsSequence())
-                L.fail("traffic.pfc_priorities", "expected a list of priorities 0..7");
-            T.pfc_mask = 0;
-            for (size_t i = 0; i < p.size(); i++)
-                T.pfc_mask |= uint8_t(1 << L.priority(p[i], at("traffic.pfc_priorities", i)));
-        }
-    }
+    if (auto t = root["traffic"]) roce::read_traffic_section(L, t, "traffic", c.traffic);
     if (auto d = root["dcqcn"]) {
-        L.check_keys(d, "dcqcn",
-                     {"enabled", "g", "initial_alpha", "alpha_timer_us", "rate_increase_timer_us",
-                      "byte_counter", "fast_recovery_steps", "rate_ai", "rate_hai", "min_rate",
-                      "min_dec_factor", "rate_reduce_period_us", "cnp_interval_us", "profile",
-                      "alpha_update", "cut_timing", "target_reset", "increase_rule", "rounding",
-                      "check_grid_phase_ns", "scale_to_link", "reference_rate"});
-        auto &D = c.dcqcn;
-        // A named profile (lib/roce/dcqcn_profile.h) first; every other field overrides it.
-        if (d["profile"]) {
-            const std::string n = L.string(d["profile"], "dcqcn.profile");
-            auto prof = roce::dcqcn_profile(n);
-            if (!prof)
-                L.fail("dcqcn.profile",
-                       "'" + n + "' is not one of paper, hpcc-ns3, hpcc-ns3-paper, nvidia");
-            D = *prof;
-        }
-        if (d["enabled"]) c.dcqcn_enabled = L.boolean(d["enabled"], "dcqcn.enabled");
-        if (d["g"]) D.g = L.real(d["g"], "dcqcn.g", 0, 1);
-        if (d["initial_alpha"])
-            D.initial_alpha = L.real(d["initial_alpha"], "dcqcn.initial_alpha", 0, 1);
-        if (d["alpha_timer_us"])
-            D.alpha_timer_ns =
-                L.duration(d["alpha_timer_us"], "dcqcn.alpha_timer_us", TimeUnit::us, 1,
-                           10'000'000) *
-                1000;
-        if (d["rate_increase_timer_us"])
-            D.rate_increase_timer_ns =
-                L.duration(d["rate_increase_timer_us"], "dcqcn.rate_increase_timer_us",
-                           TimeUnit::us, 1, 10'000'000) *
-                1000;
-        if (d["byte_counter"])
-            D.byte_counter_bytes =
-                L.size_bytes(d["byte_counter"], "dcqcn.byte_counter", 0, 1'000'000'000'000);
-        if (d["fast_recovery_steps"])
-            D.fast_recovery_steps =
-                uint32_t(L.integer(d["fast_recovery_steps"], "dcqcn.fast_recovery_steps", 0, 1000));
-        if (d["rate_ai"]) D.rate_ai_bps = L.rate_bps(d["rate_ai"], "dcqcn.rate_ai");
-        if (d["rate_hai"]) D.rate_hai_bps = L.rate_bps(d["rate_hai"], "dcqcn.rate_hai");
-        if (d["min_rate"]) D.min_rate_bps = L.rate_bps(d["min_rate"], "dcqcn.min_rate");
-        if (d["min_dec_factor"])
-            D.min_dec_factor = L.real(d["min_dec_factor"], "dcqcn.min_dec_factor", 0, 1);
-        if (d["rate_reduce_period_us"])
-            D.rate_reduce_period_ns =
-                L.us_as_ns(d["rate_reduce_period_us"], "dcqcn.rate_reduce_period_us", 1'000'000);
-        if (d["cnp_interval_us"])
-            D.cnp_interval_ns = L.us_as_ns(d["cnp_interval_us"], "dcqcn.cnp_interval_us", 1'000'000);
-        for (std::string_view k : roce::dcqcn_rule_keys()) {
-            const std::string key(k), path = "dcqcn." + key;
-            if (!d[key]) continue;
-            const std::string v = L.string(d[key], path);
-            if (const char *accepted = roce::set_dcqcn_rule(D, key, v))
-                L.fail(path, "'" + v + "' is not one of " + accepted);
-        }
-        if (d["check_grid_phase_ns"])
-            D.check_grid_phase_ns =
-                L.integer(d["check_grid_phase_ns"], "dcqcn.check_grid_phase_ns", 0, 1'000'000);
-        if (d["scale_to_link"])
-            D.scale_to_link = L.boolean(d["scale_to_link"], "dcqcn.scale_to_link");
-        if (d["reference_rate"])
-            D.reference_rate_bps = L.rate_bps(d["reference_rate"], "dcqcn.reference_rate");
-        if (D.cut_timing == roce::CutTiming::check_grid && !D.rate_reduce_period_ns)
-            L.fail("dcqcn.cut_timing", "check_grid needs rate_reduce_period_us > 0");
+        std::string profile;
+        roce::read_dcqcn_section(L, d, "dcqcn", c.dcqcn, c.dcqcn_enabled, profile);
     }
 
     std::set<std::string> names;

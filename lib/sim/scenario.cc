@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "lb/policy.h"
+#include "config/yaml_doc.h"
 #include "roce/dcqcn_profile.h"
+#include "roce/host_config_yaml.h"
 #include "sim/routing.h"
 #include "sim/topo_gen.h"
 
@@ -191,93 +193,15 @@ void read_hosts(const Reader &r, const YAML::Node &h, RoceHostSpec &R) {
     if (h["standalone_header"])
         R.standalone.header_bytes =
             uint32_t(r.uint(h["standalone_header"], "hosts.standalone_header", 0, 1000));
-    if (auto t = h["traffic"]) {
-        r.check_keys(t, "hosts.traffic",
-                     {"data_dscp", "data_ecn", "data_priority", "cnp_dscp", "cnp_priority",
-                      "ack_dscp", "pfc_priorities"});
-        auto &T = R.traffic;
-        auto u8 = [&](const char *k, uint64_t hi) {
-            return uint8_t(r.uint(t[k], std::string("hosts.traffic.") + k, 0, hi));
-        };
-        if (t["data_dscp"]) T.data_dscp = u8("data_dscp", 63);
-        if (t["ack_dscp"]) T.ack_dscp = u8("ack_dscp", 63);
-        if (t["cnp_dscp"]) T.cnp_dscp = u8("cnp_dscp", 63);
-        if (t["data_priority"]) T.data_priority = u8("data_priority", 7);
-        if (t["cnp_priority"]) T.cnp_priority = u8("cnp_priority", 7);
-        if (t["data_ecn"]) {
-            const std::string e = r.str(t["data_ecn"], "hosts.traffic.data_ecn");
-            if (e == "ect0")
-                T.data_ecn = roce::Ecn::ect0;
-            else if (e == "ect1")
-                T.data_ecn = roce::Ecn::ect1;
-            else if (e == "not_ect")
-                T.data_ecn = roce::Ecn::not_ect;
-            else
-                r.fail(t["data_ecn"], "hosts.traffic.data_ecn", "'" + e + "' (ect0, ect1, not_ect)");
-        }
-        if (auto p = t["pfc_priorities"]) {
-            if (!p.IsSequence()) r.fail(p, "hosts.traffic.pfc_priorities", "expected a list 0..7");
-            T.pfc_mask = 0;
-            for (size_t i = 0; i < p.size(); i++)
-                T.pfc_mask |= uint8_t(1u << r.uint(p[i], "hosts.traffic.pfc_priorities", 0, 7));
-        }
-    }
-    if (auto d = h["dcqcn"]) {
-        // rocehost's dcqcn fields (app/rocehost/host_config.cc, doc/rocehost.md): a named
-        // profile first, every other field overrides it.
-        r.check_keys(d, "hosts.dcqcn",
-                     {"enabled", "g", "initial_alpha", "alpha_timer_us", "rate_increase_timer_us",
-                      "byte_counter", "fast_recovery_steps", "rate_ai", "rate_hai", "min_rate",
-                      "min_dec_factor", "rate_reduce_period_us", "cnp_interval_us", "profile",
-                      "alpha_update", "cut_timing", "target_reset", "increase_rule", "rounding",
-                      "check_grid_phase_ns", "scale_to_link", "reference_rate"});
-        auto &D = R.dcqcn;
-        const std::string w = "hosts.dcqcn.";
-        if (d["profile"]) {
-            const std::string n = r.str(d["profile"], w + "profile");
-            auto prof = roce::dcqcn_profile(n);
-            if (!prof) {
-                std::string list;
-                for (auto x : roce::dcqcn_profile_names())
-                    list += (list.empty() ? "" : ", ") + std::string(x);
-                r.fail(d["profile"], w + "profile", "'" + n + "' is not one of " + list);
-            }
-            D = *prof;
-            R.dcqcn_profile = n;
-        }
-        auto us = [&](const char *k) {
-            return r.uint(d[k], w + k, 0, 10'000'000) * 1000;
-        };
-        if (d["enabled"]) R.dcqcn_enabled = r.boolean(d["enabled"], w + "enabled");
-        if (d["g"]) D.g = r.real(d["g"], w + "g", 0, 1);
-        if (d["initial_alpha"]) D.initial_alpha = r.real(d["initial_alpha"], w + "initial_alpha", 0, 1);
-        if (d["alpha_timer_us"]) D.alpha_timer_ns = us("alpha_timer_us");
-        if (d["rate_increase_timer_us"]) D.rate_increase_timer_ns = us("rate_increase_timer_us");
-        if (d["byte_counter"])
-            D.byte_counter_bytes = r.uint(d["byte_counter"], w + "byte_counter", 0, 1'000'000'000'000);
-        if (d["fast_recovery_steps"])
-            D.fast_recovery_steps =
-                uint32_t(r.uint(d["fast_recovery_steps"], w + "fast_recovery_steps", 0, 1000));
-        if (d["rate_ai"]) D.rate_ai_bps = r.rate(d["rate_ai"], w + "rate_ai");
-        if (d["rate_hai"]) D.rate_hai_bps = r.rate(d["rate_hai"], w + "rate_hai");
-        if (d["min_rate"]) D.min_rate_bps = r.rate(d["min_rate"], w + "min_rate");
-        if (d["min_dec_factor"])
-            D.min_dec_factor = r.real(d["min_dec_factor"], w + "min_dec_factor", 0, 1);
-        if (d["rate_reduce_period_us"]) D.rate_reduce_period_ns = us("rate_reduce_period_us");
-        if (d["cnp_interval_us"]) D.cnp_interval_ns = us("cnp_interval_us");
-        for (std::string_view k : roce::dcqcn_rule_keys()) {
-            const std::string key(k);
-            if (!d[key]) continue;
-            const std::string v = r.str(d[key], w + key);
-            if (const char *accepted = roce::set_dcqcn_rule(D, key, v))
-                r.fail(d[key], w + key, "'" + v + "' is not one of " + accepted);
-        }
-        if (d["check_grid_phase_ns"])
-            D.check_grid_phase_ns = r.uint(d["check_grid_phase_ns"], w + "check_grid_phase_ns", 0, 1'000'000);
-        if (d["scale_to_link"]) D.scale_to_link = r.boolean(d["scale_to_link"], w + "scale_to_link");
-        if (d["reference_rate"]) D.reference_rate_bps = r.rate(d["reference_rate"], w + "reference_rate");
-        if (D.cut_timing == roce::CutTiming::check_grid && !D.rate_reduce_period_ns)
-            r.fail(d, w + "cut_timing", "check_grid needs rate_reduce_period_us > 0");
+    // The same fields and rules as rocehost's config (roce/host_config_yaml.h).
+    const YamlReader yr(r.source());
+    try {
+        if (auto t = h["traffic"]) roce::read_traffic_section(yr, t, "hosts.traffic", R.traffic);
+        if (auto d = h["dcqcn"])
+            roce::read_dcqcn_section(yr, d, "hosts.dcqcn", R.dcqcn, R.dcqcn_enabled,
+                                     R.dcqcn_profile);
+    } catch (const ConfigError &e) {
+        throw InputError(e.what());
     }
 }
 
