@@ -328,9 +328,8 @@ struct QosEgress::PgCharge {
 // not yet charged (read only for a lossless queue with a PG limit); `ect`: an IP packet with ECN
 // capability; `cap`: the queue's packet slots.
 [[gnu::always_inline]] inline QueueDrop QosEgress::admission(
-    const TrafficManager::Queue &q, const TrafficManager::Pool *pool, uint32_t len,
-    uint64_t after, uint64_t excess, uint64_t delta, unsigned key, const PgCharge &charge,
-    bool ect, uint32_t cap) {
+    const TrafficManager::Queue &q, const TrafficManager::Pool *pool, uint32_t len, uint64_t after,
+    uint64_t excess, uint64_t delta, unsigned key, const PgCharge &charge, bool ect, uint32_t cap) {
     using Queue = TrafficManager::Queue;
     if (unlikely(q.flags & Queue::kStormDrop)) return QueueDrop::pfc_watchdog;
     if (unlikely(q.size() >= cap)) return QueueDrop::queue_full;
@@ -425,8 +424,12 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         Queue &q = *by_tc[tc];
         const uint32_t len = m->pkt_len;
         const unsigned key = pg_key[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc];
-        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;  // ipv4 or ipv6
-        const bool ect = ip && meta->ecn != kEcnNotEct;
+        // The slot's ecn_ip: the ECN codepoint, bit 2 for IPv4/IPv6 (ECN only means something
+        // there); ECT: an IP packet with a codepoint other than Not-ECT (PacketMeta::ecn is 0..3).
+        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
+        // (unsigned, not uint16_t: a 16-bit spill reloaded 32 bits wide stalls store forwarding.)
+        unsigned ecn_ip = meta->ecn | unsigned(ip) << 2;
+        const bool ect = ecn_ip > 4;
 
         // Bytes beyond the queue's reservation come out of the pool's shared part.
         const uint64_t after = q.bytes + len;
@@ -434,8 +437,7 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         const uint64_t delta = excess - q.excess;  // >= 0: the queue only grows here
         TrafficManager::Pool *const pool = q.pool;
 
-        const QueueDrop why =
-            admission(q, pool, len, after, excess, delta, key, charge, ect, cap);
+        const QueueDrop why = admission(q, pool, len, after, excess, delta, key, charge, ect, cap);
         if (unlikely(why != QueueDrop::count)) {
             st.queues[to_queue[tc]].drops[size_t(why)].inc();
             if (why == QueueDrop::headroom_exhausted) own_.pg->drops[key].inc();
@@ -448,10 +450,12 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
             continue;
         }
         if ((q.flags & Queue::kMarkEnq) && ect && q.bytes >= q.mark_min &&
-            wred(q.plan->mark, q.bytes) && ecn_mark(m, meta))
+            wred(q.plan->mark, q.bytes) && ecn_mark(m, meta)) {
             t_marked[to_queue[tc]]++;
+            ecn_ip = meta->ecn | 4u;
+        }
 
-        q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(meta->ecn | ip << 2)};
+        q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(ecn_ip)};
         q.bytes = after;
         q.excess = excess;
         if (pool) {
@@ -801,8 +805,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
                 const TrafficManager::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
-            const Run r =
-                take_run(ps, qi, burst, shaper, ring, out, k, &ring_full, nonempty, t);
+            const Run r = take_run(ps, qi, burst, shaper, ring, out, k, &ring_full, nonempty, t);
             if (!r.frames) break;
             k_bytes += r.bytes;
         }
