@@ -295,50 +295,42 @@ uint64_t QosEgress::ipool_used_read(size_t pool) {
 
 // ------------------------------------------------------------------------------- admission
 
-namespace {
-
 // PG bytes are charged in sums per run of packets of one (ingress port, PG) - in practice the
 // whole burst. They only grow during admission, so the watermark after the sum is the watermark
-// after every packet.
-struct PgCharge {
+// after every packet. Nothing is pending while `bytes` is 0: a run of frames of 0 bytes would
+// charge nothing, and the watermark is never below the bytes it would be compared with.
+struct QosEgress::PgCharge {
     PgAccounting &pg;
     unsigned key = 0;
     uint64_t bytes = 0;
-    bool pending = false;
 
     // Bytes of `k` admitted in this burst and not yet charged.
-    uint64_t pending_for(unsigned k) const { return pending && key == k ? bytes : 0; }
+    uint64_t pending_for(unsigned k) const { return key == k ? bytes : 0; }
     void add(unsigned k, uint32_t len) {
         if (k != key) {
             commit();
             key = k;
         }
-        pending = true;
         bytes += len;
     }
     void commit() {
-        if (!pending) return;
+        if (!bytes) return;
         pg.bytes[key].add(bytes);
         pg.watermark[key].max(pg.bytes[key].v);
-        pending = false;
         bytes = 0;
     }
 };
 
-}  // namespace
-
-// The verdict on one packet of `len` bytes for queue `q` (QueueDrop::count: admit). `after`,
-// `excess`, `delta`: the queue's bytes, its bytes beyond the reservation, and the growth of the
-// latter if it is admitted; `key`: its (ingress port, PG), of which `pend` bytes are admitted in
-// this burst but not yet charged; `ect`: an IP packet with ECN capability; `cap`: the queue's
-// packet slots.
-[[gnu::always_inline]] inline QueueDrop QosEgress::admission(const TrafficManager::Queue &q,
-                                                             uint32_t len, uint64_t after,
-                                                             uint64_t excess, uint64_t delta,
-                                                             unsigned key, uint64_t pend, bool ect,
-                                                             uint32_t cap) {
+// The verdict on one packet of `len` bytes for queue `q` (QueueDrop::count: admit). `pool`: the
+// queue's pool (q.pool, loaded once by the caller); `after`, `excess`, `delta`: the queue's
+// bytes, its bytes beyond the reservation, and the growth of the latter if it is admitted;
+// `key`: its (ingress port, PG), of which `charge` holds the bytes admitted in this burst but
+// not yet charged (read only for a lossless queue with a PG limit); `ect`: an IP packet with ECN
+// capability; `cap`: the queue's packet slots.
+[[gnu::always_inline]] inline QueueDrop QosEgress::admission(
+    const TrafficManager::Queue &q, const TrafficManager::Pool *pool, uint32_t len, uint64_t after,
+    uint64_t excess, uint64_t delta, unsigned key, const PgCharge &charge, bool ect, uint32_t cap) {
     using Queue = TrafficManager::Queue;
-    const TrafficManager::Pool *pool = q.pool;
     if (unlikely(q.flags & Queue::kStormDrop)) return QueueDrop::pfc_watchdog;
     if (unlikely(q.size() >= cap)) return QueueDrop::queue_full;
     if (q.flags & Queue::kLossless) {
@@ -346,28 +338,27 @@ struct PgCharge {
         if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
             return QueueDrop::headroom_exhausted;
         if (uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
-            lim != UINT64_MAX && pg_total(key) + pend + len > lim)
+            lim != UINT64_MAX && pg_total(key) + charge.pending_for(key) + len > lim)
             return QueueDrop::headroom_exhausted;
         return QueueDrop::count;
     }
-    QueueDrop why = QueueDrop::count;
     if (pool && delta) {
-        if (pool->shared_used + delta > pool->shared) {
-            why = QueueDrop::buffer_full;
-        } else if (q.flags & Queue::kDynamic) {
+        if (pool->shared_used + delta > pool->shared) return QueueDrop::buffer_full;
+        if (q.flags & Queue::kDynamic) {
             // Dynamic threshold (Choudhury-Hahne): the queue's shared use may reach alpha x the
             // shared bytes still free, alpha = 2^dynamic_th.
             uint64_t free = pool->shared - pool->shared_used;
             uint64_t limit = q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
-            if (excess > limit) why = QueueDrop::buffer_full;
+            if (excess > limit) return QueueDrop::buffer_full;
         } else if (after > q.static_th) {
-            why = QueueDrop::buffer_full;
+            return QueueDrop::buffer_full;
         }
     }
-    if ((q.flags & Queue::kDrop) && q.bytes >= q.drop_min && why == QueueDrop::count &&
-        !(ect && (q.flags & Queue::kEcn)) && wred(q.plan->drop, q.bytes))
-        why = QueueDrop::wred_drop;
-    return why;
+    // WRED only for what the thresholds admit (no random number is drawn for a tail drop).
+    if ((q.flags & Queue::kDrop) && q.bytes >= q.drop_min && !(ect && (q.flags & Queue::kEcn)) &&
+        wred(q.plan->drop, q.bytes))
+        return QueueDrop::wred_drop;
+    return QueueDrop::count;
 }
 
 // Counters of a burst's admissions, once per queue it grew: `tail0`, `bytes0` are the queues'
@@ -430,22 +421,25 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
         rte_mbuf *m = pkts[i];
         PacketMeta *meta = meta_of(m);
         const unsigned tc = meta->tc & (kNumTc - 1);
-        const unsigned qi = to_queue[tc];
         Queue &q = *by_tc[tc];
         const uint32_t len = m->pkt_len;
         const unsigned key = pg_key[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc];
-        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;  // ipv4 or ipv6
-        const bool ect = ip && meta->ecn != kEcnNotEct;
+        // The slot's ecn_ip: the ECN codepoint, bit 2 for IPv4/IPv6 (ECN only means something
+        // there); ECT: an IP packet with a codepoint other than Not-ECT (PacketMeta::ecn is 0..3).
+        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
+        // (unsigned, not uint16_t: a 16-bit spill reloaded 32 bits wide stalls store forwarding.)
+        unsigned ecn_ip = meta->ecn | unsigned(ip) << 2;
+        const bool ect = ecn_ip > 4;
 
         // Bytes beyond the queue's reservation come out of the pool's shared part.
         const uint64_t after = q.bytes + len;
         const uint64_t excess = after > q.reserved ? after - q.reserved : 0;
         const uint64_t delta = excess - q.excess;  // >= 0: the queue only grows here
+        TrafficManager::Pool *const pool = q.pool;
 
-        const QueueDrop why =
-            admission(q, len, after, excess, delta, key, charge.pending_for(key), ect, cap);
+        const QueueDrop why = admission(q, pool, len, after, excess, delta, key, charge, ect, cap);
         if (unlikely(why != QueueDrop::count)) {
-            st.queues[qi].drops[size_t(why)].inc();
+            st.queues[to_queue[tc]].drops[size_t(why)].inc();
             if (why == QueueDrop::headroom_exhausted) own_.pg->drops[key].inc();
             ctr_.ports[port].drops[size_t(port_reason(why))].inc();
             dropped[n_dropped++] = m;
@@ -456,13 +450,15 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
             continue;
         }
         if ((q.flags & Queue::kMarkEnq) && ect && q.bytes >= q.mark_min &&
-            wred(q.plan->mark, q.bytes) && ecn_mark(m, meta))
-            t_marked[qi]++;
+            wred(q.plan->mark, q.bytes) && ecn_mark(m, meta)) {
+            t_marked[to_queue[tc]]++;
+            ecn_ip = meta->ecn | 4u;
+        }
 
-        q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(meta->ecn | ip << 2)};
+        q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(ecn_ip)};
         q.bytes = after;
         q.excess = excess;
-        if (TrafficManager::Pool *pool = q.pool) {
+        if (pool) {
             pool->shared_used += delta;
             pool->used += len;
         }
@@ -546,8 +542,8 @@ struct QosEgress::PfcBufferOf {
         (*eg.tm_.pg_limit_)[key].store(bytes, std::memory_order_relaxed);
     }
     bool send_control(rte_mbuf *m) {
-        const uint32_t len = kMacControlFrameLen;
-        if (eg.send(port, &m, &len, 1) != 1) return false;
+        const uint32_t len = kMacControlFrameLen;  // m's pkt_len
+        if (eg.send(port, &m, 1, len) != 1) return false;
         // Not shaped away and not subject to pause, but it does take wire time.
         TrafficManager::Port &ps = *eg.tm_.ports_[port];
         const uint32_t w = eg.tm_.plan_.wire_bytes(len);
@@ -558,13 +554,13 @@ struct QosEgress::PfcBufferOf {
 };
 
 // The queues of `port` PFC (or 802.3x PAUSE) keeps from sending now; runs the watchdog.
-uint8_t QosEgress::pfc_honor(uint16_t port, uint64_t now_ns) {
+[[gnu::always_inline]] inline uint8_t QosEgress::pfc_honor(uint16_t port, uint64_t now_ns) {
     PfcQueuesOf queues{*this, port, *tm_.ports_[port]};
     return tm_.pfc_.honor(port, now_ns, queues, trace_);
 }
 
 // PFC generation for `port` as an ingress port: each lossless PG against its thresholds.
-void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
+[[gnu::always_inline]] inline void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
     PfcBufferOf buffer{*this, port};
     tm_.pfc_.generate(port, now_ns, buffer, trace_);
 }
@@ -597,16 +593,13 @@ void QosEgress::flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReaso
     ps.nonempty = uint8_t(ps.nonempty & ~(1u << qi));
 }
 
-// Hands pkts[0..n) to the device and counts what it took; returns that count. `bytes[i]` is
-// the frame length of pkts[i].
-uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n,
-                         uint64_t all_bytes) {
+// Hands pkts[0..n) to the device and counts what it took; returns that count. `all_bytes`: the
+// sum of their pkt_len, taken before the call (what the device took is no longer ours to read;
+// what it refused still is).
+uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t all_bytes) {
     uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);
-    uint64_t total = 0;
-    if (sent == n && all_bytes != UINT64_MAX)
-        total = all_bytes;
-    else
-        for (uint16_t i = 0; i < sent; i++) total += bytes[i];
+    uint64_t total = all_bytes;
+    for (uint16_t i = sent; i < n; i++) total -= pkts[i]->pkt_len;
     PortCounters &pc = ctr_.ports[port];
     pc.tx_packets.add(sent);
     pc.tx_bytes.add(total);
@@ -641,8 +634,10 @@ struct QosEgress::Tally {
 uint32_t QosEgress::retry_staged(uint16_t port) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     uint32_t len[256];
-    for (uint16_t i = 0; i < ps.staged_n; i++) len[i] = ps.staged[ps.staged_head + i]->pkt_len;
-    uint16_t sent = send(port, &ps.staged[ps.staged_head], len, ps.staged_n);
+    uint64_t all = 0;
+    for (uint16_t i = 0; i < ps.staged_n; i++)
+        all += len[i] = ps.staged[ps.staged_head + i]->pkt_len;
+    uint16_t sent = send(port, &ps.staged[ps.staged_head], ps.staged_n, all);
     for (uint16_t i = 0; i < sent; i++) ps.ring.add(tm_.plan_.wire_bytes(len[i]));
     ps.staged_head = uint16_t(ps.staged_head + sent);
     ps.staged_n = uint16_t(ps.staged_n - sent);
@@ -654,14 +649,15 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 // again without changing its state - a strict queue until it empties (the eligible set only
 // shrinks here), a DWRR queue while its deficit covers its head frame - and the shaper, the ring
 // model and `room` (what the burst has left) allow. The same frames, in the same order, with the
-// same accounting as one pick per frame. Appends them to out/len, charges the queue, its pool,
-// the PG bytes and the deficit once, and adds the run to `t`. Returns the run's frames and
-// bytes; sets *ring_full when the ring model stopped it.
-[[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(TrafficManager::Port &ps, int qi,
-                                                                 unsigned room, TokenBucket &shaper,
-                                                                 TxRingModel &ring, rte_mbuf **out,
-                                                                 uint32_t *len, bool *ring_full,
-                                                                 unsigned &nonempty, Tally &t) {
+// same accounting as one pick per frame. Appends them to out at `k` (advanced; the burst ends at
+// `burst`), charges the queue, its pool, the PG bytes and the deficit once, and adds the run to
+// `t`. Returns the run's frames and bytes; sets *ring_full when the ring model stopped it. (out
+// is the caller's burst array indexed by k, not out + k, and no array of lengths is kept beside
+// it - the rare refused frames have their pkt_len: every value live in the per-frame loop
+// costs.)
+[[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(
+    TrafficManager::Port &ps, int qi, unsigned burst, TokenBucket &shaper, TxRingModel &ring,
+    rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty, Tally &t) {
     PgAccounting &pg = *own_.pg;
     const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
     const auto wire = [min_frame, overhead](uint32_t l) {
@@ -676,7 +672,7 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     const uint32_t head0 = q.head;
     const uint64_t bytes0 = q.bytes;
     // The run ends at the queue's tail or the burst's end, whichever comes first.
-    const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, room);
+    const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, burst - k);
     // The queue's deficit is dbase + bytes as frames leave.
     const int64_t dbase = ps.sched.deficit(qi) - int64_t(bytes0);
     uint32_t head = head0;
@@ -686,7 +682,6 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     unsigned pg_key = slots[head & mask].pg_key;
     uint64_t pg_from = bytes0;
     uint32_t marked = 0;
-    unsigned k = 0;
     for (bool first = true;; first = false) {
         const TrafficManager::Slot s = slots[head & mask];
         // Past the first frame: pick() would move on from a DWRR queue whose deficit no longer
@@ -713,7 +708,6 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         }
         shaper.consume(w);
         ring.add(w);  // taken back by the caller for what the device refuses
-        len[k] = s.len;
         out[k++] = s.m;
         if (head == lim || !shaper.ready()) break;
     }
@@ -790,7 +784,6 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
         return total;
     }
     rte_mbuf *out[256];
-    uint32_t len[256];
     Tally t;
     unsigned nonempty = ps.nonempty;  // a local: see Slot::ecn_ip on char-typed stores
     // The shaper and the ring model live in locals while packets are taken (written back
@@ -803,7 +796,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     const unsigned burst = burst_;
     for (;;) {
         unsigned k = 0;
-        uint64_t k_bytes = 0;  // sum of len[0..k)
+        uint64_t k_bytes = 0;  // sum of out[0..k)'s pkt_len
         bool ring_full = false;
         while (k < burst && !ring_full) {
             const uint8_t eligible = uint8_t(nonempty & ~unsigned(paused));
@@ -812,18 +805,18 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
                 const TrafficManager::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
-            const Run r = take_run(ps, qi, burst - k, shaper, ring, out + k, len + k, &ring_full,
-                                   nonempty, t);
+            const Run r = take_run(ps, qi, burst, shaper, ring, out, k, &ring_full, nonempty, t);
             if (!r.frames) break;
-            k += r.frames;
             k_bytes += r.bytes;
         }
         if (!k) break;
-        uint16_t sent = send(port, out, len, uint16_t(k), k_bytes);
+        uint16_t sent = send(port, out, uint16_t(k), k_bytes);
         total += sent;
         if (sent < k) {
-            for (unsigned i = sent; i < k; i++)
-                ring.remove((len[i] < min_frame ? min_frame : len[i]) + overhead);
+            for (unsigned i = sent; i < k; i++) {
+                const uint32_t l = out[i]->pkt_len;  // = its slot's len: refused, still ours
+                ring.remove((l < min_frame ? min_frame : l) + overhead);
+            }
             // The device ring is full after all: keep the rest for the next flush.
             std::copy(out + sent, out + k, ps.staged.begin());
             ps.staged_head = 0;

@@ -242,9 +242,10 @@ class QosEgress final : public Egress {
   private:
     // Admission (enqueue, handoff drain): per packet admission(), counters per burst.
     void admit(uint16_t port, rte_mbuf **pkts, uint16_t n);
-    QueueDrop admission(const TrafficManager::Queue &q, uint32_t len, uint64_t after,
-                        uint64_t excess, uint64_t delta, unsigned key, uint64_t pend, bool ect,
-                        uint32_t cap);
+    struct PgCharge;  // a burst's PG bytes, charged per run of one (ingress port, PG)
+    QueueDrop admission(const TrafficManager::Queue &q, const TrafficManager::Pool *pool,
+                        uint32_t len, uint64_t after, uint64_t excess, uint64_t delta,
+                        unsigned key, const PgCharge &charge, bool ect, uint32_t cap);
     void commit_admitted(uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
                          const std::array<uint64_t, kNumQueues> &bytes0,
                          const std::array<uint32_t, kNumQueues> &marked);
@@ -253,8 +254,9 @@ class QosEgress final : public Egress {
     // asks for (qos/pfc_engine.h): honoring in (the paused queues), generation out.
     struct PfcQueuesOf;  // PfcQueues over one owned port's queues
     struct PfcBufferOf;  // PfcBuffer over this owner's PG accounting and one port's TX
-    uint8_t pfc_honor(uint16_t port, uint64_t now_ns);
-    void pfc_generate(uint16_t port, uint64_t now_ns);
+    // Inline (qos_egress.cc): the engine's own calls are the only calls per port and flush.
+    [[gnu::always_inline]] inline uint8_t pfc_honor(uint16_t port, uint64_t now_ns);
+    [[gnu::always_inline]] inline void pfc_generate(uint16_t port, uint64_t now_ns);
     void flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReason reason);
     // Scheduling (flush): service() per owned port, in these steps.
     uint32_t service(uint16_t port, uint64_t now_ns);
@@ -265,15 +267,14 @@ class QosEgress final : public Egress {
     };
     void apply_watermark_clear(uint16_t port);
     uint32_t retry_staged(uint16_t port);
-    Run take_run(TrafficManager::Port &ps, int qi, unsigned room, TokenBucket &shaper,
-                 TxRingModel &ring, rte_mbuf **out, uint32_t *len, bool *ring_full,
+    Run take_run(TrafficManager::Port &ps, int qi, unsigned burst, TokenBucket &shaper,
+                 TxRingModel &ring, rte_mbuf **out, unsigned &k, bool *ring_full,
                  unsigned &nonempty, Tally &t);
     void commit_dequeued(uint16_t port, const Tally &t);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
-    // `all_bytes`: the sum of bytes[0..n) when the caller has it (else UINT64_MAX).
-    uint16_t send(uint16_t port, rte_mbuf **pkts, const uint32_t *bytes, uint16_t n,
-                  uint64_t all_bytes = UINT64_MAX);
+    // `all_bytes`: the sum of the pkt_len of pkts[0..n).
+    uint16_t send(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t all_bytes);
     bool wred(const WredCurve &c, uint64_t depth) {
         uint64_t t = c.threshold32(depth);
         return t != 0 && (t >> 32 || rng_.next() < t);

@@ -9,7 +9,7 @@ namespace rocesw {
 
 FifoEgress::FifoEgress(PortIo &io, uint16_t n_ports, uint16_t tx_queue, WorkerCounters &counters,
                        uint32_t capacity, uint16_t burst)
-    : io_(io), tx_queue_(tx_queue), burst_(burst), ctr_(counters), fifos_(n_ports) {
+    : io_(io), tx_queue_(tx_queue), burst_(std::min<uint16_t>(burst, 256)), ctr_(counters), fifos_(n_ports) {
     for (auto &f : fifos_) f.slots.resize(std::bit_ceil(std::max<uint32_t>(capacity, 2)));
 }
 
@@ -38,9 +38,12 @@ uint32_t FifoEgress::flush(uint64_t) {
             uint32_t start = f.head & mask;
             uint16_t n =
                 uint16_t(std::min<uint32_t>({f.size(), uint32_t(f.slots.size()) - start, burst_}));
+            // Lengths are read before the device takes the frames: it may free them at once.
+            uint32_t len[256];
+            for (uint16_t i = 0; i < n; i++) len[i] = f.slots[start + i]->pkt_len;
             uint16_t sent = io_.tx_burst(port, tx_queue_, &f.slots[start], n);
             uint64_t bytes = 0;
-            for (uint16_t i = 0; i < sent; i++) bytes += f.slots[start + i]->pkt_len;
+            for (uint16_t i = 0; i < sent; i++) bytes += len[i];
             PortCounters &pc = ctr_.ports[port];
             pc.tx_packets.add(sent);
             pc.tx_bytes.add(bytes);
