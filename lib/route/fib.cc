@@ -42,7 +42,9 @@ void free_tables(FibTables &t) {
 
 Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
     : params_(params), qsbr_(qsbr), groups_(qsbr) {
-    for (int i = 0; i < 2; i++) {
+    if (params.single_copy && qsbr)
+        throw std::runtime_error("FIB '" + name + "': one table copy cannot serve QSBR readers");
+    for (int i = 0; i < (params.single_copy ? 1 : 2); i++) {
         std::string n4 = name + "_v4_" + std::to_string(i);
         std::string n6 = name + "_v6_" + std::to_string(i);
         rte_fib_conf c4{};
@@ -124,6 +126,10 @@ bool Fib::apply(FibTables &t, const FibOp &op) {
 
 std::vector<bool> Fib::commit(const std::vector<FibOp> &ops) {
     std::vector<bool> ok(ops.size());
+    if (params_.single_copy) {  // no concurrent reader (constructor): change it in place
+        for (size_t i = 0; i < ops.size(); i++) ok[i] = apply(copies_[0], ops[i]);
+        return ok;
+    }
     const FibTables *old = active_.load(std::memory_order_relaxed);
     FibTables &next = copies_[old == &copies_[0] ? 1 : 0];
     for (size_t i = 0; i < ops.size(); i++) ok[i] = apply(next, ops[i]);

@@ -62,6 +62,10 @@ struct FibParams {
     // copy. For the simulator, which runs many small switches in one process; the tbl8 counts
     // are unused.
     bool compact = false;
+    // One copy of the tables instead of two: a commit changes the tables readers use in place,
+    // so no reader may run during it - for a single thread that both reads and commits (the
+    // simulator). Needs no QSBR (the Fib refuses one). Halves the memory and the EAL memzones.
+    bool single_copy = false;
 };
 
 // EAL memory of one rte_rib node as rte_rib allocates it: a 40-byte node in a mempool without
@@ -85,7 +89,7 @@ inline uint64_t fib_memory_bytes(const FibParams &p) {
         const uint64_t one = nodes4 * kRibNodeBytes + nodes6 * (kRibNodeBytes + 64) +
                              (nodes4 + nodes6) * 16 + uint64_t(p.max_nexthops) * sizeof(NextHop) +
                              (1ull << 20);
-        return 2 * one;
+        return (p.single_copy ? 1 : 2) * one;
     }
     const uint64_t tbl24 = (1ull << 24) * 4;
     const uint64_t v4_tbl8s = (uint64_t(p.ipv4_tbl8s) + 63) / 64 * 64 + 1;
@@ -95,7 +99,7 @@ inline uint64_t fib_memory_bytes(const FibParams &p) {
     const uint64_t v4 = tbl24 + v4_tbl8s * 256 * 4 + rib_nodes * kRibNodeBytes + ring * 8;
     const uint64_t v6 = tbl24 + uint64_t(p.ipv6_tbl8s) * 256 * 4 + uint64_t(p.ipv6_max_routes) * 64;
     const uint64_t one = v4 + v6 + uint64_t(p.max_nexthops) * sizeof(NextHop) + (1ull << 20);
-    return 2 * one;
+    return (p.single_copy ? 1 : 2) * one;
 }
 
 // The Fib roceswd builds for `cfg`: room for every IPv4 route the configuration installs

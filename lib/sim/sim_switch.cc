@@ -8,6 +8,7 @@ namespace rocesw::sim {
 FibParams fib_params_for_sim(uint32_t routes, bool compact) {
     FibParams p;
     p.compact = compact;
+    p.single_copy = true;  // one thread reads and commits: no second copy, half the memzones
     // Every /32 host route of 11.0.x.1 sits in its own /24, so it needs one tbl8 group; the
     // neighbour /32s (10.n.n.p) likewise. rte_fib rounds tbl8 groups up to 64.
     p.ipv4_max_routes = routes + 64;

@@ -89,6 +89,26 @@ TEST(Fib, CompactTablesLookUpAlike) {
     EXPECT_LT(fib_memory_bytes(cp) * 100, fib_memory_bytes(small()));
 }
 
+// One copy (the simulator's single thread): commits change the tables in place, adds and
+// deletes answer as with two copies, and the memory is half.
+TEST(Fib, SingleCopyCommitsInPlace) {
+    FibParams sp = small();
+    sp.compact = true;
+    sp.single_copy = true;
+    Fib f(unique_name("fib1"), sp, nullptr);
+    const FibTables *t = f.reader();
+    for (bool b : f.commit({add("10.0.0.0/8", 1), add("10.1.0.0/16", 2), add("fd00::/16", 4)}))
+        EXPECT_TRUE(b);
+    EXPECT_EQ(f.reader(), t);  // the same tables, changed in place
+    EXPECT_EQ(lookup4(f, test::v4(10, 1, 2, 3)), 2);
+    f.commit({del("10.1.0.0/16")});
+    EXPECT_EQ(lookup4(f, test::v4(10, 1, 2, 3)), 1);
+    EXPECT_EQ(lookup6(f, ipa("fd00:1::9")), 4);
+    FibParams two = sp;
+    two.single_copy = false;
+    EXPECT_EQ(2 * fib_memory_bytes(sp), fib_memory_bytes(two));
+}
+
 TEST(Fib, BothCopiesStayLevelAcrossCommits) {
     Fib f(unique_name("fibB"), small(), nullptr);
     f.commit({add("10.0.0.0/8", 1)});
