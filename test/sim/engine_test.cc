@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/engine.h"
+#include "sim_test_util.h"
 
 namespace rocesw::sim {
 namespace {
@@ -19,20 +20,8 @@ TimePs wire_ps(uint32_t frame, uint64_t rate) {
     return TimePs(uint64_t(frame + 4 + 20) * 8 * kPsPerS / rate);
 }
 
-std::string slurp(const std::string &p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string tmpdir(const std::string &name) {
-    auto d = std::filesystem::temp_directory_path() /
-             ("rocesim_test_" + std::to_string(getpid()) + "_" + name);
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d.string();
-}
+std::string tmpdir(const std::string &name) { return test::tmpdir("rocesim_test_", name); }
+using test::slurp;
 
 // One UDP flow host 0 -> switch 2 -> host 1; the ingress link is 100 Gb/s with 1 us, the
 // egress 25 Gb/s with 500 ns; 20 Gb/s never queues. Every packet's one-way delay is the two
@@ -199,16 +188,7 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
             EXPECT_GT(a.size(), 100u) << f;
         }
     }
-    auto strip = [](std::string s) {
-        std::string out, line;
-        std::istringstream in(s);
-        while (std::getline(in, line))
-            if (line.find("wall_time_s") == std::string::npos &&
-                line.find("peak_rss_kb") == std::string::npos)
-                out += line + "\n";
-        return out;
-    };
-    EXPECT_EQ(strip(slurp(dirs[0] + "/summary.json")), strip(slurp(dirs[1] + "/summary.json")));
+    EXPECT_EQ(test::summary_without_machine(dirs[0]), test::summary_without_machine(dirs[1]));
     for (auto &d : dirs) std::filesystem::remove_all(d);
 }
 

@@ -10,24 +10,13 @@
 
 #include "roce/results.h"
 #include "sim/engine.h"
+#include "sim_test_util.h"
 
 namespace rocesw::sim {
 namespace {
 
-std::string slurp(const std::string &p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string tmpdir(const std::string &name) {
-    auto d = std::filesystem::temp_directory_path() /
-             ("rocesim_roce_" + std::to_string(getpid()) + "_" + name);
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d.string();
-}
+std::string tmpdir(const std::string &name) { return test::tmpdir("rocesim_roce_", name); }
+using test::slurp;
 
 std::string qos_path() {
     return std::string(ROCESW_SOURCE_ROOT) + "/config/qos/nvidia-roce.yaml";
@@ -307,16 +296,7 @@ TEST(SimRoce, SameRoceRunTwiceGivesIdenticalFiles) {
         EXPECT_EQ(a, b) << f;
         EXPECT_FALSE(a.empty()) << f;
     }
-    auto strip = [](std::string s) {
-        std::string out, line;
-        std::istringstream in(s);
-        while (std::getline(in, line))
-            if (line.find("wall_time_s") == std::string::npos &&
-                line.find("peak_rss_kb") == std::string::npos)
-                out += line + "\n";
-        return out;
-    };
-    EXPECT_EQ(strip(slurp(dirs[0] + "/summary.json")), strip(slurp(dirs[1] + "/summary.json")));
+    EXPECT_EQ(test::summary_without_machine(dirs[0]), test::summary_without_machine(dirs[1]));
     for (auto &d : dirs) std::filesystem::remove_all(d);
 }
 
