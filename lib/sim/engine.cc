@@ -97,6 +97,13 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
     fct_f_ = open_out(out_, "fct.txt");  // RoCE flows only
     if (pfc_f_) std::fprintf(pfc_f_, "time_ns,node,port,priority,event,quanta\n");
     if (queue_f_) std::fprintf(queue_f_, "time_ns,node,port,queue,depth_bytes,depth_packets\n");
+    if (s_.sample_interval) {
+        port_f_ = open_out(out_, "port_samples.csv");
+        if (port_f_)
+            std::fprintf(port_f_,
+                         "time_ns,node,port,tx_frames,tx_bytes,ecn_marked,drops,paused_queues,"
+                         "wd_stormed\n");
+    }
 
     nodes_.resize(t.node_count());
     // Flows: the PFC priority of a flow is the TC its DSCP maps to at its first switch.
@@ -212,7 +219,7 @@ Engine::~Engine() {
         for (rte_mbuf *m : n.held) rte_pktmbuf_free(m);
     }
     roce_.reset();  // its frames go back to the pool before the pool goes
-    for (std::FILE *f : {pfc_f_, queue_f_, fct_f_})
+    for (std::FILE *f : {pfc_f_, queue_f_, fct_f_, port_f_})
         if (f) std::fclose(f);
     rte_mempool_free(pool_);
 }
@@ -454,7 +461,63 @@ void Engine::run_host(uint32_t node) {
     schedule_host(node);
 }
 
+// port_samples.csv: per (node, port) the cumulative frames and bytes put on its wire, and on
+// switch ports the ECN marks (all queues), drops charged to the port, the PFC-paused and
+// watchdog-stormed queue masks; a row only when one of them changed since the last row.
+void Engine::write_port_samples(unsigned long t) {
+    if (!port_f_) return;
+    const Topology &topo = s_.topo;
+    size_t idx = 0;
+    for (uint32_t n = 0; n < nodes_.size(); n++) {
+        const SimSwitch *sw = nodes_[n].sw.get();
+        for (uint16_t p = 0; p < topo.ports(n).size(); p++, idx++) {
+            if (port_last_.size() <= idx) port_last_.push_back({});
+            const LinkDirection &d = links_[topo.ports(n)[p].link].from(n);
+            std::array<uint64_t, 6> v{d.frames_sent(), d.bytes_sent(), 0, 0, 0, 0};
+            if (sw) {
+                const TrafficManager &tm = sw->qos();
+                for (uint8_t q = 0; q < kNumQueues; q++)
+                    v[2] += tm.stats(p).queues[q].ecn_marked.load();
+                const PortCounters &pc = sw->counters().ports[p];
+                for (size_t r = 0; r < kDropReasonCount; r++) v[3] += pc.drops[r].load();
+                const PfcPortStats &ps = tm.pfc().stats(p);
+                v[4] = ps.paused_queues.load();
+                v[5] = ps.wd_stormed.load();
+            }
+            if (v == port_last_[idx]) continue;
+            port_last_[idx] = v;
+            std::fprintf(port_f_, "%lu,%u,%u,%lu,%lu,%lu,%lu,%lu,%lu\n", t, n, p,
+                         (unsigned long)v[0], (unsigned long)v[1], (unsigned long)v[2],
+                         (unsigned long)v[3], (unsigned long)v[4], (unsigned long)v[5]);
+        }
+    }
+}
+
+// links.csv: every link with its two ends, rate and delay, and per direction the frames and
+// bytes put on the wire and those lost (sent onto a down link, lost in flight or to errors).
+void Engine::write_links() {
+    std::FILE *f = open_out(out_, "links.csv");
+    std::fprintf(f,
+                 "link,node_a,port_a,node_b,port_b,rate_bps,delay_ns,up,"
+                 "frames_ab,bytes_ab,lost_ab,frames_ba,bytes_ba,lost_ba\n");
+    for (uint32_t i = 0; i < links_.size(); i++) {
+        const Link &l = links_[i];
+        auto lost = [](const LinkDirection &d) {
+            return (unsigned long)(d.frames_dropped_down() + d.frames_lost_in_flight() +
+                                   d.frames_lost_error());
+        };
+        std::fprintf(f, "%u,%u,%u,%u,%u,%lu,%lu,%d,%lu,%lu,%lu,%lu,%lu,%lu\n", i, l.node_a,
+                     l.port_a, l.node_b, l.port_b, (unsigned long)l.a_to_b.rate_bps(),
+                     (unsigned long)ns(s_.topo.link(i).delay_ps), l.a_to_b.up() ? 1 : 0,
+                     (unsigned long)l.a_to_b.frames_sent(), (unsigned long)l.a_to_b.bytes_sent(),
+                     lost(l.a_to_b), (unsigned long)l.b_to_a.frames_sent(),
+                     (unsigned long)l.b_to_a.bytes_sent(), lost(l.b_to_a));
+    }
+    std::fclose(f);
+}
+
 void Engine::write_samples() {
+    write_port_samples((unsigned long)ns(q_.now()));
     if (!queue_f_) return;
     const unsigned long t = (unsigned long)ns(q_.now());
     for (uint32_t n = 0; n < nodes_.size(); n++) {
@@ -534,6 +597,8 @@ std::array<uint64_t, kDropReasonCount> Engine::drops() const {
 void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     if (out_.empty()) return;
     if (roce_) roce_->write_results(out_ + "/hosts", out_, st_.now);
+    write_port_samples((unsigned long)ns(st_.now));  // the end state, for rates and totals
+    write_links();
     std::FILE *f = open_out(out_, "udp_flows.csv");
     std::fprintf(f,
                  "flow,src,dst,sport,dport,sent,received,out_of_order,min_delay_ps,"
@@ -584,6 +649,30 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
         first = false;
     }
     std::fprintf(f, "},\n");
+    // Switch-side ECN and PFC: CE marks by every queue, PFC frames sent by switches (XOFF:
+    // quanta > 0), watchdog storms detected and restored.
+    uint64_t marks = 0, tx_pause = 0, tx_xon = 0, storms = 0, restores = 0;
+    for (const auto &n : nodes_) {
+        if (!n.sw) continue;
+        const TrafficManager &tm = n.sw->qos();
+        for (uint16_t p = 0; p < tm.n_ports(); p++) {
+            for (uint8_t q = 0; q < kNumQueues; q++) marks += tm.stats(p).queues[q].ecn_marked.load();
+            const PfcPortStats &ps = tm.pfc().stats(p);
+            for (unsigned pr = 0; pr < kNumPriorities; pr++) {
+                tx_pause += ps.tx_pause[pr].load();
+                tx_xon += ps.tx_xon[pr].load();
+            }
+            for (uint8_t q = 0; q < kNumQueues; q++) {
+                storms += ps.wd_storms[q].load();
+                restores += ps.wd_restores[q].load();
+            }
+        }
+    }
+    std::fprintf(f,
+                 "  \"switches\": {\"ecn_marked\": %lu, \"pfc_xoff_sent\": %lu, "
+                 "\"pfc_xon_sent\": %lu, \"watchdog_storms\": %lu, \"watchdog_restores\": %lu},\n",
+                 (unsigned long)marks, (unsigned long)tx_pause, (unsigned long)tx_xon,
+                 (unsigned long)storms, (unsigned long)restores);
     uint64_t sent = 0, recv = 0;
     for (const auto &s : udp_.stats()) {
         sent += s.sent;
@@ -627,7 +716,7 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     std::fprintf(f, "  \"peak_rss_kb\": %ld\n", peak_rss_kb);
     std::fprintf(f, "}\n");
     std::fclose(f);
-    for (std::FILE *x : {pfc_f_, queue_f_, fct_f_})
+    for (std::FILE *x : {pfc_f_, queue_f_, fct_f_, port_f_})
         if (x) std::fflush(x);
 }
 

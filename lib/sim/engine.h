@@ -12,7 +12,8 @@
 //   host       a host's timer (pacing, pause expiry, wire free): run it.
 //   link       a link goes down or up (arg: index of the LinkEvent); routing is recomputed
 //   reroute    ... this long after (the convergence delay): changed switches get new routes.
-//   sample     queue-depth samples, every sample_interval while other events remain.
+//   sample     queue-depth and port-counter samples, every sample_interval while other
+//              events remain.
 //
 // Time is integer picoseconds; a switch sees now_ns = floor(t / 1000). Frames are rte_mbufs
 // from one mempool; on a link a frame occupies max(pkt_len, 60) + 4 (FCS) + 20 bytes, the same
@@ -162,6 +163,8 @@ class Engine {
     void schedule_host(uint32_t node);
     void install_routes(uint32_t node);
     void write_samples();
+    void write_port_samples(unsigned long t_ns);
+    void write_links();
     void on_host_event(const Event &e);
     void send_host_pfc(uint32_t node, uint8_t priority, uint16_t quanta);
     void deliver_to_host(uint32_t node, rte_mbuf *m);
@@ -183,7 +186,9 @@ class Engine {
     std::vector<uint32_t> woken_;
     std::vector<rte_mbuf *> host_out_;
     EngineStats st_;
-    std::FILE *pfc_f_ = nullptr, *queue_f_ = nullptr, *fct_f_ = nullptr;
+    std::FILE *pfc_f_ = nullptr, *queue_f_ = nullptr, *fct_f_ = nullptr, *port_f_ = nullptr;
+    // port_samples.csv: the last values written per (node, port), to write only changes.
+    std::vector<std::array<uint64_t, 6>> port_last_;
 };
 
 // EAL for a simulation: --no-huge --no-pci, a file prefix of its own ("rocesim<pid>"), one
