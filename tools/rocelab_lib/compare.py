@@ -1,0 +1,76 @@
+"""Side-by-side comparison of two result directories (sim vs real, or two runs of one
+engine): FCT slowdown per size bin, PFC frames, ECN marks, drops, per-link load. A row is
+flagged when the two differ by more than the tolerance (relative, with an absolute floor so
+that 0 vs 2 PFC frames is not a 100 % alarm)."""
+import html
+
+from .results import Results
+
+REL_TOL = 0.15  # the issue's agreement target for median FCT per size bin
+
+# (label, absolute floor under which a difference is not flagged)
+FLOORS = {"slowdown": 0.05, "count": 10, "load": 0.02}
+
+
+def _row(label, a, b, kind):
+    diff = b - a
+    base = max(abs(a), abs(b))
+    rel = abs(diff) / base if base else 0.0
+    flagged = abs(diff) > FLOORS[kind] and rel > REL_TOL
+    return {"metric": label, "a": a, "b": b, "diff": diff, "rel": rel, "flag": flagged}
+
+
+def compare(dir_a, dir_b):
+    """Returns the rows of the side-by-side table."""
+    ra, rb = Results(dir_a), Results(dir_b)
+    rows = []
+    ba, bb = ra.fct_bins(), rb.fct_bins()
+    for x, y in zip(ba, bb):
+        if not x["flows"] and not y["flows"]:
+            continue
+        rows.append(_row("FCT slowdown median %s" % x["bin"], x["median_slowdown"],
+                         y["median_slowdown"], "slowdown"))
+        rows.append(_row("FCT slowdown p99 %s" % x["bin"], x["p99_slowdown"],
+                         y["p99_slowdown"], "slowdown"))
+    ta, tb = ra.totals(), rb.totals()
+    for k in ("flows_completed", "pfc_frames", "pfc_xoff_by_switches", "ecn_marks", "cnps",
+              "switch_drops", "link_drops", "watchdog_storms"):
+        rows.append(_row(k, ta[k], tb[k], "count"))
+    la = {(l["from"], l["to"]): l["util"] for l in ra.link_loads()}
+    lb = {(l["from"], l["to"]): l["util"] for l in rb.link_loads()}
+    for k in sorted(set(la) | set(lb)):
+        if not (ra.topo.is_switch(k[0]) or rb.topo.is_switch(k[0])) and not (
+                ra.topo.is_switch(k[1]) or rb.topo.is_switch(k[1])):
+            continue
+        rows.append(_row("load %s->%s" % (ra.topo.name(k[0]), ra.topo.name(k[1])),
+                         la.get(k, 0.0), lb.get(k, 0.0), "load"))
+    return rows
+
+
+def _fmt(v):
+    return "%.3f" % v if isinstance(v, float) else str(v)
+
+
+def format_table(rows, name_a, name_b):
+    w = max([len(r["metric"]) for r in rows] + [6])
+    out = ["%-*s %12s %12s %12s  %s" % (w, "metric", name_a[:12], name_b[:12], "diff", "")]
+    for r in rows:
+        out.append("%-*s %12s %12s %12s  %s" % (w, r["metric"], _fmt(r["a"]), _fmt(r["b"]),
+                                              _fmt(r["diff"]),
+                                              "DIFFERS (%.0f %%)" % (100 * r["rel"])
+                                              if r["flag"] else ""))
+    flagged = sum(r["flag"] for r in rows)
+    out.append("%d of %d rows differ by more than %.0f %%" % (flagged, len(rows), 100 * REL_TOL))
+    return "\n".join(out) + "\n"
+
+
+def format_html(rows, name_a, name_b):
+    out = ["<table><tr><th>metric</th><th>%s</th><th>%s</th><th>diff</th><th></th></tr>"
+           % (html.escape(name_a), html.escape(name_b))]
+    for r in rows:
+        out.append("<tr><td style=\"text-align:left\">%s</td><td>%s</td><td>%s</td><td>%s</td>"
+                   "<td class=\"flag\">%s</td></tr>"
+                   % (html.escape(r["metric"]), _fmt(r["a"]), _fmt(r["b"]), _fmt(r["diff"]),
+                      "differs (%.0f %%)" % (100 * r["rel"]) if r["flag"] else ""))
+    out.append("</table>")
+    return "\n".join(out)

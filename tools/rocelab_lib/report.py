@@ -1,0 +1,110 @@
+"""The run report: DIR/report.html, self-contained (figures inlined as base64 PNG, no script,
+no network), and the figures as PNG files next to it (plots.FIGURES)."""
+import base64
+import html
+import os
+
+from . import notes, plots
+from .results import Results
+
+
+def _table(header, rows):
+    out = ["<table><tr>" + "".join("<th>%s</th>" % html.escape(str(h)) for h in header) + "</tr>"]
+    for row in rows:
+        out.append("<tr>" + "".join("<td>%s</td>" % html.escape(str(c)) for c in row) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _notes_for(r):
+    for p in (os.path.join(r.path, "scenario.yaml"), r.meta.get("scenario", "")):
+        if p and os.path.exists(p):
+            return notes.read_notes(p)
+    return {"title": "", "sections": []}
+
+
+def findings(r):
+    """Facts the report states in words, computed from the result files."""
+    out = []
+    t = r.totals()
+    if t["watchdog_storms"]:
+        out.append("The PFC watchdog detected %d storm(s) and restored %d queue(s)."
+                   % (t["watchdog_storms"], t["watchdog_restores"]))
+    cycles = r.wait_for_cycles()
+    for start, end, cyc in cycles[:5]:
+        names = " -> ".join("%s (p%d)" % (r.topo.name(n), p) for n, p, _m in cyc)
+        out.append("Cycle of paused ports from %.3f to %.3f ms: %s -> back to %s: a cyclic "
+                   "buffer dependency (PFC deadlock) while it lasts."
+                   % (start / 1e6, end / 1e6, names, r.topo.name(cyc[0][0])))
+    lost = [l for l in r.link_loads() if l["lost"]]
+    if lost:
+        out.append("Frames lost on links: " + ", ".join(
+            "%s->%s %d" % (r.topo.name(l["from"]), r.topo.name(l["to"]), l["lost"])
+            for l in lost) + ".")
+    up = r.uplinks()
+    if len(up) > 1:
+        out.append("Uplink imbalance (max/mean - 1 of bytes sent on leaf uplinks): %.2f."
+                   % r.imbalance([u for u in up if r.topo.layers()[u[0]] == 1] or up))
+    if t["flows"] and t["flows_completed"] < t["flows"]:
+        out.append("%d of %d flows did not complete." % (t["flows"] - t["flows_completed"],
+                                                          t["flows"]))
+    return out
+
+
+def _jobs_table(r):
+    if not r.jobs:
+        return ""
+    rows = [(j.get("job"), j.get("iteration"), "%.1f" % (int(j.get("duration_ns", 0)) / 1000))
+            for j in r.jobs]
+    return "<h2>Collective jobs</h2>\n" + _table(["job", "iteration", "duration (us)"], rows)
+
+
+def write_report(out_dir):
+    """Writes the figures and report.html into `out_dir` (a result directory). Returns the
+    report's path."""
+    r = Results(out_dir)
+    figs = []
+    for name, caption, fn in plots.FIGURES:
+        p = os.path.join(out_dir, name)
+        fn(r, p)
+        with open(p, "rb") as f:
+            figs.append((name, caption, base64.b64encode(f.read()).decode()))
+    n = _notes_for(r)
+    title = r.meta.get("name", os.path.basename(os.path.abspath(out_dir)))
+    engine = r.meta.get("engine", "?")
+    parts = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
+             "<title>rocelab: %s</title>" % html.escape(title),
+             "<style>body{font-family:sans-serif;max-width:1000px;margin:1em auto;}"
+             "table{border-collapse:collapse;margin:0.5em 0;}td,th{border:1px solid #ccc;"
+             "padding:2px 8px;text-align:right;font-size:90%;}img{max-width:100%;}"
+             ".flag{color:#b00;font-weight:bold;}</style>",
+             "</head><body>",
+             "<h1>rocelab: %s (%s engine)</h1>" % (html.escape(title), html.escape(engine))]
+    if n["title"]:
+        parts.append("<p><b>%s</b></p>" % html.escape(n["title"]))
+    for name, text in n["sections"]:
+        parts.append("<p><b>%s:</b> %s</p>" % (html.escape(name), html.escape(text)))
+    f = findings(r)
+    if f:
+        parts.append("<h2>Findings</h2><ul>" + "".join(
+            "<li>%s</li>" % html.escape(x) for x in f) + "</ul>")
+    t = r.totals()
+    parts.append("<h2>Totals</h2>")
+    parts.append(_table(["simulated/run time (ms)"] + list(t.keys()),
+                        [["%.3f" % (r.duration_ns() / 1e6)] + list(t.values())]))
+    parts.append("<h2>FCT by size bin</h2>")
+    parts.append(_table(["bin", "flows", "median FCT (us)", "median slowdown", "p99 slowdown"],
+                        [(b["bin"], b["flows"], "%.1f" % b["median_fct_us"],
+                          "%.2f" % b["median_slowdown"], "%.2f" % b["p99_slowdown"])
+                         for b in r.fct_bins()]))
+    parts.append(_jobs_table(r))
+    for name, caption, b64 in figs:
+        parts.append("<h2>%s</h2>" % html.escape(caption))
+        parts.append("<img alt=\"%s\" src=\"data:image/png;base64,%s\">" % (html.escape(name), b64))
+    parts.append("<p>Files: %s</p>" % html.escape(", ".join(sorted(
+        x for x in os.listdir(out_dir) if not x.endswith(".png") and x != "report.html"))))
+    parts.append("</body></html>")
+    path = os.path.join(out_dir, "report.html")
+    with open(path, "w") as fh:
+        fh.write("\n".join(parts) + "\n")
+    return path
