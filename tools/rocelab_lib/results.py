@@ -16,7 +16,6 @@ comparison works on whatever an engine wrote. Times are ns, sizes bytes, rates b
     jobs.csv            per collective job and iteration: start, end, duration
     rocelab.json        what rocelab ran: scenario, engine, seed, wall time
 """
-import bisect
 import collections
 import csv
 import json
@@ -253,11 +252,20 @@ class Results:
             vs.append(r[field])
         return s
 
-    def imbalance(self, node_ports):
-        """Max/mean - 1 of the bytes sent on the given (node, port)s (0: perfectly even)."""
+    def imbalance(self, node_ports=None):
+        """Max/mean - 1 of the bytes sent on the given (node, port)s (0: perfectly even);
+        default: the uplinks of the leaf that sent the most over its uplinks."""
         last = {}
         for r in self.port_samples:
             last[(r["node"], r["port"])] = r["tx_bytes"]
+        if node_ports is None:
+            layer = self.topo.layers()
+            by = collections.defaultdict(list)
+            for n, p in self.uplinks():
+                if layer[n] == 1:
+                    by[n].append((n, p))
+            node_ports = max(by.values(), key=lambda ps: sum(last.get(x, 0) for x in ps),
+                             default=[])
         xs = [last.get(np, 0) for np in node_ports]
         if not xs or not sum(xs):
             return 0.0
@@ -370,8 +378,3 @@ def _find_cycle(graph):
 def host_address(n):
     """rocesim's host address of node n (doc/rocesim.md, Routing): 11.0.x.1."""
     return 0x0b000001 + (n // 256) * 0x10000 + (n % 256) * 0x100
-
-
-def bisect_value(ts, vs, t):
-    i = bisect.bisect_right(ts, t) - 1
-    return vs[i] if i >= 0 else 0
