@@ -11,7 +11,7 @@ USAGE = """\
 rocelab: whole fabrics from one scenario file (doc/rocelab.md).
 
   rocelab run SCENARIO.yaml [SCENARIO.yaml ...] [--engine real|sim|both] [--out DIR]
-          [--seed N] [--until TIME]
+          [--seed N] [--until TIME] [--no-report]
       runs each scenario (rocesim's YAML, config/scenarios/) and writes the result files and
       report.html. One scenario: into DIR (default rocelab-out/NAME); several: DIR/NAME each.
       --engine both: DIR/sim and DIR/real, and DIR/compare.txt (+ compare.html), the
@@ -40,7 +40,7 @@ def run_engine(engine, scenario, out_dir, args):
             raise RuntimeError("real engine not built yet (tools/rocelab_lib/real.py is missing)")
         real.run_real(scenario, out_dir, args)
         wall = None
-    path = report.write_report(out_dir)
+    path = report.write_report(out_dir) if args.report else out_dir
     print("rocelab: %s (%s engine)%s: %s" % (paths.scenario_name(scenario), engine,
                                              " in %.1f s" % wall if wall is not None else "",
                                              path))
@@ -95,6 +95,8 @@ def main(argv=None):
     r.add_argument("--out")
     r.add_argument("--seed", type=int)
     r.add_argument("--until")
+    r.add_argument("--no-report", dest="report", action="store_false",
+                   help="result files only (rocelab report DIR writes the report later)")
     rp = sub.add_parser("report")
     rp.add_argument("dir")
     c = sub.add_parser("compare")

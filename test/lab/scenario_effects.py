@@ -1,0 +1,187 @@
+#!/usr/bin/python3
+"""Each scenario of config/scenarios shows the effect it is named after, in the sim engine.
+
+    scenario_effects.py GROUP [--keep DIR]      GROUP: incast, victim-flow, pfc-storm,
+                                                pfc-deadlock, ecmp-collision, link-failure,
+                                                collective, ecn-vs-pfc
+Runs the group's variants with `rocelab run --engine sim` (rocesim from $ROCESIM or the build
+tree) and asserts on their result files through rocelab's own reader. rocesim is
+deterministic, so the bounds are wide margins around exact, repeatable values (doc/rocelab.md
+lists the measured figures)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from rocelab_lib.results import Results, host_address  # noqa: E402
+
+FAILS = []
+
+
+def check(cond, what):
+    print("%s: %s" % ("ok  " if cond else "FAIL", what))
+    if not cond:
+        FAILS.append(what)
+
+
+def run(tmp, name):
+    out = os.path.join(tmp, name)
+    subprocess.run([os.path.join(ROOT, "tools", "rocelab"), "run", "--no-report", "--out", out,
+                    os.path.join(ROOT, "config", "scenarios", name + ".yaml")], check=True)
+    return Results(out)
+
+
+def fct(r, src, dst):
+    xs = r.fct_of(src, dst)
+    return xs[0] if xs else None
+
+
+def all_done(r):
+    t = r.totals()
+    return t["flows"] > 0 and t["flows_completed"] == t["flows"]
+
+
+def incast(tmp):
+    d, p, l = (run(tmp, "incast-" + v) for v in ("dcqcn", "pfc", "lossy"))
+    td, tp, tl = d.totals(), p.totals(), l.totals()
+    print("pfc frames dcqcn %d pfc-only %d lossy %d; drops lossy %d; cnps dcqcn %d"
+          % (td["pfc_frames"], tp["pfc_frames"], tl["pfc_frames"], tl["switch_drops"],
+             td["cnps"]))
+    check(all(all_done(r) for r in (d, p, l)), "every incast flow completes in every variant")
+    check(td["cnps"] > 100 and td["pfc_frames"] < 10, "DCQCN: CNPs cut rates, PFC nearly idle")
+    check(tp["pfc_frames"] > 100 and tp["cnps"] == 0, "PFC only: pauses by the hundreds")
+    check(td["switch_drops"] == 0 and tp["switch_drops"] == 0, "lossless variants drop nothing")
+    check(tl["pfc_frames"] == 0 and tl["switch_drops"] > 1000, "lossy: no PFC, drops counted")
+
+
+def victim_flow(tmp):
+    a, i, d = (run(tmp, n) for n in ("victim-flow-alone", "victim-flow", "victim-flow-dcqcn"))
+    fa, fi, fd = fct(a, 7, 3), fct(i, 7, 3), fct(d, 7, 3)
+    print("victim h7->h3 FCT: alone %d ns, with the incast %d ns, with DCQCN %d ns" % (fa, fi, fd))
+    check(fi > 1.5 * fa, "the incast (PFC only) slows the victim by more than 1.5x")
+    check(fd < fi, "DCQCN spares the victim part of that")
+    check(i.totals()["pfc_xoff_by_switches"] > 50 and a.totals()["pfc_frames"] == 0,
+          "pauses with the incast, none without")
+
+
+def pfc_storm(tmp):
+    s, o = run(tmp, "pfc-storm"), run(tmp, "pfc-storm-off")
+    ts = s.totals()
+    wd_drops = s.summary["switch_drops"].get("pfc_watchdog", 0)
+    vs = max(fct(s, a, b) for a, b in ((4, 0), (5, 1), (6, 2)))
+    vo = max(fct(o, a, b) for a, b in ((4, 0), (5, 1), (6, 2)))
+    print("watchdog storms %d restores %d, pfc_watchdog drops %d; other flows' last FCT %d ns "
+          "(no storm: %d ns)" % (ts["watchdog_storms"], ts["watchdog_restores"], wd_drops, vs, vo))
+    check(ts["watchdog_storms"] >= 1 and ts["watchdog_restores"] >= 1,
+          "the watchdog detects the storm and restores the queue")
+    check(wd_drops > 0, "the stormed queue's packets are dropped (action drop), counted")
+    check(vs > vo + 500_000, "flows that never touch h3 stall behind the spread pauses")
+    check(all_done(s), "every flow completes once the watchdog acts")
+    stormer = [k for k in s.pause_intervals() if k[0] == 3]
+    check(bool(stormer), "the pause timeline shows h3's storm")
+
+
+def pfc_deadlock(tmp):
+    w, n = run(tmp, "pfc-deadlock"), run(tmp, "pfc-deadlock-no-watchdog")
+    cw, cn = w.wait_for_cycles(), n.wait_for_cycles()
+    print("cycles with watchdog: %s" % [(a, b, [x[0] for x in c]) for a, b, c in cw])
+    print("cycles without: %s" % [(a, b, [x[0] for x in c]) for a, b, c in cn])
+    ring = {5, 6, 7, 8, 9}
+    check(any({x[0] for x in c} == ring for _a, _b, c in cn),
+          "without the watchdog a cycle of pauses through all five switches forms")
+    check(any(b >= n.duration_ns() for _a, b, c in cn) and n.totals()["flows_completed"] == 0,
+          "... and lasts to the end of the run: no flow completes")
+    check(any({x[0] for x in c} == ring and b < 2_000_000 for _a, b, c in cw),
+          "with the watchdog the same cycle forms and is broken within 2 ms")
+    check(w.totals()["watchdog_storms"] >= 1 and all_done(w),
+          "the watchdog trips and every flow completes")
+
+
+def ecmp_collision(tmp):
+    r = {p: run(tmp, "ecmp-collision-" + p) for p in ("hash", "flowlet", "adaptive", "spray")}
+    imb = {p: x.imbalance() for p, x in r.items()}
+    last = {p: max(f["fct_ns"] for f in x.fct) for p, x in r.items()}
+    print("uplink imbalance %s; last FCT %s; NAKs spray %d"
+          % (imb, last, r["spray"].totals()["naks"]))
+    check(imb["hash"] >= 0.9, "hash ECMP: two elephants collide (imbalance ~1)")
+    for p in ("flowlet", "adaptive", "spray"):
+        check(imb[p] < imb["hash"], "%s: uplink imbalance lower than hash" % p)
+    check(imb["adaptive"] < 0.05 and imb["spray"] < 0.05, "adaptive and spray: nearly even")
+    check(last["flowlet"] < last["hash"] and last["adaptive"] < last["hash"],
+          "flowlet and adaptive finish the elephants sooner than hash")
+    check(r["spray"].totals()["naks"] > 100, "spray reorders: go-back-N NAKs")
+    check(all(all_done(x) for x in r.values()), "every flow completes under every policy")
+
+
+def link_failure(tmp):
+    f, n = run(tmp, "link-failure"), run(tmp, "link-failure-none")
+    tf = f.totals()
+    series = f.port_series("tx_bytes")
+
+    def sent_between(node, peer, t0, t1):
+        for (nd, p), (ts, vs) in series.items():
+            if nd == node and f.peer(nd, p) == peer:
+                v0 = max([v for t, v in zip(ts, vs) if t <= t0] or [0])
+                v1 = max([v for t, v in zip(ts, vs) if t <= t1] or [0])
+                return v1 - v0
+        return None
+    dead = sent_between(8, 10, 360_000, 1_500_000)
+    other = sent_between(8, 11, 360_000, 1_500_000)
+    print("link drops %d, NAKs %d; sw8->sw10 bytes while down %d, sw8->sw11 %d; last FCT %d "
+          "(no failure %d)" % (tf["link_drops"], tf["naks"], dead, other,
+                               max(x["fct_ns"] for x in f.fct), max(x["fct_ns"] for x in n.fct)))
+    check(tf["link_drops"] > 0, "frames lost at the failed link are counted")
+    check(dead == 0 and other > 1_000_000, "after convergence the traffic moves to the other spine")
+    check(all_done(f) and max(x["fct_ns"] for x in f.fct) > max(x["fct_ns"] for x in n.fct),
+          "every flow completes, later than without the failure")
+
+
+def collective(tmp):
+    h, fl, inc = (run(tmp, "collective-" + v) for v in ("hash", "flowlet", "incast"))
+
+    def iters(r):
+        return {j["iteration"]: int(j["duration_ns"]) for j in r.jobs}
+    ih, ifl, iinc = iters(h), iters(fl), iters(inc)
+    print("iteration times (ns): hash %s flowlet %s incast %s" % (ih, ifl, iinc))
+    check(len(ih) == 4 and all(all_done(r) for r in (h, fl, inc)),
+          "three iterations (and the job) complete in every variant")
+    check(ifl["all"] < ih["all"], "flowlet load balancing shortens the job")
+    check(iinc["0"] > ih["0"], "the background incast slows the iteration it overlaps")
+
+
+def ecn_vs_pfc(tmp):
+    b, a = run(tmp, "ecn-vs-pfc-below"), run(tmp, "ecn-vs-pfc-above")
+    tb, ta = b.totals(), a.totals()
+    print("PFC frames: ECN below XOFF %d, above %d; ECN marks %d / %d"
+          % (tb["pfc_frames"], ta["pfc_frames"], tb["ecn_marks"], ta["ecn_marks"]))
+    check(tb["pfc_frames"] * 20 < ta["pfc_frames"], "ECN below XOFF: PFC frames far fewer")
+    check(tb["ecn_marks"] > ta["ecn_marks"], "ECN below XOFF: ECN does the work")
+
+
+GROUPS = {"incast": incast, "victim-flow": victim_flow, "pfc-storm": pfc_storm,
+          "pfc-deadlock": pfc_deadlock, "ecmp-collision": ecmp_collision,
+          "link-failure": link_failure, "collective": collective, "ecn-vs-pfc": ecn_vs_pfc}
+
+
+def main():
+    if len(sys.argv) < 2 or sys.argv[1] not in GROUPS:
+        print(__doc__)
+        return 2
+    keep = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--keep" else None
+    tmp = keep or tempfile.mkdtemp(prefix="rocelab-test-")
+    try:
+        GROUPS[sys.argv[1]](tmp)
+    finally:
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
