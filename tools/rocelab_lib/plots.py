@@ -96,6 +96,11 @@ def pause_timeline(r, path):
         spans = [(a / 1e6, max(b - a, 1) / 1e6) for a, b in iv[k]]
         color = "tab:red" if r.topo.is_switch(k[0]) else "tab:purple"
         ax.broken_barh(spans, (row - 0.4, 0.8), color=color)
+    for n, (a, b, _cyc) in enumerate(r.wait_for_cycles()):
+        ax.axvspan(a / 1e6, b / 1e6, color="gold", alpha=0.3, zorder=0,
+                   label="pause cycle (deadlock)" if n == 0 else None)
+    if r.wait_for_cycles():
+        ax.legend(fontsize=7, loc="lower right")
     ax.set_yticks(range(len(keys)))
     ax.set_yticklabels(["%s (prio %d)" % (_port_label(r, k[0], k[1]), k[2]) for k in keys],
                        fontsize=7)
@@ -108,22 +113,14 @@ def pause_timeline(r, path):
 
 def ecn_marks(r, path):
     fig, ax = plt.subplots(figsize=(9, 4))
-    series = r.port_series("ecn_marked")
-    shown = 0
-    for k in sorted(series, key=lambda k: -series[k][1][-1]):
-        ts, vs = series[k]
-        if not vs or vs[-1] == 0 or shown >= MAX_SERIES:
-            continue
-        xs, ys = [], []
-        for i in range(1, len(ts)):
-            dt = ts[i] - ts[i - 1]
-            if dt > 0:
-                xs.append(ts[i] / 1e6)
-                ys.append((vs[i] - vs[i - 1]) / (dt / 1e6))  # marks per ms
-        ax.plot(xs, ys, marker=".", linewidth=1, markersize=3,
-                label="%s (%d marks)" % (_port_label(r, *k), vs[-1]))
-        shown += 1
-    if shown:
+    totals = {k: vs[-1] for k, (_ts, vs) in r.port_series("ecn_marked").items() if vs}
+    rates = r.port_rates("ecn_marked")
+    keys = [k for k in sorted(totals, key=lambda k: -totals[k]) if totals[k]][:MAX_SERIES]
+    for k in keys:
+        ts, ys = rates[k]
+        ax.plot([t / 1e6 for t in ts], [y * 1e6 for y in ys], marker=".", linewidth=1,
+                markersize=3, label="%s (%d marks)" % (_port_label(r, *k), totals[k]))
+    if keys:
         ax.legend(fontsize=7, loc="upper right")
     else:
         _note(ax, "no ECN marks (no queue above its ECN threshold, or ECN off)")
@@ -179,12 +176,21 @@ def fabric(r, path):
         up[l["link"]] = l["up"]
     norm = colors.Normalize(vmin=0, vmax=max(1.0, max(loads.values(), default=0)))
     cmap = cm.get_cmap("plasma_r")
+    arcs = False
     for i, (a, b, _rate) in enumerate(r.topo.links):
         u = loads.get(i, 0.0)
         (xa, ya), (xb, yb) = pos[a], pos[b]
         style = "-" if up.get(i, 1) else "--"
-        ax.plot([xa, xb], [ya, yb], style, color=cmap(norm(u)), linewidth=1 + 6 * min(u, 1),
-                zorder=1)
+        width = 1 + 6 * min(u, 1)
+        if ya == yb and abs(xa - xb) > 1.5 / (len(rows[ya]) + 1):
+            # same layer, not neighbours (a ring's closing link): an arc above the row
+            ax.annotate("", xy=(xb, yb), xytext=(xa, ya), zorder=1, arrowprops=dict(
+                arrowstyle="-", color=cmap(norm(u)), linewidth=width,
+                linestyle=style, connectionstyle="arc3,rad=0.25"))
+            ya = yb = ya + 0.55  # the label on the arc's top
+            arcs = True
+        else:
+            ax.plot([xa, xb], [ya, yb], style, color=cmap(norm(u)), linewidth=width, zorder=1)
         if r.topo.is_switch(a) and r.topo.is_switch(b) or len(r.topo.links) <= 16:
             ax.text((xa + xb) / 2, (ya + yb) / 2, "%.0f%%%s" % (100 * u, "" if up.get(i, 1)
                                                                 else " down"),
@@ -198,7 +204,7 @@ def fabric(r, path):
     sm = cm.ScalarMappable(norm=norm, cmap=cmap)
     fig.colorbar(sm, ax=ax, label="mean load (busier direction)")
     ax.set_title("fabric and per-link load over the run (dashed: down at the end)")
-    ax.set_ylim(-0.5, max(rows) + 0.5)
+    ax.set_ylim(-0.5, max(rows) + (0.8 if arcs else 0.5))
     ax.axis("off")
     _save(fig, path)
 
@@ -206,19 +212,15 @@ def fabric(r, path):
 def link_load(r, path):
     """Load over time of the switch-to-switch ports (where ECMP and failures show)."""
     fig, ax = plt.subplots(figsize=(9, 4))
-    series = r.port_series("tx_bytes")
-    keys = [k for k in series if r.topo.is_switch(k[0]) and r.topo.is_switch(r.peer(*k))]
-    keys = sorted(keys, key=lambda k: -series[k][1][-1])[:12]
+    totals = {k: vs[-1] for k, (_ts, vs) in r.port_series("tx_bytes").items() if vs}
+    rates = r.port_rates("tx_bytes")
+    keys = [k for k in totals if r.topo.is_switch(k[0]) and r.topo.is_switch(r.peer(*k))]
+    keys = sorted(keys, key=lambda k: -totals[k])[:12]
     for k in sorted(keys):
-        ts, vs = series[k]
+        ts, ys = rates[k]
         rate = r.link_rate(*k) or 1
-        xs, ys = [], []
-        for i in range(1, len(ts)):
-            dt = ts[i] - ts[i - 1]
-            if dt > 0:
-                xs.append(ts[i] / 1e6)
-                ys.append(100 * (vs[i] - vs[i - 1]) * 8 / (dt * rate / 1e9))
-        ax.plot(xs, ys, linewidth=1, label=_port_label(r, *k))
+        ax.plot([t / 1e6 for t in ts], [100 * y * 8e9 / rate for y in ys], linewidth=1,
+                label=_port_label(r, *k))
     if keys:
         ax.legend(fontsize=7, loc="upper right", ncol=2)
     else:

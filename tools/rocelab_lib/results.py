@@ -244,13 +244,34 @@ class Results:
         return out
 
     def port_series(self, field):
-        """{(node, port): ([t_ns], [cumulative value])} from port_samples.csv."""
-        s = collections.defaultdict(lambda: ([], []))
+        """{(node, port): ([t_ns], [cumulative value])} on the common sample grid (every
+        sample time of port_samples.csv; a port without a row at a time kept its value)."""
+        grid = sorted({r["time_ns"] for r in self.port_samples})
+        rows = collections.defaultdict(dict)
         for r in self.port_samples:
-            ts, vs = s[(r["node"], r["port"])]
-            ts.append(r["time_ns"])
-            vs.append(r[field])
-        return s
+            rows[(r["node"], r["port"])][r["time_ns"]] = r[field]
+        out = {}
+        for k, byt in rows.items():
+            v, vs = 0, []
+            for t in grid:
+                v = byt.get(t, v)
+                vs.append(v)
+            out[k] = (grid, vs)
+        return out
+
+    def port_rates(self, field):
+        """{(node, port): ([t_ns], [increase of `field` per ns over the interval ending at
+        t])} from port_series."""
+        out = {}
+        for k, (ts, vs) in self.port_series(field).items():
+            xs, ys = [], []
+            for i in range(1, len(ts)):
+                dt = ts[i] - ts[i - 1]
+                if dt > 0:
+                    xs.append(ts[i])
+                    ys.append((vs[i] - vs[i - 1]) / dt)
+            out[k] = (xs, ys)
+        return out
 
     def imbalance(self, node_ports=None):
         """Max/mean - 1 of the bytes sent on the given (node, port)s (0: perfectly even);
