@@ -114,6 +114,14 @@ def ecmp_collision(tmp):
           "flowlet and adaptive finish the elephants sooner than hash")
     check(r["spray"].totals()["naks"] > 100, "spray reorders: go-back-N NAKs")
     check(all(all_done(x) for x in r.values()), "every flow completes under every policy")
+    a = {p: run(tmp, "ecmp-collision-asym-" + p) for p in ("hash", "adaptive", "flowlet")}
+    slow = {p: sum(l["bytes"] for l in x.link_loads() if (l["from"], l["to"]) == (8, 10))
+            for p, x in a.items()}
+    last = {p: max(f["fct_ns"] for f in x.fct) for p, x in a.items()}
+    print("asymmetric fabric: bytes on the half-rate uplink %s; last FCT %s" % (slow, last))
+    check(slow["adaptive"] < slow["hash"] / 2, "asymmetric: adaptive sends less over the slow uplink")
+    check(last["adaptive"] < last["flowlet"] < last["hash"],
+          "asymmetric: adaptive finishes first, then flowlet, then hash")
 
 
 def link_failure(tmp):
