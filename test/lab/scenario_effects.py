@@ -16,7 +16,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-from rocelab_lib.results import Results, host_address  # noqa: E402
+from rocelab_lib.results import Results  # noqa: E402
 
 FAILS = []
 

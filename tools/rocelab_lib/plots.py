@@ -16,6 +16,12 @@ def _note(ax, text):
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="gray")
 
 
+def _finish(fig, ax, path, xlabel, ylabel):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    _save(fig, path)
+
+
 def _save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -61,9 +67,7 @@ def flow_rates(r, path):
     else:
         _note(ax, "no per-flow byte samples (hosts.byte_samples not set, or no RoCE flows)")
         ax.set_title("per-flow rate")
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("Gb/s")
-    _save(fig, path)
+    _finish(fig, ax, path, "time (ms)", "Gb/s")
 
 
 def queue_depth(r, path):
@@ -83,9 +87,7 @@ def queue_depth(r, path):
     else:
         _note(ax, "no queue ever held a packet at a sample (or no samples)")
         ax.set_title("queue depth per hop")
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("KB")
-    _save(fig, path)
+    _finish(fig, ax, path, "time (ms)", "KB")
 
 
 def pause_timeline(r, path):
@@ -125,9 +127,7 @@ def ecn_marks(r, path):
     else:
         _note(ax, "no ECN marks (no queue above its ECN threshold, or ECN off)")
     ax.set_title("ECN CE marks per egress port")
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("marks per ms")
-    _save(fig, path)
+    _finish(fig, ax, path, "time (ms)", "marks per ms")
 
 
 def fct_slowdown(r, path):
@@ -148,10 +148,8 @@ def fct_slowdown(r, path):
     else:
         _note(a2, "no completed flow")
         _note(a1, "no completed flow")
-    a2.set_xlabel("flow size (bytes)")
-    a2.set_ylabel("slowdown")
     a2.set_title("every flow")
-    _save(fig, path)
+    _finish(fig, a2, path, "flow size (bytes)", "slowdown")
 
 
 def fabric(r, path):
@@ -226,9 +224,7 @@ def link_load(r, path):
     else:
         _note(ax, "no switch-to-switch link carried traffic (or no samples)")
     ax.set_title("load of switch-to-switch links over time (bytes sent per sample)")
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("% of link rate")
-    _save(fig, path)
+    _finish(fig, ax, path, "time (ms)", "% of link rate")
 
 
 # The report's figures, in report order: (file, caption, function).
