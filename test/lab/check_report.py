@@ -17,7 +17,9 @@ import time
 
 def main():
     path = os.path.abspath(sys.argv[1])
-    min_images = int(sys.argv[sys.argv.index("--min-images") + 1]) if "--min-images" in sys.argv else 1
+    min_images = 1
+    if "--min-images" in sys.argv:
+        min_images = int(sys.argv[sys.argv.index("--min-images") + 1])
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     try:
         import websocket

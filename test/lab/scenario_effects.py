@@ -119,7 +119,8 @@ def ecmp_collision(tmp):
             for p, x in a.items()}
     last = {p: max(f["fct_ns"] for f in x.fct) for p, x in a.items()}
     print("asymmetric fabric: bytes on the half-rate uplink %s; last FCT %s" % (slow, last))
-    check(slow["adaptive"] < slow["hash"] / 2, "asymmetric: adaptive sends less over the slow uplink")
+    check(slow["adaptive"] < slow["hash"] / 2,
+          "asymmetric: adaptive sends less over the slow uplink")
     check(last["adaptive"] < last["flowlet"] < last["hash"],
           "asymmetric: adaptive finishes first, then flowlet, then hash")
 

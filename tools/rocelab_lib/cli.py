@@ -13,7 +13,8 @@ rocelab: whole fabrics from one scenario file (doc/rocelab.md).
   rocelab run SCENARIO.yaml [SCENARIO.yaml ...] [--engine real|sim|both] [--out DIR]
           [--seed N] [--until TIME] [--no-report]
       runs each scenario (rocesim's YAML, config/scenarios/) and writes the result files and
-      report.html. One scenario: into DIR (default rocelab-out/NAME); several: DIR/NAME each.
+      report.html. One scenario: into DIR (default rocelab-out/NAME); several: DIR/NAME each
+      and DIR/index.html (their totals side by side, links to the reports).
       --engine both: DIR/sim and DIR/real, and DIR/compare.txt (+ compare.html), the
       side-by-side table with differences flagged.
   rocelab report DIR        (re)writes DIR/report.html and its PNGs from DIR's result files
@@ -78,6 +79,9 @@ def cmd_run(args):
             run_engine(e, scenario, os.path.join(base, e), args)
         write_compare(os.path.join(base, "sim"), os.path.join(base, "real"), "sim", "real",
                       os.path.join(base, "compare"))
+    if len(args.scenario) > 1 and len(engines) == 1 and args.report:
+        names = [paths.scenario_name(s) for s in args.scenario]
+        print("rocelab: %s" % report.write_index(args.out or "rocelab-out", names))
     return 0
 
 

@@ -22,7 +22,8 @@ def read_notes(path):
             for line in f:
                 if not line.startswith("#"):
                     break
-                lines.append(line[1:].rstrip("\n")[1:] if line.startswith("# ") else line[1:].rstrip("\n"))
+                text = line[1:].rstrip("\n")
+                lines.append(text[1:] if text.startswith(" ") else text)
     except OSError:
         return {"title": "", "sections": []}
     title = lines[0].strip() if lines else ""

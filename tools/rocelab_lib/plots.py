@@ -30,7 +30,8 @@ def _save(fig, path):
 
 def _port_label(r, node, port):
     peer = r.peer(node, port)
-    return "%s p%d -> %s" % (r.topo.name(node), port, r.topo.name(peer) if peer is not None else "?")
+    return "%s p%d -> %s" % (r.topo.name(node), port,
+                             r.topo.name(peer) if peer is not None else "?")
 
 
 def _flow_labels(r):

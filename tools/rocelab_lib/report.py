@@ -5,7 +5,7 @@ import html
 import os
 
 from . import notes, plots
-from .results import Results
+from .results import Results, host_address
 
 
 def _table(header, rows):
@@ -59,6 +59,48 @@ def _jobs_table(r):
     return "<h2>Collective jobs</h2>\n" + _table(["job", "iteration", "duration (us)"], rows)
 
 
+def _flows_table(r):
+    if not r.fct or len(r.fct) > 24:
+        return ""
+    names = {host_address(h): r.topo.name(h) for h in r.topo.hosts()}
+    rows = [(names.get(f["sip"], "%08x" % f["sip"]), names.get(f["dip"], "%08x" % f["dip"]),
+             f["size"], "%.1f" % (f["start_ns"] / 1000), "%.1f" % (f["fct_ns"] / 1000),
+             "%.2f" % (f["fct_ns"] / f["ideal_ns"] if f["ideal_ns"] else 0))
+            for f in sorted(r.fct, key=lambda f: (f["sip"], f["dip"], f["start_ns"]))]
+    return "<h2>Flows</h2>\n" + _table(["from", "to", "bytes", "start (us)", "FCT (us)",
+                                         "slowdown"], rows)
+
+
+def write_index(out_dir, names):
+    """DIR/index.html for several scenarios run into DIR/NAME: one row of totals each, with a
+    link to each report (the variants of a scenario side by side)."""
+    rows = []
+    for n in names:
+        r = Results(os.path.join(out_dir, n))
+        t = r.totals()
+        sd = [x[1] for x in r.slowdowns()]
+        rows.append("<tr><td style=\"text-align:left\"><a href=\"%s/report.html\">%s</a></td>"
+                    % (html.escape(n), html.escape(n)) + "".join(
+                        "<td>%s</td>" % html.escape(str(v)) for v in (
+                            "%.3f" % (r.duration_ns() / 1e6), "%d/%d" % (t["flows_completed"],
+                                                                          t["flows"]),
+                            "%.1f" % (max([f["fct_ns"] for f in r.fct] or [0]) / 1000),
+                            "%.2f" % (sorted(sd)[len(sd) // 2] if sd else 0), t["pfc_frames"],
+                            t["ecn_marks"], t["cnps"], t["switch_drops"] + t["link_drops"],
+                            t["watchdog_storms"])) + "</tr>")
+    head = ["scenario", "time (ms)", "flows done", "last FCT (us)", "median slowdown",
+            "PFC frames", "ECN marks", "CNPs", "drops", "watchdog storms"]
+    path = os.path.join(out_dir, "index.html")
+    with open(path, "w") as fh:
+        fh.write("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                 "<title>rocelab runs</title><style>body{font-family:sans-serif}"
+                 "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;"
+                 "text-align:right}</style></head><body><h1>rocelab runs</h1>\n<table><tr>"
+                 + "".join("<th>%s</th>" % h for h in head) + "</tr>\n" + "\n".join(rows)
+                 + "\n</table></body></html>\n")
+    return path
+
+
 def write_report(out_dir):
     """Writes the figures and report.html into `out_dir` (a result directory). Returns the
     report's path."""
@@ -97,6 +139,7 @@ def write_report(out_dir):
                         [(b["bin"], b["flows"], "%.1f" % b["median_fct_us"],
                           "%.2f" % b["median_slowdown"], "%.2f" % b["p99_slowdown"])
                          for b in r.fct_bins()]))
+    parts.append(_flows_table(r))
     parts.append(_jobs_table(r))
     for name, caption, b64 in figs:
         parts.append("<h2>%s</h2>" % html.escape(caption))
