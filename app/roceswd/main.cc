@@ -90,7 +90,8 @@ int main(int argc, char **argv) {
         try {
             rocesw::Config c = rocesw::load_config_file(check_path);
             rocesw::check_lb_policy_names(c);
-            load_qos_plan(c);
+            for (const auto &w : load_qos_plan(c).warnings)
+                std::fprintf(stderr, "%s: warning: %s\n", check_path.c_str(), w.c_str());
             std::printf("%s: valid: %zu port(s), %zu route(s) (%zu multipath), %zu neighbour(s), "
                         "%u worker(s)\n",
                         check_path.c_str(), c.ports.size(),

@@ -601,6 +601,30 @@ void build_pfc(const QosConfig &cfg, const QosPortEntry &e, const QosPortInfo &p
                                " Mb/s, " + std::to_string(e.cable_length_m) + " m, MTU " +
                                std::to_string(port.mtu) + " (rocectl headroom explains)");
     }
+    // ECN belongs below PFC: a lossless queue whose marking starts at or above the XOFF point
+    // of the PG feeding it pauses senders before it marks, so PFC does DCQCN's job (and
+    // spreads pauses). The XOFF point compared is the highest the PG can have (a dynamic one
+    // with its whole pool free); ingress PG bytes and egress queue depth are different
+    // counts, so this catches the clear misconfigurations only.
+    for (unsigned t = 0; t < kNumTc; t++) {
+        if (!(pp.cls.pfc_enable >> t & 1)) continue;
+        const unsigned q = pp.cls.tc_to_queue[t], pg = pp.cls.tc_to_pg[t];
+        const QueuePlan &qp = pp.queues[q];
+        const PgPlan &g = pp.pgs[pg];
+        if (!qp.ecn || !qp.mark.enabled) continue;
+        uint64_t pool_bytes = 0;
+        for (size_t i = 0; i < cfg.pools.size(); i++)
+            if (g.dynamic && g.pool >= 0 && ingress_index[i] == g.pool)
+                pool_bytes = cfg.pools[i].size_bytes;
+        const uint64_t xoff = g.threshold(pool_bytes);
+        if (qp.mark.min_bytes >= xoff)
+            warnings.push_back("QUEUE: port " + port.name + " queue " + std::to_string(q) +
+                               ": ECN marking starts at " + std::to_string(qp.mark.min_bytes) +
+                               " bytes (WRED green_min_threshold), at or above the PFC XOFF "
+                               "point of PG " + std::to_string(pg) + " (" +
+                               std::to_string(xoff) +
+                               " bytes): PFC pauses before ECN marks (doc/pfc.md)");
+    }
 }
 
 

@@ -113,6 +113,23 @@ TEST(QosConfig, ShippedNvidiaRoceLoadsToTheDocumentedPlan) {
     EXPECT_EQ(plan.switch_tc, 7u);
 }
 
+// A lossless queue whose ECN band starts at or above its PG's XOFF point is a warning (one per
+// port); the shipped profiles and the lab profile with ECN below XOFF give none.
+TEST(QosConfig, EcnAtOrAboveXoffIsWarned) {
+    const std::string scen = kQosDir + "../scenarios/qos/";
+    for (const char *ok : {"nvidia-roce.yaml", "sonic-default.yaml"})
+        EXPECT_TRUE(build_qos_plan(load_qos_file(kQosDir + ok), two_ports()).warnings.empty())
+            << ok;
+    EXPECT_TRUE(build_qos_plan(load_qos_file(scen + "lab-lossless.yaml"), two_ports())
+                    .warnings.empty());
+    QosPlan plan = build_qos_plan(load_qos_file(scen + "lab-ecn-above-xoff.yaml"), two_ports());
+    ASSERT_EQ(plan.warnings.size(), 2u);
+    EXPECT_EQ(plan.warnings[0],
+              "QUEUE: port p0 queue 3: ECN marking starts at 409600 bytes (WRED "
+              "green_min_threshold), at or above the PFC XOFF point of PG 3 (102400 bytes): PFC "
+              "pauses before ECN marks (doc/pfc.md)");
+}
+
 TEST(QosConfig, BuiltInDefaultEqualsTheShippedFile) {
     QosConfig file = load_qos_file(kQosDir + "sonic-default.yaml");
     QosConfig builtin = default_qos_config();
