@@ -92,11 +92,11 @@ int main(int argc, char **argv) {
             rocesw::check_lb_policy_names(c);
             for (const auto &w : load_qos_plan(c).warnings)
                 std::fprintf(stderr, "%s: warning: %s\n", check_path.c_str(), w.c_str());
-            std::printf("%s: valid: %zu port(s), %zu route(s) (%zu multipath), %zu neighbour(s), "
-                        "%u worker(s)\n",
-                        check_path.c_str(), c.ports.size(),
-                        c.routes.size() + c.multipath_routes.size(), c.multipath_routes.size(),
-                        c.neighbours.size(), c.sw.workers);
+            std::printf(
+                "%s: valid: %zu port(s), %zu route(s) (%zu multipath), %zu neighbour(s), "
+                "%u worker(s)\n",
+                check_path.c_str(), c.ports.size(), c.routes.size() + c.multipath_routes.size(),
+                c.multipath_routes.size(), c.neighbours.size(), c.sw.workers);
             return 0;
         } catch (const rocesw::ConfigError &e) {
             std::fprintf(stderr, "%s\n", e.what());

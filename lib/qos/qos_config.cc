@@ -596,9 +596,9 @@ void build_pfc(const QosConfig &cfg, const QosPortEntry &e, const QosPortInfo &p
             warnings.push_back(r->path + ": port " + port.name + " PG " + std::to_string(pg) +
                                ": headroom (BUFFER_PROFILE." + b.name + ".xoff) " +
                                std::to_string(g.headroom_bytes) + " bytes is below the " +
-                               std::to_string(need.headroom_bytes) +
-                               " the calculator gives for " + std::to_string(port.speed_mbps) +
-                               " Mb/s, " + std::to_string(e.cable_length_m) + " m, MTU " +
+                               std::to_string(need.headroom_bytes) + " the calculator gives for " +
+                               std::to_string(port.speed_mbps) + " Mb/s, " +
+                               std::to_string(e.cable_length_m) + " m, MTU " +
                                std::to_string(port.mtu) + " (rocectl headroom explains)");
     }
     // ECN belongs below PFC: a lossless queue whose marking starts at or above the XOFF point
@@ -621,12 +621,11 @@ void build_pfc(const QosConfig &cfg, const QosPortEntry &e, const QosPortInfo &p
             warnings.push_back("QUEUE: port " + port.name + " queue " + std::to_string(q) +
                                ": ECN marking starts at " + std::to_string(qp.mark.min_bytes) +
                                " bytes (WRED green_min_threshold), at or above the PFC XOFF "
-                               "point of PG " + std::to_string(pg) + " (" +
-                               std::to_string(xoff) +
+                               "point of PG " +
+                               std::to_string(pg) + " (" + std::to_string(xoff) +
                                " bytes): PFC pauses before ECN marks (doc/pfc.md)");
     }
 }
-
 
 }  // namespace
 

@@ -656,7 +656,8 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
         if (!n.sw) continue;
         const TrafficManager &tm = n.sw->qos();
         for (uint16_t p = 0; p < tm.n_ports(); p++) {
-            for (uint8_t q = 0; q < kNumQueues; q++) marks += tm.stats(p).queues[q].ecn_marked.load();
+            for (uint8_t q = 0; q < kNumQueues; q++)
+                marks += tm.stats(p).queues[q].ecn_marked.load();
             const PfcPortStats &ps = tm.pfc().stats(p);
             for (unsigned pr = 0; pr < kNumPriorities; pr++) {
                 tx_pause += ps.tx_pause[pr].load();

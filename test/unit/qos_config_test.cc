@@ -120,8 +120,8 @@ TEST(QosConfig, EcnAtOrAboveXoffIsWarned) {
     for (const char *ok : {"nvidia-roce.yaml", "sonic-default.yaml"})
         EXPECT_TRUE(build_qos_plan(load_qos_file(kQosDir + ok), two_ports()).warnings.empty())
             << ok;
-    EXPECT_TRUE(build_qos_plan(load_qos_file(scen + "lab-lossless.yaml"), two_ports())
-                    .warnings.empty());
+    EXPECT_TRUE(
+        build_qos_plan(load_qos_file(scen + "lab-lossless.yaml"), two_ports()).warnings.empty());
     QosPlan plan = build_qos_plan(load_qos_file(scen + "lab-ecn-above-xoff.yaml"), two_ports());
     ASSERT_EQ(plan.warnings.size(), 2u);
     EXPECT_EQ(plan.warnings[0],
