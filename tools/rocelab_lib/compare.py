@@ -38,11 +38,11 @@ def compare(dir_a, dir_b):
         rows.append(_row(k, ta[k], tb[k], "count"))
     la = {(l["from"], l["to"]): l["util"] for l in ra.link_loads()}
     lb = {(l["from"], l["to"]): l["util"] for l in rb.link_loads()}
+    topo = ra.topo if ra.topo.nodes else rb.topo  # names from whichever has a topology
     for k in sorted(set(la) | set(lb)):
-        if not (ra.topo.is_switch(k[0]) or rb.topo.is_switch(k[0])) and not (
-                ra.topo.is_switch(k[1]) or rb.topo.is_switch(k[1])):
+        if not (topo.is_switch(k[0]) or topo.is_switch(k[1])):
             continue
-        rows.append(_row("load %s->%s" % (ra.topo.name(k[0]), ra.topo.name(k[1])),
+        rows.append(_row("load %s->%s" % (topo.name(k[0]), topo.name(k[1])),
                          la.get(k, 0.0), lb.get(k, 0.0), "load"))
     return rows
 
