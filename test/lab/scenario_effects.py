@@ -110,6 +110,7 @@ def ecmp_collision(tmp):
     for p in ("flowlet", "adaptive", "spray"):
         check(imb[p] < imb["hash"], "%s: uplink imbalance lower than hash" % p)
     check(imb["adaptive"] < 0.05 and imb["spray"] < 0.05, "adaptive and spray: nearly even")
+    check(imb["flowlet"] < imb["hash"] / 2, "flowlet: less than half of hash's imbalance")
     check(last["flowlet"] < last["hash"] and last["adaptive"] < last["hash"],
           "flowlet and adaptive finish the elephants sooner than hash")
     check(r["spray"].totals()["naks"] > 100, "spray reorders: go-back-N NAKs")
