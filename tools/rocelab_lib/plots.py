@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import cm, colors  # noqa: E402
 
 MAX_SERIES = 10
+RATE_WINDOW_NS = 50_000  # per-flow rate plot: trailing window
 
 
 def _note(ax, text):
@@ -52,19 +53,24 @@ def flow_rates(r, path):
     labels = _flow_labels(r)
     for k in sorted(top, key=lambda k: int(k)):
         ts, bs = series[k]
+        # Rate over a trailing window (acknowledgements arrive in bursts, and PFC turns a
+        # sender on and off within a few samples: per-sample rates only show that flicker).
         xs, ys = [], []
+        j = 0
         for i in range(1, len(ts)):
-            dt = ts[i] - ts[i - 1]
+            while j < i - 1 and ts[i] - ts[j + 1] >= RATE_WINDOW_NS:
+                j += 1
+            dt = ts[i] - ts[j]
             if dt > 0:
                 xs.append(ts[i] / 1e6)
-                ys.append((bs[i] - bs[i - 1]) * 8 / dt)  # Gb/s
+                ys.append((bs[i] - bs[j]) * 8 / dt)  # Gb/s
         ax.plot(xs, ys, label=labels.get(k, "flow " + k), linewidth=1)
     if top:
         ax.legend(fontsize=7, loc="upper right", ncol=2)
         if len(series) > MAX_SERIES:
             ax.set_title("per-flow rate (the %d largest of %d flows)" % (MAX_SERIES, len(series)))
         else:
-            ax.set_title("per-flow rate (acknowledged bytes per sample)")
+            ax.set_title("per-flow rate (acknowledged bytes, %d µs window)" % (RATE_WINDOW_NS // 1000))
     else:
         _note(ax, "no per-flow byte samples (hosts.byte_samples not set, or no RoCE flows)")
         ax.set_title("per-flow rate")
