@@ -56,6 +56,9 @@ struct FlowSpec {
     uint32_t src = 0, dst = 0;  // host indexes
     uint64_t size_bytes = 0;
     uint64_t start_ns = 0;  // from the start of the run
+    // The flow's ideal FCT when its path is known (rocesim: roce/results.h path_ideal_fct_ns);
+    // 0: its bytes at the sender's line rate + the configured base RTT.
+    uint64_t ideal_ns = 0;
 };
 
 enum class Pattern { pairs, incast, all_to_all, permutation, cdf };
