@@ -443,17 +443,22 @@ class RoceHostClasses : public RoceHosts {
         roce::build_packet(f.data(), uint32_t(f.size()), s);
         push(f, t);
     }
+    // At t = 1000 ns: priority 3 paused, then the CE-marked WRITE; returns what h2 sent.
+    std::vector<Sent> write_while_paused(const roce::HostRunConfig &c) {
+        start_h2(c);
+        pause_priority_3(1000);
+        write_ce(1000);
+        hosts->poll(1000);
+        return decode(port.sent);
+    }
     CapturePort port;
 };
 
 constexpr uint8_t kCnp = 0x81, kAck = 0x11;
 
 TEST_F(RoceHostClasses, APausedDataPriorityHoldsTheAckButNotTheCnp) {
-    start_h2(host_config());  // ACK: DSCP 3 on the data priority 3; CNP: DSCP 6, priority 6
-    pause_priority_3(1000);
-    write_ce(1000);
-    hosts->poll(1000);
-    auto s = decode(port.sent);
+    // ACK: DSCP 3 on the data priority 3; CNP: DSCP 6, priority 6.
+    auto s = write_while_paused(host_config());
     ASSERT_EQ(s.size(), 1u);
     EXPECT_EQ(s[0].opcode, kCnp);
     EXPECT_EQ(s[0].dscp, 6);
@@ -473,11 +478,7 @@ TEST_F(RoceHostClasses, AnAckClassOfItsOwnLeavesWhileDataIsPaused) {
     roce::HostRunConfig c = host_config();
     c.traffic.ack_dscp = 6;  // HPCC's hosts: ACKs with the CNPs
     c.traffic.ack_priority = 6;
-    start_h2(c);
-    pause_priority_3(1000);
-    write_ce(1000);
-    hosts->poll(1000);
-    auto s = decode(port.sent);
+    auto s = write_while_paused(c);
     ASSERT_EQ(s.size(), 2u);
     EXPECT_EQ(s[0].opcode, kCnp);
     EXPECT_EQ(s[1].opcode, kAck);
