@@ -71,6 +71,7 @@ struct WorkloadSpec {
     uint32_t count = 1;             // flows per sender (or per pair)
     uint64_t start_ns = 0;          // first flow start
     uint64_t interval_ns = 0;       // between a sender's successive fixed-size flows
+    uint64_t stagger_ns = 0;        // pairs, incast: the i-th pair/sender starts i x this later
     std::vector<std::pair<uint32_t, uint32_t>> pairs;  // pairs
     std::vector<uint32_t> senders;  // incast (empty: every host but the receiver)
     uint32_t receiver = 0;          // incast
