@@ -175,8 +175,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     };
     if (auto w = root["workload"]) {
         L.check_keys(w, "workload",
-                     {"pattern", "seed", "size", "count", "start_us", "interval_us", "stagger_us", "pairs",
-                      "senders", "receiver", "cdf", "load", "duration_ms"});
+                     {"pattern", "seed", "size", "count", "start_us", "interval_us", "stagger_us",
+                      "pairs", "senders", "receiver", "cdf", "load", "duration_ms"});
         try {
             if (w["pattern"])
                 W.pattern = roce::parse_pattern(L.string(w["pattern"], "workload.pattern"));

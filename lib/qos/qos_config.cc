@@ -349,11 +349,10 @@ class Loader : YamlReader {
 
     QosPortEntry parse_port(const Entry &row, const std::string &p) {
         check_name(row.key, p);
-        auto f =
-            fields(row.value, p,
-                   {"trust", "dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map",
-                    "pfc_enable", "default_tc", "shaper", "shaper_burst_bytes", "tx_ring_bytes",
-                    "ecn_depth", "pfc_quanta", "pause", "cable_length"});
+        auto f = fields(row.value, p,
+                        {"trust", "dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map",
+                         "tc_to_pg_map", "pfc_enable", "default_tc", "shaper", "shaper_burst_bytes",
+                         "tx_ring_bytes", "ecn_depth", "pfc_quanta", "pause", "cable_length"});
         QosPortEntry e;
         e.port = row.key;
         if (auto *n = find(f, "dscp_to_tc_map"))
@@ -739,7 +738,8 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
                 "PORT_QOS_MAP." + e->port + ".ecn_depth: queue: port " + port.name +
                 "'s TX ring (up to " + std::to_string(pp.tx_ring_bytes) +
                 " bytes) is backlog the ECN marker does not see: marks start at a port "
-                "backlog of up to Kmin + " + std::to_string(pp.tx_ring_bytes) + " bytes");
+                "backlog of up to Kmin + " +
+                std::to_string(pp.tx_ring_bytes) + " bytes");
         build_pfc(cfg, *e, port, ingress_index, pp, plan.warnings);
         plan.ports.push_back(std::move(pp));
     }

@@ -99,8 +99,7 @@ void TrafficManager::init(const std::string &name) {
                        bit(qp.ecn && qp.mark_point == MarkPoint::enqueue, Queue::kMarkEnq) |
                        bit(qp.ecn && qp.mark_point == MarkPoint::dequeue, Queue::kMarkDeq) |
                        bit(qp.drop.enabled && !qp.lossless, Queue::kDrop) |
-                       bit(qp.ecn && pp.ecn_depth == EcnDepth::queue_and_tx_ring,
-                           Queue::kMarkRing);
+                       bit(qp.ecn && pp.ecn_depth == EcnDepth::queue_and_tx_ring, Queue::kMarkRing);
             qu.reserved = qp.reserved_bytes;
             qu.dynamic_th = qp.dynamic_th;
             qu.static_th = qp.static_th_bytes;

@@ -28,10 +28,10 @@
 //   then while a queue is eligible (non-empty, not paused), the shaper has credit and the TX ring
 //   model has room: pick (strict, then DWRR), dequeue, mark CE on the marking curve at the depth
 //   left behind (dequeue marking: the queue's bytes behind the packet, plus the TX ring's bytes
-//   ahead of it with ecn_depth queue_and_tx_ring), hand bursts to PortIo::tx_burst. Frames leave in runs: after
-//   a pick, the same queue is served while pick() would choose it again unchanged (strict: until
-//   empty; DWRR: while its deficit covers the head frame), with its state in locals and the
-//   accounting charged once per run - the same schedule as one pick per frame.
+//   ahead of it with ecn_depth queue_and_tx_ring), hand bursts to PortIo::tx_burst. Frames leave in
+//   runs: after a pick, the same queue is served while pick() would choose it again unchanged
+//   (strict: until empty; DWRR: while its deficit covers the head frame), with its state in locals
+//   and the accounting charged once per run - the same schedule as one pick per frame.
 //
 // PFC lives in PfcEngine (qos/pfc_engine.h, doc/pfc.md). The owner's flush calls it per port:
 //   honor() gives the queues paused by received PFC/PAUSE (and runs the watchdog, which may
@@ -160,10 +160,10 @@ class TrafficManager final : public Injector {
         enum : uint32_t {
             kLossless = 1,
             kDynamic = 2,
-            kEcn = 4,       // ECT packets are marked, never WRED-dropped
-            kMarkEnq = 8,   // kEcn and marking at enqueue
-            kMarkDeq = 16,  // kEcn and marking at dequeue
-            kDrop = 32,     // drop curve on (lossy queues only)
+            kEcn = 4,         // ECT packets are marked, never WRED-dropped
+            kMarkEnq = 8,     // kEcn and marking at enqueue
+            kMarkDeq = 16,    // kEcn and marking at dequeue
+            kDrop = 32,       // drop curve on (lossy queues only)
             kStormDrop = 64,  // PFC watchdog: stormed with action drop (PfcQueues::storm_drop)
             kMarkRing = 128,  // kEcn and the marker's depth includes the port's TX ring
         };

@@ -43,7 +43,8 @@ uint64_t path_ideal_fct_ns(uint64_t size, uint32_t mtu, std::span<const PathLink
         bool turn;  // a staircase may go down here
     };
     std::vector<Col> cols;
-    cols.push_back({1, write_wire_bytes(uint32_t(std::min<uint64_t>(size, mtu)), true, ipv6), true});
+    cols.push_back(
+        {1, write_wire_bytes(uint32_t(std::min<uint64_t>(size, mtu)), true, ipv6), true});
     if (n >= 2) {
         const uint64_t mid = n - 2, wm = write_wire_bytes(mtu, false, ipv6);
         if (mid >= 1) cols.push_back({1, wm, true});
@@ -68,8 +69,9 @@ uint64_t path_ideal_fct_ns(uint64_t size, uint32_t mtu, std::span<const PathLink
         }
     }
     uint64_t t = best.back();
-    const uint32_t ack = std::max<uint32_t>(14 + (ipv6 ? 40 : 20) + 8 + kBthLen + kAethLen + kIcrcLen,
-                                            60) + kWireOverheadBytes;
+    const uint32_t ack =
+        std::max<uint32_t>(14 + (ipv6 ? 40 : 20) + 8 + kBthLen + kAethLen + kIcrcLen, 60) +
+        kWireOverheadBytes;
     for (const PathLink &l : links) t += 2 * l.delay_ps + ps(ack, l.rate_bps);
     return t / 1000;
 }

@@ -94,23 +94,25 @@ void check_curve(QosFixture &f, MarkPoint point) {
 }
 
 TEST_F(QosEcn, E1DequeueMarkingFollowsTheWredCurve) {
-    start(qos_profile(wred_profile("dequeue", 20000, 80000, 50), "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
+    start(qos_profile(wred_profile("dequeue", 20000, 80000, 50),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000, false, 256);
     check_curve(*this, MarkPoint::dequeue);
 }
 
 TEST_F(QosEcn, E1EnqueueMarkingFollowsTheWredCurve) {
-    start(qos_profile(wred_profile("enqueue", 20000, 80000, 50), "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
+    start(qos_profile(wred_profile("enqueue", 20000, 80000, 50),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000, false, 256);
     check_curve(*this, MarkPoint::enqueue);
 }
 
 TEST_F(QosEcn, E1TheSameSeedMakesTheSameDecisions) {
     auto run = [&](uint64_t seed) {
-        start(
-            qos_profile(wred_profile("dequeue", 0, 100000, 50), "shaper: false, tx_ring_bytes: 0, ecn_depth: queue") +
-                "ROCESW: {seed: " + std::to_string(seed) + "}\n",
-            10000, false, 256);
+        start(qos_profile(wred_profile("dequeue", 0, 100000, 50),
+                          "shaper: false, tx_ring_bytes: 0, ecn_depth: queue") +
+                  "ROCESW: {seed: " + std::to_string(seed) + "}\n",
+              10000, false, 256);
         std::vector<bool> all;
         for (int c = 0; c < 20; c++) {
             auto m = fill_and_drain(*this, 100);
@@ -127,7 +129,8 @@ TEST_F(QosEcn, E1TheSameSeedMakesTheSameDecisions) {
 
 // E4: 30 frames of 1000 bytes, Kmin 5000, Kmax 15000, Pmax 100%.
 TEST_F(QosEcn, E4DequeueMarkingMarksTheHeadOfADrainedBurstNotItsTail) {
-    start(qos_profile(wred_profile("dequeue", 5000, 15000, 100), "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
+    start(qos_profile(wred_profile("dequeue", 5000, 15000, 100),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000);
     auto m = fill_and_drain(*this, 30);
     ASSERT_EQ(m.size(), 30u);
@@ -138,7 +141,8 @@ TEST_F(QosEcn, E4DequeueMarkingMarksTheHeadOfADrainedBurstNotItsTail) {
 }
 
 TEST_F(QosEcn, E4EnqueueMarkingMarksTheTailInstead) {
-    start(qos_profile(wred_profile("enqueue", 5000, 15000, 100), "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
+    start(qos_profile(wred_profile("enqueue", 5000, 15000, 100),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000);
     auto m = fill_and_drain(*this, 30);
     ASSERT_EQ(m.size(), 30u);
@@ -195,7 +199,7 @@ TEST_F(QosEcn, E6DequeueMarksStartExactlyAtKminOfQueuePlusTxRing) {
     ASSERT_EQ(plan.ports[1].ecn_depth, EcnDepth::queue_and_tx_ring);
     auto m = e6_drain(*this);
     for (int i = 0; i < 40; i++) EXPECT_EQ(m[size_t(i)], e6_backlog(i, true) >= k) << i;
-    EXPECT_TRUE(m[29]);  // leaves exactly Kmin behind
+    EXPECT_TRUE(m[29]);   // leaves exactly Kmin behind
     EXPECT_FALSE(m[30]);  // Kmin - one frame
     EXPECT_EQ(std::count(m.begin(), m.end(), true), 30);
     EXPECT_EQ(q(1).ecn_marked, 30u);

@@ -394,7 +394,8 @@ std::vector<Sent> decode(const std::vector<Bytes> &frames) {
     std::vector<Sent> out;
     for (const Bytes &f : frames) {
         roce::ParsedRoce p;
-        EXPECT_EQ(roce::parse_packet(f.data(), uint32_t(f.size()), true, &p), roce::ParseResult::ok);
+        EXPECT_EQ(roce::parse_packet(f.data(), uint32_t(f.size()), true, &p),
+                  roce::ParseResult::ok);
         out.push_back({p.bth.opcode, p.dscp});
     }
     return out;

@@ -133,7 +133,8 @@ TEST(SimRoce, OneFlowFctIsExact) {
 TEST(SimRoce, OneFlowAloneHasSlowdownExactlyOne) {
     const std::string topo =
         "topology: {type: star, hosts: 2, link_rate: 8Gbps, link_delay: 1us}\n"
-        "qos_profile: " + qos_path() + "\n";
+        "qos_profile: " +
+        qos_path() + "\n";
     const std::string flow = "roce_flows:\n  - {src: 0, dst: 1, size: 1000000}\n";
     const uint64_t bytes = 1098 + 999 * 1082;  // wire bytes, 1 ns each
     {

@@ -348,10 +348,10 @@ TEST(QosConfig, EcnDepthDefaultsPerEngineAndIsValidated) {
     EXPECT_EQ(build_qos_plan(load_qos_string(s, "q.yaml"), sim).ports[0].ecn_depth,
               EcnDepth::queue_and_tx_ring);
     s = base();
-    EXPECT_EQ(error_of(s.replace(s.find("pfc_enable: \"3\""), 15,
-                                 "pfc_enable: \"3\", ecn_depth: ring")),
-              "q.yaml: PORT_QOS_MAP.default.ecn_depth: 'ring' is not one of queue_and_tx_ring, "
-              "queue");
+    EXPECT_EQ(
+        error_of(s.replace(s.find("pfc_enable: \"3\""), 15, "pfc_enable: \"3\", ecn_depth: ring")),
+        "q.yaml: PORT_QOS_MAP.default.ecn_depth: 'ring' is not one of queue_and_tx_ring, "
+        "queue");
 }
 
 TEST(QosConfig, NamedEntriesBeatDefaultAndUnknownPortsAreErrors) {

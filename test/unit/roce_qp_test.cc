@@ -274,7 +274,8 @@ TEST(FlowResults, PathIdealFctByHand) {
     std::vector<PathLink> up = {{8'000'000'000, 0}, {16'000'000'000, 0}};
     EXPECT_EQ(path_ideal_fct_ns(3000, 1000, up), 3262u + 541 + 86 + 43);
     // One packet: its transmission on every link.
-    EXPECT_EQ(path_ideal_fct_ns(100, 1000, two), uint64_t(write_wire_bytes(100, true)) * 2 + 4000 + 2 * 86);
+    EXPECT_EQ(path_ideal_fct_ns(100, 1000, two),
+              uint64_t(write_wire_bytes(100, true)) * 2 + 4000 + 2 * 86);
     // The base RTT of the one-link path: 2 us and one ACK, beyond the bytes at line rate.
     EXPECT_EQ(path_ideal_fct_ns(2000, 1000, one) - ideal_fct_ns(2000, 1000, 8'000'000'000, 0),
               2086u);
@@ -284,8 +285,8 @@ TEST(FlowResults, PathIdealFctByHand) {
 // has sent k-1 and packet k has arrived), on random paths, sizes and MTUs, at rates where every
 // transmission is a whole number of ps.
 TEST(FlowResults, PathIdealFctEqualsAPacketByPacketTandem) {
-    const uint64_t rates[] = {8'000'000'000, 10'000'000'000, 16'000'000'000, 25'000'000'000,
-                              40'000'000'000, 100'000'000'000};
+    const uint64_t rates[] = {8'000'000'000,  10'000'000'000, 16'000'000'000,
+                              25'000'000'000, 40'000'000'000, 100'000'000'000};
     std::mt19937_64 rng(17);
     for (int trial = 0; trial < 500; trial++) {
         std::vector<PathLink> links(1 + rng() % 5);
@@ -298,8 +299,8 @@ TEST(FlowResults, PathIdealFctEqualsAPacketByPacketTandem) {
             uint64_t free = 0;
             for (uint64_t k = 0; k < n; k++) {
                 const uint32_t payload = uint32_t(k + 1 < n ? mtu : size - (n - 1) * mtu);
-                const uint64_t w = write_wire_bytes(payload, k == 0) * 8'000'000'000'000ull /
-                                   links[h].rate_bps;
+                const uint64_t w =
+                    write_wire_bytes(payload, k == 0) * 8'000'000'000'000ull / links[h].rate_bps;
                 const uint64_t arrived = h == 0 ? 0 : done[k] + links[h - 1].delay_ps;
                 free = std::max(free, arrived) + w;
                 done[k] = free;
