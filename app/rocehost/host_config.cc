@@ -175,8 +175,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     };
     if (auto w = root["workload"]) {
         L.check_keys(w, "workload",
-                     {"pattern", "seed", "size", "count", "start_us", "interval_us", "pairs",
-                      "senders", "receiver", "cdf", "load", "duration_ms"});
+                     {"pattern", "seed", "size", "count", "start_us", "interval_us", "stagger_us",
+                      "pairs", "senders", "receiver", "cdf", "load", "duration_ms"});
         try {
             if (w["pattern"])
                 W.pattern = roce::parse_pattern(L.string(w["pattern"], "workload.pattern"));
@@ -194,6 +194,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         if (w["count"]) W.count = uint32_t(L.integer(w["count"], "workload.count", 0, 1'000'000));
         if (w["start_us"]) W.start_ns = L.us_as_ns(w["start_us"], "workload.start_us");
         if (w["interval_us"]) W.interval_ns = L.us_as_ns(w["interval_us"], "workload.interval_us");
+        if (w["stagger_us"]) W.stagger_ns = L.us_as_ns(w["stagger_us"], "workload.stagger_us");
         if (w["receiver"]) W.receiver = hidx(w["receiver"], "workload.receiver");
         if (auto s = w["senders"]) {
             if (!s.IsSequence()) L.fail("workload.senders", "expected a list of host names");

@@ -27,6 +27,15 @@ enum class SchedType : uint8_t { strict, dwrr };
 // Where a queue's ECN decision is taken: on the depth a packet sees when it leaves (dequeue,
 // fresher feedback) or when it arrives (enqueue).
 enum class MarkPoint : uint8_t { dequeue, enqueue };
+// What the ECN marker takes as a queue's depth. The port's TX ring (TxRingModel, the wire bytes
+// posted to the device and not yet sent) is backlog too: every packet waits behind it, and an
+// ASIC, which has no such ring, counts those bytes in its queue. `queue` leaves them out, so a
+// congested port marks only once the queue alone reaches Kmin - at a port backlog of Kmin +
+// the ring (up to tx_ring_bytes: 25 KB at 10G, 250 KB at 100G by default).
+enum class EcnDepth : uint8_t {
+    queue_and_tx_ring,  // the queue's bytes + the port's TX ring bytes at the decision
+    queue,              // the queue's bytes only
+};
 
 // Ingress classification of one port.
 struct PortQos {
@@ -127,6 +136,7 @@ struct PortQosPlan {
     bool shaper = true;               // false: no token bucket (the TX ring cap still applies)
     uint32_t shaper_burst_bytes = 0;  // token bucket depth, wire bytes
     uint32_t tx_ring_bytes = 0;       // cap on wire bytes in the device TX ring (0: no cap)
+    EcnDepth ecn_depth = EcnDepth::queue_and_tx_ring;  // what the ECN marker sees (PORT_QOS_MAP)
     // PFC (doc/pfc.md). Priority p is TC p: it is lossless when pfc_enable has bit p, and it
     // pauses queue cls.tc_to_queue[p] of this port.
     std::array<PgPlan, kNumPg> pgs;

@@ -349,11 +349,10 @@ class Loader : YamlReader {
 
     QosPortEntry parse_port(const Entry &row, const std::string &p) {
         check_name(row.key, p);
-        auto f =
-            fields(row.value, p,
-                   {"trust", "dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map", "tc_to_pg_map",
-                    "pfc_enable", "default_tc", "shaper", "shaper_burst_bytes", "tx_ring_bytes",
-                    "pfc_quanta", "pause", "cable_length"});
+        auto f = fields(row.value, p,
+                        {"trust", "dscp_to_tc_map", "dot1p_to_tc_map", "tc_to_queue_map",
+                         "tc_to_pg_map", "pfc_enable", "default_tc", "shaper", "shaper_burst_bytes",
+                         "tx_ring_bytes", "ecn_depth", "pfc_quanta", "pause", "cable_length"});
         QosPortEntry e;
         e.port = row.key;
         if (auto *n = find(f, "dscp_to_tc_map"))
@@ -386,6 +385,12 @@ class Loader : YamlReader {
         if (auto *n = find(f, "tx_ring_bytes")) {
             e.tx_ring_bytes = uint32_t(integer(*n, at(p, "tx_ring_bytes"), 0, uint32_t(1) << 30));
             e.tx_ring_unlimited = e.tx_ring_bytes == 0;
+        }
+        if (auto *n = find(f, "ecn_depth")) {
+            e.ecn_depth = enumeration<EcnDepth>(
+                *n, at(p, "ecn_depth"),
+                {{"queue_and_tx_ring", EcnDepth::queue_and_tx_ring}, {"queue", EcnDepth::queue}});
+            e.ecn_depth_set = true;
         }
         if (auto *n = find(f, "pfc_quanta"))
             e.pfc_quanta = uint16_t(integer(*n, at(p, "pfc_quanta"), 1, 0xFFFF));
@@ -718,6 +723,7 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
         pp.tx_ring_bytes = e->tx_ring_unlimited ? 0
                            : e->tx_ring_bytes   ? e->tx_ring_bytes
                                                 : default_port_burst_bytes(pp.rate_bps);
+        pp.ecn_depth = e->ecn_depth_set ? e->ecn_depth : port.ecn_depth;
         for (unsigned q = 0; q < kNumQueues; q++) {
             QueuePlan &qp = pp.queues[q];
             for (unsigned tc = 0; tc < kNumTc; tc++)
@@ -747,6 +753,16 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
                 reserved[size_t(qp.pool)] += b.size_bytes;
             }
         }
+        const bool marks =
+            std::any_of(pp.queues.begin(), pp.queues.end(), [](auto &q) { return q.ecn; });
+        if (marks && pp.ecn_depth == EcnDepth::queue && port.ecn_depth != EcnDepth::queue &&
+            pp.tx_ring_bytes)
+            plan.warnings.push_back(
+                "PORT_QOS_MAP." + e->port + ".ecn_depth: queue: port " + port.name +
+                "'s TX ring (up to " + std::to_string(pp.tx_ring_bytes) +
+                " bytes) is backlog the ECN marker does not see: marks start at a port "
+                "backlog of up to Kmin + " +
+                std::to_string(pp.tx_ring_bytes) + " bytes");
         build_pfc(cfg, *e, port, ingress_index, pp, plan.warnings);
         plan.ports.push_back(std::move(pp));
     }

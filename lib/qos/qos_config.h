@@ -78,6 +78,8 @@ struct QosPortEntry {
     uint32_t shaper_burst_bytes = 0;  // 0: automatic
     uint32_t tx_ring_bytes = 0;       // 0: automatic
     bool tx_ring_unlimited = false;
+    bool ecn_depth_set = false;  // ecn_depth given; otherwise the port's default (QosPortInfo)
+    EcnDepth ecn_depth = EcnDepth::queue_and_tx_ring;
     // PFC (doc/pfc.md).
     uint16_t pfc_quanta = 0xFFFF;   // pause time the switch advertises
     bool honor_pause = false;       // 802.3x global PAUSE: honor (ports without PFC) or ignore
@@ -140,6 +142,10 @@ struct QosPortInfo {
     uint64_t speed_mbps = 10000;
     uint32_t mtu = 1500;  // L3 MTU (headroom calculation)
     uint16_t burst = 32;  // worker RX burst (headroom calculation)
+    // PORT_QOS_MAP ecn_depth when the entry does not say: the switch's ports have a device TX
+    // ring whose bytes are backlog; the simulator's (sim_qos_plan) have none - its ring model
+    // holds only the frame on the wire, which an ASIC's queue depth does not count either.
+    EcnDepth ecn_depth = EcnDepth::queue_and_tx_ring;
 };
 
 QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports);

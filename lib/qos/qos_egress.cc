@@ -98,12 +98,15 @@ void TrafficManager::init(const std::string &name) {
                        bit(qp.ecn, Queue::kEcn) |
                        bit(qp.ecn && qp.mark_point == MarkPoint::enqueue, Queue::kMarkEnq) |
                        bit(qp.ecn && qp.mark_point == MarkPoint::dequeue, Queue::kMarkDeq) |
-                       bit(qp.drop.enabled && !qp.lossless, Queue::kDrop);
+                       bit(qp.drop.enabled && !qp.lossless, Queue::kDrop) |
+                       bit(qp.ecn && pp.ecn_depth == EcnDepth::queue_and_tx_ring, Queue::kMarkRing);
             qu.reserved = qp.reserved_bytes;
             qu.dynamic_th = qp.dynamic_th;
             qu.static_th = qp.static_th_bytes;
             qu.mark_min = qp.mark.min_bytes;
             qu.drop_min = qp.drop.min_bytes;
+            if ((qu.flags & Queue::kMarkEnq) && (qu.flags & Queue::kMarkRing))
+                port->mark_enq_ring = true;
         }
         port->sched = DwrrScheduler(pp.queues, plan_.dwrr_quantum_bytes);
         port->shaper = TokenBucket(pp.shaper ? pp.rate_bps : 0, pp.shaper_burst_bytes);
@@ -252,7 +255,7 @@ QosEgress::~QosEgress() {
     discard_all(DropReason::port_stopped);
 }
 
-void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
+void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
     if (port >= tm_.n_ports()) {
         // Not a port of the plan: nothing would ever send it.
         if (port < kMaxPorts) ctr_.ports[port].drops[size_t(DropReason::port_stopped)].add(n);
@@ -260,7 +263,7 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t) {
         return;
     }
     if (tm_.owner(port) == worker_) {
-        admit(port, pkts, n);
+        admit(port, pkts, n, now_ns);
         return;
     }
     rte_ring *r = tm_.ports_[port]->handoff;
@@ -393,9 +396,10 @@ struct QosEgress::PgCharge {
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
 }
 
-// Admission of a burst for an owned port: per packet its queue, the verdict (admission()),
-// then a drop (counted, freed in bulk) or a slot; counters once per burst and queue.
-void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
+// Admission of a burst for an owned port at `now_ns`: per packet its queue, the verdict
+// (admission()), then a drop (counted, freed in bulk) or a slot; counters once per burst and
+// queue.
+void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
     using Queue = TrafficManager::Queue;
     TrafficManager::Port &ps = *tm_.ports_[port];
     PortQosStats &st = *tm_.stats_[port];
@@ -416,6 +420,13 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
     // TC -> queue of this port, resolved once per burst.
     std::array<Queue *, kNumTc> by_tc;
     for (unsigned tc = 0; tc < kNumTc; tc++) by_tc[tc] = &ps.q[to_queue[tc]];
+    // Enqueue marking with ecn_depth queue_and_tx_ring: what the TX ring holds now is ahead of
+    // every packet of the burst (nothing leaves for the ring during admission).
+    uint64_t ring_ahead = 0;
+    if (ps.mark_enq_ring) {
+        ps.ring.drain(now_ns);
+        ring_ahead = ps.ring.inflight_bytes();
+    }
 
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
@@ -449,8 +460,9 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n) {
             }
             continue;
         }
-        if ((q.flags & Queue::kMarkEnq) && ect && q.bytes >= q.mark_min &&
-            wred(q.plan->mark, q.bytes) && ecn_mark(m, meta)) {
+        const uint64_t depth = q.bytes + (q.flags & Queue::kMarkRing ? ring_ahead : 0);
+        if ((q.flags & Queue::kMarkEnq) && ect && depth >= q.mark_min &&
+            wred(q.plan->mark, depth) && ecn_mark(m, meta)) {
             t_marked[to_queue[tc]]++;
             ecn_ip = meta->ecn | 4u;
         }
@@ -490,7 +502,7 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     // Other workers' packets first, so that they are scheduled in this same flush; then the
     // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
     // admissions and departures (its frames go out ahead of every queued packet).
-    for (uint16_t p : owned_) drain_handoff(p);
+    for (uint16_t p : owned_) drain_handoff(p, now_ns);
     uint32_t sent = 0;
     for (uint16_t p : owned_) sent += service(p, now_ns);
     ipool_valid_ = 0;
@@ -499,7 +511,7 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     return sent;
 }
 
-void QosEgress::drain_handoff(uint16_t port) {
+void QosEgress::drain_handoff(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     if (!ps.handoff) return;
     // Bounded by the ring size, so that producers cannot keep the owner here forever.
@@ -508,7 +520,7 @@ void QosEgress::drain_handoff(uint16_t port) {
         unsigned k = rte_ring_sc_dequeue_burst(ps.handoff, reinterpret_cast<void **>(in),
                                                kHandoffBurst, nullptr);
         if (!k) break;
-        admit(port, in, uint16_t(k));
+        admit(port, in, uint16_t(k), now_ns);
         taken += k;
     }
 }
@@ -669,6 +681,10 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
     const bool mark = q.flags & TrafficManager::Queue::kMarkDeq;
     const uint64_t mark_min = q.mark_min;
+    // ecn_depth queue_and_tx_ring: the ring's bytes ahead of the frame being taken (it only
+    // grows during a service pass: drain() ran at its start); ring_w_mask 0 keeps it at 0.
+    const uint32_t ring_w_mask = q.flags & TrafficManager::Queue::kMarkRing ? ~0u : 0u;
+    uint64_t ring_ahead = ring_w_mask ? ring.inflight_bytes() : 0;
     const uint32_t head0 = q.head;
     const uint64_t bytes0 = q.bytes;
     // The run ends at the queue's tail or the burst's end, whichever comes first.
@@ -700,14 +716,15 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         }
         bytes -= s.len;
         // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
-        if (mark && bytes >= mark_min) {
+        if (mark && bytes + ring_ahead >= mark_min) {
             const unsigned ecn = s.ecn_ip & 3;
             if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
-                wred(q.plan->mark, bytes) && ecn_mark(s.m, meta_of(s.m)))
+                wred(q.plan->mark, bytes + ring_ahead) && ecn_mark(s.m, meta_of(s.m)))
                 marked++;
         }
         shaper.consume(w);
         ring.add(w);  // taken back by the caller for what the device refuses
+        ring_ahead += w & ring_w_mask;
         out[k++] = s.m;
         if (head == lim || !shaper.ready()) break;
     }

@@ -21,14 +21,17 @@
 //   never WRED, never a threshold; lossy queue: reserved bytes always, beyond them the dynamic
 //   threshold alpha x free shared bytes (alpha = 2^dynamic_th) or the static threshold, and the
 //   pool (buffer_full); then WRED: Not-ECT (or ECT without ECN) on the drop curve (wred_drop);
-//   ECT with ECN marked CE on the marking curve if the queue marks at enqueue.
+//   ECT with ECN marked CE on the marking curve if the queue marks at enqueue. The marker's depth
+//   is the queue's bytes plus, with PORT_QOS_MAP ecn_depth queue_and_tx_ring (the switch's
+//   default), the wire bytes the port's TX ring model holds at that instant (plan.h EcnDepth).
 // Flush, per owned port: drain the handoff ring; retry frames the device refused last time;
 //   then while a queue is eligible (non-empty, not paused), the shaper has credit and the TX ring
 //   model has room: pick (strict, then DWRR), dequeue, mark CE on the marking curve at the depth
-//   left behind (dequeue marking), hand bursts to PortIo::tx_burst. Frames leave in runs: after
-//   a pick, the same queue is served while pick() would choose it again unchanged (strict: until
-//   empty; DWRR: while its deficit covers the head frame), with its state in locals and the
-//   accounting charged once per run - the same schedule as one pick per frame.
+//   left behind (dequeue marking: the queue's bytes behind the packet, plus the TX ring's bytes
+//   ahead of it with ecn_depth queue_and_tx_ring), hand bursts to PortIo::tx_burst. Frames leave in
+//   runs: after a pick, the same queue is served while pick() would choose it again unchanged
+//   (strict: until empty; DWRR: while its deficit covers the head frame), with its state in locals
+//   and the accounting charged once per run - the same schedule as one pick per frame.
 //
 // PFC lives in PfcEngine (qos/pfc_engine.h, doc/pfc.md). The owner's flush calls it per port:
 //   honor() gives the queues paused by received PFC/PAUSE (and runs the watchdog, which may
@@ -157,11 +160,12 @@ class TrafficManager final : public Injector {
         enum : uint32_t {
             kLossless = 1,
             kDynamic = 2,
-            kEcn = 4,       // ECT packets are marked, never WRED-dropped
-            kMarkEnq = 8,   // kEcn and marking at enqueue
-            kMarkDeq = 16,  // kEcn and marking at dequeue
-            kDrop = 32,     // drop curve on (lossy queues only)
+            kEcn = 4,         // ECT packets are marked, never WRED-dropped
+            kMarkEnq = 8,     // kEcn and marking at enqueue
+            kMarkDeq = 16,    // kEcn and marking at dequeue
+            kDrop = 32,       // drop curve on (lossy queues only)
             kStormDrop = 64,  // PFC watchdog: stormed with action drop (PfcQueues::storm_drop)
+            kMarkRing = 128,  // kEcn and the marker's depth includes the port's TX ring
         };
         uint32_t flags = 0;  // kLossless.. below, kStormDrop
         uint32_t reserved = 0;
@@ -188,6 +192,7 @@ class TrafficManager final : public Injector {
         std::array<rte_mbuf *, 256> staged{};  // taken from the queues, refused by the device
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
+        bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
         rte_ring *handoff = nullptr;
         alignas(kCacheLine) std::atomic<uint8_t> paused{0};
         std::atomic<uint32_t> wm_epoch{0};
@@ -241,7 +246,7 @@ class QosEgress final : public Egress {
 
   private:
     // Admission (enqueue, handoff drain): per packet admission(), counters per burst.
-    void admit(uint16_t port, rte_mbuf **pkts, uint16_t n);
+    void admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     struct PgCharge;  // a burst's PG bytes, charged per run of one (ingress port, PG)
     QueueDrop admission(const TrafficManager::Queue &q, const TrafficManager::Pool *pool,
                         uint32_t len, uint64_t after, uint64_t excess, uint64_t delta,
@@ -249,7 +254,7 @@ class QosEgress final : public Egress {
     void commit_admitted(uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
                          const std::array<uint64_t, kNumQueues> &bytes0,
                          const std::array<uint32_t, kNumQueues> &marked);
-    void drain_handoff(uint16_t port);
+    void drain_handoff(uint16_t port, uint64_t now_ns);
     // The PFC engine's two calls per owned port and flush, through the narrow interfaces it
     // asks for (qos/pfc_engine.h): honoring in (the paused queues), generation out.
     struct PfcQueuesOf;  // PfcQueues over one owned port's queues

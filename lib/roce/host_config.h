@@ -28,14 +28,22 @@ struct HostConfig {
     bool local() const { return !device.empty(); }
 };
 
+// The classes of the frames a host sends: a DSCP (on the wire) and a priority (the PFC
+// priority that pauses it; frames carry no VLAN tag). Defaults: NVIDIA's RoCE convention (data
+// DSCP 26 / priority 3, lossless; CNP DSCP 48 / priority 6, which config/qos/nvidia-roce.yaml
+// maps to strict TC 6) and ConnectX's ACKs, which belong to the QP's traffic class: they leave
+// and pause with the data. HPCC's ns-3 hosts send ACKs on a class of their own, never paused:
+// ack_dscp 48, ack_priority 6 puts them with the CNPs.
 struct TrafficConfig {
     uint8_t data_dscp = 26;
     Ecn data_ecn = Ecn::ect0;
     uint8_t data_priority = 3;  // 802.1p priority of the data QPs (PFC pauses it)
     uint8_t cnp_dscp = 48;
     uint8_t cnp_priority = 6;
-    uint8_t ack_dscp = 26;
-    uint8_t pfc_mask = 1 << 3;  // priorities honored as lossless
+    uint8_t ack_dscp = 26;                // ACK/NAK, Not-ECT
+    std::optional<uint8_t> ack_priority;  // ACK/NAK; unset: data_priority
+    uint8_t pfc_mask = 1 << 3;            // priorities honored as lossless
+    uint8_t ack_prio() const { return ack_priority.value_or(data_priority); }
 };
 
 struct RunConfig {

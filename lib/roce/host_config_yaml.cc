@@ -24,12 +24,13 @@ void read_traffic_section(const YamlReader &r, const YAML::Node &t, const std::s
     const std::string w = path + ".";
     r.fields(t, path,
              {"data_dscp", "data_ecn", "data_priority", "cnp_dscp", "cnp_priority", "ack_dscp",
-              "pfc_priorities"});
+              "ack_priority", "pfc_priorities"});
     if (t["data_dscp"]) T.data_dscp = uint8_t(r.integer(t["data_dscp"], w + "data_dscp", 0, 63));
     if (t["ack_dscp"]) T.ack_dscp = uint8_t(r.integer(t["ack_dscp"], w + "ack_dscp", 0, 63));
     if (t["cnp_dscp"]) T.cnp_dscp = uint8_t(r.integer(t["cnp_dscp"], w + "cnp_dscp", 0, 63));
     if (t["data_priority"]) T.data_priority = priority(r, t["data_priority"], w + "data_priority");
     if (t["cnp_priority"]) T.cnp_priority = priority(r, t["cnp_priority"], w + "cnp_priority");
+    if (t["ack_priority"]) T.ack_priority = priority(r, t["ack_priority"], w + "ack_priority");
     if (t["data_ecn"])
         T.data_ecn = r.enumeration<Ecn>(t["data_ecn"], w + "data_ecn",
                                         {{"ect0", Ecn::ect0},

@@ -250,8 +250,10 @@ std::vector<FlowResult> flow_results(const HostSet &hs) {
         r.start_ns = fl.start_ns;
         r.finish_ns = fl.finish_ns;
         r.completed = fl.done;
-        r.ideal_ns = ideal_fct_ns(fl.spec.size_bytes, cfg.run.mtu, h.cfg.line_rate_bps,
-                                  cfg.run.base_rtt_ns, h.cfg.ip.addr.is_v6);
+        r.ideal_ns = fl.spec.ideal_ns
+                         ? fl.spec.ideal_ns
+                         : ideal_fct_ns(fl.spec.size_bytes, cfg.run.mtu, h.cfg.line_rate_bps,
+                                        cfg.run.base_rtt_ns, h.cfg.ip.addr.is_v6);
         r.retransmitted = fl.qp.retransmitted();
         results.push_back(r);
     }

@@ -331,7 +331,7 @@ void HostSet::handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now)
             l.ecn = Ecn::not_ect;
             l.udp_src = udp_src_port_for_qp(fold(h.cfg.ip.addr), p.bth.dest_qp);
             send_ctl(h, ack_spec(l, p.bth.dest_qp, a.psn, a.syndrome, a.msn),
-                     cfg_.traffic.data_priority);
+                     cfg_.traffic.ack_prio());
         }
         return;
     }
@@ -400,13 +400,16 @@ void HostSet::on_rx(size_t host, rte_mbuf **pkts, uint16_t n, uint64_t now) {
 uint32_t HostSet::flush_ctl(Host &h, uint64_t now) {
     if (h.ctl.empty()) return 0;
     rte_mbuf *out[kBurst];
+    uint8_t prio[kBurst];
     uint16_t n = 0;
     size_t keep = 0;
     for (size_t i = 0; i < h.ctl.size(); i++) {
-        if (n < kBurst && !h.pause.paused(h.ctl[i].prio, now))
+        if (n < kBurst && !h.pause.paused(h.ctl[i].prio, now)) {
+            prio[n] = h.ctl[i].prio;
             out[n++] = h.ctl[i].m;
-        else
+        } else {
             h.ctl[keep++] = h.ctl[i];
+        }
     }
     h.ctl.resize(keep);
     uint16_t sent = io_.tx_burst(h.port, 0, out, n);
@@ -415,11 +418,12 @@ uint32_t HostSet::flush_ctl(Host &h, uint64_t now) {
                        h.cfg.line_rate_bps, now);
         h.c.tx_frames++;
     }
-    // What the device refused goes back to the front, in order.
+    // What the device refused goes back to the front, in order, in its class (a pause that
+    // arrives before the retry holds it).
     if (sent < n) {
         h.c.tx_retries++;
         std::vector<Host::Ctl> rest;
-        for (uint16_t i = sent; i < n; i++) rest.push_back({out[i], 0});
+        for (uint16_t i = sent; i < n; i++) rest.push_back({out[i], prio[i]});
         h.ctl.insert(h.ctl.begin(), rest.begin(), rest.end());
     }
     return sent;

@@ -28,6 +28,54 @@ uint64_t ideal_fct_ns(uint64_t size, uint32_t mtu, uint64_t rate_bps, uint64_t b
     return uint64_t((unsigned __int128)bytes * 8 * 1'000'000'000ull / rate_bps) + base_rtt_ns;
 }
 
+uint64_t path_ideal_fct_ns(uint64_t size, uint32_t mtu, std::span<const PathLink> links,
+                           bool ipv6) {
+    if (links.empty() || mtu == 0) return 0;
+    for (const PathLink &l : links)
+        if (!l.rate_bps) return 0;
+    // Columns of the grid: the first packet (RETH), then the full middle ones, then the last;
+    // the middle ones form at most two single columns (where a staircase may turn) around a
+    // block that a staircase crosses on one row (the block's packets are equal, so a turn
+    // inside it is never better than at its ends).
+    const uint64_t n = size ? (size + mtu - 1) / mtu : 1;
+    struct Col {
+        uint64_t packets, wire;
+        bool turn;  // a staircase may go down here
+    };
+    std::vector<Col> cols;
+    cols.push_back(
+        {1, write_wire_bytes(uint32_t(std::min<uint64_t>(size, mtu)), true, ipv6), true});
+    if (n >= 2) {
+        const uint64_t mid = n - 2, wm = write_wire_bytes(mtu, false, ipv6);
+        if (mid >= 1) cols.push_back({1, wm, true});
+        if (mid >= 3) cols.push_back({mid - 2, wm, false});
+        if (mid >= 2) cols.push_back({1, wm, true});
+        cols.push_back({1, write_wire_bytes(uint32_t(size - (n - 1) * mtu), false, ipv6), true});
+    }
+    const auto ps = [](uint64_t bytes, uint64_t rate) {
+        return uint64_t((unsigned __int128)bytes * 8'000'000'000'000ull / rate);
+    };
+    // best[c]: the longest staircase from (link 0, column 0) to (current link, column c).
+    std::vector<uint64_t> best(cols.size(), 0);
+    for (size_t h = 0; h < links.size(); h++) {
+        for (size_t c = 0; c < cols.size(); c++) {
+            const uint64_t w = ps(cols[c].packets * cols[c].wire, links[h].rate_bps);
+            uint64_t from = 0;
+            bool any = false;
+            if (h > 0 && cols[c].turn) from = best[c], any = true;  // down from the link before
+            if (c > 0 && best[c - 1] > from) from = best[c - 1], any = true;  // along this link
+            if (h == 0 && c == 0) any = true;
+            best[c] = any ? from + w : 0;
+        }
+    }
+    uint64_t t = best.back();
+    const uint32_t ack =
+        std::max<uint32_t>(14 + (ipv6 ? 40 : 20) + 8 + kBthLen + kAethLen + kIcrcLen, 60) +
+        kWireOverheadBytes;
+    for (const PathLink &l : links) t += 2 * l.delay_ps + ps(ack, l.rate_bps);
+    return t / 1000;
+}
+
 namespace {
 
 double nearest_rank(const std::vector<double> &sorted, double q) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,12 @@ struct FlowResult {
     uint64_t retransmitted = 0;
     bool completed = false;
     uint64_t fct_ns() const { return completed ? finish_ns - start_ns : 0; }
+    // FCT / ideal, at least 1 (as HPCC's analysis clamps it: an ideal is a model, and a flow
+    // can beat it by the rounding of a clock); 0 when not completed or no ideal is known.
     double slowdown() const {
-        return completed && ideal_ns ? double(fct_ns()) / double(ideal_ns) : 0;
+        if (!completed || !ideal_ns) return 0;
+        const double s = double(fct_ns()) / double(ideal_ns);
+        return s < 1 ? 1 : s;
     }
 };
 
@@ -30,6 +35,24 @@ uint32_t write_wire_bytes(uint32_t payload, bool first, bool ipv6 = false);
 // Time to send `size` bytes segmented at `mtu` at `rate_bps`, plus `base_rtt_ns`.
 uint64_t ideal_fct_ns(uint64_t size, uint32_t mtu, uint64_t rate_bps, uint64_t base_rtt_ns,
                       bool ipv6 = false);
+
+// One link of a path, in the direction of the data.
+struct PathLink {
+    uint64_t rate_bps = 0;
+    uint64_t delay_ps = 0;
+};
+
+// The FCT of a WRITE of `size` bytes alone on an idle store-and-forward path `links` (sender to
+// receiver; the ACK returns over the same links): its packets leave back to back at the first
+// link's rate, each switch forwards a packet once it has all of it (no processing time), and
+// the FCT ends when the ACK of the last packet reaches the sender. That is the maximum, over
+// the monotone staircases of the (link, packet) grid, of the packets' transmission times on the
+// links they are counted on (a tandem of FIFO links), plus the links' delays, plus the ACK's
+// transmission and delay on every link back. Exact in integer ps (each transmission time
+// floored), returned as whole ns (floored, as the sender's clock reads the ACK). Its part
+// beyond the flow's bytes at the bottleneck rate is the path's base RTT.
+uint64_t path_ideal_fct_ns(uint64_t size, uint32_t mtu, std::span<const PathLink> links,
+                           bool ipv6 = false);
 
 struct SlowdownBucket {
     std::string label;

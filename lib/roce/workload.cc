@@ -100,16 +100,17 @@ std::vector<FlowSpec> generate_workload(const WorkloadSpec &w) {
             throw std::invalid_argument("host index " + std::to_string(h) + " out of range (" +
                                         std::to_string(w.n_hosts) + " hosts)");
     };
-    auto fixed = [&](uint32_t s, uint32_t d) {
+    auto fixed = [&](uint32_t s, uint32_t d, uint64_t start) {
         check_host(s);
         check_host(d);
         if (s == d) throw std::invalid_argument("a flow from a host to itself");
         for (uint32_t k = 0; k < w.count; k++)
-            flows.push_back({0, s, d, w.size_bytes, w.start_ns + k * w.interval_ns});
+            flows.push_back({0, s, d, w.size_bytes, start + k * w.interval_ns});
     };
     switch (w.pattern) {
         case Pattern::pairs:
-            for (auto [s, d] : w.pairs) fixed(s, d);
+            for (size_t i = 0; i < w.pairs.size(); i++)
+                fixed(w.pairs[i].first, w.pairs[i].second, w.start_ns + i * w.stagger_ns);
             break;
         case Pattern::incast: {
             check_host(w.receiver);
@@ -117,13 +118,14 @@ std::vector<FlowSpec> generate_workload(const WorkloadSpec &w) {
             if (senders.empty())
                 for (uint32_t h = 0; h < w.n_hosts; h++)
                     if (h != w.receiver) senders.push_back(h);
-            for (uint32_t s : senders) fixed(s, w.receiver);
+            for (size_t i = 0; i < senders.size(); i++)
+                fixed(senders[i], w.receiver, w.start_ns + i * w.stagger_ns);
             break;
         }
         case Pattern::all_to_all:
             for (uint32_t s = 0; s < w.n_hosts; s++)
                 for (uint32_t d = 0; d < w.n_hosts; d++)
-                    if (s != d) fixed(s, d);
+                    if (s != d) fixed(s, d, w.start_ns);
             break;
         case Pattern::permutation: {
             if (w.n_hosts < 2) throw std::invalid_argument("a permutation needs 2 or more hosts");
@@ -131,7 +133,7 @@ std::vector<FlowSpec> generate_workload(const WorkloadSpec &w) {
             std::vector<uint32_t> perm(w.n_hosts);
             for (uint32_t i = 0; i < w.n_hosts; i++) perm[i] = i;
             for (uint32_t i = w.n_hosts - 1; i > 0; i--) std::swap(perm[i], perm[rng.below(i)]);
-            for (uint32_t s = 0; s < w.n_hosts; s++) fixed(s, perm[s]);
+            for (uint32_t s = 0; s < w.n_hosts; s++) fixed(s, perm[s], w.start_ns);
             break;
         }
         case Pattern::cdf: {

@@ -56,6 +56,9 @@ struct FlowSpec {
     uint32_t src = 0, dst = 0;  // host indexes
     uint64_t size_bytes = 0;
     uint64_t start_ns = 0;  // from the start of the run
+    // The flow's ideal FCT when its path is known (rocesim: roce/results.h path_ideal_fct_ns);
+    // 0: its bytes at the sender's line rate + the configured base RTT.
+    uint64_t ideal_ns = 0;
 };
 
 enum class Pattern { pairs, incast, all_to_all, permutation, cdf };
@@ -68,6 +71,7 @@ struct WorkloadSpec {
     uint32_t count = 1;             // flows per sender (or per pair)
     uint64_t start_ns = 0;          // first flow start
     uint64_t interval_ns = 0;       // between a sender's successive fixed-size flows
+    uint64_t stagger_ns = 0;        // pairs, incast: the i-th pair/sender starts i x this later
     std::vector<std::pair<uint32_t, uint32_t>> pairs;  // pairs
     std::vector<uint32_t> senders;  // incast (empty: every host but the receiver)
     uint32_t receiver = 0;          // incast

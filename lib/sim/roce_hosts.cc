@@ -24,6 +24,7 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     cfg_.run.exit_when_done = false;
     cfg_.run.duration_ns = UINT64_MAX;
     cfg_.run.sample_ns = R.byte_samples_ns;
+    cfg_.run.base_rtt_ns = R.base_rtt_ns.value_or(0);
     // The host's wake-ups are whole ns while the wire is in ps: 1 ns of slack keeps the line
     // and QP pacers on their exact ps schedule (a wake-up at ceil(t) does not push the next
     // packet back); the wire still serialises every frame.
@@ -69,13 +70,15 @@ uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns, int32_t job, uin
     spec.dst = uint32_t(di);
     spec.size_bytes = f.size_bytes;
     spec.start_ns = start_ns;
+    const PathInfo p = routing_.path(f.src, f.dst, s_.roce.standalone.payload_bytes);
+    if (p.reachable && !s_.roce.base_rtt_ns)
+        spec.ideal_ns = roce::path_ideal_fct_ns(f.size_bytes, s_.roce.mtu, p.links);
     const uint32_t id = hs_->add_flow(spec);
     SimFlowInfo in;
     in.src = f.src;
     in.dst = f.dst;
     in.sport = sports_.next(f.src);
     in.dport = f.dport;
-    const PathInfo p = routing_.path(f.src, f.dst, s_.roce.standalone.payload_bytes);
     in.standalone_ns = p.reachable ? standalone_fct_ns(f.size_bytes, p, s_.roce.standalone) : 0;
     in.job = job;
     in.job_flow = job_flow;

@@ -135,6 +135,7 @@ PathInfo EcmpRouting::path(uint32_t src, uint32_t dst, uint32_t payload_bytes) c
         pi.delay_ns += l.delay_ps / kPsPerNs;
         pi.tx_ns += uint64_t(payload_bytes) * 8000000000ull / l.rate_bps;
         if (l.rate_bps < pi.bottleneck_bps) pi.bottleneck_bps = l.rate_bps;
+        pi.links.push_back({l.rate_bps, l.delay_ps});
         ++pi.hops;
         u = h.neighbour;
     }

@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "roce/results.h"  // PathLink
 #include "sim/topology.h"
 
 namespace rocesw::sim {
@@ -55,6 +56,7 @@ struct PathInfo {
     uint64_t delay_ns = 0;  // sum of link delays (ns, each link's delay rounded down)
     uint64_t tx_ns = 0;     // sum over links of floor(payload * 8e9 / rate)
     uint64_t bottleneck_bps = 0;
+    std::vector<roce::PathLink> links;  // each link's rate and delay, source to destination
 };
 
 class EcmpRouting {

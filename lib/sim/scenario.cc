@@ -184,12 +184,13 @@ std::vector<uint32_t> host_list(const Reader &r, const YAML::Node &n, const std:
 void read_hosts(const Reader &r, const YAML::Node &h, RoceHostSpec &R) {
     r.check_keys(h, "hosts",
                  {"dcqcn", "traffic", "mtu", "ack_every", "window", "rto", "byte_samples",
-                  "standalone_header"});
+                  "standalone_header", "base_rtt"});
     if (h["mtu"]) R.mtu = uint32_t(r.uint(h["mtu"], "hosts.mtu", 256, 4096));
     if (h["ack_every"]) R.ack_every = uint32_t(r.uint(h["ack_every"], "hosts.ack_every", 0, 1 << 20));
     if (h["window"]) R.window = uint32_t(r.uint(h["window"], "hosts.window", 0, 1 << 24));
     if (h["rto"]) R.rto_ns = ns(r.time(h["rto"], "hosts.rto"));
     if (h["byte_samples"]) R.byte_samples_ns = ns(r.time(h["byte_samples"], "hosts.byte_samples"));
+    if (h["base_rtt"]) R.base_rtt_ns = ns(r.time(h["base_rtt"], "hosts.base_rtt"));
     if (h["standalone_header"])
         R.standalone.header_bytes =
             uint32_t(r.uint(h["standalone_header"], "hosts.standalone_header", 0, 1000));

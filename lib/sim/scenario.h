@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ struct RoceHostSpec {
     uint64_t rto_ns = 1'000'000;
     uint64_t byte_samples_ns = 0;  // flow_bytes.csv period (0: none)
     StandaloneModel standalone;
+    // flows.csv's ideal FCT: unset, each flow's from its path (roce::path_ideal_fct_ns); set,
+    // its bytes at the sender's line rate + this, as rocehost's base_rtt_us.
+    std::optional<uint64_t> base_rtt_ns;
 };
 
 struct CollectiveWorkload {

@@ -27,6 +27,9 @@ QosPlan sim_qos_plan(const QosConfig &qos, const std::vector<SimSwitchPort> &por
         // Mb/s for the headroom calculator; the exact rate is set below.
         i.speed_mbps = std::max<uint64_t>(1, (p.rate_bps + 999'999) / 1'000'000);
         i.mtu = p.mtu;
+        // No device ring: the wire takes a frame only when idle, so the ring model holds the
+        // frame being serialised, which an ASIC's queue depth (HPCC's too) does not count.
+        i.ecn_depth = EcnDepth::queue;
         info.push_back(i);
     }
     QosPlan plan = build_qos_plan(qos, info);

@@ -7,10 +7,14 @@
 //  E3 Not-ECT traffic in a lossless queue is never WRED-dropped (while a lossy queue with the
 //     same profile drops it);
 //  E4 dequeue marking marks the head of a drained burst and not its tail (enqueue marking the
-//     reverse).
+//     reverse);
+//  E6 the marker's depth includes the TX ring (ecn_depth queue_and_tx_ring, the default): with a
+//     known backlog split between queue and ring, marks start exactly at Kmin of port backlog;
+//     with ecn_depth queue they start a ring's worth later.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -90,23 +94,25 @@ void check_curve(QosFixture &f, MarkPoint point) {
 }
 
 TEST_F(QosEcn, E1DequeueMarkingFollowsTheWredCurve) {
-    start(qos_profile(wred_profile("dequeue", 20000, 80000, 50), "shaper: false, tx_ring_bytes: 0"),
+    start(qos_profile(wred_profile("dequeue", 20000, 80000, 50),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000, false, 256);
     check_curve(*this, MarkPoint::dequeue);
 }
 
 TEST_F(QosEcn, E1EnqueueMarkingFollowsTheWredCurve) {
-    start(qos_profile(wred_profile("enqueue", 20000, 80000, 50), "shaper: false, tx_ring_bytes: 0"),
+    start(qos_profile(wred_profile("enqueue", 20000, 80000, 50),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000, false, 256);
     check_curve(*this, MarkPoint::enqueue);
 }
 
 TEST_F(QosEcn, E1TheSameSeedMakesTheSameDecisions) {
     auto run = [&](uint64_t seed) {
-        start(
-            qos_profile(wred_profile("dequeue", 0, 100000, 50), "shaper: false, tx_ring_bytes: 0") +
-                "ROCESW: {seed: " + std::to_string(seed) + "}\n",
-            10000, false, 256);
+        start(qos_profile(wred_profile("dequeue", 0, 100000, 50),
+                          "shaper: false, tx_ring_bytes: 0, ecn_depth: queue") +
+                  "ROCESW: {seed: " + std::to_string(seed) + "}\n",
+              10000, false, 256);
         std::vector<bool> all;
         for (int c = 0; c < 20; c++) {
             auto m = fill_and_drain(*this, 100);
@@ -123,7 +129,8 @@ TEST_F(QosEcn, E1TheSameSeedMakesTheSameDecisions) {
 
 // E4: 30 frames of 1000 bytes, Kmin 5000, Kmax 15000, Pmax 100%.
 TEST_F(QosEcn, E4DequeueMarkingMarksTheHeadOfADrainedBurstNotItsTail) {
-    start(qos_profile(wred_profile("dequeue", 5000, 15000, 100), "shaper: false, tx_ring_bytes: 0"),
+    start(qos_profile(wred_profile("dequeue", 5000, 15000, 100),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000);
     auto m = fill_and_drain(*this, 30);
     ASSERT_EQ(m.size(), 30u);
@@ -134,12 +141,111 @@ TEST_F(QosEcn, E4DequeueMarkingMarksTheHeadOfADrainedBurstNotItsTail) {
 }
 
 TEST_F(QosEcn, E4EnqueueMarkingMarksTheTailInstead) {
-    start(qos_profile(wred_profile("enqueue", 5000, 15000, 100), "shaper: false, tx_ring_bytes: 0"),
+    start(qos_profile(wred_profile("enqueue", 5000, 15000, 100),
+                      "shaper: false, tx_ring_bytes: 0, ecn_depth: queue"),
           10000);
     auto m = fill_and_drain(*this, 30);
     ASSERT_EQ(m.size(), 30u);
     for (int k = 0; k < 5; k++) EXPECT_FALSE(m[size_t(k)]) << k;   // found < 5000 ahead
     for (int k = 15; k < 30; k++) EXPECT_TRUE(m[size_t(k)]) << k;  // found >= 15000 ahead
+}
+
+// E6: port p1 at 10 Gb/s, no shaper, a TX ring of 10240 wire bytes; frames of 976 bytes (1000
+// on the wire: 800 ns each); a step marking curve, Kmin = Kmax = K, Pmax 100 %: a frame is
+// marked exactly when the depth the marker sees is >= K.
+constexpr uint32_t kE6Frame = 976, kE6Wire = 1000, kE6Ring = 10240;
+constexpr uint64_t kE6FrameNs = 800;
+
+std::string e6_profile(const std::string &point, uint32_t k, const std::string &depth) {
+    return qos_profile(wred_profile(point, k, k, 100),
+                       "shaper: false, tx_ring_bytes: " + std::to_string(kE6Ring) +
+                           (depth.empty() ? "" : ", ecn_depth: " + depth));
+}
+
+// 40 frames wait in paused queue 1; then a flush at t0 fills the ring (10 frames: 10000 wire
+// bytes, the 11th does not fit) and a flush every 800 ns takes exactly one more (the ring has
+// drained one frame, 9000 bytes are left ahead of it). Frame i leaves (39 - i) frames in the
+// queue behind it, and finds i x 1000 (i < 10), then 9000 bytes in the ring ahead of it.
+// Returns, in departure order, whether each left marked.
+std::vector<bool> e6_drain(QosFixture &f) {
+    const int n = 40;
+    f.shared->set_paused(1, 0xFF);
+    f.send(udp4_frame(1, kEcnEct0, kE6Frame), n);
+    f.shared->set_paused(1, 0);
+    std::vector<bool> marked;
+    for (int j = 0; marked.size() < size_t(n) && j < 100; j++) {
+        const size_t before = marked.size();
+        f.egress->flush(f.now_ns);
+        for (auto &fr : f.ports->take_tx(1)) marked.push_back(ecn_of(fr) == kEcnCe);
+        EXPECT_EQ(marked.size() - before, j == 0 ? 10u : 1u) << "flush " << j;
+        f.now_ns += kE6FrameNs;
+    }
+    EXPECT_EQ(marked.size(), size_t(n));
+    return marked;
+}
+
+// Port backlog at frame i's dequeue, excluding the frame: the queue behind it (frame bytes) and
+// the ring ahead of it (wire bytes), as e6_drain schedules them.
+uint64_t e6_backlog(int i, bool ring) {
+    const uint64_t queue = uint64_t(39 - i) * kE6Frame;
+    const uint64_t in_ring = i < 10 ? uint64_t(i) * kE6Wire : 9000;
+    return queue + (ring ? in_ring : 0);
+}
+
+TEST_F(QosEcn, E6DequeueMarksStartExactlyAtKminOfQueuePlusTxRing) {
+    // K: the backlog frame 29 leaves behind: 10 frames in the queue, 9000 bytes in the ring.
+    const uint32_t k = 10 * kE6Frame + 9000;
+    start(e6_profile("dequeue", k, ""));  // the default: queue_and_tx_ring
+    ASSERT_EQ(plan.ports[1].ecn_depth, EcnDepth::queue_and_tx_ring);
+    auto m = e6_drain(*this);
+    for (int i = 0; i < 40; i++) EXPECT_EQ(m[size_t(i)], e6_backlog(i, true) >= k) << i;
+    EXPECT_TRUE(m[29]);   // leaves exactly Kmin behind
+    EXPECT_FALSE(m[30]);  // Kmin - one frame
+    EXPECT_EQ(std::count(m.begin(), m.end(), true), 30);
+    EXPECT_EQ(q(1).ecn_marked, 30u);
+}
+
+TEST_F(QosEcn, E6DequeueWithEcnDepthQueueMarksARingLater) {
+    const uint32_t k = 10 * kE6Frame + 9000;
+    start(e6_profile("dequeue", k, "queue"));
+    auto m = e6_drain(*this);
+    for (int i = 0; i < 40; i++) EXPECT_EQ(m[size_t(i)], e6_backlog(i, false) >= k) << i;
+    // Only a queue of 20 frames (19520 bytes, a port backlog of 28520) reaches K = 18760: the
+    // 9000 bytes of the ring shift the band.
+    EXPECT_TRUE(m[19]);
+    EXPECT_FALSE(m[20]);
+    EXPECT_EQ(std::count(m.begin(), m.end(), true), 20);
+}
+
+// Enqueue: 10 frames fill the ring at t0 (nothing queued, nothing marked); 800 ns later 20
+// frames arrive at once: frame j finds 9000 bytes in the ring and j frames in the queue ahead.
+std::vector<bool> e6_arrivals(QosFixture &f) {
+    f.send(udp4_frame(1, kEcnEct0, kE6Frame), 10);
+    f.egress->flush(f.now_ns);
+    EXPECT_EQ(f.ports->take_tx(1).size(), 10u);
+    f.now_ns += kE6FrameNs;
+    f.send(udp4_frame(1, kEcnEct0, kE6Frame), 20);
+    f.drain(kE6FrameNs);
+    std::vector<bool> marked;
+    for (auto &fr : f.ports->take_tx(1)) marked.push_back(ecn_of(fr) == kEcnCe);
+    EXPECT_EQ(marked.size(), 20u);
+    return marked;
+}
+
+TEST_F(QosEcn, E6EnqueueMarksStartExactlyAtKminOfQueuePlusTxRing) {
+    const uint32_t k = 9000 + 5 * kE6Frame;  // found by the 6th arrival (j = 5)
+    start(e6_profile("enqueue", k, ""));
+    auto m = e6_arrivals(*this);
+    for (int j = 0; j < 20; j++) EXPECT_EQ(m[size_t(j)], j >= 5) << j;
+    EXPECT_EQ(q(1).ecn_marked, 15u);
+}
+
+TEST_F(QosEcn, E6EnqueueWithEcnDepthQueueMarksARingLater) {
+    const uint32_t k = 9000 + 5 * kE6Frame;
+    start(e6_profile("enqueue", k, "queue"));
+    auto m = e6_arrivals(*this);
+    // j x 976 >= 13880 from j = 15 on.
+    for (int j = 0; j < 20; j++) EXPECT_EQ(m[size_t(j)], j >= 15) << j;
 }
 
 // E3: a WRED profile that drops every Not-ECT packet (Kmin = Kmax = 0) on a lossless queue (3)

@@ -18,12 +18,15 @@
 #include <vector>
 
 #include "fixture.h"
+#include "pfc/frame.h"
 #include "pkt/mbuf_meta.h"
 #include "qos/qos_config.h"
 #include "qos/qos_egress.h"
 #include "qos_fixture.h"
 #include "roce/host_results.h"
 #include "roce/host_set.h"
+#include "roce/packet.h"
+#include "roce/qp.h"
 
 namespace rocesw::test {
 namespace {
@@ -361,6 +364,144 @@ TEST_F(RoceHosts, IncastWithForcedMarkingCutsRatesByTheDcqcnFormula) {
     EXPECT_EQ(shared->queue(2, 3).ecn_marked, 128u);
     EXPECT_EQ(shared->queue(2, 3).drops_total(), 0u);
     EXPECT_EQ(total_drops(), 0u);
+}
+
+// --- Control-frame classes (ACK/NAK, CNP) under PFC, at one host -----------------------------
+//
+// Receiver h2 alone (local host 0 of its HostSet, on a port that records what it sends and can
+// refuse it). Frames are pushed with on_rx: a PFC frame pausing priority 3 (data) for 0xFFFF
+// quanta (3.36 ms at 10 Gb/s), then a CE-marked WRITE-only packet from h0 asking for an ACK.
+class CapturePort final : public PortIo {
+  public:
+    uint16_t rx_burst(uint16_t, uint16_t, rte_mbuf **, uint16_t) override { return 0; }
+    uint16_t tx_burst(uint16_t, uint16_t, rte_mbuf **pkts, uint16_t n) override {
+        if (refuse) return 0;
+        for (uint16_t i = 0; i < n; i++) {
+            const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+            sent.emplace_back(f, f + pkts[i]->data_len);
+            rte_pktmbuf_free(pkts[i]);
+        }
+        return n;
+    }
+    bool refuse = false;
+    std::vector<Bytes> sent;
+};
+
+struct Sent {
+    uint8_t opcode = 0, dscp = 0;
+};
+std::vector<Sent> decode(const std::vector<Bytes> &frames) {
+    std::vector<Sent> out;
+    for (const Bytes &f : frames) {
+        roce::ParsedRoce p;
+        EXPECT_EQ(roce::parse_packet(f.data(), uint32_t(f.size()), true, &p),
+                  roce::ParseResult::ok);
+        out.push_back({p.bth.opcode, p.dscp});
+    }
+    return out;
+}
+
+class RoceHostClasses : public RoceHosts {
+  protected:
+    // h2 local, h0 and h1 peers.
+    void start_h2(roce::HostRunConfig c) {
+        std::swap(c.hosts[0], c.hosts[2]);
+        for (size_t i = 1; i < c.hosts.size(); i++) c.hosts[i].device.clear();
+        c.workload.spec.n_hosts = 0;
+        c.dcqcn.cnp_interval_ns = 0;
+        cfg = c;
+        hosts = std::make_unique<roce::HostSet>(cfg, 1, port, pool);
+    }
+    void push(const Bytes &f, uint64_t t) {
+        rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        ASSERT_NE(m, nullptr);
+        std::memcpy(rte_pktmbuf_append(m, uint16_t(f.size())), f.data(), f.size());
+        hosts->on_rx(0, &m, 1, t);
+    }
+    void pause_priority_3(uint64_t t) {
+        Bytes f(kMacControlFrameLen);
+        std::array<uint16_t, kNumPriorities> q{};
+        q[3] = 0xFFFF;
+        build_pfc_frame(f.data(), switch_mac(2).b, 1 << 3, q);
+        push(f, t);
+    }
+    // A WRITE-only packet of QP kQpnBase from h0 to h2, CE-marked, asking for an ACK.
+    void write_ce(uint64_t t) {
+        roce::PacketSpec s;
+        s.l.src_mac = switch_mac(2).b;
+        s.l.dst_mac = host_mac(2).b;
+        s.l.src_ip4 = ipa("10.0.1.2").v4;
+        s.l.dst_ip4 = ipa("10.0.3.2").v4;
+        s.l.dscp = 3;
+        s.l.ecn = roce::Ecn::ce;
+        s.bth.opcode = uint8_t(roce::Opcode::write_only);
+        s.bth.dest_qp = roce::kQpnBase;
+        s.bth.psn = roce::initial_psn(roce::kQpnBase);
+        s.bth.ack_req = true;
+        s.reth = {0x1000, 1, 100};
+        s.payload_len = 100;
+        Bytes f(roce::packet_len(s));
+        roce::build_packet(f.data(), uint32_t(f.size()), s);
+        push(f, t);
+    }
+    // At t = 1000 ns: priority 3 paused, then the CE-marked WRITE; returns what h2 sent.
+    std::vector<Sent> write_while_paused(const roce::HostRunConfig &c) {
+        start_h2(c);
+        pause_priority_3(1000);
+        write_ce(1000);
+        hosts->poll(1000);
+        return decode(port.sent);
+    }
+    CapturePort port;
+};
+
+constexpr uint8_t kCnp = 0x81, kAck = 0x11;
+
+TEST_F(RoceHostClasses, APausedDataPriorityHoldsTheAckButNotTheCnp) {
+    // ACK: DSCP 3 on the data priority 3; CNP: DSCP 6, priority 6.
+    auto s = write_while_paused(host_config());
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].opcode, kCnp);
+    EXPECT_EQ(s[0].dscp, 6);
+    // The ACK leaves when the pause ends: 0xFFFF quanta x 51.2 ns, rounded up.
+    const uint64_t until = 1000 + pause_quanta_to_ns(0xFFFF, 10'000'000'000);
+    EXPECT_EQ(hosts->next_event_ns(), until);
+    hosts->poll(until - 1);
+    EXPECT_EQ(port.sent.size(), 1u);
+    hosts->poll(until);
+    s = decode(port.sent);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[1].opcode, kAck);
+    EXPECT_EQ(s[1].dscp, 3);
+}
+
+TEST_F(RoceHostClasses, AnAckClassOfItsOwnLeavesWhileDataIsPaused) {
+    roce::HostRunConfig c = host_config();
+    c.traffic.ack_dscp = 6;  // HPCC's hosts: ACKs with the CNPs
+    c.traffic.ack_priority = 6;
+    auto s = write_while_paused(c);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].opcode, kCnp);
+    EXPECT_EQ(s[1].opcode, kAck);
+    EXPECT_EQ(s[0].dscp, 6);
+    EXPECT_EQ(s[1].dscp, 6);
+}
+
+// A control frame the device refused keeps its class: a pause that arrives before the retry
+// holds the ACK (it was requeued as priority 0 before) and not the CNP.
+TEST_F(RoceHostClasses, ARefusedControlFrameKeepsItsClass) {
+    start_h2(host_config());
+    write_ce(1000);
+    port.refuse = true;
+    hosts->poll(1000);
+    EXPECT_TRUE(port.sent.empty());
+    EXPECT_EQ(hosts->hosts()[0].c.tx_retries, 1u);
+    port.refuse = false;
+    pause_priority_3(2000);
+    hosts->poll(2000);
+    auto s = decode(port.sent);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].opcode, kCnp);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "roce/host_results.h"
 #include "roce/results.h"
 #include "sim/engine.h"
 #include "sim_test_util.h"
@@ -106,6 +107,10 @@ TEST(SimRoce, OneFlowFctIsExact) {
     const roce::Flow &f = e.roce()->host_set().flows()[0];
     EXPECT_EQ(f.finish_ns - f.start_ns, expect_fct);
     EXPECT_EQ(expect_fct, 90'662u);
+    // The path's ideal (roce::path_ideal_fct_ns, frames back to back): 1,082,016 wire bytes
+    // (86,561.28 ns), the second link one first packet (87.84 ns) behind, 4 us of delays, two
+    // ACK hops of 6.88 ns: 90,662.88 ns, the same whole ns as the run (slowdown 1).
+    EXPECT_EQ(f.spec.ideal_ns, 90'662u);
     // HPCC's standalone FCT for the same flow: base RTT 2 x 2 us + 2 x 80 ns, plus
     // (1e6 + 1000 x 48) B at 100 Gb/s = 88,000 ns. The fixed difference, 2,662 ns, is our
     // real headers: 34 more bytes per packet (82 on the wire instead of HPCC's 48: BTH 12,
@@ -118,6 +123,50 @@ TEST(SimRoce, OneFlowFctIsExact) {
     for (auto r : e.drops()) EXPECT_EQ(r, 0u);
     EXPECT_TRUE(std::filesystem::exists(dir + "/hosts/flows.csv"));
     std::filesystem::remove_all(dir);
+}
+
+// The ideal FCT (flows.csv) from the path: at 8 Gb/s every frame is a whole number of ns
+// (1 ns a byte), so the sender's frames leave back to back and the run has no rounding: the
+// FCT is the ideal exactly and the slowdown exactly 1. Ideal: the flow's 1,082,016 wire bytes,
+// the second link one (first, 1098 B) packet behind, 2 x 1 us there, the ACK (86 B) over two
+// links and 2 x 1 us back.
+TEST(SimRoce, OneFlowAloneHasSlowdownExactlyOne) {
+    const std::string topo =
+        "topology: {type: star, hosts: 2, link_rate: 8Gbps, link_delay: 1us}\n"
+        "qos_profile: " +
+        qos_path() + "\n";
+    const std::string flow = "roce_flows:\n  - {src: 0, dst: 1, size: 1000000}\n";
+    const uint64_t bytes = 1098 + 999 * 1082;  // wire bytes, 1 ns each
+    {
+        const std::string dir = tmpdir("ideal");
+        Scenario s = load(dir, topo + flow);
+        Engine e(s, dir);
+        e.run();
+        e.finish(0, 0, 0);
+        ASSERT_EQ(e.roce()->host_set().done_flows(), 1u);
+        const roce::Flow &f = e.roce()->host_set().flows()[0];
+        const uint64_t ideal = bytes + 1098 + 4 * 1000 + 2 * 86;
+        EXPECT_EQ(ideal, 1'087'286u);
+        EXPECT_EQ(f.spec.ideal_ns, ideal);
+        EXPECT_EQ(f.finish_ns - f.start_ns, ideal);
+        auto rs = roce::flow_results(e.roce()->host_set());
+        ASSERT_EQ(rs.size(), 1u);
+        EXPECT_EQ(rs[0].ideal_ns, ideal);
+        EXPECT_EQ(rs[0].slowdown(), 1.0);
+        std::filesystem::remove_all(dir);
+    }
+    {
+        // With hosts.base_rtt set, the ideal is the bytes at the line rate plus that.
+        const std::string dir = tmpdir("ideal_set");
+        Scenario s = load(dir, topo + "hosts: {base_rtt: 3us}\n" + flow);
+        Engine e(s, dir);
+        e.run();
+        e.finish(0, 0, 0);
+        auto rs = roce::flow_results(e.roce()->host_set());
+        ASSERT_EQ(rs.size(), 1u);
+        EXPECT_EQ(rs[0].ideal_ns, bytes + 3000);
+        std::filesystem::remove_all(dir);
+    }
 }
 
 // --- DCQCN, 2:1 incast on a star ----------------------------------------------------------

@@ -11,6 +11,8 @@
                                        for 0xFFFF quanta (and priority 5, which is lossy)
   rocehost_pcap.py check-paused OUT    while priority 3 is paused only the CNP (priority 6)
                                        may leave: no data, no ACK, no NAK
+  rocehost_pcap.py check-paused-ack OUT  the same with traffic {ack_dscp: 48, ack_priority: 6}:
+                                       the CNP, the ACK and the NAK leave, all on DSCP 48
   rocehost_pcap.py make-nd IN.pcap     IPv6: a neighbour solicitation for rocehost's address
   rocehost_pcap.py check-nd OUT.pcap   the neighbour advertisement (checksum, flags, target
                                        link-layer address) and the IPv6 WRITE frames
@@ -143,6 +145,18 @@ def check_paused(path):
     print("PASS: priority 3 paused, the CNP on priority 6 still left")
 
 
+def check_paused_ack(path):
+    frames = [Ether(bytes(f)) for f in rdpcap(path)]
+    ops = sorted(p[BTH].opcode if BTH in p else -1 for p in frames)
+    print("opcodes sent while paused:", ops)
+    if ops != [0x11, 0x11, 0x81]:
+        fail("expected the CNP, the ACK and the NAK")
+    for p in frames:
+        if p[IP].tos != 48 << 2:
+            fail(f"opcode {p[BTH].opcode:#x} left with TOS {p[IP].tos:#x}, not DSCP 48 Not-ECT")
+    print("PASS: priority 3 paused, ACK/NAK on their own class (DSCP 48, priority 6) left")
+
+
 def check(path):
     got = {"cnp": [], "ack": [], "nak": [], "data": []}
     for fr in rdpcap(path):
@@ -180,6 +194,9 @@ def check(path):
     nak = got["nak"][0]
     if (nak[BTH].dqpn, nak[BTH].psn) != (0x301, initial_psn(0x301)):
         fail(f"NAK fields: {nak[BTH].dqpn:#x} {nak[BTH].psn:#x}")
+    # The default classes: ACK/NAK with the data's DSCP 26, Not-ECT; the CNP's DSCP 48 above.
+    if ack[IP].tos != 26 << 2 or nak[IP].tos != 26 << 2:
+        fail(f"ACK/NAK TOS {ack[IP].tos:#x} {nak[IP].tos:#x}, not DSCP 26 Not-ECT")
     d = sorted(got["data"], key=lambda p: (p[BTH].psn - got["data"][0][BTH].psn) & 0xFFFFFF)
     if [p[BTH].opcode for p in d] != [0x06, 0x07, 0x08]:
         fail(f"data opcodes {[p[BTH].opcode for p in d]}")
@@ -203,4 +220,5 @@ def check(path):
 
 if __name__ == "__main__":
     {"make": make, "check": check, "make-paused": make_paused, "check-paused": check_paused,
+     "check-paused-ack": check_paused_ack,
      "make-nd": make_nd, "check-nd": check_nd}[sys.argv[1]](sys.argv[2])

@@ -36,6 +36,15 @@ check "nothing but the CNP leaves while priority 3 is paused" \
 check_eq "one pause event counted on priority 3" \
     "$("$RSW_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][0]["pause_frames"])' "$d/out2/summary.json")" "1"
 
+# The same pause with the ACK class moved to the CNP's (HPCC's hosts: ACKs never paused): the
+# ACK and NAK leave too, on DSCP 48.
+sed "s#$d/out2.pcap#$d/out2a.pcap#" "$d/paused.yaml" > "$d/paused-ack.yaml"
+printf 'traffic: {ack_dscp: 48, ack_priority: 6}\n' >> "$d/paused-ack.yaml"
+check "rocehost runs paused with ack_priority 6" \
+    "$ROCEHOST" --config "$d/paused-ack.yaml" --out "$d/out2a" --file-prefix "$(rsw_file_prefix)a"
+check "the CNP, ACK and NAK leave on DSCP 48 while priority 3 is paused" \
+    "$RSW_PYTHON" "$RSW_SYSTEM_DIR/rocehost_pcap.py" check-paused-ack "$d/out2a.pcap"
+
 # IPv6: rocehost answers a scapy-made neighbour solicitation and sends its WRITE over IPv6.
 "$RSW_PYTHON" "$RSW_SYSTEM_DIR/rocehost_pcap.py" make-nd "$d/in3.pcap"
 sed "s#IN.pcap#$d/in3.pcap#; s#OUT.pcap#$d/out3.pcap#; s#ip: 10.0.1.2/24#ip: 'fd00:1::2/64'#;

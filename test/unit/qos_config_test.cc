@@ -337,6 +337,40 @@ TEST(QosConfig, PortAndQueueRules) {
               "q.yaml: ROCESW.switch_tc: 8 is out of range 0..7");
 }
 
+// PORT_QOS_MAP ecn_depth (plan.h EcnDepth): the switch's ports count the TX ring by default,
+// the simulator's (QosPortInfo::ecn_depth queue) do not; an explicit value beats both; an
+// explicit `queue` on a port with a TX ring is warned about (the marks move up by the ring).
+TEST(QosConfig, EcnDepthDefaultsPerEngineAndIsValidated) {
+    QosPlan plan = build_qos_plan(load_qos_string(base(), "q.yaml"), two_ports());
+    EXPECT_EQ(plan.ports[0].ecn_depth, EcnDepth::queue_and_tx_ring);
+    EXPECT_TRUE(plan.warnings.empty());
+    std::vector<QosPortInfo> sim = two_ports();
+    for (auto &p : sim) p.ecn_depth = EcnDepth::queue;
+    EXPECT_EQ(build_qos_plan(load_qos_string(base(), "q.yaml"), sim).ports[1].ecn_depth,
+              EcnDepth::queue);
+
+    std::string s = base();
+    s.replace(s.find("pfc_enable: \"3\""), 15, "pfc_enable: \"3\", ecn_depth: queue");
+    plan = build_qos_plan(load_qos_string(s, "q.yaml"), two_ports());
+    EXPECT_EQ(plan.ports[1].ecn_depth, EcnDepth::queue);
+    ASSERT_EQ(plan.warnings.size(), 2u);
+    EXPECT_EQ(plan.warnings[0],
+              "PORT_QOS_MAP.default.ecn_depth: queue: port p0's TX ring (up to 25000 bytes) is "
+              "backlog the ECN marker does not see: marks start at a port backlog of up to "
+              "Kmin + 25000 bytes");
+    EXPECT_TRUE(build_qos_plan(load_qos_string(s, "q.yaml"), sim).warnings.empty());
+
+    s = base();
+    s.replace(s.find("pfc_enable: \"3\""), 15, "pfc_enable: \"3\", ecn_depth: queue_and_tx_ring");
+    EXPECT_EQ(build_qos_plan(load_qos_string(s, "q.yaml"), sim).ports[0].ecn_depth,
+              EcnDepth::queue_and_tx_ring);
+    s = base();
+    EXPECT_EQ(
+        error_of(s.replace(s.find("pfc_enable: \"3\""), 15, "pfc_enable: \"3\", ecn_depth: ring")),
+        "q.yaml: PORT_QOS_MAP.default.ecn_depth: 'ring' is not one of queue_and_tx_ring, "
+        "queue");
+}
+
 TEST(QosConfig, NamedEntriesBeatDefaultAndUnknownPortsAreErrors) {
     std::string s = base("", "  p1|3: {scheduler: hi}\n");
     s.replace(s.find("QUEUE:\n"), 0,

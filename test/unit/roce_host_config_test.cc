@@ -45,6 +45,7 @@ TEST(HostConfig, LoadsEveryFieldWithUnits) {
     EXPECT_EQ(c.traffic.data_ecn, roce::Ecn::ect1);
     EXPECT_EQ(c.traffic.pfc_mask, 0x18);
     EXPECT_EQ(c.traffic.cnp_dscp, 46);
+    EXPECT_EQ(c.traffic.ack_prio(), 4);  // unset: the data priority
     EXPECT_FALSE(c.dcqcn_enabled);
     EXPECT_DOUBLE_EQ(c.dcqcn.g, 0.0625);
     EXPECT_EQ(c.dcqcn.rate_ai_bps, 5'000'000u);
@@ -71,9 +72,24 @@ TEST(HostConfig, DefaultsFollowTheNvidiaRoceConvention) {
     EXPECT_EQ(c.traffic.data_priority, 3);
     EXPECT_EQ(c.traffic.cnp_dscp, 48);
     EXPECT_EQ(c.traffic.cnp_priority, 6);
+    // ACKs follow the data class unless told otherwise (ConnectX: the QP's class).
+    EXPECT_EQ(c.traffic.ack_dscp, 26);
+    EXPECT_FALSE(c.traffic.ack_priority);
+    EXPECT_EQ(c.traffic.ack_prio(), 3);
     EXPECT_TRUE(c.dcqcn_enabled);
     EXPECT_EQ(c.dcqcn.cnp_interval_ns, 50'000u);
     EXPECT_EQ(roce::generate_workload(c.workload.spec).size(), 0u);
+}
+
+TEST(HostConfig, AckClassIsConfigurable) {
+    std::string y = kBase;
+    y.replace(y.find("pfc_priorities"), 0, "ack_dscp: 48, ack_priority: 6, ");
+    auto c = load_host_config_string(y, "t.yaml");
+    EXPECT_EQ(c.traffic.ack_dscp, 48);
+    EXPECT_EQ(c.traffic.ack_prio(), 6);
+    y = kBase;
+    y.replace(y.find("pfc_priorities"), 0, "ack_priority: 8, ");
+    EXPECT_EQ(error_of(y), "t.yaml: traffic.ack_priority: 8 is out of range 0..7");
 }
 
 TEST(HostConfig, AcceptsIpv6Hosts) {

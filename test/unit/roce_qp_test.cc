@@ -2,7 +2,9 @@
 // channel end to end. Also the pacer and PFC pause honoring.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <random>
 #include <vector>
 
 #include "pfc/frame.h"
@@ -243,6 +245,74 @@ TEST(FlowResults, IdealFctAndSlowdownBuckets) {
     EXPECT_EQ(b.back().count, 4u);
     EXPECT_DOUBLE_EQ(jain_index({1, 1, 1, 1}), 1.0);
     EXPECT_DOUBLE_EQ(jain_index({1, 0}), 0.5);
+}
+
+TEST(FlowResults, SlowdownIsClampedAtOne) {
+    FlowResult r;
+    r.completed = true;
+    r.ideal_ns = 1000;
+    r.finish_ns = 999;  // beat the model by a clock's rounding
+    EXPECT_DOUBLE_EQ(r.slowdown(), 1.0);
+    r.finish_ns = 1500;
+    EXPECT_DOUBLE_EQ(r.slowdown(), 1.5);
+    r.completed = false;
+    EXPECT_DOUBLE_EQ(r.slowdown(), 0.0);
+}
+
+// Hand-computed paths at 8 Gb/s (1 ns a byte): a 2000-byte WRITE is a first packet of 1098
+// wire bytes (RETH) and a last of 1082; the ACK is 86 wire bytes.
+TEST(FlowResults, PathIdealFctByHand) {
+    const uint64_t us = 1'000'000;  // ps
+    // One link: both packets back to back, 1 us there, the ACK's 86 ns and 1 us back.
+    std::vector<PathLink> one = {{8'000'000'000, us}};
+    EXPECT_EQ(path_ideal_fct_ns(2000, 1000, one), 2180u + 1000 + 86 + 1000);
+    // Two equal links: the second link runs one (the largest, first) packet behind.
+    std::vector<PathLink> two = {{8'000'000'000, us}, {8'000'000'000, us}};
+    EXPECT_EQ(path_ideal_fct_ns(2000, 1000, two), 2180u + 1098 + 4000 + 2 * 86);
+    // A faster second link (0.5 ns a byte): it forwards each packet as it arrives; the last
+    // (1082 B) leaves it 541 ns after the first link finishes at 3262 ns. ACK: 86 + 43.
+    std::vector<PathLink> up = {{8'000'000'000, 0}, {16'000'000'000, 0}};
+    EXPECT_EQ(path_ideal_fct_ns(3000, 1000, up), 3262u + 541 + 86 + 43);
+    // One packet: its transmission on every link.
+    EXPECT_EQ(path_ideal_fct_ns(100, 1000, two),
+              uint64_t(write_wire_bytes(100, true)) * 2 + 4000 + 2 * 86);
+    // The base RTT of the one-link path: 2 us and one ACK, beyond the bytes at line rate.
+    EXPECT_EQ(path_ideal_fct_ns(2000, 1000, one) - ideal_fct_ns(2000, 1000, 8'000'000'000, 0),
+              2086u);
+}
+
+// Against an independent tandem-queue model (packet by packet: a link sends packet k once it
+// has sent k-1 and packet k has arrived), on random paths, sizes and MTUs, at rates where every
+// transmission is a whole number of ps.
+TEST(FlowResults, PathIdealFctEqualsAPacketByPacketTandem) {
+    const uint64_t rates[] = {8'000'000'000,  10'000'000'000, 16'000'000'000,
+                              25'000'000'000, 40'000'000'000, 100'000'000'000};
+    std::mt19937_64 rng(17);
+    for (int trial = 0; trial < 500; trial++) {
+        std::vector<PathLink> links(1 + rng() % 5);
+        for (auto &l : links) l = {rates[rng() % 6], (rng() % 3000) * 1000};
+        const uint32_t mtu = 256u << (rng() % 5);
+        const uint64_t size = 1 + rng() % (40 * mtu);
+        const uint64_t n = (size + mtu - 1) / mtu;
+        std::vector<uint64_t> done(n, 0);  // when the current link has sent packet k (ps)
+        for (size_t h = 0; h < links.size(); h++) {
+            uint64_t free = 0;
+            for (uint64_t k = 0; k < n; k++) {
+                const uint32_t payload = uint32_t(k + 1 < n ? mtu : size - (n - 1) * mtu);
+                const uint64_t w =
+                    write_wire_bytes(payload, k == 0) * 8'000'000'000'000ull / links[h].rate_bps;
+                const uint64_t arrived = h == 0 ? 0 : done[k] + links[h - 1].delay_ps;
+                free = std::max(free, arrived) + w;
+                done[k] = free;
+            }
+        }
+        uint64_t t = done[n - 1] + links.back().delay_ps;
+        for (auto it = links.rbegin(); it != links.rend(); ++it)
+            t += 86 * 8'000'000'000'000ull / it->rate_bps + it->delay_ps;
+        EXPECT_EQ(path_ideal_fct_ns(size, mtu, links), t / 1000)
+            << "trial " << trial << ": " << links.size() << " links, size " << size << ", mtu "
+            << mtu;
+    }
 }
 
 TEST(FlowResults, AckedBytesInterpolateBetweenSamples) {

@@ -35,6 +35,30 @@ TEST(Workload, PairsAndIncastAreFixedSizeAtTheirStart) {
     EXPECT_THROW(generate_workload(w), std::invalid_argument);
 }
 
+// The 2:1 convergence experiment's shape: the second sender 10 ms after the first.
+TEST(Workload, StaggerDelaysEachSenderOrPair) {
+    WorkloadSpec w;
+    w.n_hosts = 3;
+    w.pattern = Pattern::incast;
+    w.receiver = 2;
+    w.senders = {0, 1};
+    w.start_ns = 100;
+    w.stagger_ns = 10'000'000;
+    auto f = generate_workload(w);
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_EQ(f[0].src, 0u);
+    EXPECT_EQ(f[0].start_ns, 100u);
+    EXPECT_EQ(f[1].src, 1u);
+    EXPECT_EQ(f[1].start_ns, 10'000'100u);
+    w.pattern = Pattern::pairs;
+    w.pairs = {{1, 2}, {0, 2}};
+    f = generate_workload(w);
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_EQ(f[0].src, 1u);
+    EXPECT_EQ(f[1].src, 0u);
+    EXPECT_EQ(f[1].start_ns, 10'000'100u);
+}
+
 TEST(Workload, AllToAllCoversEveryOrderedPair) {
     WorkloadSpec w;
     w.n_hosts = 4;
