@@ -143,7 +143,9 @@ void Switch::register_commands() {
         pipe.workers.push_back(w.worker);
         pipe.lcores.push_back(w.lcore);
         lb.balancers.push_back(&w.worker->balancer());
+        pipe.egress.push_back(w.egress);
     }
+    pipe.tm = qos_;
     register_pipeline_views(reg, std::move(pipe));
     register_route_views(reg, names, *rib_);
     register_lb_views(reg, std::move(lb));
