@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 for tool in ip tshark; do
     command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
@@ -121,9 +121,9 @@ print([x for x in p["priorities"] if x["priority"] == int(sys.argv[2])][0][sys.a
 
 # --- generation ---------------------------------------------------------------------------
 CAP1="$RSW_TMP/h1.pcap"
-rsw_bg ip netns exec "$H1" tshark -q -i "$IF0" -f "ether proto 0x8808" -w "$CAP1" -a duration:6
+rsw_capture "$H1" "$RSW_TMP/tshark-h1.log" -q -i "$IF0" -f "ether proto 0x8808" -w "$CAP1" \
+    -a duration:6 || rsw_fail "tshark captures on h1"
 TSHARK="$RSW_LAST_PID"
-sleep 1.5
 # 2000 x 1000 bytes (2 MB, about 0.33 s at 50 Mb/s) as fast as h1 can send them: p1's queue 3
 # and p0's PG 3 pass 64 KB, so PFC goes to h1; then everything drains and XON follows.
 ip netns exec "$H1" "$RSW_PYTHON" "$SEND" "$IF0" 26 2000 1000 10000
@@ -168,10 +168,9 @@ check_eq "no data packet dropped (headroom absorbs what the kernel host keeps se
 # come from h2's capture, which holds the PFC frames h2 sent as well as the packets it got.
 honor_run() {  # honor_run XON_AFTER_S|none SPORT26 SPORT0
     local cap="$RSW_TMP/h2-$2.pcap" tpid
-    rsw_bg ip netns exec "$H2" tshark -q -i "$IF1" -f "udp or ether proto 0x8808" -w "$cap" \
-        -a duration:4
+    rsw_capture "$H2" "$cap.log" -q -i "$IF1" -f "udp or ether proto 0x8808" -w "$cap" \
+        -a duration:4 >&2 || echo "tshark did not start on h2" >&2
     tpid="$RSW_LAST_PID"
-    sleep 1.5
     ip netns exec "$H2" "$RSW_PYTHON" "$RAWSEND" "$IF1" "$RSW_TMP/pfc-pause.bin"
     if [ "$1" != none ]; then
         rsw_bg bash -c "sleep $1; ip netns exec '$H2' '$RSW_PYTHON' '$RAWSEND' '$IF1' \
@@ -226,6 +225,7 @@ check "rocectl headroom: the calculator answers without a switch" \
     bash -c '"$0" headroom --speed 100G --cable 100 | grep -q "BUFFER_PROFILE: {..., xoff: "' \
     "$ROCECTL"
 
+rsw_assert_accounting
 rc=0
 stop_switch 10 || rc=$?
 check_eq "roceswd exits 0 on SIGTERM" "$rc" 0

@@ -24,7 +24,7 @@ source "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 for tool in ip ping iperf3 curl; do
     command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
@@ -174,16 +174,13 @@ in1 ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
 sleep 0.3
 
 check "scrape 1 parses and follows the format rules" prom "$URL" "$S1"
-check "ping h1 -> h2 (20 packets)" in1 ping -c 20 -i 0.05 -W 2 10.0.2.2
+check "ping h1 -> h2 (20 packets)" rsw_ping_ok in1 ping -c 20 -i 0.05 -W 2 10.0.2.2
 check_fails "ping to 192.0.2.1 (no route) gets no reply" in1 ping -c 3 -i 0.2 -W 1 192.0.2.1
 
 # Congestion: 30 Mb/s of DSCP 26 ECT(0) UDP into the 20 Mb/s port, 3 s.
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2 >"$RSW_TMP/iperf3-server.log" 2>&1
 IPERF_SERVER="$RSW_LAST_PID"
-for _ in $(seq 1 50); do
-    in2 ss -ltn 2>/dev/null | grep -q '10.0.2.2:5201' && break
-    sleep 0.1
-done
+rsw_wait_listen "$H2" tcp 5201 || true  # the client reports a failure to connect
 check "iperf3 UDP 30 Mb/s DSCP 26 ECT(0) h1 -> h2 for 3 s" \
     in1 iperf3 -c 10.0.2.2 -u -b 30M -l 1000 --tos 0x6a -t 3
 rsw_wait_pid "$IPERF_SERVER" 5 || true
@@ -283,6 +280,7 @@ for _ in $(seq 1 20); do
 done
 check_eq "p1 queue 3 watermark is 0 after the clear" "$wm" 0
 
+rsw_assert_accounting
 # Shutdown, then the trace and its plots.
 rc=0
 stop_switch 15 || rc=$?
