@@ -131,7 +131,7 @@ void Switch::register_commands() {
     std::vector<std::string> names;
     for (const auto &p : cfg_.ports) names.push_back(p.name);
 
-    PipelineViewSources pipe{names, counters_, {}, {}};
+    PipelineViewSources pipe{names, counters_, {}, {}, {}, qos_};
     LbViewSources lb;
     lb.groups = &fib_->groups();
     lb.list_groups = [this] { return rib_->groups(); };
@@ -145,7 +145,6 @@ void Switch::register_commands() {
         lb.balancers.push_back(&w.worker->balancer());
         pipe.egress.push_back(w.egress);
     }
-    pipe.tm = qos_;
     register_pipeline_views(reg, std::move(pipe));
     register_route_views(reg, names, *rib_);
     register_lb_views(reg, std::move(lb));
