@@ -6,9 +6,7 @@
 
 #include <rte_mbuf.h>
 
-#include <map>
-#include <sstream>
-
+#include "exposition.h"
 #include "fixture.h"
 #include "pfc/frame.h"
 #include "pipeline/accounting.h"
@@ -51,19 +49,6 @@ Bytes pfc_xoff(unsigned prio) {
     q[prio] = 0xFFFF;
     build_pfc_frame(b.data(), {0x02, 0, 0, 0, 0xAA, 0x01}, uint8_t(1u << prio), q);
     return b;
-}
-
-// "name{labels}" -> value, from the exposition text.
-std::map<std::string, double> parse_exposition(const std::string &text) {
-    std::map<std::string, double> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        size_t sp = line.rfind(' ');
-        out[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
-    }
-    return out;
 }
 
 // The switch of SwitchFixture with the real egress (QosEgress), PG 3 lossless on both ports
