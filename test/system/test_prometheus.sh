@@ -76,7 +76,9 @@ import json, re, sys, urllib.request
 ALLOWED = {"port", "queue", "pg", "reason", "priority", "member", "pool", "family", "worker",
            "name", "version", "group", "direction", "policy",
            # control plane (doc/control-plane.md)
-           "source", "class", "result", "stat"}
+           "source", "class", "result", "stat",
+           # rocesw_accounting_difference (doc/accounting.md): "received" or "sent"
+           "identity"}
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
@@ -233,6 +235,8 @@ check_ge "tx_packets_total{p1} rises by >= 20" "$(delta rocesw_port_tx_packets_t
 check_ge "rx_packets_total{p1} rises by >= 20 (echo replies)" "$(delta rocesw_port_rx_packets_total port=p1)" 20
 check_ge "tx_packets_total{p0} rises by >= 20 (echo replies)" "$(delta rocesw_port_tx_packets_total port=p0)" 20
 check_eq "drops_total{p0,no_route} rises by exactly 3" "$(delta rocesw_drops_total port=p0 reason=no_route)" 3
+check_ge "forwarded_packets_total{p0} rises by >= 20 (the pings to h2)" "$(delta rocesw_port_forwarded_packets_total port=p0)" 20
+check_ge "forwarded_out_packets_total{p1} rises by >= 20" "$(delta rocesw_port_forwarded_out_packets_total port=p1)" 20
 check_ge "tx_bytes_total{p1} rises by >= 7 MB (3 s at 20 Mb/s)" "$(delta rocesw_port_tx_bytes_total port=p1)" 7000000
 check_ge "queue 3 of p1: enqueued packets rise by >= 7000" "$(delta rocesw_queue_enqueued_packets_total port=p1 queue=3)" 7000
 check_ge "queue 3 of p1: ECN marks rise" "$(delta rocesw_queue_ecn_marked_total port=p1 queue=3)" 1
