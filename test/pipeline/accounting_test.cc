@@ -218,6 +218,36 @@ TEST(AccountingCheck, UnbalancedNamesTheDifference) {
     EXPECT_EQ(accounting_json(r).at("verdict"), "unbalanced: p0 received +1, p1 sent -1");
 }
 
+// Two workers: worker 0 receives on p0, worker 1 owns p1's queues. Packets worker 0 routes to
+// p1 wait in p1's handoff ring - "queued" on p1 - until worker 1 drains and sends them.
+class AccountingTwoWorkers : public Accounting {
+  protected:
+    void adjust(DataplaneOptions &o) override {
+        Accounting::adjust(o);
+        o.workers = 2;
+        o.rx = {{{0, 0}}, {{1, 0}}};
+    }
+};
+
+TEST_F(AccountingTwoWorkers, FramesInAHandoffRingAreQueued) {
+    send(0, udp_from_h1(v4(10, 0, 2, 2)), 10);
+    EXPECT_EQ(dp->poll(0, now_ns), 10u);
+    AccountingReport r = report();
+    EXPECT_EQ(r.snapshot.ports[0].rx, 10u);
+    EXPECT_EQ(r.snapshot.ports[0].forwarded, 10u);
+    EXPECT_EQ(r.snapshot.ports[1].forwarded_out, 10u);
+    EXPECT_EQ(r.snapshot.ports[1].queued, 10u);  // in p1's handoff ring
+    EXPECT_EQ(r.snapshot.ports[1].tx, 0u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+
+    dp->poll(1, now_ns += 10'000);
+    r = report();
+    EXPECT_EQ(r.snapshot.ports[1].queued, 0u);
+    EXPECT_EQ(r.snapshot.ports[1].tx, 10u);
+    EXPECT_EQ(ports->take_tx(1).size(), 10u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+}
+
 // With host interfaces: control packets are punted (one policed), and frames the kernel sends
 // on a host interface are injected into the port's egress.
 class AccountingPunt : public Accounting {
