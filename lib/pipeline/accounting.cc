@@ -60,15 +60,17 @@ AccountingSnapshot take_accounting(const AccountingSources &src) {
     const size_t n_workers = src.egress.size();
     for (size_t p = 0; p < src.port_names.size(); p++) {
         AccountingPort a;
-        // Outcomes before the terms they follow (the egress stage's queued and tx before the
-        // frames that enter it, rx last), so that a concurrent read errs toward "in flight".
+        // The egress stage's queued first, rx last, so that a concurrent read errs toward
+        // "in flight" (doc/accounting.md).
         for (const Egress *e : src.egress) a.queued += e->queued(uint16_t(p));
         if (src.tm && p < src.tm->n_ports()) {
             a.pfc_frames = src.tm->pfc().stats(uint16_t(p)).tx_frames.load();
             a.injected = src.tm->injected(uint16_t(p));
         }
         const PortTotals t = sum_port(src.counters, n_workers, p);
-        a.rx = t.rx_packets;
+        // rx again, after every outcome: a worker counts a burst's rx before any of its
+        // outcomes, so the received difference read this way is never negative.
+        for (size_t w = 0; w < n_workers; w++) a.rx += src.counters[w].ports[p].rx_packets.load();
         a.forwarded = t.forwarded;
         a.local = t.local_packets;
         a.punted = t.punted;
