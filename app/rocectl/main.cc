@@ -42,6 +42,8 @@ constexpr const char *kUsage =
     "      ecn [PORT...] WRED/ECN per queue: marking and drop curves, CE marks, WRED drops\n"
     "      punt          control-plane policing per punt class, host interface counters\n"
     "      control       routes by source (connected, static, bird, ...), netlink sync, FIB latency\n"
+    "      accounting    every frame received and sent, by term, per port and total, with the\n"
+    "                    verdict (balanced, or the differences); doc/accounting.md\n"
     "      latency       RX->TX latency per traffic class: p50/p99/p99.9/max in us\n"
     "                    (needs telemetry.latency: true)\n"
     "\n"
@@ -344,7 +346,7 @@ int main(int argc, char **argv) {
         if (cmd == "neighbors") cmd = "neighbours";
         static const std::vector<std::string> known = {
             "ports", "routes", "neighbours", "drops", "workers", "info", "help", "queues", "lb",
-            "pfc", "ecn", "punt", "control", "latency"};
+            "pfc", "ecn", "punt", "control", "latency", "accounting"};
         if (std::find(known.begin(), known.end(), cmd) == known.end())
             return usage_error("show: unknown '" + cmd + "'");
         for (; i < args.size(); i++) {

@@ -131,7 +131,7 @@ void Switch::register_commands() {
     std::vector<std::string> names;
     for (const auto &p : cfg_.ports) names.push_back(p.name);
 
-    PipelineViewSources pipe{names, counters_, {}, {}};
+    PipelineViewSources pipe{names, counters_, {}, {}, {}, qos_};
     LbViewSources lb;
     lb.groups = &fib_->groups();
     lb.list_groups = [this] { return rib_->groups(); };
@@ -143,6 +143,7 @@ void Switch::register_commands() {
         pipe.workers.push_back(w.worker);
         pipe.lcores.push_back(w.lcore);
         lb.balancers.push_back(&w.worker->balancer());
+        pipe.egress.push_back(w.egress);
     }
     register_pipeline_views(reg, std::move(pipe));
     register_route_views(reg, names, *rib_);

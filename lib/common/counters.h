@@ -22,13 +22,17 @@ struct Counter {
     uint64_t load() const { return __atomic_load_n(&v, __ATOMIC_RELAXED); }
 };
 
-// Counters of one port as seen by one worker. Drops are charged to the ingress port,
-// except tx_full/mtu_exceeded/port_stopped which are charged to the egress port.
+// Counters of one port as seen by one worker. Drops are charged to the ingress port, except
+// the egress-stage reasons (drop_at_egress) which are charged to the egress port. Which
+// counter is which term of the accounting identity: doc/accounting.md.
 struct alignas(kCacheLine) PortCounters {
     Counter rx_packets, rx_bytes;
     Counter tx_packets, tx_bytes;
-    Counter local_packets;  // answered or consumed by the switch itself (ARP, ND, echo)
+    Counter local_packets;  // answered or consumed by the switch itself (ARP, ND, echo, PFC)
+    Counter local_replies;  // of local_packets: answered, the reply sent to the egress stage
     Counter punted;         // handed to the port's host interface (doc/control-plane.md)
+    Counter forwarded;      // received here, routed and handed to the egress stage
+    Counter forwarded_out;  // routed to this port and handed to its egress stage
     std::array<Counter, kDropReasonCount> drops;
 };
 
@@ -40,7 +44,7 @@ struct alignas(kCacheLine) WorkerCounters {
 // A plain snapshot, summed over workers, for readers.
 struct PortTotals {
     uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0, local_packets = 0;
-    uint64_t punted = 0;
+    uint64_t local_replies = 0, punted = 0, forwarded = 0, forwarded_out = 0;
     std::array<uint64_t, kDropReasonCount> drops{};
     uint64_t drops_total() const {
         uint64_t s = 0;
@@ -58,7 +62,10 @@ inline PortTotals sum_port(const WorkerCounters *workers, size_t n_workers, size
         t.tx_packets += c.tx_packets.load();
         t.tx_bytes += c.tx_bytes.load();
         t.local_packets += c.local_packets.load();
+        t.local_replies += c.local_replies.load();
         t.punted += c.punted.load();
+        t.forwarded += c.forwarded.load();
+        t.forwarded_out += c.forwarded_out.load();
         for (size_t r = 0; r < kDropReasonCount; r++) t.drops[r] += c.drops[r].load();
     }
     return t;

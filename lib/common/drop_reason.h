@@ -76,4 +76,23 @@ constexpr std::string_view drop_reason_text(DropReason r) {
     return static_cast<size_t>(r) < kDropReasonCount ? texts[static_cast<size_t>(r)] : "?";
 }
 
+// Whether a reason is decided by the egress stage (queues, handoff rings, the device) and so
+// charged to the egress port; every other reason is decided before the packet reaches the
+// egress stage and charged to the ingress port (doc/accounting.md).
+constexpr bool drop_at_egress(DropReason r) {
+    switch (r) {
+        case DropReason::tx_full:
+        case DropReason::port_stopped:
+        case DropReason::queue_full:
+        case DropReason::buffer_full:
+        case DropReason::wred_drop:
+        case DropReason::headroom_exhausted:
+        case DropReason::handoff_full:
+        case DropReason::pfc_watchdog:
+            return true;
+        default:
+            return false;
+    }
+}
+
 }  // namespace rocesw

@@ -23,6 +23,10 @@ class Egress {
     virtual uint32_t flush(uint64_t now_ns) = 0;
     // Packets still held (for drain at shutdown and for tests).
     virtual uint32_t backlog() const = 0;
+    // Packets this egress holds for `port` (queued, refused by the device and kept, in a
+    // handoff ring): the "queued" term of the accounting identity (doc/accounting.md). Any
+    // thread may call it (relaxed reads).
+    virtual uint32_t queued(uint16_t port) const = 0;
     // Frees everything held, counting each as `reason` on its port.
     virtual void discard_all(DropReason reason) = 0;
 };

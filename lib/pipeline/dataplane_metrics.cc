@@ -24,7 +24,7 @@ void register_dataplane_metrics(MetricRegistry &m, const DataplaneMetricSources 
         {"rocesw_port_tx_bytes_total", "Bytes the port's device accepted (frames without FCS)",
          &PortTotals::tx_bytes},
         {"rocesw_port_local_packets_total",
-         "Packets for the switch itself, answered or consumed (ARP, ND, echo): the punt path",
+         "Packets for the switch itself, answered or consumed (ARP, ND, echo, PFC/PAUSE)",
          &PortTotals::local_packets},
     };
     for (const PortField &pf : port_fields)
@@ -34,7 +34,7 @@ void register_dataplane_metrics(MetricRegistry &m, const DataplaneMetricSources 
         });
     m.counter("rocesw_drops_total",
               "Packets dropped, by port and reason (lib/common/drop_reason.h); ingress port, "
-              "except tx_full, mtu_exceeded and port_stopped (egress port)",
+              "except the egress-stage reasons (doc/accounting.md): egress port",
               [=](MetricSink &s) {
                   for (size_t i = 0; i < n_ports; i++) {
                       PortTotals t = totals(i);

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "pipeline/accounting.h"
 #include "pipeline/dataplane_metrics.h"
 
 namespace rocesw {
@@ -62,8 +63,17 @@ void register_pipeline_views(ViewRegistry &r, PipelineViewSources s) {
                          });
     r.commands.read_only("workers", "workers, their RX queues and poll counters",
                          [src](const CommandArgs &) { return workers_view(*src); });
+    AccountingSources acct{src->port_names, src->counters, src->egress, src->tm};
+    r.commands.read_only(
+        "accounting",
+        "accounting identity per port and total: received and sent frames by term, verdict",
+        [acct](const CommandArgs &args) {
+            if (!args.empty()) throw CommandError("accounting: takes no argument");
+            return accounting_json(check_accounting(take_accounting(acct)));
+        });
     register_dataplane_metrics(r.metrics,
                                {src->port_names, src->counters, src->workers.size()});
+    register_accounting_metrics(r.metrics, acct);
 }
 
 }  // namespace rocesw

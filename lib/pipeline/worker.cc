@@ -95,6 +95,8 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
     else if (reply < len)
         rte_pktmbuf_trim(m, uint16_t(len - reply));
     ctr_.ports[in_port].local_packets.inc();
+    ctr_.ports[in_port].local_replies.inc();
+    n_replies_++;  // in out_[in_port] with the forwarded packets: flush_outputs tells them apart
     if (ctx_.qos) classify_switch_originated(*meta, *ctx_.qos);  // network-control class
     meta->out_port = uint8_t(in_port);
     out_[in_port][n_out_[in_port]++] = m;
@@ -184,6 +186,9 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     ParseOptions nic_checked = port.parse;
     nic_checked.verify_ipv4_checksum = false;
 
+    // Received first: every other term of the accounting identity is counted after it
+    // (doc/accounting.md), so a concurrent reader sees a burst in flight, never a deficit.
+    pc.rx_packets.add(n);
     for (uint16_t i = 0; i < kPrefetchAhead && i < n; i++)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
     for (uint16_t i = 0; i < n; i++) {
@@ -265,7 +270,6 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             std::memcpy(v6_dst[n6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
         }
     }
-    pc.rx_packets.add(n);
     pc.rx_bytes.add(bytes);
 
     if (n4) fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
@@ -302,7 +306,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             forward(v6[i], nh);
     }
     if (n_lb_) forward_groups(in_port, now_ns);
-    flush_outputs(now_ns);
+    flush_outputs(in_port, now_ns);
 }
 
 // ECMP: one balancer call for the burst's multipath packets, then the ordinary forward.
@@ -323,12 +327,21 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     n_lb_ = 0;
 }
 
-void Worker::flush_outputs(uint64_t now_ns) {
+// Every packet in out_ was forwarded, except the burst's n_replies_ local replies, which are
+// all in out_[in_port]: forwarded and forwarded_out are counted here, per burst, before the
+// egress stage sees the packets (and may drop them, on the egress port).
+void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
+    uint32_t forwarded = 0;
     for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
         if (!n_out_[p]) continue;
+        const uint32_t fwd = n_out_[p] - (p == in_port ? n_replies_ : 0u);
+        if (fwd) ctr_.ports[p].forwarded_out.add(fwd);
+        forwarded += fwd;
         egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
         n_out_[p] = 0;
     }
+    if (forwarded) ctr_.ports[in_port].forwarded.add(forwarded);
+    n_replies_ = 0;
     if (n_dropped_) {
         rte_pktmbuf_free_bulk(dropped_.data(), n_dropped_);
         n_dropped_ = 0;

@@ -95,7 +95,7 @@ class Worker {
     // A packet for the switch itself: punted when there are host interfaces, else local().
     void to_control(rte_mbuf *m, uint16_t in_port);
     void mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns);
-    void flush_outputs(uint64_t now_ns);
+    void flush_outputs(uint16_t in_port, uint64_t now_ns);
 
     uint16_t id_;
     const DataplaneContext &ctx_;
@@ -112,6 +112,7 @@ class Worker {
     RateLimitedLog drop_log_{1'000'000'000ull, 10};  // at debug level, 10 drops a second
     std::array<std::array<rte_mbuf *, kMaxBurst>, kMaxPorts> out_{};
     std::array<uint16_t, kMaxPorts> n_out_{};
+    uint16_t n_replies_ = 0;  // local replies among out_[in port] in this burst
 
     // Packets routed to ECMP groups in this burst, resolved together by the balancer.
     LoadBalancer lb_;

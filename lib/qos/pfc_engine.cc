@@ -116,6 +116,7 @@ void PfcEngine::frame_sent(uint16_t port, uint64_t now_ns, TraceRing *trace) {
     Port &ps = *ports_[port];
     PfcPortStats &st = *stats_[port];
     const uint16_t quanta = plan_.ports[port].pfc_quanta;
+    st.tx_frames.inc();
     for (unsigned pr = 0; pr < kNumPriorities; pr++) {
         if (ps.pending_xoff >> pr & 1) {
             st.tx_pause[pr].inc();
@@ -142,6 +143,7 @@ PfcPortView PfcEngine::snapshot(uint16_t port, uint64_t now_ns) const {
     for (size_t e = 0; e < kMacControlErrorCount; e++)
         v.rx_malformed[e] = st.rx_malformed[e].load();
     v.tx_failed = st.tx_failed.load();
+    v.tx_frames = st.tx_frames.load();
     v.paused_queues = uint8_t(st.paused_queues.load());
     for (unsigned p = 0; p < kNumPriorities; p++) {
         PfcPortView::Priority &o = v.priorities[p];

@@ -68,6 +68,7 @@ struct alignas(kCacheLine) PfcPortStats {
     std::array<Counter, kNumPriorities> tx_xon;
     std::array<PauseClock, kNumPriorities> tx_clock;  // pause the switch causes
     Counter tx_failed;                                // no mbuf / device refused (retried)
+    Counter tx_frames;  // PFC frames the device took (one may carry several priorities)
     // Per PG of this port as an ingress port.
     std::array<Gauge, kNumPg> pg_threshold;  // current xoff threshold, bytes
     std::array<Gauge, kNumPg> pg_headroom_used, pg_headroom_watermark;
@@ -109,7 +110,7 @@ struct PfcPortView {
     bool honor_pause = false;
     uint64_t rx_global_pause = 0, rx_global_ignored = 0;
     std::array<uint64_t, kMacControlErrorCount> rx_malformed{};
-    uint64_t tx_failed = 0;
+    uint64_t tx_failed = 0, tx_frames = 0;
     uint8_t paused_queues = 0;
     std::array<Priority, kNumPriorities> priorities{};
     std::array<Pg, kNumPg> pgs{};

@@ -69,6 +69,7 @@ json pfc_view(const PfcViewSources &src, const CommandArgs &args) {
                        {"rx_pause_8023x_ignored", v.rx_global_ignored},
                        {"rx_malformed", malformed},
                        {"tx_failed", v.tx_failed},
+                       {"tx_frames", v.tx_frames},
                        {"paused_queues", v.paused_queues},
                        {"priorities", prios},
                        {"pgs", pgs},

@@ -172,8 +172,18 @@ TrafficManager::~TrafficManager() {
 
 unsigned TrafficManager::inject(uint16_t port, rte_mbuf **pkts, unsigned n) {
     if (port >= n_ports() || !ports_[port]->handoff) return 0;
-    return rte_ring_mp_enqueue_burst(ports_[port]->handoff, reinterpret_cast<void **>(pkts), n,
-                                     nullptr);
+    const unsigned k = rte_ring_mp_enqueue_burst(ports_[port]->handoff,
+                                                 reinterpret_cast<void **>(pkts), n, nullptr);
+    injected_[port].fetch_add(k, std::memory_order_relaxed);
+    return k;
+}
+
+uint32_t TrafficManager::held(uint16_t port) const {
+    const PortQosStats &st = *stats_[port];
+    uint64_t n = st.staged_packets.load();
+    for (const auto &q : st.queues) n += q.depth_packets.load();
+    if (const rte_ring *r = ports_[port]->handoff) n += rte_ring_count(r);
+    return uint32_t(n);
 }
 
 uint64_t TrafficManager::pg_bytes(uint16_t in_port, uint8_t pg) const {
@@ -654,6 +664,7 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     ps.staged_head = uint16_t(ps.staged_head + sent);
     ps.staged_n = uint16_t(ps.staged_n - sent);
     if (!ps.staged_n) ps.staged_head = 0;
+    if (sent) tm_.stats_[port]->staged_packets.set(ps.staged_n);
     return sent;
 }
 
@@ -838,6 +849,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             std::copy(out + sent, out + k, ps.staged.begin());
             ps.staged_head = 0;
             ps.staged_n = uint16_t(k - sent);
+            st.staged_packets.set(ps.staged_n);
             break;
         }
     }
@@ -887,6 +899,7 @@ void QosEgress::discard_all(DropReason reason) {
             rte_pktmbuf_free_bulk(&ps.staged[ps.staged_head], ps.staged_n);
             dropped += ps.staged_n;
             ps.staged_n = ps.staged_head = 0;
+            tm_.stats_[port]->staged_packets.set(0);
         }
         if (dropped) ctr_.ports[port].drops[size_t(reason)].add(dropped);
         for (unsigned qi = 0; qi < kNumQueues; qi++)

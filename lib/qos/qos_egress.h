@@ -129,6 +129,11 @@ class TrafficManager final : public Injector {
     // port's handoff ring, as another worker would. Returns how many were taken; the caller
     // keeps (and frees or counts) the rest.
     unsigned inject(uint16_t port, rte_mbuf **pkts, unsigned n) override;
+    // Frames inject() took for `port` (the "injected" term of doc/accounting.md).
+    uint64_t injected(uint16_t port) const { return injected_[port].load(std::memory_order_relaxed); }
+    // Packets held for `port`: its queues, the frames the device refused (kept for a retry) and
+    // its handoff ring; relaxed reads, any thread.
+    uint32_t held(uint16_t port) const;
     // Creates the handoff rings a single worker does not need, so inject() has a way in.
     // Control thread, before the workers start. Throws when a ring cannot be created.
     void enable_inject();
@@ -221,6 +226,7 @@ class TrafficManager final : public Injector {
     // PG watermark clears: per ingress port, plus one counter every owner checks per flush.
     std::array<std::atomic<uint32_t>, kMaxPorts> pg_wm_epoch_{};
     std::atomic<uint32_t> pg_wm_any_{0};
+    std::array<std::atomic<uint64_t>, kMaxPorts> injected_{};
 };
 
 class QosEgress final : public Egress {
@@ -235,6 +241,9 @@ class QosEgress final : public Egress {
     uint32_t flush(uint64_t now_ns) override;
     // Packets held for the ports this worker owns (queues, device retries, handoff rings).
     uint32_t backlog() const override;
+    uint32_t queued(uint16_t port) const override {
+        return port < tm_.n_ports() && tm_.owner(port) == worker_ ? tm_.held(port) : 0;
+    }
     void discard_all(DropReason reason) override;
 
     // Packets this worker could not hand to another owner's full handoff ring (also counted as

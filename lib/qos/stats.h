@@ -62,7 +62,8 @@ struct alignas(kCacheLine) QueueStats {
 
 struct PortQosStats {
     std::array<QueueStats, kNumQueues> queues;
-    Gauge tx_ring_bytes;  // TxRingModel estimate after the last flush
+    Gauge tx_ring_bytes;   // TxRingModel estimate after the last flush
+    Gauge staged_packets;  // taken from the queues, refused by the device, kept for a retry
 };
 
 // Per (ingress port, PG), as charged by one scheduler owner: rises when a packet from that

@@ -594,6 +594,20 @@ std::array<uint64_t, kDropReasonCount> Engine::drops() const {
     return d;
 }
 
+Engine::AccountingSummary Engine::accounting() const {
+    AccountingSummary s;
+    for (const auto &n : nodes_) {
+        if (!n.sw) continue;
+        const AccountingReport r = n.sw->accounting();
+        s.switches++;
+        s.total.add(r.total);
+        if (!r.balanced)
+            s.unbalanced.push_back(n.sw->spec().name + ": " +
+                                   accounting_json(r).at("verdict").get<std::string>());
+    }
+    return s;
+}
+
 void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     if (out_.empty()) return;
     if (roce_) roce_->write_results(out_ + "/hosts", out_, st_.now);
@@ -674,6 +688,26 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
                  "\"pfc_xon_sent\": %lu, \"watchdog_storms\": %lu, \"watchdog_restores\": %lu},\n",
                  (unsigned long)marks, (unsigned long)tx_pause, (unsigned long)tx_xon,
                  (unsigned long)storms, (unsigned long)restores);
+    // The accounting identity of every switch (doc/accounting.md); the verdict must be
+    // "balanced" at the end of every run.
+    const AccountingSummary acct = accounting();
+    std::string verdict = "balanced";
+    if (!acct.unbalanced.empty()) {
+        verdict = "unbalanced:";
+        for (const auto &u : acct.unbalanced) verdict += " [" + u + "]";
+    }
+    const AccountingPort &t = acct.total;
+    std::fprintf(f,
+                 "  \"accounting\": {\"switches\": %u, \"balanced\": %zu, \"verdict\": %s, "
+                 "\"rx\": %lu, \"forwarded\": %lu, \"local\": %lu, \"punted\": %lu, "
+                 "\"ingress_drops\": %lu, \"pfc_frames\": %lu, \"local_replies\": %lu, "
+                 "\"injected\": %lu, \"tx\": %lu, \"egress_drops\": %lu, \"queued\": %lu},\n",
+                 acct.switches, size_t(acct.switches) - acct.unbalanced.size(),
+                 nlohmann::json(verdict).dump().c_str(), (unsigned long)t.rx,
+                 (unsigned long)t.forwarded, (unsigned long)t.local, (unsigned long)t.punted,
+                 (unsigned long)t.ingress_drops(), (unsigned long)t.pfc_frames,
+                 (unsigned long)t.local_replies, (unsigned long)t.injected, (unsigned long)t.tx,
+                 (unsigned long)t.egress_drops(), (unsigned long)t.queued);
     uint64_t sent = 0, recv = 0;
     for (const auto &s : udp_.stats()) {
         sent += s.sent;

@@ -122,6 +122,15 @@ class Engine {
     const Link &link(uint32_t i) const { return links_[i]; }
     // Drops by reason, summed over every switch.
     std::array<uint64_t, kDropReasonCount> drops() const;
+    // The accounting identity of every switch (doc/accounting.md), summed; `unbalanced` names
+    // the switches whose identity does not hold (empty: all balanced - what every run must end
+    // with).
+    struct AccountingSummary {
+        uint32_t switches = 0;
+        AccountingPort total;
+        std::vector<std::string> unbalanced;  // "<switch>: <verdict>"
+    };
+    AccountingSummary accounting() const;
     TimePs now() const { return q_.now(); }
 
     // Addresses the engine gives every (node, port): MAC 02:nn:nn:nn:00:pp, and for neighbour

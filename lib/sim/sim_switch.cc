@@ -69,6 +69,12 @@ SimSwitch::SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io,
 
 SimSwitch::~SimSwitch() = default;
 
+AccountingReport SimSwitch::accounting() const {
+    std::vector<std::string> names;
+    for (const auto &p : spec_.ports) names.push_back(p.name);
+    return check_accounting(take_accounting(accounting_sources(*dp_, std::move(names))));
+}
+
 size_t SimSwitch::set_routes(const std::vector<RouteSet> &routes) {
     std::vector<IpPrefix> now;
     for (const auto &r : routes) {

@@ -22,6 +22,7 @@
 
 #include "common/counters.h"
 #include "config/config.h"
+#include "pipeline/accounting.h"
 #include "pipeline/dataplane.h"
 #include "port/port_io.h"
 #include "qos/qos_config.h"
@@ -83,6 +84,9 @@ class SimSwitch {
 
     const TrafficManager &qos() const { return dp_->tm(); }
     const WorkerCounters &counters() const { return dp_->counters(0); }
+    // The accounting identity over this switch's counters (doc/accounting.md): between polls,
+    // as the engine always reads it, exact.
+    AccountingReport accounting() const;
     const SimSwitchSpec &spec() const { return spec_; }
     size_t route_count() const { return dp_->rib().route_count(false); }
 

@@ -404,6 +404,40 @@ std::string drops_view(const json &data, const json &drops) {
     return out;
 }
 
+// Two tables (received and sent terms), a row per port and a total row, then the verdict.
+std::string accounting_view(const json &data, const json &ports) {
+    Table in{{"PORT", "RX", "FORWARDED", "DROPPED", "LOCAL", "PUNTED", "DIFF"},
+             {false, true, true, true, true, true, true},
+             {}};
+    Table out{{"PORT", "FORWARDED", "LOCAL-REPLIES", "PFC", "INJECTED", "TX", "DROPPED", "QUEUED",
+               "DIFF"},
+              {false, true, true, true, true, true, true, true, true},
+              {}};
+    auto row = [&](const std::string &name, const json &p) {
+        const json &r = field(p, "received"), &s = field(p, "sent");
+        in.rows.push_back({name, text(r, "rx"), text(r, "forwarded"), text(r, "dropped"),
+                           text(r, "local"), text(r, "punted"), text(r, "difference")});
+        out.rows.push_back({name, text(s, "forwarded"), text(s, "local_replies"),
+                            text(s, "pfc_frames"), text(s, "injected"), text(s, "tx"),
+                            text(s, "dropped"), text(s, "queued"), text(s, "difference")});
+    };
+    for (const auto &p : ports) row(text(p, "port"), p);
+    if (field(data, "total").is_object()) row("total", field(data, "total"));
+    std::string o = "received = forwarded + dropped + local + punted\n" + in.render();
+    o += "forwarded + local replies + pfc + injected = tx + dropped + queued\n" + out.render();
+    // Drops by reason, received side then sent side, from the total.
+    const json &total = field(data, "total");
+    for (const char *side : {"received", "sent"}) {
+        const json &d = field(field(total, side), "drops");
+        if (!d.is_object() || d.empty()) continue;
+        std::vector<std::string> parts;
+        for (const auto &[k, v] : d.items()) parts.push_back(k + " " + text(v));
+        o += std::string(side) + " drops: " + join(parts, ", ") + "\n";
+    }
+    if (!field(data, "verdict").is_null()) o += "verdict: " + text(data, "verdict") + "\n";
+    return o;
+}
+
 std::string queues_view(const json &queues) {
     Table t{{"PORT", "Q", "ENQ-PKTS", "DEQ-PKTS", "DEPTH-BYTES", "WATERMARK", "ECN-MARKED", "DROPS"},
             {false, true, true, true, true, true, true, true},
@@ -489,6 +523,7 @@ std::string format_table(const std::string &cmd, const nlohmann::json &data) {
     if (cmd == "routes" && (l = list(data, "routes"))) return routes_view(data, *l);
     if (cmd == "neighbours" && (l = list(data, "neighbours"))) return neighbours_view(*l);
     if (cmd == "drops" && (l = list(data, "drops"))) return drops_view(data, *l);
+    if (cmd == "accounting" && (l = list(data, "ports"))) return accounting_view(data, *l);
     if (cmd == "workers" && (l = list(data, "workers"))) return workers_view(*l);
     if (cmd == "queues" && (l = list(data, "queues"))) return queues_view(*l);
     if (cmd == "ecn" && (l = list(data, "ecn"))) return ecn_view(*l);

@@ -216,6 +216,7 @@ class SchedEgress final : public Egress {
         for (auto h : held_) n += h;
         return n;
     }
+    uint32_t queued(uint16_t port) const override { return port < held_.size() ? held_[port] : 0; }
     void discard_all(DropReason reason) override {
         rte_mbuf *out[256];
         for (uint16_t port = 0; port < ports_.size(); port++) {

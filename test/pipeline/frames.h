@@ -98,4 +98,20 @@ inline uint32_t v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
     return uint32_t(a) << 24 | uint32_t(b) << 16 | uint32_t(c) << 8 | d;
 }
 
+// The ARP part (no Ethernet header) of an Ethernet/IPv4 ARP request from `sha` (sender `spa`)
+// for `tpa`.
+inline Bytes arp_request(const Mac &sha, uint32_t spa, uint32_t tpa) {
+    Bytes arp;
+    put16(arp, 1);
+    put16(arp, kEtherTypeIpv4);
+    arp.push_back(6);
+    arp.push_back(4);
+    put16(arp, 1);
+    put(arp, sha.data(), 6);
+    put32(arp, spa);
+    put(arp, Mac{}.data(), 6);
+    put32(arp, tpa);
+    return arp;
+}
+
 }  // namespace rocesw::test

@@ -5,25 +5,13 @@
 #include <map>
 #include <sstream>
 
+#include "exposition.h"
 #include "qos_fixture.h"
 #include "qos/qos_metrics.h"
 #include "pipeline/dataplane_metrics.h"
 
 namespace rocesw::test {
 namespace {
-
-// "name{labels}" -> value, from the exposition text.
-std::map<std::string, double> parse(const std::string &text) {
-    std::map<std::string, double> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        size_t sp = line.rfind(' ');
-        out[line.substr(0, sp)] = std::stod(line.substr(sp + 1));
-    }
-    return out;
-}
 
 class PromMetrics : public QosFixture {
   protected:
@@ -32,7 +20,7 @@ class PromMetrics : public QosFixture {
         register_dataplane_metrics(reg, {{"p0", "p1"}, counters.get(), 1});
         register_qos_metrics(reg, {"p0", "p1"}, *shared);
     }
-    std::map<std::string, double> scrape() { return parse(reg.render()); }
+    std::map<std::string, double> scrape() { return parse_exposition(reg.render()); }
     MetricRegistry reg;
 };
 

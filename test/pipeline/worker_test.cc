@@ -16,21 +16,6 @@ Bytes udp4(uint32_t src, uint32_t dst, uint8_t ttl = 64, size_t payload = 32, ui
     return ipv4(src, dst, kProtoUdp, udp_payload(1000, 2000, payload), ttl, tos);
 }
 
-// An Ethernet/IPv4 ARP request from h1 (sender `spa`) for `tpa`.
-Bytes arp_request(uint32_t spa, uint32_t tpa) {
-    Bytes arp;
-    put16(arp, 1);
-    put16(arp, kEtherTypeIpv4);
-    arp.push_back(6);
-    arp.push_back(4);
-    put16(arp, 1);
-    put(arp, kH1.data(), 6);
-    put32(arp, spa);
-    put(arp, Mac{}.data(), 6);
-    put32(arp, tpa);
-    return arp;
-}
-
 TEST_F(WorkerPipeline, ForwardsIpv4RewritingMacsTtlAndChecksum) {
     Bytes in =
         cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), 64, 32, 0x6a));
@@ -244,7 +229,7 @@ TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {
 }
 
 TEST_F(WorkerPipeline, AnswersArpRequestForItsAddress) {
-    Bytes arp = arp_request(v4(10, 0, 1, 2), v4(10, 0, 1, 1));
+    Bytes arp = arp_request(kH1, v4(10, 0, 1, 2), v4(10, 0, 1, 1));
     Mac bcast{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     ports->inject(0, cat(eth(bcast, kH1, kEtherTypeArp), arp));
     worker->poll_once(now_ns);
@@ -275,7 +260,7 @@ TEST_F(WorkerPipeline, AnswersArpRequestForItsAddress) {
 // A broadcast ARP that is not an Ethernet/IPv4 request or reply is a named drop (arp_invalid),
 // never counted as consumed (local) and never answered.
 TEST_F(WorkerPipeline, DropsMalformedArpAsArpInvalid) {
-    const Bytes good = arp_request(v4(10, 0, 1, 2), v4(10, 0, 1, 1));
+    const Bytes good = arp_request(kH1, v4(10, 0, 1, 2), v4(10, 0, 1, 1));
     Mac bcast{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     const std::vector<std::pair<size_t, uint8_t>> bad = {
         {1, 6},     // hardware type 6

@@ -41,6 +41,12 @@ TEST(SimEngine, OneFlowDelayIsSerialisationPlusPropagation) {
     s.udp.push_back(f);
     Engine e(s, "");
     e.run();
+    // The switch received the 123 frames and forwarded them all; nothing else.
+    const AccountingPort t = test::expect_accounting_balanced(e);
+    EXPECT_EQ(t.rx, 123u);
+    EXPECT_EQ(t.forwarded, 123u);
+    EXPECT_EQ(t.tx, 123u);
+    EXPECT_EQ(t.local + t.punted + t.ingress_drops() + t.egress_drops() + t.queued, 0u);
     const TimePs expect =
         wire_ps(1000, k100G) + 1 * kPsPerUs + wire_ps(1000, 25'000'000'000ull) + 500 * kPsPerNs;
     EXPECT_EQ(expect, 81'920u + 1'000'000u + 327'680u + 500'000u);
@@ -88,6 +94,14 @@ TEST(SimEngine, DropTailBottleneckFollowsTheRates) {
     load_scenario(dir + "/s.yaml", s);
     Engine e(s, "");
     e.run();
+    // 2N in, all forwarded; N - 11 refused by the queue (egress), the rest sent.
+    const AccountingPort t = test::expect_accounting_balanced(e);
+    EXPECT_EQ(t.rx, 2 * N);
+    EXPECT_EQ(t.forwarded, 2 * N);
+    EXPECT_EQ(t.drops[size_t(DropReason::buffer_full)], N - 11);
+    EXPECT_EQ(t.egress_drops(), N - 11);
+    EXPECT_EQ(t.tx, N + 11);
+    EXPECT_EQ(t.queued, 0u);
     const auto &a = e.udp().stats()[0], &b = e.udp().stats()[1];
     EXPECT_EQ(a.sent, N);
     EXPECT_EQ(b.sent, N);
@@ -132,6 +146,7 @@ TEST(SimEngine, LinkDownMovesTrafficAfterConvergence) {
     parse_scenario(leaf_spine_scenario(), "ls.yaml", s);
     Engine e(s, "");
     e.run();
+    test::expect_accounting_balanced(e);
     const EngineStats &st = e.stats();
     uint64_t sent = 0, recv = 0;
     for (const auto &f : e.udp().stats()) {
@@ -178,6 +193,7 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
                        "ls.yaml", s);
         Engine e(s, dirs[run]);
         e.run();
+        test::expect_accounting_balanced(e);
         e.finish(0.25 * run, 0.5 * run, 1000 * run);
     }
     for (const char *f :
@@ -216,8 +232,19 @@ TEST(SimEngine, LosslessIncastPausesSendersWithoutDrops) {
     load_scenario(dir + "/s.yaml", s);
     Engine e(s, dir);
     e.run();
+    // Every frame forwarded and sent; the switch's PFC frames are the ones seen on the wires.
+    const AccountingPort t = test::expect_accounting_balanced(e);
     e.finish(0, 0, 0);
     EXPECT_GT(e.stats().pfc_frames, 0u);
+    EXPECT_EQ(t.rx, 2 * 2442u);
+    EXPECT_EQ(t.forwarded, 2 * 2442u);
+    EXPECT_EQ(t.pfc_frames, e.stats().pfc_frames);
+    EXPECT_EQ(t.tx, 2 * 2442u + t.pfc_frames);
+    const std::string summary = slurp(dir + "/summary.json");
+    EXPECT_NE(summary.find("\"accounting\": {\"switches\": 1, \"balanced\": 1, \"verdict\": "
+                           "\"balanced\", \"rx\": 4884, \"forwarded\": 4884,"),
+              std::string::npos)
+        << summary;
     for (auto r : e.drops()) EXPECT_EQ(r, 0u);
     for (const auto &f : e.udp().stats()) {
         EXPECT_EQ(f.sent, 2442u);  // 200 us / 81.92 ns

@@ -92,6 +92,7 @@ TEST(SimRoce, OneFlowFctIsExact) {
                       "roce_flows:\n  - {src: 0, dst: 1, size: 1000000}\n");
     Engine e(s, dir);
     e.run();
+    test::expect_accounting_balanced(e);
     e.finish(0, 0, 0);
     const TimePs d = 1'000'000, a = 86 * 80;
     TimePs P = 0, S = 0, prev_end = 0;
@@ -203,6 +204,7 @@ TEST(SimRoce, DcqcnIncastOnStarIsFairAndLossless) {
                                            profile, 0, 1, 2));
         Engine e(s, dir);
         e.run();
+        test::expect_accounting_balanced(e);
         e.finish(0, 0, 0);
         RunResult r = fairness(e);
         ASSERT_TRUE(r.fair.valid);
@@ -248,6 +250,7 @@ TEST(SimRoce, DcqcnIncastOnLeafSpineIsFairAndLossless) {
                                        "hpcc-ns3", 0, 1, 2));
     Engine e(s, dir);
     e.run();
+    test::expect_accounting_balanced(e);
     e.finish(0, 0, 0);
     RunResult r = fairness(e);
     ASSERT_TRUE(r.fair.valid);
@@ -302,6 +305,7 @@ TEST(SimRoce, LinkDownMovesRoceTraffic) {
     }
     Engine e(s, dir);
     e.run();
+    test::expect_accounting_balanced(e);
     e.finish(0, 0, 0);
     const auto &st = e.stats();
     const auto &hs = e.roce()->host_set();
@@ -336,6 +340,7 @@ TEST(SimRoce, SameRoceRunTwiceGivesIdenticalFiles) {
         Scenario s = load(dirs[run], link_down_yaml());
         Engine e(s, dirs[run]);
         e.run();
+        test::expect_accounting_balanced(e);
         e.finish(0.25 * run, 0.5 * run, 1000 * run);
     }
     for (const char *f : {"fct.txt", "pfc_events.csv", "queue_depth.csv", "hosts/flows.csv",
@@ -370,6 +375,7 @@ TEST(SimRoce, PfcStormFromAHostPausesTheFabric) {
                                              : ""));
         Engine e(s, dir);
         e.run();
+        test::expect_accounting_balanced(e);
         e.finish(0, 0, 0);
         ASSERT_EQ(e.roce()->host_set().done_flows(), 1u);
         const roce::Flow &f = e.roce()->host_set().flows()[0];
@@ -406,6 +412,7 @@ TEST(SimRoce, SlowReceiverPausesTheSwitch) {
                       "interval: 10us, priority: 3}\n");
     Engine e(s, dir);
     e.run();
+    test::expect_accounting_balanced(e);
     e.finish(0, 0, 0);
     const auto &st = e.stats();
     std::printf("  slow receiver: held %lu frames (max %lu B), %lu pause frames from host 2, "

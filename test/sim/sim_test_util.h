@@ -1,13 +1,17 @@
 // Helpers shared by the simulator's tests: reading result files, per-test scratch folders,
-// and summary.json without the lines that measure the machine (wall time, RSS).
+// summary.json without the lines that measure the machine (wall time, RSS), and the accounting
+// identity every run must end with.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "sim/engine.h"
 
 namespace rocesw::sim::test {
 
@@ -36,6 +40,15 @@ inline std::string summary_without_machine(const std::string &dir) {
             line.find("peak_rss_kb") == std::string::npos)
             out += line + "\n";
     return out;
+}
+
+// Every switch of the run balances its accounting identity exactly (doc/accounting.md): what
+// every run must end with. Returns the terms summed over the switches.
+inline AccountingPort expect_accounting_balanced(const Engine &e) {
+    const Engine::AccountingSummary a = e.accounting();
+    EXPECT_GT(a.switches, 0u);
+    for (const auto &u : a.unbalanced) ADD_FAILURE() << "accounting: " << u;
+    return a.total;
 }
 
 }  // namespace rocesw::sim::test

@@ -24,6 +24,10 @@ class FifoEgress final : public Egress {
     void enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) override;
     uint32_t flush(uint64_t now_ns) override;
     uint32_t backlog() const override;
+    // One thread only (the tests'): plain reads.
+    uint32_t queued(uint16_t port) const override {
+        return port < fifos_.size() ? fifos_[port].size() : 0;
+    }
     void discard_all(DropReason reason) override;
 
   private:

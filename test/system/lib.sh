@@ -8,9 +8,13 @@
 #   start_switch "$cfg" "$log"     # background roceswd, waits for "running" + control socket
 #   make_host "$(rsw_ns h1)" "$(rsw_ifname p0)" 02:00:00:00:01:02 10.0.1.2/24 fd00:1::2/64 \
 #             10.0.1.1 fd00:1::1
-#   check "IPv4 ping" ip netns exec "$(rsw_ns h1)" ping -c 5 -i 0.2 -W 1 10.0.2.2
+#   check "IPv4 ping" rsw_ping_ok ip netns exec "$(rsw_ns h1)" ping -c 5 -i 0.2 -W 1 10.0.2.2
+#   rsw_assert_accounting          # the accounting identity balances (doc/accounting.md)
 #   stop_switch || rc=$?           # SIGTERM, waits, returns the exit status
-#   rsw_finish                     # summary line, exit status 0 or 1
+#   rsw_finish                     # summary line; exit 0, 1 (a check failed or none ran)
+#
+# Exit statuses run_all.sh tells apart: 0 PASS, $RSW_SKIP (77, as automake and meson) SKIP with
+# the reason printed, anything else FAIL. A test that ran no check fails.
 #
 # Everything this file creates is recorded and removed by `cleanup` (trap on EXIT, INT, TERM):
 # processes it started (by PID, never by name), namespaces it created, temp dirs it made.
@@ -230,6 +234,40 @@ print(m[0][sys.argv[2]])
 ' "$1" "$2"
 }
 
+# rsw_assert_accounting [SOCKET=$RSW_SWITCH_SOCKET]: the check that every frame the switch
+# received and sent is accounted for (doc/accounting.md), from `rocectl show accounting
+# --json`. Frames still in the egress queues count as queued; a worker's burst in flight shows
+# as a difference for an instant, so it reads again (every 0.2 s, up to 5 s) until balanced,
+# and fails with the last verdict. Logs the total's terms. Call it while the switch runs, after
+# the test's traffic.
+rsw_assert_accounting() {
+    local sock="${1:-$RSW_SWITCH_SOCKET}" deadline out="" verdict=""
+    deadline=$(( $(date +%s%N) + 5 * 1000000000 ))
+    while :; do
+        out="$("$ROCECTL" --socket "$sock" --json show accounting 2>&1)" || out=""
+        verdict="$(printf '%s' "$out" | "$RSW_PYTHON" -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("no answer from rocectl show accounting"); sys.exit()
+t = d["total"]; r = t["received"]; s = t["sent"]
+print("%s | rx %d = forwarded %d + dropped %d + local %d + punted %d; forwarded %d + replies %d"
+      " + pfc %d + injected %d = tx %d + dropped %d + queued %d | drops %s" % (
+      d["verdict"], r["rx"], r["forwarded"], r["dropped"], r["local"], r["punted"],
+      s["forwarded"], s["local_replies"], s["pfc_frames"], s["injected"], s["tx"], s["dropped"],
+      s["queued"], ",".join("%s=%d" % kv for kv in sorted({**r["drops"], **s["drops"]}.items()))
+      or "none"))' 2>&1)"
+        case "$verdict" in balanced*) break ;; esac
+        [ "$(date +%s%N)" -ge "$deadline" ] && break
+        sleep 0.2
+    done
+    case "$verdict" in
+        balanced*) rsw_pass "accounting balanced (${verdict#balanced | })" ;;
+        *) rsw_fail "accounting: $verdict" ;;
+    esac
+}
+
 # rsw_wait_counter TARGET TIMEOUT_S CMD...: polls CMD (which prints a number) until it reaches
 # TARGET or TIMEOUT_S passes, then lets 0.3 s more pass (for late arrivals) and prints the
 # final value.
@@ -244,6 +282,45 @@ rsw_wait_counter() {
     done
     sleep 0.3
     "$@"
+}
+
+# --- readiness ------------------------------------------------------------------------------
+
+# rsw_wait_listen NS tcp|udp PORT [TIMEOUT_S=10]: waits until a socket in namespace NS listens
+# on (TCP) or is bound to (UDP) PORT, as `ss` shows it. Returns 1 (logged) on timeout.
+rsw_wait_listen() {
+    local ns="$1" proto="$2" port="$3" timeout="${4:-10}" deadline opt
+    case "$proto" in
+        tcp) opt=-ltnH ;;
+        udp) opt=-lunH ;;
+        *) rsw_log "rsw_wait_listen: tcp or udp, not '$proto'"; return 1 ;;
+    esac
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    until ip netns exec "$ns" ss "$opt" "sport = :$port" 2>/dev/null | grep -q .; do
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            rsw_log "rsw_wait_listen: nothing on $proto port $port in $ns after ${timeout} s"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# rsw_capture NS LOG TSHARK_ARGS...: tshark in namespace NS in the background (PID in
+# RSW_LAST_PID, its messages in LOG), and waits (up to 10 s) until it says the capture started.
+# Returns 1 (log tail printed) when it does not.
+rsw_capture() {
+    local ns="$1" log="$2" deadline
+    shift 2
+    rsw_bg ip netns exec "$ns" tshark "$@" >"$log" 2>&1
+    deadline=$(( $(date +%s%N) + 10 * 1000000000 ))
+    until grep -qE "Capture started|Capturing on" "$log" 2>/dev/null; do
+        if ! rsw_alive "$RSW_LAST_PID" || [ "$(date +%s%N)" -ge "$deadline" ]; then
+            rsw_log "rsw_capture: tshark did not start capturing; log tail:"
+            tail -n 5 "$log" | sed 's/^/  | /' >&2
+            return 1
+        fi
+        sleep 0.05
+    done
 }
 
 # --- hosts ----------------------------------------------------------------------------------
@@ -329,6 +406,34 @@ check_fails() {
     fi
 }
 
+# rsw_ping_ok PING_COMMAND...: runs a ping command (any prefix: `ip netns exec NS ping -c 5
+# ...`) and succeeds only when every echo got its reply: "N packets transmitted, N received"
+# with N the -c count. ping itself exits 0 on any reply, so `check ... ping` would pass with 4
+# of 5 lost. Use as `check "DESC" rsw_ping_ok CMD...`.
+rsw_ping_ok() {
+    local out rc=0 count="" a prev="" tx rx
+    for a in "$@"; do
+        [ "$prev" = -c ] && count="$a"
+        prev="$a"
+    done
+    out="$("$@" 2>&1)" || rc=$?
+    printf '%s\n' "$out"
+    read -r tx rx < <(printf '%s\n' "$out" |
+        sed -n 's/^\([0-9][0-9]*\) packets transmitted, \([0-9][0-9]*\) \(packets \)\{0,1\}received.*/\1 \2/p')
+    if [ -z "${tx:-}" ]; then
+        echo "rsw_ping_ok: no ping summary (exit $rc)"
+        return 1
+    fi
+    if [ -n "$count" ] && [ "$tx" != "$count" ]; then
+        echo "rsw_ping_ok: $tx echoes sent, -c $count asked"
+        return 1
+    fi
+    if [ "$rx" != "$tx" ]; then
+        echo "rsw_ping_ok: $rx of $tx replies"
+        return 1
+    fi
+}
+
 # check_eq DESCRIPTION ACTUAL EXPECTED
 check_eq() {
     if [ "$2" = "$3" ]; then rsw_pass "$1 ($2)"; else rsw_fail "$1: got '$2', expected '$3'"; fi
@@ -343,10 +448,15 @@ check_ge() {
     fi
 }
 
-# Prints the summary and exits 0 when every check passed, 1 otherwise.
+# Prints the summary and exits 0 when every check passed, 1 otherwise - also when no check ran:
+# a test that checked nothing did not pass.
 rsw_finish() {
     local name
     name="$(basename "$0")"
+    if [ "$RSW_FAILS" -eq 0 ] && [ "$RSW_PASSES" -eq 0 ]; then
+        printf '%s: FAIL (no check ran)\n' "$name"
+        exit 1
+    fi
     if [ "$RSW_FAILS" -eq 0 ]; then
         printf '%s: PASS (%d checks)\n' "$name" "$RSW_PASSES"
         exit 0

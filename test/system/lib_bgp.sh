@@ -556,7 +556,8 @@ bgp_lab_sessions() {
 
 # --- a numbered UDP stream --------------------------------------------------------------------
 #
-# bgp_stream_rx NS BIND_IP PORT OUT IDLE_S: background receiver (PID in RSW_LAST_PID). Ends on
+# bgp_stream_rx NS BIND_IP PORT OUT IDLE_S: background receiver (PID in RSW_LAST_PID), returns
+# once its socket is bound (rsw_wait_listen). Ends on
 # the sender's END datagrams + 2 s, or IDLE_S seconds after the last datagram; writes to OUT:
 # "<sent> <received of those> <last send timestamp received> <first 50 missing seqs...>".
 # bgp_stream_tx NS DST_IP PORT PPS STOPFILE: background sender (PID in RSW_LAST_PID) of
@@ -618,9 +619,14 @@ print(seq, "%.3f" % (time.time() - t0))
 EOP
 }
 bgp_stream_rx() {
+    local pid
     bgp_stream_tools
     rsw_bg ip netns exec "$1" "$RSW_PYTHON" "$RSW_TMP/stream_rx.py" "$4" "$2" "$3" "$5" \
         >"$4.log" 2>&1
+    pid="$RSW_LAST_PID"
+    # Ready when its socket is bound (a sender started earlier would lose the first datagrams).
+    rsw_wait_listen "$1" udp "$3" || rsw_fail "UDP receiver bound to $2:$3 in $1"
+    RSW_LAST_PID="$pid"
 }
 bgp_stream_tx() {
     bgp_stream_tools

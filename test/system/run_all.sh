@@ -1,7 +1,12 @@
 #!/bin/bash
 # Runs every test/system/test_* (bash scripts with bash, .py with /usr/bin/python3), one after
-# the other, each under a time limit, and prints a summary. Exit status: 0 when all passed,
-# 1 otherwise. Without root it prints SKIP and exits 0 (the TAP/namespace tests need root).
+# the other, each under a time limit, and prints a summary. Exit status: 0 when all passed or
+# skipped, 1 otherwise; 77 (SKIP) without root, since the TAP/namespace tests need it.
+#
+# A test's exit status: 0 PASS, 77 SKIP (it printed why; counted apart, as automake and meson
+# do), anything else FAIL. A test that exits 0 must also have printed its summary line
+# "<name>: PASS (N checks)" with N > 0 (lib.sh's rsw_finish, the Python tests' own): exit 0
+# without any check run is a FAIL.
 #
 #   sudo test/system/run_all.sh              # all tests
 #   sudo test/system/run_all.sh golden       # only tests whose file name contains "golden"
@@ -20,7 +25,7 @@ FILTER="${1:-}"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP system tests: they need root (network namespaces, TAP devices); run with sudo"
-    exit 0
+    exit 77
 fi
 
 tests=()
@@ -39,6 +44,9 @@ fi
 declare -a results
 failed=0
 skipped=0
+passed=0
+out="$(mktemp /tmp/rsw-run-all.XXXXXX)"
+trap 'rm -f "$out"' EXIT
 for t in "${tests[@]}"; do
     name="$(basename "$t")"
     case "$t" in
@@ -47,11 +55,18 @@ for t in "${tests[@]}"; do
     esac
     echo "===== $name"
     start=$(date +%s)
-    rc=0
-    timeout --signal=TERM --kill-after=30 "$TIMEOUT" "${cmd[@]}" || rc=$?
+    set +e
+    timeout --signal=TERM --kill-after=30 "$TIMEOUT" "${cmd[@]}" 2>&1 | tee "$out"
+    rc=${PIPESTATUS[0]}
+    set -e
     secs=$(( $(date +%s) - start ))
-    if [ "$rc" -eq 0 ]; then
-        results+=("PASS  $name (${secs} s)")
+    checks="$(sed -n 's/^.*: PASS (\([0-9][0-9]*\) checks)$/\1/p' "$out" | tail -n 1)"
+    if [ "$rc" -eq 0 ] && [ "${checks:-0}" -gt 0 ]; then
+        results+=("PASS  $name ($checks checks, ${secs} s)")
+        passed=$((passed + 1))
+    elif [ "$rc" -eq 0 ]; then
+        results+=("FAIL  $name (exit 0 without a 'PASS (N checks)' line: no check ran, ${secs} s)")
+        failed=$((failed + 1))
     elif [ "$rc" -eq 77 ]; then  # RSW_SKIP: the test printed its reason
         results+=("SKIP  $name (${secs} s)")
         skipped=$((skipped + 1))
@@ -67,8 +82,8 @@ done
 echo "===== summary"
 printf '%s\n' "${results[@]}"
 if [ "$failed" -eq 0 ]; then
-    echo "system tests: PASS ($(( ${#tests[@]} - skipped )) of ${#tests[@]}, $skipped skipped)"
+    echo "system tests: PASS ($passed passed, $skipped skipped, of ${#tests[@]})"
     exit 0
 fi
-echo "system tests: FAIL ($failed of ${#tests[@]} failed, $skipped skipped)"
+echo "system tests: FAIL ($failed failed, $passed passed, $skipped skipped, of ${#tests[@]})"
 exit 1

@@ -94,10 +94,7 @@ iperf3_run() {
     [ "$proto" = udp ] && args=(-u -b 50M)
     rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2 >"$RSW_TMP/iperf3-server-$proto.log" 2>&1
     srv="$RSW_LAST_PID"
-    for _ in $(seq 1 50); do
-        in2 ss -ltn 2>/dev/null | grep -q '10.0.2.2:5201' && break
-        sleep 0.1
-    done
+    rsw_wait_listen "$H2" tcp 5201 || true  # the client reports a failure to connect
     if ! in1 iperf3 -c 10.0.2.2 -t "$secs" "${args[@]}" --connect-timeout 3000 --json >"$json" 2>&1; then
         rsw_kill "$srv" 2
         return 1
@@ -117,9 +114,9 @@ forwarding_checks() {
     local mode="$1" out
     in1 ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
     in1 ping -6 -c 1 -W 2 fd00:2::2 >/dev/null 2>&1 || true
-    check "[$mode] IPv4 ping h1 -> h2 (20 packets, 0% loss)" in1 ping -c 20 -i 0.05 -W 2 10.0.2.2
-    check "[$mode] IPv6 ping h1 -> h2 (20 packets, 0% loss)" in1 ping -6 -c 20 -i 0.05 -W 2 fd00:2::2
-    check "[$mode] IPv4 ping h1 -> switch 10.0.1.1" in1 ping -c 3 -i 0.2 -W 2 10.0.1.1
+    check "[$mode] IPv4 ping h1 -> h2 (20 packets, 0% loss)" rsw_ping_ok in1 ping -c 20 -i 0.05 -W 2 10.0.2.2
+    check "[$mode] IPv6 ping h1 -> h2 (20 packets, 0% loss)" rsw_ping_ok in1 ping -6 -c 20 -i 0.05 -W 2 fd00:2::2
+    check "[$mode] IPv4 ping h1 -> switch 10.0.1.1" rsw_ping_ok in1 ping -c 3 -i 0.2 -W 2 10.0.1.1
     if out="$(iperf3_run tcp 3)"; then
         rsw_pass "[$mode] iperf3 TCP h1 -> h2, 3 s: $(awk '{printf "%.1f Mbit/s, %d bytes", $1/1e6, $2}' <<<"$out")"
     else
@@ -151,7 +148,7 @@ check_ge "[dedicated] p0 XDP to_switch_all" "$(xdp_counter p0 to_switch_all)" 10
 x0="$(xdp_counter p0 to_switch_all)"; r0="$(rsw_port_counter p0 rx_packets)"
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2 >"$RSW_TMP/iperf3-server-flood.log" 2>&1
 FLOOD_SRV="$RSW_LAST_PID"
-sleep 0.5
+rsw_wait_listen "$H2" tcp 5201 || true  # the client reports a failure to connect
 t0=$(date +%s)
 in1 timeout 90 iperf3 -c 10.0.2.2 -u -b 0 -l 64 -k 1000000 --connect-timeout 3000 \
     >"$RSW_TMP/iperf3-flood.log" 2>&1 || true
@@ -160,7 +157,7 @@ x1="$(xdp_counter p0 to_switch_all)"; r1="$(rsw_port_counter p0 rx_packets)"
 rsw_log "flood: $((x1 - x0)) frames to the socket, $((r1 - r0)) received by the switch in $(( $(date +%s) - t0 )) s"
 check_ge "[dedicated] flood: p0's XDP program gave the socket >= 10^6 frames" "$((x1 - x0))" 1000000
 check "[dedicated] after the flood p0 still receives (IPv4 ping h1 -> h2, 0% loss)" \
-    in1 ping -c 10 -i 0.05 -W 2 10.0.2.2
+    rsw_ping_ok in1 ping -c 10 -i 0.05 -W 2 10.0.2.2
 check_ge "[dedicated] after the flood p0's rx_packets still rise" \
     "$(( $(rsw_port_counter p0 rx_packets) - r1 ))" 10
 check_eq "[dedicated] p0 XDP pass_kernel" "$(xdp_counter p0 pass_kernel)" 0
@@ -215,7 +212,7 @@ for _ in range(3):
 ECHO_PID="$RSW_LAST_PID"
 sleep 0.5
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2 >"$RSW_TMP/iperf3-server-bg.log" 2>&1
-sleep 0.5
+rsw_wait_listen "$H2" tcp 5201 || true  # the client reports a failure to connect
 rsw_bg ip netns exec "$H1" iperf3 -c 10.0.2.2 -t 4 --connect-timeout 3000 >"$RSW_TMP/iperf3-bg.log" 2>&1
 IPERF_BG="$RSW_LAST_PID"
 sleep 1
@@ -251,6 +248,7 @@ check_ge "[shared] Prometheus rocesw_port_xdp_packets_total{port=p0,reason=to_sw
 check_ge "[shared] Prometheus rocesw_port_xdp_packets_total{port=p0,reason=pass_kernel}" \
     "$(awk '/^rocesw_port_xdp_packets_total\{/ && /port="p0"/ && /reason="pass_kernel"/ {print int($NF)}' <<<"$prom" | head -n1)" 10
 rsw_ctl show ports | sed 's/^/    /'
+rsw_assert_accounting
 
 rc=0
 stop_switch 10 || rc=$?

@@ -28,7 +28,7 @@ source "$(dirname "$0")/lib_bgp.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 
 rsw_init
@@ -78,9 +78,9 @@ check_eq "static route 10.250.0.0/24 from the config kept next to learned ones (
 
 # Forwarding through the switch by learned routes.
 ip netns exec "$H1" ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
-check "ping h1 -> h2 over the learned ECMP route (5 packets)" ip netns exec "$H1" ping -c 5 -i 0.2 -W 2 10.0.2.2
-check "ping h1 -> 10.201.0.2 (learned /32 on r1)" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.201.0.2
-check "ping h1 -> 10.250.0.1 (config static route, C5)" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.250.0.1
+check "ping h1 -> h2 over the learned ECMP route (5 packets)" rsw_ping_ok ip netns exec "$H1" ping -c 5 -i 0.2 -W 2 10.0.2.2
+check "ping h1 -> 10.201.0.2 (learned /32 on r1)" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.201.0.2
+check "ping h1 -> 10.250.0.1 (config static route, C5)" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.250.0.1
 
 # ECMP spread: 64 UDP flows x 4 packets, counted where they arrive on r1's two links.
 a0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
@@ -100,7 +100,6 @@ check_ge "h2 received all 256 UDP packets" "$((h1c - h0))" 256
 nr0="$(bgp_drops p0 no_route)"
 bgp_stream_rx "$R1" 10.201.0.1 7777 "$RSW_TMP/wd.rx" 1.5
 WRX_PID="$RSW_LAST_PID"
-sleep 0.3
 bgp_stream_tx "$H1" 10.201.0.1 7777 200 "$RSW_TMP/wd.stop"
 WTX_PID="$RSW_LAST_PID"
 sleep 1.5
@@ -183,11 +182,12 @@ if bgp_have_ctl; then
     check_eq "RSS stable over 10 flaps (growth <= 2048 kB: $((rss1 - rss0)) kB)" \
         "$([ $((rss1 - rss0)) -le 2048 ] && echo yes || echo no)" yes
 fi
-check "ping h1 -> h2 after the flaps" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
+check "ping h1 -> h2 after the flaps" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
 
 # Shutdown.
 if bgp_have_ctl; then
     if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after all of it"; else rsw_fail "roceswd died"; fi
+    rsw_assert_accounting
     rc=0
     stop_switch 10 || rc=$?
     check_eq "roceswd exits 0 on SIGTERM" "$rc" 0

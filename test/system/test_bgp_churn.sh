@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib_bgp.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 
 N="${RSW_CHURN_N:-5000}"
@@ -89,7 +89,6 @@ rsw_log "  switch route count before churn: $BASE"
 STOP="$RSW_TMP/stream.stop"
 bgp_stream_rx "$H2" 10.0.2.2 7777 "$RSW_TMP/stream.rx" 60
 RX_PID="$RSW_LAST_PID"
-sleep 0.5
 bgp_stream_tx "$H1" 10.0.2.2 7777 500 "$STOP"
 TX_PID="$RSW_LAST_PID"
 sleep 1
@@ -180,6 +179,7 @@ check_ge "512 packets to 64 churned prefixes reach r1 (allowing ~1/s keepalives)
 
 if bgp_have_ctl; then
     if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after the churn (VmRSS $(bgp_rss_kb) kB)"; else rsw_fail "roceswd died"; fi
+    rsw_assert_accounting
     rc=0
     stop_switch 15 || rc=$?
     check_eq "roceswd exits 0 on SIGTERM" "$rc" 0

@@ -27,11 +27,11 @@ source "$(dirname "$0")/lib_bgp.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 if [ "$RSW_BGP_KERNEL" = 1 ]; then
     echo "SKIP $(basename "$0"): the memif link between the switches needs roceswd (no kernel mode)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 
 rsw_init
@@ -179,13 +179,12 @@ learned B "$A_NET" 10.0.12.1
 # Forwarding between the hosts by learned routes (first pings resolve the hosts' neighbours
 # through the glean punt).
 ip netns exec "$HA" ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
-check "ping hA -> hB through A, the memif and B (5 packets)" ip netns exec "$HA" ping -c 5 -i 0.2 -W 2 10.0.2.2
-check "ping hB -> hA (5 packets)" ip netns exec "$HB" ping -c 5 -i 0.2 -W 2 10.0.1.2
+check "ping hA -> hB through A, the memif and B (5 packets)" rsw_ping_ok ip netns exec "$HA" ping -c 5 -i 0.2 -W 2 10.0.2.2
+check "ping hB -> hA (5 packets)" rsw_ping_ok ip netns exec "$HB" ping -c 5 -i 0.2 -W 2 10.0.1.2
 
 # A numbered UDP stream hA -> hB, 500 datagrams/s for 1.5 s: every one arrives.
 bgp_stream_rx "$HB" 10.0.2.2 7777 "$RSW_TMP/s1.rx" 1.5
 RX_PID="$RSW_LAST_PID"
-sleep 0.3
 bgp_stream_tx "$HA" 10.0.2.2 7777 500 "$RSW_TMP/s1.stop"
 TX_PID="$RSW_LAST_PID"
 sleep 1.5
@@ -204,7 +203,6 @@ bgp_switch_use A
 nr0="$(bgp_drops p0 no_route)"
 bgp_stream_rx "$HB" 10.0.2.2 7778 "$RSW_TMP/s2.rx" 1.5
 RX_PID="$RSW_LAST_PID"
-sleep 0.3
 bgp_stream_tx "$HA" 10.0.2.2 7778 200 "$RSW_TMP/s2.stop"
 TX_PID="$RSW_LAST_PID"
 sleep 1
@@ -245,7 +243,7 @@ if secs="$(bgp_wait_paths 1 5 "$B_NET")"; then
 else
     rsw_fail "B re-announced $B_NET: not in A's FIB after 5 s"
 fi
-check "ping hA -> hB after the re-announcement (3 packets)" ip netns exec "$HA" ping -c 3 -i 0.2 -W 2 10.0.2.2
+check "ping hA -> hB after the re-announcement (3 packets)" rsw_ping_ok ip netns exec "$HA" ping -c 3 -i 0.2 -W 2 10.0.2.2
 rsw_log "  (re-announcement to ping through: $(bgp_elapsed "$t_re") s)"
 
 # What the switches saw (for the report): punt and drop counters.
@@ -259,6 +257,12 @@ print(", ".join("%s %s %d" % (e["port"], e["reason"], e["packets"]) for e in d["
         rsw_log "  switch $sw log has errors:"
         grep -iE '\b(error|fatal)\b' "$RSW_SWITCH_LOG" | head -n 5 | sed 's/^/    | /' >&2
     fi
+done
+
+# Every frame accounted for on both switches, before either stops.
+for sw in A B; do
+    bgp_switch_use "$sw"
+    rsw_assert_accounting
 done
 
 # Shutdown: both switches, SIGTERM, exit 0.

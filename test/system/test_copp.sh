@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib_bgp.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 
 LIMIT=200
@@ -208,10 +208,11 @@ EOF
     fi
 fi
 
-check "ping h1 -> h2 after the flood" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
-check "ping h1 -> switch 10.0.1.1 after the flood" ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.1.1
+check "ping h1 -> h2 after the flood" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
+check "ping h1 -> switch 10.0.1.1 after the flood" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.1.1
 if bgp_have_ctl; then
     if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after the flood"; else rsw_fail "roceswd died"; fi
+    rsw_assert_accounting
     rc=0
     stop_switch 10 || rc=$?
     check_eq "roceswd exits 0 on SIGTERM" "$rc" 0

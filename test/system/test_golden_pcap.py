@@ -442,6 +442,18 @@ def main():
             "%s %d" % kv for kv in sorted(expected_drops.items())), "; ".join(bad_lines))
         f.check(drops["total"] == n_in - len(fwd_cases), "drops total == %d" % (n_in - len(fwd_cases)),
                 "got %d" % drops["total"])
+        # The accounting identity (doc/accounting.md), exact: every input frame is forwarded
+        # or dropped by its reason, every forwarded one sent, nothing queued or generated.
+        acct = rocectl(sock, "show", "accounting")
+        r, s = acct["total"]["received"], acct["total"]["sent"]
+        terms = (r["rx"], r["forwarded"], r["dropped"], r["local"], r["punted"], s["tx"],
+                 s["dropped"], s["queued"], s["local_replies"] + s["pfc_frames"] + s["injected"])
+        want = (n_in, len(fwd_cases), n_in - len(fwd_cases), 0, 0, len(fwd_cases), 0, 0, 0)
+        f.check(acct["verdict"] == "balanced" and terms == want,
+                "accounting balanced: rx %d = forwarded %d + dropped %d; tx %d" % (
+                    n_in, len(fwd_cases), n_in - len(fwd_cases), len(fwd_cases)),
+                "verdict %r, (rx, forwarded, dropped, local, punted, tx, egress dropped, queued, "
+                "generated) = %r, expected %r" % (acct["verdict"], terms, want))
         f.check(proc.poll() is None, "roceswd alive after all input")
 
         proc.send_signal(signal.SIGTERM)
@@ -539,6 +551,9 @@ def main():
                 shutil.rmtree(os.path.join(base, "dpdk", tag), ignore_errors=True)
     if f.n:
         print("test_golden_pcap.py: FAIL (%d of %d checks failed)" % (f.n, f.checks))
+        return 1
+    if not f.checks:
+        print("test_golden_pcap.py: FAIL (no check ran)")
         return 1
     print("test_golden_pcap.py: PASS (%d checks)" % f.checks)
     return 0

@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 for tool in ip tshark; do
     command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
@@ -105,12 +105,20 @@ for name, q in (("pause", 0xFFFF), ("xon", 0)):
         Ether(src="02:00:00:00:02:02", dst="01:80:c2:00:00:01") /
         MACControlClassBasedFlowControl(c3_enabled=1, c3_pause_time=q)))
 PY
+# rawsend.py IFACE FRAME [DELAY_S FRAME2 MARKER]: sends FRAME; with the rest, creates MARKER
+# once FRAME is out, then sends FRAME2 DELAY_S later - one process, so the delay does not
+# include a Python start-up on a loaded machine.
 RAWSEND="$RSW_TMP/rawsend.py"
 cat >"$RAWSEND" <<'PY'
-import socket, sys
+import socket, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((sys.argv[1], 0))
 s.send(open(sys.argv[2], "rb").read())
+if len(sys.argv) > 3:
+    second = open(sys.argv[4], "rb").read()
+    open(sys.argv[5], "w").close()
+    time.sleep(float(sys.argv[3]))
+    s.send(second)
 PY
 pfc_field() {  # pfc_field PORT PRIORITY FIELD: a per-priority counter from `rocectl call pfc`
     rsw_ctl --json call pfc | "$RSW_PYTHON" -c '
@@ -121,9 +129,9 @@ print([x for x in p["priorities"] if x["priority"] == int(sys.argv[2])][0][sys.a
 
 # --- generation ---------------------------------------------------------------------------
 CAP1="$RSW_TMP/h1.pcap"
-rsw_bg ip netns exec "$H1" tshark -q -i "$IF0" -f "ether proto 0x8808" -w "$CAP1" -a duration:6
+rsw_capture "$H1" "$RSW_TMP/tshark-h1.log" -q -i "$IF0" -f "ether proto 0x8808" -w "$CAP1" \
+    -a duration:6 || rsw_fail "tshark captures on h1"
 TSHARK="$RSW_LAST_PID"
-sleep 1.5
 # 2000 x 1000 bytes (2 MB, about 0.33 s at 50 Mb/s) as fast as h1 can send them: p1's queue 3
 # and p0's PG 3 pass 64 KB, so PFC goes to h1; then everything drains and XON follows.
 ip netns exec "$H1" "$RSW_PYTHON" "$SEND" "$IF0" 26 2000 1000 10000
@@ -168,14 +176,17 @@ check_eq "no data packet dropped (headroom absorbs what the kernel host keeps se
 # come from h2's capture, which holds the PFC frames h2 sent as well as the packets it got.
 honor_run() {  # honor_run XON_AFTER_S|none SPORT26 SPORT0
     local cap="$RSW_TMP/h2-$2.pcap" tpid
-    rsw_bg ip netns exec "$H2" tshark -q -i "$IF1" -f "udp or ether proto 0x8808" -w "$cap" \
-        -a duration:4
+    rsw_capture "$H2" "$cap.log" -q -i "$IF1" -f "udp or ether proto 0x8808" -w "$cap" \
+        -a duration:4 >&2 || echo "tshark did not start on h2" >&2
     tpid="$RSW_LAST_PID"
-    sleep 1.5
-    ip netns exec "$H2" "$RSW_PYTHON" "$RAWSEND" "$IF1" "$RSW_TMP/pfc-pause.bin"
-    if [ "$1" != none ]; then
-        rsw_bg bash -c "sleep $1; ip netns exec '$H2' '$RSW_PYTHON' '$RAWSEND' '$IF1' \
-            '$RSW_TMP/pfc-xon.bin'"
+    if [ "$1" = none ]; then
+        ip netns exec "$H2" "$RSW_PYTHON" "$RAWSEND" "$IF1" "$RSW_TMP/pfc-pause.bin"
+    else
+        # The pause now, the XON $1 s later; h1 sends once the pause is out.
+        local mark="$RSW_TMP/pause-sent-$2"
+        rsw_bg ip netns exec "$H2" "$RSW_PYTHON" "$RAWSEND" "$IF1" "$RSW_TMP/pfc-pause.bin" "$1" \
+            "$RSW_TMP/pfc-xon.bin" "$mark"
+        for _ in $(seq 1 200); do [ -e "$mark" ] && break; sleep 0.01; done
     fi
     ip netns exec "$H1" "$RSW_PYTHON" "$SEND" "$IF0" 26 20 200 "$2"
     ip netns exec "$H1" "$RSW_PYTHON" "$SEND" "$IF0" 0 20 200 "$3"
@@ -226,6 +237,7 @@ check "rocectl headroom: the calculator answers without a switch" \
     bash -c '"$0" headroom --speed 100G --cable 100 | grep -q "BUFFER_PROFILE: {..., xoff: "' \
     "$ROCECTL"
 
+rsw_assert_accounting
 rc=0
 stop_switch 10 || rc=$?
 check_eq "roceswd exits 0 on SIGTERM" "$rc" 0

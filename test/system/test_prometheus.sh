@@ -24,7 +24,7 @@ source "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 for tool in ip ping iperf3 curl; do
     command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
@@ -76,7 +76,9 @@ import json, re, sys, urllib.request
 ALLOWED = {"port", "queue", "pg", "reason", "priority", "member", "pool", "family", "worker",
            "name", "version", "group", "direction", "policy",
            # control plane (doc/control-plane.md)
-           "source", "class", "result", "stat"}
+           "source", "class", "result", "stat",
+           # rocesw_accounting_difference (doc/accounting.md): "received" or "sent"
+           "identity"}
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
@@ -174,16 +176,13 @@ in1 ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
 sleep 0.3
 
 check "scrape 1 parses and follows the format rules" prom "$URL" "$S1"
-check "ping h1 -> h2 (20 packets)" in1 ping -c 20 -i 0.05 -W 2 10.0.2.2
+check "ping h1 -> h2 (20 packets)" rsw_ping_ok in1 ping -c 20 -i 0.05 -W 2 10.0.2.2
 check_fails "ping to 192.0.2.1 (no route) gets no reply" in1 ping -c 3 -i 0.2 -W 1 192.0.2.1
 
 # Congestion: 30 Mb/s of DSCP 26 ECT(0) UDP into the 20 Mb/s port, 3 s.
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2 >"$RSW_TMP/iperf3-server.log" 2>&1
 IPERF_SERVER="$RSW_LAST_PID"
-for _ in $(seq 1 50); do
-    in2 ss -ltn 2>/dev/null | grep -q '10.0.2.2:5201' && break
-    sleep 0.1
-done
+rsw_wait_listen "$H2" tcp 5201 || true  # the client reports a failure to connect
 check "iperf3 UDP 30 Mb/s DSCP 26 ECT(0) h1 -> h2 for 3 s" \
     in1 iperf3 -c 10.0.2.2 -u -b 30M -l 1000 --tos 0x6a -t 3
 rsw_wait_pid "$IPERF_SERVER" 5 || true
@@ -236,6 +235,8 @@ check_ge "tx_packets_total{p1} rises by >= 20" "$(delta rocesw_port_tx_packets_t
 check_ge "rx_packets_total{p1} rises by >= 20 (echo replies)" "$(delta rocesw_port_rx_packets_total port=p1)" 20
 check_ge "tx_packets_total{p0} rises by >= 20 (echo replies)" "$(delta rocesw_port_tx_packets_total port=p0)" 20
 check_eq "drops_total{p0,no_route} rises by exactly 3" "$(delta rocesw_drops_total port=p0 reason=no_route)" 3
+check_ge "forwarded_packets_total{p0} rises by >= 20 (the pings to h2)" "$(delta rocesw_port_forwarded_packets_total port=p0)" 20
+check_ge "forwarded_out_packets_total{p1} rises by >= 20" "$(delta rocesw_port_forwarded_out_packets_total port=p1)" 20
 check_ge "tx_bytes_total{p1} rises by >= 7 MB (3 s at 20 Mb/s)" "$(delta rocesw_port_tx_bytes_total port=p1)" 7000000
 check_ge "queue 3 of p1: enqueued packets rise by >= 7000" "$(delta rocesw_queue_enqueued_packets_total port=p1 queue=3)" 7000
 check_ge "queue 3 of p1: ECN marks rise" "$(delta rocesw_queue_ecn_marked_total port=p1 queue=3)" 1
@@ -283,6 +284,7 @@ for _ in $(seq 1 20); do
 done
 check_eq "p1 queue 3 watermark is 0 after the clear" "$wm" 0
 
+rsw_assert_accounting
 # Shutdown, then the trace and its plots.
 rc=0
 stop_switch 15 || rc=$?

@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 for tool in ip iperf3 tshark; do
     command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
@@ -73,15 +73,27 @@ plain = [Ether(src="02:00:00:00:01:02", dst="02:00:00:00:01:01") /
          Raw(b"n" * 200) for _ in range(300)]
 wrpcap(sys.argv[1], [p for pair in zip(roce, plain) for p in pair])
 PY
-rsw_bg ip netns exec "$H2" tshark -q -i "$IF1" -f "udp" -w "$PCAP" -a duration:14
+rsw_capture "$H2" "$RSW_TMP/tshark-h2.log" -q -i "$IF1" -f "udp" -w "$PCAP" -a duration:14 ||
+    rsw_fail "tshark captures on h2"
 TSHARK="$RSW_LAST_PID"
-sleep 1.5
 # Congestion: 30 Mb/s of DSCP 26 ECT(0) (tos 0x6a) UDP into a 20 Mb/s port.
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2
-sleep 0.3
+rsw_wait_listen "$H2" tcp 5201 || rsw_fail "iperf3 server listens on h2"
 rsw_bg ip netns exec "$H1" iperf3 -c 10.0.2.2 -u -b 30M -l 1000 --tos 0x6a -t 4
 IPERF="$RSW_LAST_PID"
-sleep 2
+# The prepared frames go once queue 3 is past the middle of the marking curve (768 KB; 10 Mb/s
+# of excess fills it in about 0.6 s), or 2 s after iperf3 started (of its 4), whatever the depth.
+q3_depth() {
+    rsw_ctl --json call queues p1 | "$RSW_PYTHON" -c '
+import json, sys
+print([x for x in json.load(sys.stdin)["queues"] if x["queue"] == 3][0]["depth_bytes"])'
+}
+DEADLINE=$(( $(date +%s%N) + 2000000000 ))
+while [ "$(date +%s%N)" -lt "$DEADLINE" ]; do
+    [ "$(q3_depth 2>/dev/null || echo 0)" -ge 768000 ] && break
+    sleep 0.1
+done
+rsw_log "queue 3 depth when the RoCEv2 frames go: $(q3_depth) bytes"
 # Replay the prepared frames from h1 with a raw socket (no scapy: fast and immediate).
 ip netns exec "$H1" "$RSW_PYTHON" - "$INJECT" "$IF0" <<'PY'
 import socket, struct, sys
@@ -172,6 +184,7 @@ check_eq "DSCP stays 26 on every RoCEv2 and Not-ECT packet" "$DSCP_BAD" 0
 check_ge "CE-marked RoCEv2 packets arrive ($ROCE_CE)" "$ROCE_CE" 1
 check_eq "every CE-marked RoCEv2 packet has a valid ICRC" "$ROCE_CE_OK" "$ROCE_CE"
 
+rsw_assert_accounting
 rc=0
 stop_switch 10 || rc=$?
 check_eq "roceswd exits 0 on SIGTERM" "$rc" 0

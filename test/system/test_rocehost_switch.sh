@@ -156,6 +156,7 @@ n="$("$ROCEHOST" --print-flows "$d/websearch.yaml" | tail -n +2 | wc -l)"
 check_eq "websearch: all $n flows completed" "$(json "$s" 'd["flows_completed"]')" "$n"
 check_eq "websearch: zero PSN gaps" "$(json "$s" 'd["receiver"]["psn_gaps"]')" "0"
 sed -n '/^size bucket/,$p' "$d/websearch.log"
+rsw_assert_accounting
 rc=0
 stop_switch || rc=$?
 check_eq "roceswd exits cleanly" "$rc" "0"
@@ -175,6 +176,7 @@ check_ge "both off: the switch counted drops" "$((drops2 - drops1))" 1
 check_ge "both off: the receiver saw PSN gaps" "$gaps" 1
 check_ge "both off: every PSN gap is a counted drop" "$((drops2 - drops1))" "$gaps"
 check_eq "both off: no CE marks" "$(json "$s" 'd["receiver"]["ce_packets"]')" "0"
+rsw_assert_accounting
 rc=0
 stop_switch || rc=$?
 check_eq "roceswd (lossy) exits cleanly" "$rc" "0"

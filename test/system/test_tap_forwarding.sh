@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit 0
+    exit "$RSW_SKIP"
 fi
 for tool in ip ping iperf3; do
     command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
@@ -71,22 +71,19 @@ in2() { ip netns exec "$H2" "$@"; }
 in1 ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
 in1 ping -6 -c 1 -W 2 fd00:2::2 >/dev/null 2>&1 || true
 
-check "IPv4 ping h1 -> h2 (5 packets, 0% loss)" in1 ping -c 5 -i 0.2 -W 2 10.0.2.2
-check "IPv6 ping h1 -> h2 (5 packets, 0% loss)" in1 ping -6 -c 5 -i 0.2 -W 2 fd00:2::2
-check "IPv4 ping h2 -> h1" in2 ping -c 3 -i 0.2 -W 2 10.0.1.2
-check "IPv4 ping h1 -> switch 10.0.1.1" in1 ping -c 3 -i 0.2 -W 2 10.0.1.1
-check "IPv4 ping h1 -> switch 10.0.2.1 (far port)" in1 ping -c 3 -i 0.2 -W 2 10.0.2.1
-check "IPv6 ping h1 -> switch fd00:1::1" in1 ping -6 -c 3 -i 0.2 -W 2 fd00:1::1
-check "IPv6 ping h1 -> switch fd00:2::1 (far port)" in1 ping -6 -c 3 -i 0.2 -W 2 fd00:2::1
+check "IPv4 ping h1 -> h2 (5 packets, 0% loss)" rsw_ping_ok in1 ping -c 5 -i 0.2 -W 2 10.0.2.2
+check "IPv6 ping h1 -> h2 (5 packets, 0% loss)" rsw_ping_ok in1 ping -6 -c 5 -i 0.2 -W 2 fd00:2::2
+check "IPv4 ping h2 -> h1" rsw_ping_ok in2 ping -c 3 -i 0.2 -W 2 10.0.1.2
+check "IPv4 ping h1 -> switch 10.0.1.1" rsw_ping_ok in1 ping -c 3 -i 0.2 -W 2 10.0.1.1
+check "IPv4 ping h1 -> switch 10.0.2.1 (far port)" rsw_ping_ok in1 ping -c 3 -i 0.2 -W 2 10.0.2.1
+check "IPv6 ping h1 -> switch fd00:1::1" rsw_ping_ok in1 ping -6 -c 3 -i 0.2 -W 2 fd00:1::1
+check "IPv6 ping h1 -> switch fd00:2::1 (far port)" rsw_ping_ok in1 ping -6 -c 3 -i 0.2 -W 2 fd00:2::1
 
 # iperf3 TCP h1 -> h2, 3 s. The server serves one test (-1) and exits.
 IPERF_JSON="$RSW_TMP/iperf3.json"
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2 >"$RSW_TMP/iperf3-server.log" 2>&1
 IPERF_SERVER="$RSW_LAST_PID"
-for _ in $(seq 1 50); do
-    in2 ss -ltn 2>/dev/null | grep -q '10.0.2.2:5201' && break
-    sleep 0.1
-done
+rsw_wait_listen "$H2" tcp 5201 || true  # the client reports a failure to connect
 if in1 iperf3 -c 10.0.2.2 -t 3 --json >"$IPERF_JSON" 2>"$RSW_TMP/iperf3-client.err"; then
     read -r IPERF_BPS IPERF_BYTES < <("$RSW_PYTHON" -c '
 import json, sys
@@ -124,6 +121,7 @@ check_ge "p0 local_packets (ARP/ND/echo answered)" "$(rsw_port_counter p0 local_
 
 # Shutdown: SIGTERM -> exit 0, control socket removed.
 if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after all traffic"; else rsw_fail "roceswd died"; fi
+rsw_assert_accounting
 rc=0
 stop_switch 10 || rc=$?
 check_eq "roceswd exits 0 on SIGTERM" "$rc" 0

@@ -522,6 +522,42 @@ TEST(FormatTable, DropsListsReasonsAndTotal) {
               "total: 0\n");
 }
 
+// The accounting view: a received-side and a sent-side table with a total row, the drops by
+// reason and the verdict.
+TEST(FormatTable, AccountingShowsBothIdentitiesAndTheVerdict) {
+    auto side = [](uint64_t rx, uint64_t fwd, uint64_t drop, json in_drops, uint64_t local,
+                   uint64_t fwd_out, uint64_t replies, uint64_t pfc, uint64_t tx, uint64_t edrop,
+                   json out_drops, uint64_t queued) {
+        return json{{"received",
+                     {{"rx", rx}, {"forwarded", fwd}, {"dropped", drop}, {"drops", in_drops},
+                      {"local", local}, {"punted", 0}, {"difference", 0}}},
+                    {"sent",
+                     {{"forwarded", fwd_out}, {"local_replies", replies}, {"pfc_frames", pfc},
+                      {"injected", 0}, {"tx", tx}, {"dropped", edrop}, {"drops", out_drops},
+                      {"queued", queued}, {"difference", 0}}}};
+    };
+    json p0 = side(10, 6, 2, {{"no_route", 2}}, 2, 0, 1, 1, 2, 0, json::object(), 0);
+    p0["port"] = "p0";
+    json p1 = side(0, 0, 0, json::object(), 0, 6, 0, 0, 5, 1, {{"queue_full", 1}}, 0);
+    p1["port"] = "p1";
+    json total = side(10, 6, 2, {{"no_route", 2}}, 2, 6, 1, 1, 7, 1, {{"queue_full", 1}}, 0);
+    json data = {{"ports", {p0, p1}}, {"total", total}, {"balanced", true}, {"verdict", "balanced"}};
+    EXPECT_EQ(format_table("accounting", data),
+              "received = forwarded + dropped + local + punted\n"
+              "PORT   RX  FORWARDED  DROPPED  LOCAL  PUNTED  DIFF\n"
+              "p0     10          6        2      2       0     0\n"
+              "p1      0          0        0      0       0     0\n"
+              "total  10          6        2      2       0     0\n"
+              "forwarded + local replies + pfc + injected = tx + dropped + queued\n"
+              "PORT   FORWARDED  LOCAL-REPLIES  PFC  INJECTED  TX  DROPPED  QUEUED  DIFF\n"
+              "p0             0              1    1         0   2        0       0     0\n"
+              "p1             6              0    0         0   5        1       0     0\n"
+              "total          6              1    1         0   7        1       0     0\n"
+              "received drops: no_route 2\n"
+              "sent drops: queue_full 1\n"
+              "verdict: balanced\n");
+}
+
 TEST(FormatTable, QueuesShowDepthWatermarkMarksAndDrops) {
     json data = {{"queues", json::array({{{"port", "p1"}, {"queue", 3}, {"enq_packets", 10},
                                           {"deq_packets", 7}, {"depth_bytes", 3000},
