@@ -36,7 +36,10 @@ json Switch::view_info() const {
             {"file_prefix", cfg_.sw.file_prefix},
             {"pid", getpid()},
             {"config", cfg_.source},
-            {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"}};
+            {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"},
+            {"control_socket", cfg_.sw.control_socket},
+            // The bound metrics port (listen port 0 picks one); null without an endpoint.
+            {"prometheus_port", prom_ ? json(prom_->port()) : json(nullptr)}};
 }
 
 json Switch::view_ports() const {
