@@ -86,6 +86,10 @@ struct RoceHostSpec {
     uint64_t rto_ns = 1'000'000;
     uint64_t byte_samples_ns = 0;  // flow_bytes.csv period (0: none)
     StandaloneModel standalone;
+    // The `hosts.dcqcn` and `hosts.traffic` sections as written (JSON, every scalar a string;
+    // "" when absent), for the lab description: rocehost reads them with the same reader
+    // (roce/host_config_yaml.h), so the real engine's hosts get exactly these settings.
+    std::string dcqcn_text, traffic_text;
 };
 
 struct CollectiveWorkload {
