@@ -51,6 +51,16 @@ class Lab:
         self.out, self.work = out, work
         self.procs = []  # (name, Popen, log path)
 
+    def runtime_dirs(self, tag):
+        """The DPDK runtime directories of this run's processes (EAL leaves its config and
+        fbarray files behind): <runtime>/dpdk/<tag>-*, named by this run's tag only."""
+        base = "/var/run/dpdk" if os.geteuid() == 0 else os.path.join(
+            os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+        try:
+            return [os.path.join(base, d) for d in os.listdir(base) if d.startswith(tag + "-")]
+        except OSError:
+            return []
+
     def start(self, name, argv, logname):
         path = os.path.join(self.out, "logs", logname)
         f = open(path, "w")
@@ -150,6 +160,9 @@ def run(a):
         for s in old:
             signal.signal(s, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         procs.stop()
+        if all(p.poll() is not None for _, p, _ in procs.procs):
+            for d in procs.runtime_dirs(tag):
+                shutil.rmtree(d, ignore_errors=True)
         if a.keep:
             log(f"work directory kept: {work}")
         else:
@@ -292,7 +305,7 @@ def _run(a, lab, tag, work, out, procs, t0):
         switches[sw["name"]] = switch_summary(sw, nodes, views)
     procs.stop()  # the switches' exit status is part of the result
     exits = {name: p.returncode for name, p, _ in procs.procs}
-    return write_results(a, lab, out, switches, exits, skipped, {
+    return write_results(a, lab, out, switches, exits, skipped, tag, work, {
         "start_s": round(t_up - t0, 2), "workload_s": round(t_done - t_up, 2),
         "total_s": round(time.monotonic() - t0, 2)}, mtu, rto_us)
 
@@ -335,7 +348,7 @@ def ecn_total(ecn):
     return _sum_keys(ecn, {"ce_marked", "marked", "ecn_marked"})
 
 
-def write_results(a, lab, out, switches, exits, skipped, timing, mtu, rto_us):
+def write_results(a, lab, out, switches, exits, skipped, tag, work, timing, mtu, rto_us):
     hosts_dir = os.path.join(out, "hosts")
     hsum = {}
     p = os.path.join(hosts_dir, "summary.json")
@@ -385,6 +398,8 @@ def write_results(a, lab, out, switches, exits, skipped, timing, mtu, rto_us):
     summary = {
         "engine": "real",
         "scenario": lab["source"],
+        "tag": tag,          # prefix of every process name, file prefix and the work directory
+        "work_dir": work,
         "flows": len(lab["flows"]),
         "completed": len(done),
         "distorted": bool(reasons),
