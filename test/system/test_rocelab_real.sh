@@ -57,6 +57,7 @@ for line in open(out + "/fct.txt"):
     got.add((sip, dip, int(sp), int(dp), int(size), int(start), int(sa)))
 assert got == want, (got ^ want)
 PY
+check_eq "prometheus.yml lists the four switches" "$(grep -c 'labels: {switch:' "$d/real/prometheus.yml")" "4"
 check "flows.csv and pfc_events.csv are written" test -s "$d/real/hosts/flows.csv" -a -s "$d/real/pfc_events.csv"
 check_eq "summary.json says whether the run was distorted" \
     "$(json "$s" 'type(d["distorted"]).__name__ + str(len(d["distortion"]["switch_poll_gaps"]))')" "bool4"

@@ -230,6 +230,8 @@ def _run(a, lab, tag, work, out, procs, t0):
     wait_for("the fabric links (memif) to come up", fabric_up, 60, procs.procs)
     t_up = time.monotonic()
     log(f"fabric up in {t_up - t0:.1f} s")
+    write_scrape_config(out, {sw["name"]: ctl(ctl_sock[sw["id"]], "show", "info").get("prometheus_port")
+                              for sw in sws})
 
     # --- hosts: one rocehost process
     hp = lab["hosts_profile"]
@@ -308,6 +310,19 @@ def _run(a, lab, tag, work, out, procs, t0):
     return write_results(a, lab, out, switches, exits, skipped, tag, work, {
         "start_s": round(t_up - t0, 2), "workload_s": round(t_done - t_up, 2),
         "total_s": round(time.monotonic() - t0, 2)}, mtu, rto_us)
+
+
+def write_scrape_config(out, ports):
+    """OUT/prometheus.yml: every switch of the running lab (ports picked at start-up), with a
+    `switch` label, for a Prometheus started next to the lab."""
+    with open(os.path.join(out, "prometheus.yml"), "w") as f:
+        f.write("# Scrape config for the switches of this rocelab run (valid while it runs).\n"
+                "scrape_configs:\n  - job_name: rocelab\n    scrape_interval: 1s\n"
+                "    static_configs:\n")
+        for name, port in ports.items():
+            if port:
+                f.write(f"      - targets: [\"127.0.0.1:{port}\"]\n"
+                        f"        labels: {{switch: \"{name}\"}}\n")
 
 
 def switch_summary(sw, nodes, v):
@@ -419,13 +434,6 @@ def write_results(a, lab, out, switches, exits, skipped, tag, work, timing, mtu,
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
         f.write("\n")
-    with open(os.path.join(out, "prometheus.yml"), "w") as f:
-        f.write("# Scrape config for the switches of this run (ports chosen at start-up).\n"
-                "scrape_configs:\n  - job_name: rocelab\n    scrape_interval: 5s\n    static_configs:\n")
-        for name, s in switches.items():
-            if s["prometheus_port"]:
-                f.write(f"      - targets: [\"127.0.0.1:{s['prometheus_port']}\"]\n"
-                        f"        labels: {{switch: \"{name}\"}}\n")
     print(f"rocelab: {len(done)}/{len(lab['flows'])} flows completed in {timing['workload_s']} s "
           f"(set-up {timing['start_s']} s); {'DISTORTED: ' + '; '.join(reasons) if reasons else 'not distorted'}")
     print(f"rocelab: results in {out} (fct.txt, hosts/flows.csv, pfc_events.csv, summary.json)")
