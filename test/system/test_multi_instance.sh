@@ -106,4 +106,5 @@ rsw_kill "$pb" 10
 check_eq "$B exits cleanly on SIGTERM" "$RSW_WAIT_RC" "0"
 rsw_kill "$pa" 10
 check "no control socket is left" test ! -e "/run/rocesw/$A.sock" -a ! -e "/run/rocesw/$B.sock"
+rm -rf /var/run/dpdk/roceswd-"${RSW_TAG}"?  # EAL leaves its config files behind
 rsw_finish
