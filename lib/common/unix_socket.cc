@@ -26,8 +26,7 @@ static bool listener_in_proc(const std::string &path) {
     return false;
 }
 
-UnixSocketState probe_unix_socket(const std::string &path, std::string *err,
-                                  bool connect_probe) {
+UnixSocketState probe_unix_socket(const std::string &path, std::string *err, bool connect_probe) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) {
         if (errno == ENOENT) return UnixSocketState::absent;
@@ -35,7 +34,8 @@ UnixSocketState probe_unix_socket(const std::string &path, std::string *err,
         return UnixSocketState::unknown;
     }
     if (!S_ISSOCK(st.st_mode)) return UnixSocketState::not_socket;
-    if (!connect_probe) return listener_in_proc(path) ? UnixSocketState::live : UnixSocketState::stale;
+    if (!connect_probe)
+        return listener_in_proc(path) ? UnixSocketState::live : UnixSocketState::stale;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
@@ -67,18 +67,18 @@ bool claim_unix_socket(const std::string &path, const std::string &what, std::st
                        bool *removed_stale, bool connect_probe) {
     if (removed_stale) *removed_stale = false;
     switch (probe_unix_socket(path, err, connect_probe)) {
-    case UnixSocketState::absent:
-        return true;
-    case UnixSocketState::live:
-        *err = what + " is using " + path;
-        return false;
-    case UnixSocketState::not_socket:
-        *err = path + " exists and is not a socket";
-        return false;
-    case UnixSocketState::unknown:
-        return false;
-    case UnixSocketState::stale:
-        break;
+        case UnixSocketState::absent:
+            return true;
+        case UnixSocketState::live:
+            *err = what + " is using " + path;
+            return false;
+        case UnixSocketState::not_socket:
+            *err = path + " exists and is not a socket";
+            return false;
+        case UnixSocketState::unknown:
+            return false;
+        case UnixSocketState::stale:
+            break;
     }
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
         *err = "cannot remove stale socket " + path + ": " + std::strerror(errno);

@@ -54,12 +54,17 @@ json lab_description(const Scenario &s) {
     EcmpRouting routing(t);
     json lab;
     lab["format"] = kLabFormat;
-    lab["source"] = s.source.empty() ? "" : std::filesystem::weakly_canonical(std::filesystem::absolute(s.source)).string();
+    lab["source"] =
+        s.source.empty()
+            ? ""
+            : std::filesystem::weakly_canonical(std::filesystem::absolute(s.source)).string();
     lab["seed"] = s.seed;
     lab["until_ns"] = s.until / kPsPerNs;
-    lab["qos_profile"] = s.qos_source == "built-in SONiC default"
-                             ? json(nullptr)
-                             : json(std::filesystem::weakly_canonical(std::filesystem::absolute(s.qos_source)).string());
+    lab["qos_profile"] =
+        s.qos_source == "built-in SONiC default"
+            ? json(nullptr)
+            : json(std::filesystem::weakly_canonical(std::filesystem::absolute(s.qos_source))
+                       .string());
     lab["mtu"] = s.mtu;
     json lb = {{"policy", s.lb_policy},
                {"seed", s.lb_seed},
@@ -122,8 +127,9 @@ json lab_description(const Scenario &s) {
                                   {"neighbour", h.neighbour},
                                   {"via", port_ip(t, h.neighbour, r.peer_port, &len)}});
                 }
-                routes.push_back(
-                    {{"dst", rt.dst_host}, {"prefix", lab_host_subnet(rt.dst_host)}, {"next_hops", nh}});
+                routes.push_back({{"dst", rt.dst_host},
+                                  {"prefix", lab_host_subnet(rt.dst_host)},
+                                  {"next_hops", nh}});
             }
             nd["routes"] = routes;
         }
@@ -186,12 +192,12 @@ json lab_description(const Scenario &s) {
     lab["flows"] = flows;
     json jobs = json::array();
     for (const CollectiveWorkload &j : s.jobs)
-        jobs.push_back({{"kind", j.spec.kind == Collective::ring_allreduce ? "ring_allreduce"
-                                                                            : "all_to_all"},
-                        {"hosts", j.spec.hosts},
-                        {"bytes", j.spec.bytes_per_rank},
-                        {"iterations", j.spec.iterations},
-                        {"start_ns", j.start_ns}});
+        jobs.push_back(
+            {{"kind", j.spec.kind == Collective::ring_allreduce ? "ring_allreduce" : "all_to_all"},
+             {"hosts", j.spec.hosts},
+             {"bytes", j.spec.bytes_per_rank},
+             {"iterations", j.spec.iterations},
+             {"start_ns", j.start_ns}});
     lab["jobs"] = jobs;
     json udp = json::array();
     for (const UdpFlowSpec &u : s.udp)

@@ -31,9 +31,9 @@ namespace rocesw::sim {
 inline constexpr const char *kLabFormat = "rocelab-lab/1";
 
 // The lab's addresses (see above), as dotted text.
-std::string lab_host_ip(uint32_t host);       // "11.0.2.1"
-std::string lab_host_gateway(uint32_t host);  // "11.0.2.254"
-std::string lab_host_subnet(uint32_t host);   // "11.0.2.0/24"
+std::string lab_host_ip(uint32_t host);               // "11.0.2.1"
+std::string lab_host_gateway(uint32_t host);          // "11.0.2.254"
+std::string lab_host_subnet(uint32_t host);           // "11.0.2.0/24"
 std::string lab_link_ip(uint32_t link, bool b_side);  // "10.0.0.4" / "10.0.0.5"
 
 nlohmann::json lab_description(const Scenario &s);

@@ -71,7 +71,8 @@ TEST(LabDescription, RoutesAreTheSimulatorsEcmp) {
     // A spine: one next hop per host, the host's leaf, via the leaf's end of the link.
     const json &sr = lab["nodes"][6]["routes"];
     ASSERT_EQ(sr.size(), 4u);
-    EXPECT_EQ(sr[0]["next_hops"], json::array({{{"port", 0}, {"neighbour", 4}, {"via", "10.0.0.8"}}}));
+    EXPECT_EQ(sr[0]["next_hops"],
+              json::array({{{"port", 0}, {"neighbour", 4}, {"via", "10.0.0.8"}}}));
     EXPECT_EQ(sr[3]["next_hops"][0]["neighbour"], 5);
 }
 
