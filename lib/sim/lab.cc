@@ -45,6 +45,34 @@ static std::string port_ip(const Topology &t, uint32_t node, uint16_t p, uint32_
     return lab_link_ip(r.link, node > r.peer);
 }
 
+// A switch's routes: per destination host subnet the ECMP next hops, hosts cabled to it left
+// out (connected). `withdrawn`: also the unreachable destinations, with no next hops.
+static json switch_routes(const Topology &t, const EcmpRouting &routing, uint32_t n,
+                          bool withdrawn) {
+    json routes = json::array();
+    for (uint32_t dst : t.hosts()) {
+        auto hops = routing.next_hops(n, dst);
+        if (hops.size() == 1 && hops[0].neighbour == dst) continue;
+        if (hops.empty() && (!withdrawn || routing.distance(n, dst) == 0)) continue;
+        if (hops.empty()) {
+            // Cabled here but the link is down: no route either way (connected handles it).
+            bool cabled = false;
+            for (const PortRef &r : t.ports(n)) cabled |= r.peer == dst;
+            if (cabled) continue;
+        }
+        json nh = json::array();
+        for (const NextHop &h : hops) {
+            uint32_t len = 0;
+            const PortRef &r = t.ports(n)[h.port];
+            nh.push_back({{"port", h.port},
+                          {"neighbour", h.neighbour},
+                          {"via", port_ip(t, h.neighbour, r.peer_port, &len)}});
+        }
+        routes.push_back({{"dst", dst}, {"prefix", lab_host_subnet(dst)}, {"next_hops", nh}});
+    }
+    return routes;
+}
+
 static json mac_json(const MacAddr &m) {
     return m.str();
 }
@@ -115,23 +143,7 @@ json lab_description(const Scenario &s) {
             if (auto it = s.lb_per_switch.find(n); it != s.lb_per_switch.end())
                 nd["lb_policy"] = it->second;
             nd["lb_seed"] = s.lb_seed ^ (uint64_t(n) * 0x9E3779B97F4A7C15ull);
-            json routes = json::array();
-            for (const Route &rt : routing.routes(n)) {
-                if (rt.next_hops.size() == 1 && rt.next_hops[0].neighbour == rt.dst_host)
-                    continue;  // cabled here: the connected subnet
-                json nh = json::array();
-                for (const NextHop &h : rt.next_hops) {
-                    uint32_t len = 0;
-                    const PortRef &r = t.ports(n)[h.port];
-                    nh.push_back({{"port", h.port},
-                                  {"neighbour", h.neighbour},
-                                  {"via", port_ip(t, h.neighbour, r.peer_port, &len)}});
-                }
-                routes.push_back({{"dst", rt.dst_host},
-                                  {"prefix", lab_host_subnet(rt.dst_host)},
-                                  {"next_hops", nh}});
-            }
-            nd["routes"] = routes;
+            nd["routes"] = switch_routes(t, routing, n, false);
         }
         nodes.push_back(nd);
     }
@@ -213,14 +225,27 @@ json lab_description(const Scenario &s) {
     lab["udp_flows"] = udp;
 
     json events = json::array();
-    for (const LinkEvent &e : s.events) {
+    // Link events in time order, each with every switch's routes once it has converged
+    // (`routes_after`: the simulator's recomputation, withdrawn destinations with no hops).
+    std::vector<size_t> order_ev(s.events.size());
+    for (size_t i = 0; i < order_ev.size(); i++) order_ev[i] = i;
+    std::stable_sort(order_ev.begin(), order_ev.end(),
+                     [&](size_t a, size_t b) { return s.events[a].at < s.events[b].at; });
+    EcmpRouting after(t);
+    for (size_t i : order_ev) {
+        const LinkEvent &e = s.events[i];
         const TopoLink &l = t.link(e.link);
+        after.set_link_up(e.link, e.up);
+        after.recompute();
+        json ra = json::object();
+        for (uint32_t n : t.switches()) ra[std::to_string(n)] = switch_routes(t, after, n, true);
         events.push_back({{"at_ns", e.at / kPsPerNs},
                           {"kind", e.up ? "link_up" : "link_down"},
                           {"link", e.link},
                           {"a", l.a},
                           {"b", l.b},
-                          {"convergence_ns", e.convergence / kPsPerNs}});
+                          {"convergence_ns", e.convergence / kPsPerNs},
+                          {"routes_after", ra}});
     }
     for (const HostEvent &e : s.host_events)
         events.push_back({{"at_ns", e.at / kPsPerNs},

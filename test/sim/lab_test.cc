@@ -105,6 +105,21 @@ TEST(LabDescription, EventsInTimeOrder) {
     EXPECT_EQ(e[0]["b"], 6);
     EXPECT_EQ(e[0]["link"], 4);
     EXPECT_EQ(e[0]["convergence_ns"], 10'000u);
+    // Once converged: leaf 4 reaches hosts 2, 3 through spine 7 only, leaf 5 hosts 0, 1 the
+    // same, and spine 6 reaches hosts 0 and 1 the long way, through leaf 5 (shortest paths
+    // over the links that are up; switches may transit).
+    const json &ra = e[0]["routes_after"];
+    ASSERT_EQ(ra["4"].size(), 2u);
+    EXPECT_EQ(ra["4"][0]["next_hops"],
+              json::array({{{"port", 3}, {"neighbour", 7}, {"via", "10.0.0.11"}}}));
+    EXPECT_EQ(ra["5"][0]["dst"], 0);
+    EXPECT_EQ(ra["5"][0]["next_hops"].size(), 1u);
+    EXPECT_EQ(ra["5"][0]["next_hops"][0]["neighbour"], 7);
+    ASSERT_EQ(ra["6"].size(), 4u);
+    EXPECT_EQ(ra["6"][0]["dst"], 0);
+    EXPECT_EQ(ra["6"][0]["next_hops"],
+              json::array({{{"port", 1}, {"neighbour", 5}, {"via", "10.0.0.12"}}}));
+    EXPECT_EQ(ra["6"][2]["next_hops"].size(), 1u);
     EXPECT_EQ(e[1]["kind"], "pfc_storm");
     EXPECT_EQ(e[1]["host"], 2);
     EXPECT_EQ(e[1]["until_ns"], 2'000'000u);

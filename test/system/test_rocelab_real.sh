@@ -78,6 +78,25 @@ tag="$(json "$s" 'd["tag"]')"
 work="$(json "$s" 'd["work_dir"]')"
 check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work")" ""
 
+# A link failure: leaf0 - spine0 down at time 0 (no convergence delay): every switch's routes
+# move to the simulator's converged ones (leaves reach each other through spine1 only), the
+# flows complete, and leaf0's uplink to spine0 carries only what left before the routes moved.
+{ sed "s#^qos_profile: \.\./#qos_profile: $RSW_REPO/config/#" "$SCEN"
+  echo "events:"
+  echo "  - {at: 0us, link_down: [4, 6], convergence: 0us}"; } > "$d/linkdown.yaml"
+rc=0
+timeout 150 "$LAB" run "$d/linkdown.yaml" --engine real --out "$d/ld" --timeout 90 > "$d/ld.log" 2>&1 || rc=$?
+cat "$d/ld.log"
+s="$d/ld/summary.json"
+check_eq "link down: rocelab run exits 0" "$rc" "0"
+check_eq "link down: every flow completed" "$(json "$s" 'd["completed"]')" "$(json "$s" 'd["flows"]')"
+check_eq "link down: the event was applied" "$(json "$s" '[e["kind"] for e in d["events_applied"]]')" "['link_down']"
+up="$(json "$s" '[p["tx_packets"] for p in d["switches"]["leaf0"]["ports"] if p["peer"].startswith("spine")]')"
+echo "link down: leaf0 uplink tx packets (spine0, spine1): $up; routes moved $(json "$s" 'd["events_applied"][0]["late_us"]') us late"
+check "link down: leaf0 sends (almost) everything through spine1" "$RSW_PYTHON" -c \
+    'import sys; v = eval(sys.argv[1]); sys.exit(not (v[0] * 4 < v[1]))' "$up"
+check_eq "link down: no switch dropped a packet" "$(json "$s" 'sum(x["drops"] for x in d["switches"].values())')" "0"
+
 # Ctrl-C while the fabric runs.
 "$LAB" run "$SCEN" --engine real --out "$d/int" --timeout 90 > "$d/int.log" 2>&1 &
 lab_pid=$!

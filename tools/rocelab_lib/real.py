@@ -27,6 +27,8 @@ DISTORTION_GAP_US = 1000
 # Go-back-N timeout floor: scheduling stalls of tens of ms on a shared machine must not fire it
 # (a spurious timeout resends the whole window and multiplies the FCT).
 MIN_RTO_US = 200_000
+# rocehost's start delay: the workload's time 0 after its loop starts (memif links come up).
+START_DELAY_S = 0.3
 
 
 class Interrupted(Exception):
@@ -193,6 +195,7 @@ def _run(a, lab, tag, work, out, procs, t0):
             lab, sw, name, devices,
             switch_extra={"workers": 1, "idle": "adaptive", "mbufs": 8192,
                           "control_socket": ctl_sock[sw["id"]], "file_prefix": name},
+            static_routes=False,  # installed over the control socket once the switch runs
             telemetry=["prometheus: {listen: \"127.0.0.1:0\"}"],
             header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
         cfgs[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.yaml")
@@ -232,6 +235,8 @@ def _run(a, lab, tag, work, out, procs, t0):
     log(f"fabric up in {t_up - t0:.1f} s")
     write_scrape_config(out, {sw["name"]: ctl(ctl_sock[sw["id"]], "show", "info").get("prometheus_port")
                               for sw in sws})
+    for sw in sws:  # the simulator's ECMP routes, as learned routes (rocectl call route_learn)
+        learn_routes(ctl_sock[sw["id"]], sw["routes"])
 
     # --- hosts: one rocehost process
     hp = lab["hosts_profile"]
@@ -246,7 +251,7 @@ def _run(a, lab, tag, work, out, procs, t0):
          f"  name: {tag}",
          f"  mtu: {mtu}",
          f"  duration_ms: {duration_ms}",
-         "  start_delay_ms: 300",
+         f"  start_delay_ms: {int(START_DELAY_S * 1000)}",
          "  linger_ms: 100",
          f"  out_dir: {json.dumps(os.path.join(out, 'hosts'))}",
          f"  ack_every: {hp['ack_every']}",
@@ -275,15 +280,37 @@ def _run(a, lab, tag, work, out, procs, t0):
     hcfg = os.path.join(out, "configs", "hosts.yaml")
     with open(hcfg, "w") as f:
         f.write("\n".join(y) + "\n")
-    skipped = [e for e in lab["events"]]
+    # Link events move the routes of every switch to the simulator's converged ones at
+    # at + convergence; host events are not applied yet.
+    link_events = [e for e in lab["events"] if e["kind"] in ("link_down", "link_up")]
+    skipped = [e for e in lab["events"] if e not in link_events]
     for e in skipped:
-        log(f"event {e['kind']} at {e['at_ns']} ns: not applied (the real engine does not apply "
-            "timed events yet)")
+        log(f"event {e['kind']} at {e['at_ns']} ns: not applied (not yet in the real engine)")
     rh = procs.start("rocehost", [labmod.binary("rocehost"), "--config", hcfg,
                                   "--file-prefix", f"{tag}-hosts"], "rocehost.log")
     log(f"rocehost: {len(hs)} hosts, {len(lab['flows'])} flows")
+    rh_log = procs.procs[-1][2]
+    t_ref = None  # wall time of the workload's time 0 (rocehost's loop start + start delay)
+    applied = []
     deadline = time.monotonic() + a.timeout + 30
     while rh.poll() is None:
+        if t_ref is None and " running: " in open(rh_log).read():
+            t_ref = time.monotonic() + START_DELAY_S
+        while t_ref is not None and link_events:
+            e = link_events[0]
+            due = t_ref + (e["at_ns"] + e["convergence_ns"]) / 1e9
+            if time.monotonic() < due:
+                break
+            for sw in sws:
+                learn_routes(ctl_sock[sw["id"]], e["routes_after"][str(sw["id"])])
+            late = time.monotonic() - due
+            applied.append({"kind": e["kind"], "link": e["link"], "at_ns": e["at_ns"],
+                            "convergence_ns": e["convergence_ns"],
+                            "routes_moved_at_ns": int((time.monotonic() - t_ref) * 1e9),
+                            "late_us": int(late * 1e6)})
+            log(f"{e['kind']} {nodes[e['a']]['name']}-{nodes[e['b']]['name']}: routes moved "
+                f"{late * 1e3:.1f} ms after at + convergence")
+            link_events.pop(0)
         for name, p, path in procs.procs[:-1]:
             if p.poll() is not None:
                 raise SystemExit(f"rocelab: switch {name} exited ({p.returncode}) during the run; "
@@ -293,7 +320,7 @@ def _run(a, lab, tag, work, out, procs, t0):
             rh.send_signal(signal.SIGTERM)
             rh.wait(timeout=30)
             break
-        time.sleep(0.2)
+        time.sleep(0.01 if link_events else 0.2)
     t_done = time.monotonic()
 
     # --- counters of every switch
@@ -307,9 +334,23 @@ def _run(a, lab, tag, work, out, procs, t0):
         switches[sw["name"]] = switch_summary(sw, nodes, views)
     procs.stop()  # the switches' exit status is part of the result
     exits = {name: p.returncode for name, p, _ in procs.procs}
-    return write_results(a, lab, out, switches, exits, skipped, tag, work, {
+    skipped += link_events  # events due after the workload ended
+    return write_results(a, lab, out, switches, exits, skipped, applied, tag, work, {
         "start_s": round(t_up - t0, 2), "workload_s": round(t_done - t_up, 2),
         "total_s": round(time.monotonic() - t0, 2)}, mtu, rto_us)
+
+
+def learn_routes(sock, routes):
+    """Sets a switch's routes (rocectl call route_learn): PREFIX PORT:VIA ... per route; a
+    route without next hops is withdrawn."""
+    args = []
+    for r in routes:
+        args.append(r["prefix"])
+        args.extend(f"p{h['port']}:{h['via']}" for h in r["next_hops"])
+    if args:
+        res = ctl(sock, "call", "route_learn", *args)
+        if res.get("refused"):
+            raise SystemExit(f"rocelab: {sock}: the FIB refused {res['refused']} routes")
 
 
 def write_scrape_config(out, ports):
@@ -363,7 +404,7 @@ def ecn_total(ecn):
     return _sum_keys(ecn, {"ce_marked", "marked", "ecn_marked"})
 
 
-def write_results(a, lab, out, switches, exits, skipped, tag, work, timing, mtu, rto_us):
+def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, timing, mtu, rto_us):
     hosts_dir = os.path.join(out, "hosts")
     hsum = {}
     p = os.path.join(hosts_dir, "summary.json")
@@ -425,7 +466,8 @@ def write_results(a, lab, out, switches, exits, skipped, tag, work, timing, mtu,
         "switch_exit_status": exits,
         "roce": {k: hsum.get(k) for k in ("flows_completed", "retransmitted_packets", "receiver",
                                           "jain_throughput") if k in hsum},
-        "events_not_applied": skipped,
+        "events_applied": applied,
+        "events_not_applied": [{k: v for k, v in e.items() if k != "routes_after"} for e in skipped],
         "real_engine": {"roce_mtu": mtu, "rto_us": rto_us,
                         "note": "RoCE path MTU rounded up to a power of two; go-back-N timeout at "
                                 "least MIN_RTO_US (scheduling stalls of a shared machine)"},
