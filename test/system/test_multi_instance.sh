@@ -10,7 +10,8 @@
 #   - a memif server socket another switch serves,
 #   - an explicit telemetry.prometheus.listen on a port that is taken,
 #   - an explicit switch.file_prefix another switch holds.
-# A stale memif socket file (its server gone) is removed and the port comes up.
+# A stale memif socket file (its server gone) is removed and the port comes up. And the
+# control command rocelab sets routes with (route_learn): set, listed, refused, withdrawn.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rsw_init
@@ -94,6 +95,14 @@ refused "an explicit file prefix in use is refused" "$d/same-prefix.yaml" \
 check "$A still runs" rsw_alive "$pa"
 check "$B still runs" rsw_alive "$pb"
 check "$A still answers rocectl" "$ROCECTL" --name "$A" show info
+# route_learn (rocelab sets a lab's routes with it): a multipath learned route, then withdrawn;
+# a bad argument changes nothing.
+check "route_learn sets a learned route" "$ROCECTL" --name "$A" call route_learn 11.0.9.0/24 p0:10.9.9.1 p0:10.9.9.2
+check "the route is listed as learned (origin rocelab)" sh -c \
+    "'$ROCECTL' --name '$A' --json show routes | grep -q rocelab"
+check_fails "route_learn refuses an unknown port" "$ROCECTL" --name "$A" call route_learn 11.0.8.0/24 p7:10.9.9.1
+check "route_learn withdraws a prefix given without next hops" "$ROCECTL" --name "$A" call route_learn 11.0.9.0/24
+check_fails "no learned route is left" sh -c "'$ROCECTL' --name '$A' --json show routes | grep -q rocelab"
 
 kill -KILL "$pb"
 wait "$pb" 2>/dev/null || true
