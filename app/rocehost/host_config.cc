@@ -176,7 +176,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     if (auto w = root["workload"]) {
         L.check_keys(w, "workload",
                      {"pattern", "seed", "size", "count", "start_us", "interval_us", "stagger_us",
-                      "pairs", "senders", "receiver", "cdf", "load", "duration_ms"});
+                      "pairs", "senders", "receiver", "cdf", "load", "duration_ms", "flows"});
         try {
             if (w["pattern"])
                 W.pattern = roce::parse_pattern(L.string(w["pattern"], "workload.pattern"));
@@ -208,6 +208,25 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 if (!p[i].IsSequence() || p[i].size() != 2) L.fail(pp, "expected [src, dst]");
                 W.pairs.emplace_back(hidx(p[i][0], at(pp, 0)), hidx(p[i][1], at(pp, 1)));
             }
+        }
+        if (auto fl = w["flows"]) {  // pattern list: {src, dst, size, start_ns} each
+            if (!fl.IsSequence()) L.fail("workload.flows", "expected a list of flows");
+            for (size_t i = 0; i < fl.size(); i++) {
+                const std::string fp = at("workload.flows", i);
+                L.check_keys(fl[i], fp, {"src", "dst", "size", "start_ns"});
+                roce::FlowSpec f;
+                if (!fl[i]["src"] || !fl[i]["dst"] || !fl[i]["size"])
+                    L.fail(fp, "src, dst and size are required");
+                f.src = hidx(fl[i]["src"], fp + ".src");
+                f.dst = hidx(fl[i]["dst"], fp + ".dst");
+                f.size_bytes = L.size_bytes(fl[i]["size"], fp + ".size", 1, 1u << 30);
+                if (fl[i]["start_ns"])
+                    f.start_ns = L.integer(fl[i]["start_ns"], fp + ".start_ns", 0,
+                                           86'400'000'000'000ull);
+                W.list.push_back(f);
+            }
+        } else if (W.pattern == roce::Pattern::list) {
+            L.fail("workload.flows", "required by pattern list");
         }
         if (w["load"]) W.load = L.real(w["load"], "workload.load", 0.001, 1);
         if (w["duration_ms"])

@@ -11,12 +11,14 @@
 #include <string>
 
 #include "sim/engine.h"
+#include "sim/lab.h"
 
 using namespace rocesw::sim;
 
 static const char *kUsage =
     "usage: rocesim --topology FILE [--flows FILE] [--scenario FILE.yaml] --out DIR\n"
     "               [--seed N] [--until TIME] [--write-topology FILE]\n"
+    "       rocesim --scenario FILE.yaml --emit-lab FILE.json\n"
     "\n"
     "Runs the rocesw switch pipeline on a simulated fabric in virtual time.\n"
     "  --topology FILE   HPCC ns-3 topology.txt (or give a topology in the scenario)\n"
@@ -32,7 +34,10 @@ static const char *kUsage =
     "  --seed N          random seed (default 1, or the scenario's)\n"
     "  --until TIME      stop at this simulated time (e.g. 10ms; default: when idle)\n"
     "  --write-topology FILE  also write the topology (e.g. a generated fat-tree) as an\n"
-    "                    HPCC topology.txt, for another simulator (tools/ns3)\n";
+    "                    HPCC topology.txt, for another simulator (tools/ns3)\n"
+    "  --emit-lab FILE   write the scenario expanded for a lab of real processes (switches,\n"
+    "                    ports, addresses, ECMP routes, flows, events; JSON, doc/rocelab.md)\n"
+    "                    and exit without simulating (tools/rocelab reads it)\n";
 
 struct Progress {
     std::chrono::steady_clock::time_point start;
@@ -48,7 +53,7 @@ static void progress(const Engine &e, void *arg) {
 }
 
 int main(int argc, char **argv) {
-    std::string topo, flows, scenario, out, seed, until, write_topo;
+    std::string topo, flows, scenario, out, seed, until, write_topo, emit_lab;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         auto value = [&](std::string &dst) {
@@ -75,12 +80,14 @@ int main(int argc, char **argv) {
             value(until);
         else if (a == "--write-topology")
             value(write_topo);
+        else if (a == "--emit-lab")
+            value(emit_lab);
         else {
             std::fprintf(stderr, "rocesim: unknown argument '%s'\n%s", a.c_str(), kUsage);
             return 2;
         }
     }
-    if (out.empty() || (topo.empty() && scenario.empty())) {
+    if ((out.empty() && emit_lab.empty()) || (topo.empty() && scenario.empty())) {
         std::fprintf(stderr,
                      "rocesim: --out and a topology (--topology or --scenario) are "
                      "required\n%s",
@@ -121,6 +128,22 @@ int main(int argc, char **argv) {
             std::fprintf(stderr, "rocesim: cannot write %s\n", write_topo.c_str());
             return 1;
         }
+    }
+    if (!emit_lab.empty()) {
+        std::string text;
+        try {
+            text = lab_description(s).dump(1) + "\n";
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "rocesim: --emit-lab: %s\n", e.what());
+            return 1;
+        }
+        FILE *f = emit_lab == "-" ? stdout : std::fopen(emit_lab.c_str(), "w");
+        if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
+            (f != stdout && std::fclose(f))) {
+            std::fprintf(stderr, "rocesim: cannot write %s\n", emit_lab.c_str());
+            return 1;
+        }
+        if (out.empty()) return 0;
     }
     std::error_code ec;
     std::filesystem::create_directories(out, ec);

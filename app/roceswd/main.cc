@@ -159,6 +159,8 @@ int main(int argc, char **argv) {
 
     try {  // AF_XDP interfaces: present, enough queues, stale programs replaced (doc/ports.md)
         rocesw::afxdp_preflight(cfg);
+        rocesw::file_prefix_preflight(cfg);
+        rocesw::memif_preflight(cfg);
     } catch (const std::exception &e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "switch.h"
 
@@ -128,15 +129,35 @@ void Switch::start_observability() {
     const TelemetryConfig &t = cfg_.telemetry;
     if (t.prometheus) {
         prom_ = std::make_unique<PromExporter>(metrics_);
-        std::string err;
-        // A metrics endpoint that cannot bind must not stop forwarding: say so loudly, go on.
-        if (prom_->start(t.prometheus_listen, &err)) {
-            spdlog::info("prometheus: serving http://{}/metrics (port {})", t.prometheus_listen,
-                         prom_->port());
-        } else {
-            spdlog::error("prometheus: {}; metrics endpoint disabled", err);
-            prom_.reset();
+        // A listen address from the file is used exactly; the default takes the first free
+        // port from 9417 up, so that several switches with default settings start side by side
+        // (each logs, and `rocectl show info` reports, the port it got). Failing to bind is an
+        // error at start-up, before any worker runs: a switch whose metrics silently went
+        // missing is worse than one that says why it did not start.
+        std::string err, first_err, listen = t.prometheus_listen;
+        const uint16_t tries = t.prometheus_listen_given ? 1 : kPrometheusDefaultPorts;
+        bool ok = false;
+        for (uint16_t i = 0; i < tries && !ok; i++) {
+            if (!t.prometheus_listen_given)
+                listen = "127.0.0.1:" + std::to_string(kPrometheusDefaultPort + i);
+            ok = prom_->start(listen, &err);
+            if (!ok && first_err.empty()) first_err = err;
         }
+        if (!ok) {
+            prom_.reset();
+            throw std::runtime_error(
+                "telemetry.prometheus.listen: " + first_err +
+                (t.prometheus_listen_given
+                     ? std::string(" (another switch on this port? give each switch its own "
+                                   "port, 127.0.0.1:0 for any free one, or prometheus: "
+                                   "{enabled: false})")
+                     : " and on the next " + std::to_string(kPrometheusDefaultPorts - 1) +
+                           " ports (set telemetry.prometheus.listen)"));
+        }
+        if (listen != t.prometheus_listen)
+            spdlog::warn("prometheus: {} is in use (another switch?); using {}",
+                         t.prometheus_listen, listen);
+        spdlog::info("prometheus: serving http://{}/metrics (port {})", listen, prom_->port());
     }
     if (trace_) {
         std::string err;

@@ -145,14 +145,19 @@ void Switch::worker_loop(uint16_t w) {
     rte_rcu_qsbr_thread_online(qsbr_, w);
     spdlog::info("worker {} on lcore {}: {} RX queue(s), idle {}", w, rte_lcore_id(),
                  worker.rx_queues().size(), adaptive ? "adaptive" : "busy");
+    uint64_t busy_since = 0;  // start of the last poll that left work (0: none)
     while (!workers_stop_.load(std::memory_order_relaxed)) {
-        uint32_t n = worker.poll_once(clock_.now_ns());
+        const uint64_t t = clock_.now_ns();
+        if (busy_since) ctr.on_poll_gap(t - busy_since);
+        uint32_t n = worker.poll_once(t);
         rte_rcu_qsbr_quiescent(qsbr_, w);
         if (n || worker.egress().backlog() || !adaptive) {
             empty = 0;
             sleep_us = 1;
+            busy_since = (n || worker.egress().backlog()) ? t : 0;  // gap includes the poll
             continue;
         }
+        busy_since = 0;
         if (++empty < kSpinPolls) {
             rte_pause();
             continue;

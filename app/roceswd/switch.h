@@ -88,6 +88,7 @@ class Switch {
     // Observability (metrics.cc): process-level families, exporter + trace start/stop, the
     // control loop's trace sampling (returns ms until it is next due, at most 50).
     void register_metrics();
+    nlohmann::json route_learn(const CommandArgs &args);
     void start_observability();
     int observe();
     void stop_observability();

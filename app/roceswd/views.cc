@@ -36,7 +36,40 @@ json Switch::view_info() const {
             {"file_prefix", cfg_.sw.file_prefix},
             {"pid", getpid()},
             {"config", cfg_.source},
-            {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"}};
+            {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"},
+            {"control_socket", cfg_.sw.control_socket},
+            // The bound metrics port (listen port 0 picks one); null without an endpoint.
+            {"prometheus_port", prom_ ? json(prom_->port()) : json(nullptr)}};
+}
+
+// "route_learn PREFIX [PORT:VIA ...] ...": learned routes (origin "rocelab") set from the
+// control socket, as netlink sync sets them from the kernel; a lab's route changes without a
+// routing daemon. All arguments are checked before anything changes.
+json Switch::route_learn(const CommandArgs &args) {
+    std::vector<std::pair<IpPrefix, LearnedRoute>> set;
+    for (const auto &a : args) {
+        if (a.find('/') != std::string::npos) {
+            auto p = parse_prefix(a);
+            if (!p) throw CommandError("route_learn: '" + a + "' is not a prefix");
+            set.push_back({*p, LearnedRoute{"rocelab", {}}});
+            continue;
+        }
+        const size_t c = a.find(':');
+        if (set.empty() || c == std::string::npos)
+            throw CommandError("route_learn: expected PREFIX [PORT:VIA ...] ..., got '" + a + "'");
+        const std::string port = a.substr(0, c);
+        auto via = parse_ip(a.substr(c + 1));
+        size_t i = 0;
+        while (i < cfg_.ports.size() && cfg_.ports[i].name != port) i++;
+        if (i == cfg_.ports.size() || !via)
+            throw CommandError("route_learn: '" + a + "': no port '" + port + "' or bad address");
+        set.back().second.paths.push_back(LearnedPath{uint8_t(i), *via, 1});
+    }
+    size_t changed = 0;
+    for (auto &[p, r] : set)
+        changed += r.paths.empty() ? rib_->del_learned(p) : rib_->set_learned(p, std::move(r));
+    const size_t refused = rib_->sync();
+    return {{"routes", set.size()}, {"changed", changed}, {"refused", refused}};
 }
 
 json Switch::view_ports() const {
@@ -168,6 +201,11 @@ void Switch::register_commands() {
                              "clear: what? (allowed: watermarks [PORT...], latency; counters are "
                              "never reset, Prometheus and rocectl watch use their rates)");
                      });
+    server_.mutating(
+        "route_learn",
+        "set learned routes: PREFIX [PORT:VIA ...] ... (several prefixes per call; a prefix "
+        "without paths is withdrawn; rocelab moves routes with it)",
+        [this](const CommandArgs &args) { return route_learn(args); });
     server_.mutating("clear_latency", "restart the latency view's window (telemetry.latency)",
                      [this](const CommandArgs &args) { return clear_latency(args); });
 
@@ -177,6 +215,7 @@ void Switch::register_commands() {
         server_.allow(c, cfg_.telemetry.allow_clear, no_clear);
     // No setting exists for these (doc/load-balancing.md): served as before.
     server_.allow("lb_policy", true);
+    server_.allow("route_learn", true);
     server_.allow("lb_events", true);
 }
 

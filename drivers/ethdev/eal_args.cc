@@ -1,13 +1,20 @@
 #include "ethdev/eal_args.h"
 
 #include "afxdp/af_xdp.h"
+#include "common/unix_socket.h"
 
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace rocesw {
 
@@ -85,6 +92,58 @@ uint64_t required_memory_mb(const Config &cfg, uint64_t fib_bytes) {
     uint64_t room = std::max<uint64_t>(2048, max_mtu + 26) + 128 + 64 + 128 + 64;
     uint64_t bytes = fib_bytes + uint64_t(cfg.sw.mbufs) * room + (64ull << 20);
     return (bytes + (1 << 20) - 1) >> 20;
+}
+
+// The value of `key=` among a vdev string's comma-separated arguments ("" when absent).
+static std::string devarg(const std::string &device, const std::string &key) {
+    std::stringstream ss(device);
+    std::string item;
+    std::getline(ss, item, ',');  // the device name
+    while (std::getline(ss, item, ','))
+        if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
+    return "";
+}
+
+void memif_preflight(const Config &cfg) {
+    for (size_t i = 0; i < cfg.ports.size(); i++) {
+        const std::string &d = cfg.ports[i].device;
+        if (d.rfind("net_memif", 0) != 0 || devarg(d, "role") == "client" ||
+            devarg(d, "socket-abstract") != "no")
+            continue;
+        std::string path = devarg(d, "socket");
+        if (path.empty()) path = "/run/memif.sock";  // DPDK's default
+        std::string err;
+        bool stale = false;
+        if (!claim_unix_socket(path, "another process (a switch or host with the same memif "
+                                     "socket?)",
+                               &err, &stale, /*connect_probe=*/false))
+            throw std::runtime_error(cfg.source + ": ports[" + std::to_string(i) +
+                                     "].device: memif socket: " + err);
+        if (stale) spdlog::info("port {}: removed stale memif socket {}", cfg.ports[i].name, path);
+    }
+}
+
+void file_prefix_preflight(const Config &cfg) {
+    // DPDK's runtime directory (eal_create_runtime_dir): /var/run/dpdk for root, else
+    // $XDG_RUNTIME_DIR/dpdk or /tmp/dpdk; the primary holds a write lock on <prefix>/config.
+    std::string base = "/var/run";
+    if (getuid() != 0) {
+        const char *x = std::getenv("XDG_RUNTIME_DIR");
+        base = x ? x : "/tmp";
+    }
+    const std::string path = base + "/dpdk/" + cfg.sw.file_prefix + "/config";
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;  // no such prefix yet
+    struct flock lk{};
+    lk.l_type = F_WRLCK;
+    lk.l_whence = SEEK_SET;
+    const bool held = ::fcntl(fd, F_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+    ::close(fd);
+    if (held)
+        throw std::runtime_error(cfg.source + ": switch.file_prefix: '" + cfg.sw.file_prefix +
+                                 "' is in use by DPDK process " + std::to_string(lk.l_pid) +
+                                 " (another switch with this name or prefix? give each its own "
+                                 "switch.name or switch.file_prefix)");
 }
 
 unsigned long free_hugepages() {

@@ -27,6 +27,17 @@ EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed_cpus,
 // MiB of EAL memory the switch needs: FIB copies, the mbuf pool and a margin for DPDK itself.
 uint64_t required_memory_mb(const Config &cfg, uint64_t fib_bytes);
 
+// memif server ports (role=server, socket-abstract=no): the socket file must not be served by
+// another process (two switches configured with one socket path); a stale one left by a killed
+// process is removed (DPDK's memif would refuse to bind it). Throws std::runtime_error
+// "<file>: ports[i].device: memif socket <path>: another process is using it". Call before
+// rte_eal_init (the probe would fail with a less helpful message).
+void memif_preflight(const Config &cfg);
+// The EAL file prefix: a running DPDK primary process holding the same prefix (its runtime
+// directory's config lock) makes rte_eal_init fail with "Cannot create lock"; this says which
+// process and which field instead. Throws std::runtime_error.
+void file_prefix_preflight(const Config &cfg);
+
 unsigned long free_hugepages();        // from /proc/meminfo HugePages_Free
 std::vector<unsigned> allowed_cpus();  // from sched_getaffinity
 

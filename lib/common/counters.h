@@ -39,6 +39,16 @@ struct alignas(kCacheLine) PortCounters {
 struct alignas(kCacheLine) WorkerCounters {
     std::array<PortCounters, kMaxPorts> ports;
     Counter polls, busy_polls, idle_sleeps;
+    // Scheduling stalls of the worker's loop while it had work (the previous poll moved packets
+    // or left a backlog, so the next one was due at once): the longest gap between two polls
+    // and how many exceeded 100 us and 1 ms. On a shared machine these show when the switch
+    // fell behind (a lab run marks itself distorted, doc/rocelab.md). Zero in virtual time.
+    Counter poll_gap_max_ns, poll_gaps_100us, poll_gaps_1ms;
+    void on_poll_gap(uint64_t gap_ns) {
+        if (gap_ns > poll_gap_max_ns.load()) poll_gap_max_ns.add(gap_ns - poll_gap_max_ns.load());
+        if (gap_ns > 100'000) poll_gaps_100us.inc();
+        if (gap_ns > 1'000'000) poll_gaps_1ms.inc();
+    }
 };
 
 // A plain snapshot, summed over workers, for readers.

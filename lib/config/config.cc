@@ -215,6 +215,7 @@ class Loader : YamlReader {
             if (auto *e = pf.find("enabled")) t.prometheus = boolean(*e, at(pp, "enabled"));
             if (auto *l = pf.find("listen")) {
                 t.prometheus_listen = string(*l, at(pp, "listen"));
+                t.prometheus_listen_given = true;
                 if (!valid_listen(t.prometheus_listen))
                     fail(at(pp, "listen"), "'" + t.prometheus_listen +
                                                "' is not an address:port (e.g. 127.0.0.1:9417, "

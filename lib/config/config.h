@@ -35,10 +35,17 @@ struct SwitchConfig {
     std::string qos_file;               // QoS profile (doc/qos.md); empty = built-in SONiC default
 };
 
+inline constexpr uint16_t kPrometheusDefaultPort = 9417;
+inline constexpr uint16_t kPrometheusDefaultPorts = 64;
+
 // The `telemetry:` section (doc/observability.md): Prometheus endpoint, counter clearing, trace.
 struct TelemetryConfig {
     bool prometheus = true;                            // serve GET /metrics
     std::string prometheus_listen = "127.0.0.1:9417";  // "a.b.c.d:port" or "[v6]:port"; 0 = any
+    // False while `listen` is the default: roceswd then takes the first free port of
+    // 9417..9417+kPrometheusDefaultPorts-1, so several switches on one host start side by side.
+    // A listen address given in the file is used exactly; a clash stops roceswd at start-up.
+    bool prometheus_listen_given = false;
     bool allow_clear = false;                          // rocectl clear watermarks / latency
     bool latency = false;                              // RX->TX latency histograms per class
     std::string trace_file;                            // absolute path; empty = no trace

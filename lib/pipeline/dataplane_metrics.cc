@@ -56,6 +56,12 @@ void register_dataplane_metrics(MetricRegistry &m, const DataplaneMetricSources 
          &WorkerCounters::busy_polls},
         {"rocesw_worker_idle_sleeps_total", "Adaptive-idle sleeps of the worker",
          &WorkerCounters::idle_sleeps},
+        {"rocesw_worker_poll_gaps_over_100us_total",
+         "Gaps over 100 us between two polls while the worker had work (scheduling stalls)",
+         &WorkerCounters::poll_gaps_100us},
+        {"rocesw_worker_poll_gaps_over_1ms_total",
+         "Gaps over 1 ms between two polls while the worker had work (scheduling stalls)",
+         &WorkerCounters::poll_gaps_1ms},
     };
     for (const WorkerField &wf : worker_fields)
         m.counter(wf.name, wf.help, [=](MetricSink &s) {

@@ -40,7 +40,11 @@ json workers_view(const PipelineViewSources &src) {
                        {"queues", qs},
                        {"polls", c.polls.load()},
                        {"busy_polls", c.busy_polls.load()},
-                       {"idle_sleeps", c.idle_sleeps.load()}});
+                       {"idle_sleeps", c.idle_sleeps.load()},
+                       {"poll_gaps",
+                        {{"max_us", double(c.poll_gap_max_ns.load()) / 1000},
+                         {"over_100us", c.poll_gaps_100us.load()},
+                         {"over_1ms", c.poll_gaps_1ms.load()}}}});
     }
     return {{"workers", out}};
 }

@@ -72,8 +72,9 @@ Pattern parse_pattern(const std::string &s) {
     if (s == "all_to_all") return Pattern::all_to_all;
     if (s == "permutation") return Pattern::permutation;
     if (s == "cdf") return Pattern::cdf;
-    throw std::invalid_argument("'" + s +
-                                "' is not a pattern (pairs, incast, all_to_all, permutation, cdf)");
+    if (s == "list") return Pattern::list;
+    throw std::invalid_argument(
+        "'" + s + "' is not a pattern (pairs, incast, all_to_all, permutation, cdf, list)");
 }
 
 const char *pattern_name(Pattern p) {
@@ -88,6 +89,8 @@ const char *pattern_name(Pattern p) {
             return "permutation";
         case Pattern::cdf:
             return "cdf";
+        case Pattern::list:
+            return "list";
     }
     return "?";
 }
@@ -108,6 +111,14 @@ std::vector<FlowSpec> generate_workload(const WorkloadSpec &w) {
             flows.push_back({0, s, d, w.size_bytes, start + k * w.interval_ns});
     };
     switch (w.pattern) {
+        case Pattern::list:
+            for (const FlowSpec &f : w.list) {
+                check_host(f.src);
+                check_host(f.dst);
+                if (f.src == f.dst) throw std::invalid_argument("a flow from a host to itself");
+                flows.push_back({0, f.src, f.dst, f.size_bytes, f.start_ns});
+            }
+            break;
         case Pattern::pairs:
             for (size_t i = 0; i < w.pairs.size(); i++)
                 fixed(w.pairs[i].first, w.pairs[i].second, w.start_ns + i * w.stagger_ns);

@@ -8,6 +8,8 @@
 //   permutation  a random derangement: host i sends to perm[i], never to itself
 //   cdf          sizes drawn from a CDF file, Poisson arrivals per sender at `load` x line rate,
 //                uniformly random destinations, for `duration_ns` or `count` flows per sender
+//   list         the flows given, each with its own start (rocelab's real engine: the flows a
+//                scenario expands to, rocesim --emit-lab)
 #pragma once
 
 #include <cstdint>
@@ -61,7 +63,7 @@ struct FlowSpec {
     uint64_t ideal_ns = 0;
 };
 
-enum class Pattern { pairs, incast, all_to_all, permutation, cdf };
+enum class Pattern { pairs, incast, all_to_all, permutation, cdf, list };
 
 struct WorkloadSpec {
     Pattern pattern = Pattern::pairs;
@@ -80,9 +82,10 @@ struct WorkloadSpec {
     double load = 0.5;  // fraction of each sender's line rate
     uint64_t line_rate_bps = 10'000'000'000;
     uint64_t duration_ns = 0;  // arrivals in [start, start + duration); 0: use count
+    std::vector<FlowSpec> list;  // list: src, dst, size, start (ids are assigned)
 };
 
-// Flows sorted by start time, then id; ids are 0..n-1 in that order. Throws
+// Flows sorted by start time (ties keep the pattern's order, for `list` the given order), then id; ids are 0..n-1 in that order. Throws
 // std::invalid_argument on an impossible spec (a host index out of range, permutation of < 2).
 std::vector<FlowSpec> generate_workload(const WorkloadSpec &w);
 

@@ -2,6 +2,7 @@
 // unified YAML reader can take it over in one place. Errors: "<file>:<line>: <field>: <why>".
 #include "sim/scenario.h"
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -181,6 +182,24 @@ std::vector<uint32_t> host_list(const Reader &r, const YAML::Node &n, const std:
     return v;
 }
 
+// A YAML node as JSON text with every scalar a string (the readers take quoted values).
+nlohmann::json yaml_json(const YAML::Node &n) {
+    if (n.IsMap()) {
+        nlohmann::json o = nlohmann::json::object();
+        for (const auto &kv : n) o[kv.first.as<std::string>()] = yaml_json(kv.second);
+        return o;
+    }
+    if (n.IsSequence()) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto &x : n) a.push_back(yaml_json(x));
+        return a;
+    }
+    return n.IsScalar() ? nlohmann::json(n.Scalar()) : nlohmann::json(nullptr);
+}
+std::string yaml_as_json(const YAML::Node &n) {
+    return yaml_json(n).dump();
+}
+
 void read_hosts(const Reader &r, const YAML::Node &h, RoceHostSpec &R) {
     r.check_keys(h, "hosts",
                  {"dcqcn", "traffic", "mtu", "ack_every", "window", "rto", "byte_samples",
@@ -194,6 +213,8 @@ void read_hosts(const Reader &r, const YAML::Node &h, RoceHostSpec &R) {
     if (h["standalone_header"])
         R.standalone.header_bytes =
             uint32_t(r.uint(h["standalone_header"], "hosts.standalone_header", 0, 1000));
+    if (h["dcqcn"]) R.dcqcn_text = yaml_as_json(h["dcqcn"]);
+    if (h["traffic"]) R.traffic_text = yaml_as_json(h["traffic"]);
     // The same fields and rules as rocehost's config (roce/host_config_yaml.h).
     const YamlReader yr(r.source());
     try {

@@ -90,6 +90,10 @@ struct RoceHostSpec {
     // flows.csv's ideal FCT: unset, each flow's from its path (roce::path_ideal_fct_ns); set,
     // its bytes at the sender's line rate + this, as rocehost's base_rtt_us.
     std::optional<uint64_t> base_rtt_ns;
+    // The `hosts.dcqcn` and `hosts.traffic` sections as written (JSON, every scalar a string;
+    // "" when absent), for the lab description: rocehost reads them with the same reader
+    // (roce/host_config_yaml.h), so the real engine's hosts get exactly these settings.
+    std::string dcqcn_text, traffic_text;
 };
 
 struct CollectiveWorkload {

@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstring>
 
+#include "common/unix_socket.h"
 #include "telemetry/control_protocol.h"
 
 namespace rocesw {
@@ -214,36 +215,9 @@ bool ControlServer::listen(const std::string &path, std::string *err) {
     if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), err))
         return false;
 
-    struct stat st;
-    if (::lstat(path.c_str(), &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            *err = path + " exists and is not a socket";
-            return false;
-        }
-        // A socket file outlives its server. If something accepts on it, it is live; if the
-        // connection is refused, the server that made it is gone and the file can go.
-        int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (probe < 0) {
-            *err = "socket: " + errno_str(errno);
-            return false;
-        }
-        int rc = ::connect(probe, reinterpret_cast<const sockaddr *>(&addr), sizeof(addr));
-        int e = errno;
-        ::close(probe);
-        if (rc == 0 || e == EAGAIN || e == EINPROGRESS) {
-            *err = "another roceswd is using " + path;
-            return false;
-        }
-        if (e != ECONNREFUSED) {
-            *err = "cannot check existing socket " + path + ": " + errno_str(e);
-            return false;
-        }
-        if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-            *err = "cannot remove stale socket " + path + ": " + errno_str(errno);
-            return false;
-        }
-        spdlog::info("removed stale control socket {}", path);
-    }
+    bool stale = false;
+    if (!claim_unix_socket(path, "another roceswd", err, &stale)) return false;
+    if (stale) spdlog::info("removed stale control socket {}", path);
 
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -255,6 +229,7 @@ bool ControlServer::listen(const std::string &path, std::string *err) {
         ::close(fd);
         return false;
     }
+    struct stat st;
     if (::chmod(path.c_str(), 0660) != 0 || ::listen(fd, 16) != 0 ||
         ::stat(path.c_str(), &st) != 0) {
         *err = "cannot set up " + path + ": " + errno_str(errno);

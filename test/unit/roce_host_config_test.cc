@@ -104,6 +104,25 @@ TEST(HostConfig, AcceptsIpv6Hosts) {
     ASSERT_TRUE(c.hosts[0].gateway);
 }
 
+// rocelab's real engine: the flows a scenario expands to, each with its own start; ids in start
+// order, ties in list order.
+TEST(HostConfig, ListWorkloadKeepsEachFlowsStart) {
+    HostRunConfig c = load(
+        "workload:\n  pattern: list\n  flows:\n"
+        "    - {src: h1, dst: h3, size: 2M, start_ns: 5000000}\n"
+        "    - {src: h1, dst: h2, size: 1000, start_ns: 0}\n"
+        "    - {src: h2, dst: h1, size: 1000}\n");
+    auto flows = roce::generate_workload(c.workload.spec);
+    ASSERT_EQ(flows.size(), 3u);
+    EXPECT_EQ(flows[0].id, 0u);
+    EXPECT_EQ(flows[0].dst, 1u);  // h2, start 0, listed before the next start-0 flow
+    EXPECT_EQ(flows[1].src, 1u);
+    EXPECT_EQ(flows[1].start_ns, 0u);
+    EXPECT_EQ(flows[2].size_bytes, 2'000'000u);
+    EXPECT_EQ(flows[2].start_ns, 5'000'000u);
+    EXPECT_EQ(flows[2].dst, 2u);
+}
+
 TEST(HostConfig, ErrorsNameTheFileAndField) {
     // The shape of every loader's unknown-field message (was "t.yaml: bogus: unknown field").
     EXPECT_EQ(error_of(kBase + "bogus: 1\n"), "t.yaml: unknown field 'bogus'");
@@ -122,7 +141,13 @@ TEST(HostConfig, ErrorsNameTheFileAndField) {
               "t.yaml: workload.cdf: required by pattern cdf");
     EXPECT_EQ(error_of(kBase + "workload: {pattern: ring}\n"),
               "t.yaml: workload.pattern: 'ring' is not a pattern (pairs, incast, all_to_all, "
-              "permutation, cdf)");
+              "permutation, cdf, list)");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: list}\n"),
+              "t.yaml: workload.flows: required by pattern list");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: list, flows: [{src: h1, dst: h9, size: 1}]}\n"),
+              "t.yaml: workload.flows[0].dst: no host or peer named 'h9'");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: list, flows: [{src: h1, size: 1}]}\n"),
+              "t.yaml: workload.flows[0]: src, dst and size are required");
     EXPECT_EQ(error_of(kBase + "workload: {pattern: pairs, pairs: [[h1, h1]]}\n"),
               "t.yaml: workload: a flow from a host to itself");
     EXPECT_EQ(error_of(kBase + "  - {name: h6, ip: 'fd00::2'}\n"),

@@ -5,7 +5,7 @@ import importlib
 import os
 import sys
 
-from . import compare, paths, report, sim
+from . import compare, paths, render, report, sim
 
 USAGE = """\
 rocelab: whole fabrics from one scenario file (doc/rocelab.md).
@@ -17,6 +17,11 @@ rocelab: whole fabrics from one scenario file (doc/rocelab.md).
       and DIR/index.html (their totals side by side, links to the reports).
       --engine both: DIR/sim and DIR/real, and DIR/compare.txt (+ compare.html), the
       side-by-side table with differences flagged.
+      real engine: --timeout SECONDS (workload limit, default 100), --keep (keep the work
+      directory: generated configs, memif sockets)
+  rocelab render SCENARIO.yaml --inventory FILE --out DIR [--routing bgp|static] [--check]
+      per-switch roceswd YAML and BIRD configs for a deployment on servers (--check: every
+      file through roceswd --check-config and bird -p)
   rocelab report DIR        (re)writes DIR/report.html and its PNGs from DIR's result files
   rocelab compare DIR_A DIR_B [--out FILE]
                             the side-by-side table of two result directories
@@ -39,12 +44,15 @@ def run_engine(engine, scenario, out_dir, args):
         real = _real_engine()
         if real is None:
             raise RuntimeError("real engine not built yet (tools/rocelab_lib/real.py is missing)")
-        real.run_real(scenario, out_dir, args)
+        rc = real.run_real(scenario, out_dir, args)
+        if rc:
+            return rc
         wall = None
     path = report.write_report(out_dir) if args.report else out_dir
     print("rocelab: %s (%s engine)%s: %s" % (paths.scenario_name(scenario), engine,
                                              " in %.1f s" % wall if wall is not None else "",
                                              path))
+    return 0
 
 
 def write_compare(dir_a, dir_b, name_a, name_b, out_prefix):
@@ -73,10 +81,14 @@ def cmd_run(args):
         if len(args.scenario) > 1:
             base = os.path.join(args.out or "rocelab-out", name)
         if len(engines) == 1:
-            run_engine(engines[0], scenario, base, args)
+            rc = run_engine(engines[0], scenario, base, args)
+            if rc:
+                return rc
             continue
         for e in engines:
-            run_engine(e, scenario, os.path.join(base, e), args)
+            rc = run_engine(e, scenario, os.path.join(base, e), args)
+            if rc:
+                return rc
         write_compare(os.path.join(base, "sim"), os.path.join(base, "real"), "sim", "real",
                       os.path.join(base, "compare"))
     if len(args.scenario) > 1 and len(engines) == 1 and args.report:
@@ -101,6 +113,14 @@ def main(argv=None):
     r.add_argument("--until")
     r.add_argument("--no-report", dest="report", action="store_false",
                    help="result files only (rocelab report DIR writes the report later)")
+    real = _real_engine()
+    if real is not None:
+        real.add_arguments(r)
+    d = sub.add_parser("render")
+    d.add_argument("scenario")
+    d.add_argument("--inventory", required=True)
+    d.add_argument("--out", required=True)
+    render.add_arguments(d)
     rp = sub.add_parser("report")
     rp.add_argument("dir")
     c = sub.add_parser("compare")
@@ -111,6 +131,8 @@ def main(argv=None):
     try:
         if args.cmd == "run":
             return cmd_run(args)
+        if args.cmd == "render":
+            return render.run(args)
         if args.cmd == "report":
             print(report.write_report(args.dir))
             return 0

@@ -1,0 +1,116 @@
+#!/bin/bash
+# rocelab's real engine on the 2-leaf, 2-spine, 4-host leaf-spine at 1 Gb/s
+# (config/scenarios/leaf-spine-small.yaml): four roceswd joined by memif, one rocehost with the
+# four hosts, static ECMP routes from rocesim --emit-lab.
+#  1. The run: every flow completes; fct.txt has one line per flow in HPCC's format with the
+#     scenario's addresses, ports, sizes and standalone FCTs (the same fields rocesim writes);
+#     summary.json has every switch's counters and says whether the run was distorted; each
+#     leaf sent traffic on both uplinks and each spine forwarded (hash ECMP used both spines);
+#     no switch dropped anything; every switch exited cleanly.
+#  2. Clean-up: no process of the run is left, its work directory (memif and control sockets)
+#     and DPDK runtime directories are gone.
+#  3. Ctrl-C: SIGINT while the lab runs stops it with status 130 and leaves nothing behind.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+rsw_init
+: "${ROCESIM:=$BUILD_DIR/app/rocesim/rocesim}"
+: "${ROCEHOST:=$BUILD_DIR/app/rocehost/rocehost}"
+for b in "$ROCESWD" "$ROCECTL" "$ROCESIM" "$ROCEHOST"; do
+    [ -x "$b" ] || { rsw_fail "$b is not built"; rsw_finish; }
+done
+export ROCELAB_BUILD="$BUILD_DIR"
+LAB="$RSW_REPO/tools/rocelab"
+SCEN="$RSW_REPO/config/scenarios/leaf-spine-small.yaml"
+d="$RSW_TMP"
+json() { "$RSW_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+leftovers() {  # leftovers TAG WORKDIR: prints what the run left behind (nothing when clean)
+    local pids
+    pids="$(pgrep -f -- "$1-" || true)"
+    [ -n "$pids" ] && echo "processes: $pids"
+    [ -e "$2" ] && echo "work dir $2"
+    ls -d /var/run/dpdk/"$1"-* 2>/dev/null || true
+}
+
+start=$(date +%s)
+rc=0
+timeout 150 "$LAB" run "$SCEN" --engine real --out "$d/real" --timeout 90 > "$d/run.log" 2>&1 || rc=$?
+cat "$d/run.log"
+check_eq "rocelab run exits 0" "$rc" "0"
+s="$d/real/summary.json"
+n="$(json "$s" 'd["flows"]')"
+check_eq "every flow completed" "$(json "$s" 'd["completed"]')" "$n"
+check_eq "fct.txt has a line per flow" "$(wc -l < "$d/real/fct.txt")" "$n"
+check "fct.txt lines are HPCC's format with the scenario's flows" "$RSW_PYTHON" - "$d/real" <<'PY'
+import json, re, sys
+out = sys.argv[1]
+lab = json.load(open(out + "/lab.json"))
+nodes = {n["id"]: n for n in lab["nodes"]}
+want = {(nodes[f["src"]]["address_hex"], nodes[f["dst"]]["address_hex"], f["sport"], f["dport"],
+         f["size"], f["start_ns"], f["standalone_fct_ns"]) for f in lab["flows"]}
+got = set()
+for line in open(out + "/fct.txt"):
+    m = re.fullmatch(r"([0-9a-f]{8}) ([0-9a-f]{8}) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)\n", line)
+    assert m, line
+    sip, dip, sp, dp, size, start, fct, sa = m.groups()
+    assert int(fct) >= int(sa) > 0, line
+    got.add((sip, dip, int(sp), int(dp), int(size), int(start), int(sa)))
+assert got == want, (got ^ want)
+PY
+check_eq "prometheus.yml lists the four switches" "$(grep -c 'labels: {switch:' "$d/real/prometheus.yml")" "4"
+check "flows.csv and pfc_events.csv are written" test -s "$d/real/hosts/flows.csv" -a -s "$d/real/pfc_events.csv"
+check_eq "summary.json says whether the run was distorted" \
+    "$(json "$s" 'type(d["distorted"]).__name__ + str(len(d["distortion"]["switch_poll_gaps"]))')" "bool4"
+echo "distortion: $(json "$s" 'd["distortion"]["reasons"] or "none"')"
+echo "wall time: $(json "$s" 'd["wall_time"]')"
+for leaf in leaf0 leaf1; do
+    up="$(json "$s" '[p["tx_packets"] for p in d["switches"]["'$leaf'"]["ports"] if p["peer"].startswith("spine")]')"
+    echo "$leaf uplink tx packets (spine0, spine1): $up"
+    check "$leaf sent on both uplinks (ECMP used both spines)" "$RSW_PYTHON" -c \
+        'import sys; v = eval(sys.argv[1]); sys.exit(not (len(v) == 2 and min(v) >= 100))' "$up"
+done
+for sp in spine0 spine1; do
+    check_ge "$sp forwarded packets" "$(json "$s" 'sum(p["tx_packets"] for p in d["switches"]["'$sp'"]["ports"])')" 100
+done
+check_eq "no switch dropped a packet" "$(json "$s" 'sum(x["drops"] for x in d["switches"].values())')" "0"
+check_eq "every switch exited with status 0" "$(json "$s" 'sorted(set(d["switch_exit_status"].values()))')" "[0]"
+tag="$(json "$s" 'd["tag"]')"
+work="$(json "$s" 'd["work_dir"]')"
+check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work")" ""
+
+# A link failure: leaf0 - spine0 down at time 0 (no convergence delay): every switch's routes
+# move to the simulator's converged ones (leaves reach each other through spine1 only), the
+# flows complete, and leaf0's uplink to spine0 carries only what left before the routes moved.
+{ sed "s#^qos_profile: \.\./#qos_profile: $RSW_REPO/config/#" "$SCEN"
+  echo "events:"
+  echo "  - {at: 0us, link_down: [4, 6], convergence: 0us}"; } > "$d/linkdown.yaml"
+rc=0
+timeout 150 "$LAB" run "$d/linkdown.yaml" --engine real --out "$d/ld" --timeout 90 > "$d/ld.log" 2>&1 || rc=$?
+cat "$d/ld.log"
+s="$d/ld/summary.json"
+check_eq "link down: rocelab run exits 0" "$rc" "0"
+check_eq "link down: every flow completed" "$(json "$s" 'd["completed"]')" "$(json "$s" 'd["flows"]')"
+check_eq "link down: the event was applied" "$(json "$s" '[e["kind"] for e in d["events_applied"]]')" "['link_down']"
+up="$(json "$s" '[p["tx_packets"] for p in d["switches"]["leaf0"]["ports"] if p["peer"].startswith("spine")]')"
+echo "link down: leaf0 uplink tx packets (spine0, spine1): $up; routes moved $(json "$s" 'd["events_applied"][0]["late_us"]') us late"
+check "link down: leaf0 sends (almost) everything through spine1" "$RSW_PYTHON" -c \
+    'import sys; v = eval(sys.argv[1]); sys.exit(not (v[0] * 4 < v[1]))' "$up"
+check_eq "link down: no switch dropped a packet" "$(json "$s" 'sum(x["drops"] for x in d["switches"].values())')" "0"
+
+# Ctrl-C while the fabric runs.
+"$LAB" run "$SCEN" --engine real --out "$d/int" --timeout 90 > "$d/int.log" 2>&1 &
+lab_pid=$!
+RSW_PIDS+=("$lab_pid")
+for _ in $(seq 1 300); do
+    grep -q "rocehost: " "$d/int.log" 2>/dev/null && break
+    sleep 0.1
+done
+kill -INT "$lab_pid"
+rsw_wait_pid "$lab_pid" 60 || true
+cat "$d/int.log"
+check_eq "Ctrl-C stops the run with status 130" "$RSW_WAIT_RC" "130"
+tag="$(sed -n 's#.*/tmp/\(rl[0-9a-f]*\)\..*#\1#p' "$d/int/configs/leaf0.yaml" | head -n1)"
+check "the interrupted run's tag is known ($tag)" test -n "$tag"
+check_eq "nothing of the interrupted run is left" "$(leftovers "$tag" "$(ls -d /tmp/"$tag".* 2>/dev/null || true)")" ""
+echo "test time: $(( $(date +%s) - start )) s"
+rsw_finish

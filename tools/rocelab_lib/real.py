@@ -1,0 +1,491 @@
+"""The real engine: a scenario as real processes on this machine (doc/rocelab.md).
+
+One roceswd per switch, joined by memif links (the lower-numbered node of a link is the memif
+server), the hosts as one rocehost process whose hosts sit on memif ports of their leaves;
+static routes from the lab description (rocesim's shortest-path ECMP). The workload runs, the
+counters of every switch are collected (rocectl --json), and the results are written in
+rocesim's files. Every process started here is stopped by its PID and every socket removed,
+whatever the exit path (an error, Ctrl-C, SIGTERM).
+"""
+import argparse
+import csv
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import lab as labmod
+from . import render
+
+# The real engine marks a run "distorted" when a process that moves frames stopped for longer
+# than this while traffic flowed (doc/rocelab.md, "Distortion").
+DISTORTION_GAP_US = 1000
+# Go-back-N timeout floor: scheduling stalls of tens of ms on a shared machine must not fire it
+# (a spurious timeout resends the whole window and multiplies the FCT).
+MIN_RTO_US = 200_000
+# rocehost's start delay: the workload's time 0 after its loop starts (memif links come up).
+START_DELAY_S = 0.3
+
+
+class Interrupted(Exception):
+    pass
+
+
+def add_arguments(p):
+    p.add_argument("--timeout", type=float, default=100,
+                   help="seconds the workload may take (default 100)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep the work directory (configs, memif sockets) and print it")
+
+
+def log(msg):
+    print(f"rocelab: {msg}", file=sys.stderr, flush=True)
+
+
+class Lab:
+    """The processes of one run; stop() ends each by PID (SIGTERM, then SIGKILL)."""
+
+    def __init__(self, out, work):
+        self.out, self.work = out, work
+        self.procs = []  # (name, Popen, log path)
+
+    def runtime_dirs(self, tag):
+        """The DPDK runtime directories of this run's processes (EAL leaves its config and
+        fbarray files behind): <runtime>/dpdk/<tag>-*, named by this run's tag only."""
+        base = "/var/run/dpdk" if os.geteuid() == 0 else os.path.join(
+            os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+        try:
+            return [os.path.join(base, d) for d in os.listdir(base) if d.startswith(tag + "-")]
+        except OSError:
+            return []
+
+    def start(self, name, argv, logname):
+        path = os.path.join(self.out, "logs", logname)
+        f = open(path, "w")
+        p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)  # Ctrl-C reaches us, not them directly
+        f.close()
+        self.procs.append((name, p, path))
+        return p
+
+    def stop(self, grace=10.0):
+        for _, p, _ in reversed(self.procs):
+            if p.poll() is None:
+                try:
+                    p.send_signal(signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + grace
+        for _, p, _ in reversed(self.procs):
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def wait_for(what, cond, timeout, procs=()):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for name, p, path in procs:
+            if p.poll() is not None:
+                tail = open(path).read().strip().splitlines()[-5:]
+                raise SystemExit(f"rocelab: {name} exited ({p.returncode}) while waiting for "
+                                 f"{what}:\n  " + "\n  ".join(tail))
+        if cond():
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"rocelab: timed out after {timeout:.0f} s waiting for {what}")
+
+
+def ctl(sock, *args):
+    p = subprocess.run([labmod.binary("rocectl"), "--socket", sock, "--json", *args],
+                       capture_output=True, text=True, timeout=20)
+    if p.returncode != 0:
+        raise RuntimeError(f"rocectl {' '.join(args)}: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def check_supported(lab):
+    if lab["udp_flows"]:
+        raise SystemExit("rocelab: the real engine runs RoCE hosts only (udp_flows: not yet)")
+    if lab["jobs"]:
+        raise SystemExit("rocelab: collective jobs (ring_allreduce, all_to_all) are not yet in "
+                         "the real engine: their phases start on completions")
+    if not lab["flows"]:
+        raise SystemExit("rocelab: the scenario has no RoCE flows")
+    for h in labmod.hosts(lab):
+        if len(h["ports"]) != 1:
+            raise SystemExit(f"rocelab: host {h['name']} has {len(h['ports'])} links; the real "
+                             "engine supports one NIC per host")
+
+
+def memif(index, role, sock):
+    return f"net_memif{index},role={role},id=0,socket={sock},socket-abstract=no"
+
+
+def pow2_mtu(m):
+    """RoCE path MTUs are powers of two (256..4096): the smallest at least m."""
+    v = 256
+    while v < m and v < 4096:
+        v *= 2
+    return v
+
+
+def run_real(scenario, out_dir, args):
+    """rocelab run --engine real: the entry the CLI calls. Returns the exit status (130 when
+    interrupted)."""
+    return run(argparse.Namespace(scenario=scenario, out=out_dir,
+                                  timeout=getattr(args, "timeout", 100),
+                                  keep=getattr(args, "keep", False)))
+
+
+def run(a):
+    t0 = time.monotonic()
+    out = os.path.abspath(a.out)
+    os.makedirs(os.path.join(out, "logs"), exist_ok=True)
+    lab = labmod.emit(a.scenario, os.path.join(out, "lab.json"))
+    check_supported(lab)
+    tag = "rl" + secrets.token_hex(3)[:5]
+    # Short: memif and control socket paths must fit sockaddr_un (107 bytes).
+    work = tempfile.mkdtemp(prefix=tag + ".", dir="/tmp")
+    procs = Lab(out, work)
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+
+    def on_signal(signum, _frame):
+        raise Interrupted(signal.Signals(signum).name)
+
+    for s in old:
+        signal.signal(s, on_signal)
+    try:
+        return _run(a, lab, tag, work, out, procs, t0)
+    except Interrupted as e:
+        log(f"{e}: stopping the lab")
+        return 130
+    finally:
+        for s in old:
+            signal.signal(s, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
+        procs.stop()
+        if all(p.poll() is not None for _, p, _ in procs.procs):
+            for d in procs.runtime_dirs(tag):
+                shutil.rmtree(d, ignore_errors=True)
+        if a.keep:
+            log(f"work directory kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _run(a, lab, tag, work, out, procs, t0):
+    nodes = render.node_by_id(lab)
+    sws = labmod.switches(lab)
+    sock_of_link = {l["index"]: os.path.join(work, f"l{l['index']}.sock") for l in lab["links"]}
+    ctl_sock = {}
+    # --- switches. A memif client whose server socket does not exist yet never connects
+    # (DPDK 22.11 does not retry), so switches start in waves: each once every socket it is a
+    # client of exists (leaves, then spines).
+    cfgs, clients = {}, {}
+    for sw in sws:
+        devices, clients[sw["id"]] = [], []
+        for p in sw["ports"]:
+            server = sw["id"] < p["peer"] or nodes[p["peer"]]["kind"] == "host"
+            devices.append(memif(p["port"], "server" if server else "client", sock_of_link[p["link"]]))
+            if not server:
+                clients[sw["id"]].append(sock_of_link[p["link"]])
+        name = f"{tag}-{sw['name']}"
+        ctl_sock[sw["id"]] = os.path.join(work, f"{sw['name']}.ctl")
+        text = render.switch_yaml(
+            lab, sw, name, devices,
+            switch_extra={"workers": 1, "idle": "adaptive", "mbufs": 8192,
+                          "control_socket": ctl_sock[sw["id"]], "file_prefix": name},
+            static_routes=False,  # installed over the control socket once the switch runs
+            telemetry=["prometheus: {listen: \"127.0.0.1:0\"}"],
+            header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
+        cfgs[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.yaml")
+        os.makedirs(os.path.dirname(cfgs[sw["id"]]), exist_ok=True)
+        with open(cfgs[sw["id"]], "w") as f:
+            f.write(text)
+    pending = list(sws)
+    started = []
+    while pending:
+        wave = [sw for sw in pending if all(os.path.exists(c) for c in clients[sw["id"]])]
+        if not wave:
+            wait_for("memif server sockets", lambda: any(
+                all(os.path.exists(c) for c in clients[sw["id"]]) for sw in pending), 60, procs.procs)
+            continue
+        for sw in wave:
+            procs.start(sw["name"], [labmod.binary("roceswd"), "--config", cfgs[sw["id"]]],
+                        f"{sw['name']}.log")
+            pending.remove(sw)
+            started.append(sw)
+    log(f"{len(sws)} switches starting")
+
+    def running():
+        return all(" running: " in open(path).read() and os.path.exists(ctl_sock[sw["id"]])
+                   for sw, (_, _, path) in zip(sws, procs.procs))
+    wait_for("the switches to run", running, 90, procs.procs)
+
+    def fabric_up():
+        for sw in sws:
+            ports = ctl(ctl_sock[sw["id"]], "show", "ports")
+            ports = ports.get("ports", ports) if isinstance(ports, dict) else ports
+            for p in sw["ports"]:
+                if nodes[p["peer"]]["kind"] == "switch" and not ports[p["port"]]["link"]["up"]:
+                    return False
+        return True
+    wait_for("the fabric links (memif) to come up", fabric_up, 60, procs.procs)
+    t_up = time.monotonic()
+    log(f"fabric up in {t_up - t0:.1f} s")
+    write_scrape_config(out, {sw["name"]: ctl(ctl_sock[sw["id"]], "show", "info").get("prometheus_port")
+                              for sw in sws})
+    for sw in sws:  # the simulator's ECMP routes, as learned routes (rocectl call route_learn)
+        learn_routes(ctl_sock[sw["id"]], sw["routes"])
+
+    # --- hosts: one rocehost process
+    hp = lab["hosts_profile"]
+    mtu = pow2_mtu(hp["mtu"])
+    rto_us = max(hp["rto_ns"] // 1000, MIN_RTO_US)
+    until_ms = lab["until_ns"] // 1_000_000 if lab["until_ns"] else 0
+    duration_ms = int(a.timeout * 1000) if not until_ms else until_ms + 1000
+    hs = labmod.hosts(lab)
+    hostname = {h["id"]: h["name"] for h in hs}
+    y = ["# rocelab real engine: the hosts of " + lab["source"],
+         "rocehost:",
+         f"  name: {tag}",
+         f"  mtu: {mtu}",
+         f"  duration_ms: {duration_ms}",
+         f"  start_delay_ms: {int(START_DELAY_S * 1000)}",
+         "  linger_ms: 100",
+         f"  out_dir: {json.dumps(os.path.join(out, 'hosts'))}",
+         f"  ack_every: {hp['ack_every']}",
+         f"  window: {hp['window']}",
+         f"  rto_us: {rto_us}"]
+    if hp.get("traffic"):
+        y.append("traffic: " + json.dumps(hp["traffic"]))
+    if hp.get("dcqcn"):
+        y.append("dcqcn: " + json.dumps(hp["dcqcn"]))
+    y.append("hosts:")
+    for i, h in enumerate(hs):
+        p = h["ports"][0]
+        y.append(f"  - name: {json.dumps(h['name'])}")
+        y.append(f"    device: {json.dumps(memif(i, 'client', sock_of_link[p['link']]))}")
+        y.append(f"    mac: {json.dumps(p['mac'])}")
+        y.append(f"    ip: {h['ip']}")
+        y.append(f"    gateway: {h['gateway']}")
+        y.append(f"    gateway_mac: {json.dumps(h['gateway_mac'])}")
+        y.append(f"    line_rate: {labmod.mbps(p['rate_bps'], h['name'])}M")
+    y.append("workload:")
+    y.append("  pattern: list")
+    y.append("  flows:")
+    for f in lab["flows"]:
+        y.append(f"    - {{src: {json.dumps(hostname[f['src']])}, dst: {json.dumps(hostname[f['dst']])}, "
+                 f"size: {f['size']}, start_ns: {f['start_ns']}}}")
+    hcfg = os.path.join(out, "configs", "hosts.yaml")
+    with open(hcfg, "w") as f:
+        f.write("\n".join(y) + "\n")
+    # Link events move the routes of every switch to the simulator's converged ones at
+    # at + convergence; host events are not applied yet.
+    link_events = [e for e in lab["events"] if e["kind"] in ("link_down", "link_up")]
+    skipped = [e for e in lab["events"] if e not in link_events]
+    for e in skipped:
+        log(f"event {e['kind']} at {e['at_ns']} ns: not applied (not yet in the real engine)")
+    rh = procs.start("rocehost", [labmod.binary("rocehost"), "--config", hcfg,
+                                  "--file-prefix", f"{tag}-hosts"], "rocehost.log")
+    log(f"rocehost: {len(hs)} hosts, {len(lab['flows'])} flows")
+    rh_log = procs.procs[-1][2]
+    t_ref = None  # wall time of the workload's time 0 (rocehost's loop start + start delay)
+    applied = []
+    deadline = time.monotonic() + a.timeout + 30
+    while rh.poll() is None:
+        if t_ref is None and " running: " in open(rh_log).read():
+            t_ref = time.monotonic() + START_DELAY_S
+        while t_ref is not None and link_events:
+            e = link_events[0]
+            due = t_ref + (e["at_ns"] + e["convergence_ns"]) / 1e9
+            if time.monotonic() < due:
+                break
+            for sw in sws:
+                learn_routes(ctl_sock[sw["id"]], e["routes_after"][str(sw["id"])])
+            late = time.monotonic() - due
+            applied.append({"kind": e["kind"], "link": e["link"], "at_ns": e["at_ns"],
+                            "convergence_ns": e["convergence_ns"],
+                            "routes_moved_at_ns": int((time.monotonic() - t_ref) * 1e9),
+                            "late_us": int(late * 1e6)})
+            log(f"{e['kind']} {nodes[e['a']]['name']}-{nodes[e['b']]['name']}: routes moved "
+                f"{late * 1e3:.1f} ms after at + convergence")
+            link_events.pop(0)
+        for name, p, path in procs.procs[:-1]:
+            if p.poll() is not None:
+                raise SystemExit(f"rocelab: switch {name} exited ({p.returncode}) during the run; "
+                                 f"see {path}")
+        if time.monotonic() > deadline:
+            log("the workload did not finish in time: stopping rocehost (its results are kept)")
+            rh.send_signal(signal.SIGTERM)
+            rh.wait(timeout=30)
+            break
+        time.sleep(0.01 if link_events else 0.2)
+    t_done = time.monotonic()
+
+    # --- counters of every switch
+    switches = {}
+    os.makedirs(os.path.join(out, "switches"), exist_ok=True)
+    for sw in sws:
+        s = ctl_sock[sw["id"]]
+        views = {w: ctl(s, "show", *w.split()) for w in ("info", "ports", "drops", "workers", "pfc", "ecn")}
+        with open(os.path.join(out, "switches", f"{sw['name']}.json"), "w") as f:
+            json.dump(views, f, indent=1)
+        switches[sw["name"]] = switch_summary(sw, nodes, views)
+    procs.stop()  # the switches' exit status is part of the result
+    exits = {name: p.returncode for name, p, _ in procs.procs}
+    skipped += link_events  # events due after the workload ended
+    return write_results(a, lab, out, switches, exits, skipped, applied, tag, work, {
+        "start_s": round(t_up - t0, 2), "workload_s": round(t_done - t_up, 2),
+        "total_s": round(time.monotonic() - t0, 2)}, mtu, rto_us)
+
+
+def learn_routes(sock, routes):
+    """Sets a switch's routes (rocectl call route_learn): PREFIX PORT:VIA ... per route; a
+    route without next hops is withdrawn."""
+    args = []
+    for r in routes:
+        args.append(r["prefix"])
+        args.extend(f"p{h['port']}:{h['via']}" for h in r["next_hops"])
+    if args:
+        res = ctl(sock, "call", "route_learn", *args)
+        if res.get("refused"):
+            raise SystemExit(f"rocelab: {sock}: the FIB refused {res['refused']} routes")
+
+
+def write_scrape_config(out, ports):
+    """OUT/prometheus.yml: every switch of the running lab (ports picked at start-up), with a
+    `switch` label, for a Prometheus started next to the lab."""
+    with open(os.path.join(out, "prometheus.yml"), "w") as f:
+        f.write("# Scrape config for the switches of this rocelab run (valid while it runs).\n"
+                "scrape_configs:\n  - job_name: rocelab\n    scrape_interval: 1s\n"
+                "    static_configs:\n")
+        for name, port in ports.items():
+            if port:
+                f.write(f"      - targets: [\"127.0.0.1:{port}\"]\n"
+                        f"        labels: {{switch: \"{name}\"}}\n")
+
+
+def switch_summary(sw, nodes, v):
+    ports = v["ports"].get("ports", v["ports"]) if isinstance(v["ports"], dict) else v["ports"]
+    pfc = v["pfc"]
+    per_port = []
+    for p in sw["ports"]:
+        c = ports[p["port"]]
+        per_port.append({"port": p["port"], "peer": nodes[p["peer"]]["name"],
+                         "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0),
+                         "rx_bytes": c.get("rx_bytes", 0), "tx_bytes": c.get("tx_bytes", 0)})
+    workers = v["workers"].get("workers", [])
+    gaps = [w.get("poll_gaps", {}) for w in workers]
+    return {"node": sw["id"], "ports": per_port,
+            "drops": v["drops"].get("total", 0),
+            "pfc": pfc_totals(pfc), "ecn_marked": ecn_total(v["ecn"]),
+            "poll_gaps": {"max_us": max([g.get("max_us", 0) for g in gaps] or [0]),
+                          "over_100us": sum(g.get("over_100us", 0) for g in gaps),
+                          "over_1ms": sum(g.get("over_1ms", 0) for g in gaps)},
+            "prometheus_port": v["info"].get("prometheus_port")}
+
+
+def _sum_keys(x, keys):
+    """Sum of every integer under one of `keys`, anywhere in a JSON tree."""
+    if isinstance(x, dict):
+        return sum((v if k in keys and isinstance(v, int) else _sum_keys(v, keys)) for k, v in x.items())
+    if isinstance(x, list):
+        return sum(_sum_keys(v, keys) for v in x)
+    return 0
+
+
+def pfc_totals(pfc):
+    return {"pause_rx": _sum_keys(pfc, {"pause_rx", "rx_pause", "pauses_rx", "xoff_rx"}),
+            "pause_tx": _sum_keys(pfc, {"pause_tx", "tx_pause", "pauses_tx", "xoff_tx"})}
+
+
+def ecn_total(ecn):
+    return _sum_keys(ecn, {"ce_marked", "marked", "ecn_marked"})
+
+
+def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, timing, mtu, rto_us):
+    hosts_dir = os.path.join(out, "hosts")
+    hsum = {}
+    p = os.path.join(hosts_dir, "summary.json")
+    if os.path.exists(p):
+        with open(p) as f:
+            hsum = json.load(f)
+    rows = []
+    fp = os.path.join(hosts_dir, "flows.csv")
+    if os.path.exists(fp):
+        with open(fp) as f:
+            rows = list(csv.DictReader(f))
+    nodes = render.node_by_id(lab)
+    # fct.txt as rocesim writes it: one line per completed flow in completion order, the
+    # lab's (scenario's) start time, HPCC's source port and standalone FCT.
+    done = [r for r in rows if r.get("completed") in ("1", "true", "True")]
+    done.sort(key=lambda r: int(r["finish_ns"]))
+    with open(os.path.join(out, "fct.txt"), "w") as f:
+        for r in done:
+            fl = lab["flows"][int(r["flow"])]
+            f.write("%s %s %u %u %u %u %u %u\n" % (
+                nodes[fl["src"]]["address_hex"], nodes[fl["dst"]]["address_hex"], fl["sport"],
+                fl["dport"], fl["size"], fl["start_ns"], int(r["fct_ns"]), fl["standalone_fct_ns"]))
+    # PFC frames the hosts received (rocehost's pauses.csv): the switch port that sent them.
+    pp = os.path.join(hosts_dir, "pauses.csv")
+    host_by_name = {n["name"]: n for n in labmod.hosts(lab)}
+    with open(os.path.join(out, "pfc_events.csv"), "w") as f:
+        f.write("time_ns,node,port,priority,event,quanta\n")
+        if os.path.exists(pp):
+            with open(pp) as g:
+                for r in csv.DictReader(g):
+                    h = host_by_name.get(r["host"])
+                    if not h:
+                        continue
+                    q = int(r["quanta"])
+                    f.write(f"{r['t_ns']},{h['switch']},{h['switch_port']},{r['priority']},"
+                            f"{'xoff' if q else 'xon'},{q}\n")
+    loop = hsum.get("loop_gaps", {})
+    reasons = []
+    if loop.get("over_1ms", 0) or loop.get("max_us", 0) > DISTORTION_GAP_US:
+        reasons.append(f"rocehost's polling loop stalled: longest gap {loop.get('max_us', 0):.0f} us, "
+                       f"{loop.get('over_1ms', 0)} gaps > 1 ms")
+    for name, s in switches.items():
+        g = s["poll_gaps"]
+        if g["over_1ms"] or g["max_us"] > DISTORTION_GAP_US:
+            reasons.append(f"switch {name}'s worker stalled while forwarding: longest gap "
+                           f"{g['max_us']:.0f} us, {g['over_1ms']} gaps > 1 ms")
+    summary = {
+        "engine": "real",
+        "scenario": lab["source"],
+        "tag": tag,          # prefix of every process name, file prefix and the work directory
+        "work_dir": work,
+        "flows": len(lab["flows"]),
+        "completed": len(done),
+        "distorted": bool(reasons),
+        "distortion": {"reasons": reasons, "threshold_us": DISTORTION_GAP_US,
+                       "rocehost_loop_gaps": loop,
+                       "switch_poll_gaps": {n: s["poll_gaps"] for n, s in switches.items()}},
+        "switches": switches,
+        "switch_exit_status": exits,
+        "roce": {k: hsum.get(k) for k in ("flows_completed", "retransmitted_packets", "receiver",
+                                          "jain_throughput") if k in hsum},
+        "events_applied": applied,
+        "events_not_applied": [{k: v for k, v in e.items() if k != "routes_after"} for e in skipped],
+        "real_engine": {"roce_mtu": mtu, "rto_us": rto_us,
+                        "note": "RoCE path MTU rounded up to a power of two; go-back-N timeout at "
+                                "least MIN_RTO_US (scheduling stalls of a shared machine)"},
+        "wall_time": timing,
+    }
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+        f.write("\n")
+    print(f"rocelab: {len(done)}/{len(lab['flows'])} flows completed in {timing['workload_s']} s "
+          f"(set-up {timing['start_s']} s); {'DISTORTED: ' + '; '.join(reasons) if reasons else 'not distorted'}")
+    print(f"rocelab: results in {out} (fct.txt, hosts/flows.csv, pfc_events.csv, summary.json)")
+    return 0 if len(done) == len(lab["flows"]) else 1
