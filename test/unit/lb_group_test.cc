@@ -238,9 +238,8 @@ TEST(FlowHash, Mix64ValuesArePinned) {
     PinnedFlows().expect(FlowHashFn::mix64, want);
 }
 
-// crc32c, the default: the values of an independent bitwise CRC32C (Python, reflected
-// polynomial 0x82F63B78, checked against the standard "123456789" answer) of the documented
-// construction (doc/load-balancing.md "The flow hash").
+// crc32c, the default: the values of an independent bitwise CRC32C of the documented
+// construction (doc/load-balancing.md "The flow hash"), printed by test/unit/flow_hash_ref.py.
 TEST(FlowHash, Crc32cValuesArePinned) {
     const uint64_t want[4][4] = {
         {0x2b9dcd05e1a13e7aull, 0x2b9dcd05e1a13e7aull, 0x8ea97dd6d3d2a8e8ull,
