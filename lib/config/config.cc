@@ -701,8 +701,8 @@ class Loader : YamlReader {
         if (!node) return;
         Fields f = fields(*node, p,
                           {"hash_function", "seed", "symmetric", "hash_dest_qp", "default_policy",
-                           "flowlet_gap_us", "flowlet_age_us", "flowlet_entries",
-                           "flowlet_chooser", "util_horizon_us", "trace_path_changes"});
+                           "flowlet_gap_us", "flowlet_age_us", "flowlet_entries", "flowlet_chooser",
+                           "util_horizon_us", "trace_path_changes"});
         LbConfig &lb = cfg_.lb;
         if (auto *n = f.find("hash_function")) {
             auto word = [](FlowHashFn fn) {

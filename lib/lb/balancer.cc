@@ -109,11 +109,11 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     burst_ports_ = 0;
 
     // Pass 1: group, flow hash, bucket members, flowlet prefetches, for the whole burst.
-    const uint16_t nt = with_flow_hash(
-        {s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
-        [&]<FlowHashFn kFn, bool kS, bool kQ>() {
-            return hash_burst<kFn, kS, kQ>(pkts, group_ids, n, s.seed, out);
-        });
+    const uint16_t nt =
+        with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
+                       [&]<FlowHashFn kFn, bool kS, bool kQ>() {
+                           return hash_burst<kFn, kS, kQ>(pkts, group_ids, n, s.seed, out);
+                       });
 
     // Pass 2, packets of flowlet- and packet-granularity groups, in order: the flowlet table,
     // and a request to the policy for each decision. Packets whose member the policies still

@@ -90,8 +90,9 @@ void BM_LbFlowHash(benchmark::State &st) {
                                            h ^ meta->ip_proto);
             } else {
                 const uint8_t *l3 = rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
-                sink += which == 0 ? flow_hash_t<FlowHashFn::crc32c, false, false>(*meta, l3, crc.seed)
-                                   : flow_hash_t<FlowHashFn::mix64, false, false>(*meta, l3, mix.seed);
+                sink += which == 0
+                            ? flow_hash_t<FlowHashFn::crc32c, false, false>(*meta, l3, crc.seed)
+                            : flow_hash_t<FlowHashFn::mix64, false, false>(*meta, l3, mix.seed);
             }
         }
         cyc[which] += rte_rdtsc() - t0;

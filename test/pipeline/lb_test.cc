@@ -62,7 +62,9 @@ TEST_P(LbM1, M1BalanceOver1024FlowsWithinDeviation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LbPipeline, LbM1, testing::Values(FlowHashFn::crc32c, FlowHashFn::mix64),
-                         [](const auto &info) { return std::string(flow_hash_fn_name(info.param)); });
+                         [](const auto &info) {
+                             return std::string(flow_hash_fn_name(info.param));
+                         });
 
 TEST(LbPipeline, M5RoceFlowsDifferingOnlyInUdpSourcePortSpread) {
     LbConfig cfg;

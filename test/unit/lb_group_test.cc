@@ -172,8 +172,8 @@ TEST_P(FlowHashFns, SourcePortsAloneSpreadOverBuckets) {
     for (uint32_t s = 0; s < 16384; s++) {
         m.src_port = uint16_t(49152 + s);
         const uint64_t h = flow_hash(m, nullptr, {0x5eed, false, false, GetParam()});
-        low[h & 15]++;               // the bucket (EcmpGroup::bucket_member)
-        flowlet[(h >> 12) & 15]++;   // the flowlet bucket (FlowletTable)
+        low[h & 15]++;                   // the bucket (EcmpGroup::bucket_member)
+        flowlet[(h >> 12) & 15]++;       // the flowlet bucket (FlowletTable)
         tags.insert(uint32_t(h >> 32));  // the flowlet tag
     }
     for (auto c : low) EXPECT_NEAR(double(c) / 1024, 1.0, 0.15);
@@ -183,7 +183,9 @@ TEST_P(FlowHashFns, SourcePortsAloneSpreadOverBuckets) {
 
 INSTANTIATE_TEST_SUITE_P(FlowHash, FlowHashFns,
                          testing::Values(FlowHashFn::crc32c, FlowHashFn::mix64),
-                         [](const auto &info) { return std::string(flow_hash_fn_name(info.param)); });
+                         [](const auto &info) {
+                             return std::string(flow_hash_fn_name(info.param));
+                         });
 
 // The flow hash's values are part of the behaviour (bucket, flowlet entry, member): pinned per
 // function for IPv4 with and without L4, a reversed flow and IPv6, under every parameter
