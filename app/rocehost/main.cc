@@ -52,7 +52,10 @@ std::vector<std::string> eal_args(const rocesw::rocehost::HostRunConfig &c) {
     std::string cpus;
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
         for (int i = 0; i < CPU_SETSIZE; i++)
-            if (CPU_ISSET(i, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(i);
+            if (CPU_ISSET(i, &set)) {
+                if (!cpus.empty()) cpus += ',';  // not ("" or ",") + string: GCC 12's bogus
+                cpus += std::to_string(i);       // -Wrestrict at -O3
+            }
     if (cpus.empty()) cpus = "0";
     std::vector<std::string> a = {"rocehost",
                                   "--lcores=0@(" + cpus + ")",

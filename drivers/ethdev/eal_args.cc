@@ -52,10 +52,18 @@ EalPlan plan_eal(const Config &cfg, const std::vector<unsigned> &allowed, unsign
     // (configured or allowed), so N workers run on fewer cores and several switches can share
     // a two-core machine; pin with switch.cpus for production.
     const std::vector<unsigned> &cpus = cfg.sw.cpus.empty() ? allowed : cfg.sw.cpus;
-    std::string set = "(" + cpu_set_str(cpus.empty() ? std::vector<unsigned>{0} : cpus) + ")";
+    // Appended piece by piece: GCC 12 at -O3 reports a bogus -Wrestrict overlap in the
+    // literal + std::string prepend (operator+ into the temporary).
+    std::string set = "(";
+    set += cpu_set_str(cpus.empty() ? std::vector<unsigned>{0} : cpus);
+    set += ')';
     std::string lcores;
-    for (uint32_t l = 0; l <= cfg.sw.workers; l++)
-        lcores += (l ? "," : "") + std::to_string(l) + "@" + set;
+    for (uint32_t l = 0; l <= cfg.sw.workers; l++) {
+        if (l) lcores += ',';
+        lcores += std::to_string(l);
+        lcores += '@';
+        lcores += set;
+    }
     a.push_back("rocesw");
     a.push_back("--lcores=" + lcores);
     a.push_back("--file-prefix=" + cfg.sw.file_prefix);

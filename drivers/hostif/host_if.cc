@@ -1,8 +1,8 @@
 #include "hostif/host_if.h"
 
 #include <fcntl.h>
-#include <linux/if.h>
 #include <linux/if_tun.h>
+#include <net/if.h>  // not <linux/if.h>: one struct ifreq in the program (LTO's -Wodr)
 #include <net/if_arp.h>
 #include <poll.h>
 #include <rte_mbuf.h>

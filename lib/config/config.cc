@@ -701,10 +701,17 @@ class Loader : YamlReader {
         const std::string p = "lb";
         if (!node) return;
         Fields f = fields(*node, p,
-                          {"seed", "symmetric", "hash_dest_qp", "default_policy", "flowlet_gap_us",
-                           "flowlet_age_us", "flowlet_entries", "flowlet_chooser",
+                          {"hash_function", "seed", "symmetric", "hash_dest_qp", "default_policy",
+                           "flowlet_gap_us", "flowlet_age_us", "flowlet_entries", "flowlet_chooser",
                            "util_horizon_us", "trace_path_changes"});
         LbConfig &lb = cfg_.lb;
+        if (auto *n = f.find("hash_function")) {
+            auto word = [](FlowHashFn fn) {
+                return std::pair<std::string_view, FlowHashFn>{flow_hash_fn_name(fn), fn};
+            };
+            lb.hash_function = enumeration<FlowHashFn>(
+                *n, at(p, "hash_function"), {word(FlowHashFn::crc32c), word(FlowHashFn::mix64)});
+        }
         if (auto *n = f.find("seed")) lb.seed = integer(*n, at(p, "seed"), 0, UINT64_MAX);
         if (auto *n = f.find("symmetric")) lb.symmetric = boolean(*n, at(p, "symmetric"));
         if (auto *n = f.find("hash_dest_qp")) lb.hash_dest_qp = boolean(*n, at(p, "hash_dest_qp"));

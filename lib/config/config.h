@@ -103,8 +103,17 @@ struct MultipathRouteConfig {
     std::string policy;            // load-balancing policy; empty = lb.default_policy
 };
 
+// The flow hash function (lib/lb/flow_hash.h, doc/load-balancing.md "The flow hash"): CRC32C
+// (the SSE4.2 / ARMv8 instruction, a table fallback elsewhere) or mix64 (the murmur3 64-bit
+// finalizer, the only hash before lb.hash_function existed).
+enum class FlowHashFn : uint8_t { crc32c, mix64 };
+inline const char *flow_hash_fn_name(FlowHashFn f) {
+    return f == FlowHashFn::crc32c ? "crc32c" : "mix64";
+}
+
 // Load balancing over ECMP groups (doc/load-balancing.md). Switch-wide settings.
 struct LbConfig {
+    FlowHashFn hash_function = FlowHashFn::crc32c;
     uint64_t seed = 0x5eed;     // per-switch hash seed; differs per tier (no polarization)
     bool symmetric = false;     // a->b and b->a hash alike
     bool hash_dest_qp = false;  // RoCEv2: add the BTH destination QP to the hash

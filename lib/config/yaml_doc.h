@@ -141,7 +141,8 @@ class YamlReader {
         std::string all;
         for (auto &[word, value] : choices) {
             if (s == word) return value;
-            all += (all.empty() ? "" : ", ") + std::string(word);
+            if (!all.empty()) all += ", ";
+            all += word;
         }
         fail(n, path, "'" + s + "' is not one of " + all);
     }

@@ -52,7 +52,7 @@ inline void LoadBalancer::emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uin
 // and for flow-granularity groups (`hash`) the member itself. Packets that need the flowlet
 // table or a policy go to todo_, in order, their flowlet bucket prefetched. Policy packet
 // counters are added once per run.
-template <bool kSymmetric, bool kDestQp>
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
 uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                                   uint64_t seed, const LbMember **out) {
     const size_t n_pol = policies_.size();
@@ -84,7 +84,7 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
         rte_mbuf *const m = pkts[i];
         const PacketMeta *meta = meta_of(m);
         const uint8_t *l3 = rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
-        const uint64_t h = flow_hash_t<kSymmetric, kDestQp>(*meta, l3, seed);
+        const uint64_t h = flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
         if (gran == LbGranularity::flow) {
             emit(i, *g, g->bucket_member(h), m->pkt_len, out);
             continue;
@@ -109,13 +109,11 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     burst_ports_ = 0;
 
     // Pass 1: group, flow hash, bucket members, flowlet prefetches, for the whole burst.
-    uint16_t nt;
-    if (s.symmetric)
-        nt = s.hash_dest_qp ? hash_burst<true, true>(pkts, group_ids, n, s.seed, out)
-                            : hash_burst<true, false>(pkts, group_ids, n, s.seed, out);
-    else
-        nt = s.hash_dest_qp ? hash_burst<false, true>(pkts, group_ids, n, s.seed, out)
-                            : hash_burst<false, false>(pkts, group_ids, n, s.seed, out);
+    const uint16_t nt =
+        with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
+                       [&]<FlowHashFn kFn, bool kS, bool kQ>() {
+                           return hash_burst<kFn, kS, kQ>(pkts, group_ids, n, s.seed, out);
+                       });
 
     // Pass 2, packets of flowlet- and packet-granularity groups, in order: the flowlet table,
     // and a request to the policy for each decision. Packets whose member the policies still

@@ -92,7 +92,7 @@ class LoadBalancer {
   private:
     void update_util(uint64_t now_ns);
     // Pass 1 of resolve (flow hash parameters fixed at compile time); returns todo_'s length.
-    template <bool kSymmetric, bool kDestQp>
+    template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
     uint16_t hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t seed,
                         const LbMember **out);
     void emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out);

@@ -86,6 +86,7 @@ void EcmpGroups::set_settings(const LbSettings &s) {
 
 LbSettings lb_settings_from(const LbConfig &c) {
     LbSettings s;
+    s.hash_function = c.hash_function;
     s.seed = c.seed;
     s.symmetric = c.symmetric;
     s.hash_dest_qp = c.hash_dest_qp;

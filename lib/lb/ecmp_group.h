@@ -65,6 +65,7 @@ std::unique_ptr<EcmpGroup> build_ecmp_group(uint16_t id, uint8_t policy,
 
 // Switch-wide settings the workers read (published like groups: replaced whole, under RCU).
 struct LbSettings {
+    FlowHashFn hash_function = FlowHashFn::crc32c;
     uint64_t seed = 0x5eed;
     bool symmetric = false;
     bool hash_dest_qp = false;

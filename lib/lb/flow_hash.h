@@ -6,9 +6,12 @@
 // the header; the route stage reads the destination the same way). No state, no allocation.
 #pragma once
 
+#include <rte_hash_crc.h>
+
 #include <cstdint>
 #include <cstring>
 
+#include "config/config.h"
 #include "pkt/meta.h"
 
 namespace rocesw {
@@ -17,6 +20,7 @@ struct FlowHashParams {
     uint64_t seed = 0;
     bool symmetric = false;  // hash(a->b) == hash(b->a)
     bool dest_qp = false;    // include BTH dest QP for RoCEv2 packets
+    FlowHashFn fn = FlowHashFn::crc32c;
 };
 
 // murmur3's 64-bit finalizer: every input bit affects every output bit.
@@ -29,52 +33,130 @@ inline uint64_t lb_mix64(uint64_t k) {
     return k;
 }
 
-// The flow hash with the parameters that change its shape fixed at compile time, so a burst
-// loop (LoadBalancer::resolve) carries no per-packet test of them. Always inlined: it is a
-// dozen multiplies and shifts, less than the call. `l3` points at the IP header (frame +
-// meta.l3_offset) and is only read for IPv6.
-template <bool kSymmetric, bool kDestQp>
-[[gnu::always_inline]] inline uint64_t flow_hash_t(const PacketMeta &m, const uint8_t *l3,
-                                                   uint64_t seed) {
-    uint64_t a, b;  // the two endpoint addresses, folded to 64 bits each
-    if (m.l3 == L3Type::ipv6) [[unlikely]] {
-        uint64_t w[4];
-        std::memcpy(w, l3 + 8, 32);
-        a = w[0] ^ lb_mix64(w[1]);
-        b = w[2] ^ lb_mix64(w[3]);
+// The two endpoints and the L4 word of a packet, as the hash functions read them. `a` and `b`
+// are the addresses: IPv4 in the low 32 bits of a[0] and b[0]; IPv6 as two native 64-bit words
+// each for crc32c, folded to a[0] and b[0] (w0 ^ mix64(w1)) for mix64. With kSymmetric the
+// endpoints (address, then port) are in a canonical order.
+struct FlowKey {
+    uint64_t a[2], b[2];
+    uint64_t ports;  // source port << 48 | destination port << 32 | protocol << 24 | [dest QP]
+    bool v6;
+};
+
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+[[gnu::always_inline]] inline FlowKey flow_key(const PacketMeta &m, const uint8_t *l3) {
+    FlowKey k;
+    k.v6 = m.l3 == L3Type::ipv6;
+    if (k.v6) [[unlikely]] {
+        std::memcpy(k.a, l3 + 8, 16);
+        std::memcpy(k.b, l3 + 24, 16);
+        if constexpr (kFn == FlowHashFn::mix64) {
+            k.a[0] ^= lb_mix64(k.a[1]);
+            k.b[0] ^= lb_mix64(k.b[1]);
+            k.a[1] = k.b[1] = 0;
+        }
     } else {
-        a = m.src_ip4;
-        b = m.dst_ip4;
+        k.a[0] = m.src_ip4;
+        k.b[0] = m.dst_ip4;
+        k.a[1] = k.b[1] = 0;
     }
     // Ports only with kFlagL4, selected without a branch.
     const uint32_t l4 = (m.flags & kFlagL4) ? 0xFFFFFFFFu : 0u;
     uint32_t sp = m.src_port & l4, dp = m.dst_port & l4;
     if constexpr (kSymmetric) {
-        if (a > b || (a == b && sp > dp)) {
-            uint64_t t = a;
-            a = b;
-            b = t;
+        const bool swap = k.a[0] != k.b[0]   ? k.a[0] > k.b[0]
+                          : k.a[1] != k.b[1] ? k.a[1] > k.b[1]
+                                             : sp > dp;
+        if (swap) {
+            for (int i = 0; i < 2; i++) {
+                uint64_t t = k.a[i];
+                k.a[i] = k.b[i];
+                k.b[i] = t;
+            }
             uint32_t u = sp;
             sp = dp;
             dp = u;
         }
     }
-    uint64_t ports = uint64_t(sp) << 48 | uint64_t(dp) << 32 | uint64_t(m.ip_proto) << 24;
+    k.ports = uint64_t(sp) << 48 | uint64_t(dp) << 32 | uint64_t(m.ip_proto) << 24;
     if constexpr (kDestQp)
-        if (m.flags & kFlagRoce) ports |= m.dest_qp & 0xFFFFFF;
-    uint64_t h = lb_mix64(seed ^ a);
-    h = lb_mix64(h ^ (b + 0x9e3779b97f4a7c15ull));
-    return lb_mix64(h ^ ports);
+        if (m.flags & kFlagRoce) k.ports |= m.dest_qp & 0xFFFFFF;
+    return k;
+}
+
+// mix64: three murmur3 finalizers over seed, a, b and the L4 word.
+[[gnu::always_inline]] inline uint64_t flow_hash_mix64(const FlowKey &k, uint64_t seed) {
+    uint64_t h = lb_mix64(seed ^ k.a[0]);
+    h = lb_mix64(h ^ (k.b[0] + 0x9e3779b97f4a7c15ull));
+    return lb_mix64(h ^ k.ports);
+}
+
+// crc32c: two CRC32C chains over the same words (8 bytes per crc32q instruction; DPDK's table
+// fallback where the CPU has none), in opposite orders so the halves are not one affine
+// function of each other: the low half picks the bucket, the high half tags flowlet entries.
+// CRC is linear: distinct inputs differing in a few bits never collide in the low bits, and
+// the seed shifts every flow's value by one constant (tiers still differ: their bucket tables
+// are drawn from member keys). The chains are independent, so they overlap: IPv4 costs two
+// instructions of latency.
+[[gnu::always_inline]] inline uint64_t flow_hash_crc32c(const FlowKey &k, uint64_t seed) {
+    uint32_t lo = uint32_t(seed), hi = uint32_t(seed >> 32) ^ 0x9e3779b9u;
+    if (k.v6) [[unlikely]] {
+        lo = rte_hash_crc_8byte(k.a[0], lo);
+        lo = rte_hash_crc_8byte(k.a[1], lo);
+        lo = rte_hash_crc_8byte(k.b[0], lo);
+        lo = rte_hash_crc_8byte(k.b[1], lo);
+        lo = rte_hash_crc_8byte(k.ports, lo);
+        hi = rte_hash_crc_8byte(k.ports, hi);
+        hi = rte_hash_crc_8byte(k.b[1], hi);
+        hi = rte_hash_crc_8byte(k.b[0], hi);
+        hi = rte_hash_crc_8byte(k.a[1], hi);
+        hi = rte_hash_crc_8byte(k.a[0], hi);
+    } else {
+        const uint64_t ab = k.a[0] << 32 | k.b[0];
+        lo = rte_hash_crc_8byte(ab, lo);
+        lo = rte_hash_crc_8byte(k.ports, lo);
+        hi = rte_hash_crc_8byte(k.ports, hi);
+        hi = rte_hash_crc_8byte(ab, hi);
+    }
+    return uint64_t(hi) << 32 | lo;
+}
+
+// The flow hash with the parameters that change its shape fixed at compile time, so a burst
+// loop (LoadBalancer::resolve) carries no per-packet test of them. Always inlined: it is a
+// few instructions, less than the call. `l3` points at the IP header (frame + meta.l3_offset)
+// and is only read for IPv6.
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+[[gnu::always_inline]] inline uint64_t flow_hash_t(const PacketMeta &m, const uint8_t *l3,
+                                                   uint64_t seed) {
+    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, l3);
+    if constexpr (kFn == FlowHashFn::crc32c)
+        return flow_hash_crc32c(k, seed);
+    else
+        return flow_hash_mix64(k, seed);
+}
+
+// Calls f.template operator()<kFn, kSymmetric, kDestQp>() with the instantiation `p` selects:
+// the one place the runtime parameters become template arguments.
+template <typename F>
+decltype(auto) with_flow_hash(const FlowHashParams &p, F &&f) {
+    auto by_fn = [&]<bool kS, bool kQ>() -> decltype(auto) {
+        return p.fn == FlowHashFn::crc32c ? f.template operator()<FlowHashFn::crc32c, kS, kQ>()
+                                          : f.template operator()<FlowHashFn::mix64, kS, kQ>();
+    };
+    if (p.symmetric)
+        return p.dest_qp ? by_fn.template operator()<true, true>()
+                         : by_fn.template operator()<true, false>();
+    return p.dest_qp ? by_fn.template operator()<false, true>()
+                     : by_fn.template operator()<false, false>();
 }
 
 // The flow hash of one packet. The value is part of the behaviour (it picks the bucket, the
-// flowlet entry and, with the seed, the member): tests pin it (lb_group_test FlowHash.*).
+// flowlet entry and, with the seed, the member): tests pin both functions' values
+// (lb_group_test FlowHash.*).
 inline uint64_t flow_hash(const PacketMeta &m, const uint8_t *l3, const FlowHashParams &p) {
-    if (p.symmetric)
-        return p.dest_qp ? flow_hash_t<true, true>(m, l3, p.seed)
-                         : flow_hash_t<true, false>(m, l3, p.seed);
-    return p.dest_qp ? flow_hash_t<false, true>(m, l3, p.seed)
-                     : flow_hash_t<false, false>(m, l3, p.seed);
+    return with_flow_hash(p, [&]<FlowHashFn kFn, bool kS, bool kQ>() {
+        return flow_hash_t<kFn, kS, kQ>(m, l3, p.seed);
+    });
 }
 
 }  // namespace rocesw

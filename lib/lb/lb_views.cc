@@ -67,7 +67,8 @@ json lb_view(const LbViewSources &src) {
         ev_dropped += c.events_dropped.load();
     }
     return {{"settings",
-             {{"seed", st.seed},
+             {{"hash_function", flow_hash_fn_name(st.hash_function)},
+              {"seed", st.seed},
               {"symmetric", st.symmetric},
               {"hash_dest_qp", st.hash_dest_qp},
               {"default_policy", lb_policy_name(st.default_policy)},

@@ -278,7 +278,8 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             std::string list;
             bool ok = false;
             for (auto x : lb_policy_names()) {
-                list += (list.empty() ? "" : ", ") + std::string(x);
+                if (!list.empty()) list += ", ";  // not ("" or ", ") + string: GCC 12's bogus
+                list += x;                        // -Wstringop-overflow at the LTO link
                 ok |= x == p;
             }
             if (!ok) r.fail(n, f, "'" + p + "' (" + list + ")");

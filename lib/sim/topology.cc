@@ -72,7 +72,8 @@ std::string Topology::to_hpcc() const {
                       std::to_string(link_count()) + "\n";
     bool first = true;
     for (uint32_t s : switches()) {
-        out += (first ? "" : " ") + std::to_string(s);
+        if (!first) out += ' ';  // not ("" or " ") + string: GCC 12's bogus -Wrestrict at -O3
+        out += std::to_string(s);
         first = false;
     }
     out += "\n";

@@ -222,7 +222,8 @@ inline uint64_t lb_hash_of(const LbFlow &f, const LbConfig &cfg) {
     ParseOptions po;
     po.max_l3_len = 1500;
     EXPECT_FALSE(parse_frame(fr.data(), uint32_t(fr.size()), po, &m).has_value());
-    return flow_hash(m, fr.data() + m.l3_offset, {cfg.seed, cfg.symmetric, cfg.hash_dest_qp});
+    return flow_hash(m, fr.data() + m.l3_offset,
+                     {cfg.seed, cfg.symmetric, cfg.hash_dest_qp, cfg.hash_function});
 }
 
 }  // namespace rocesw::test

@@ -70,7 +70,10 @@ TEST(LbConfig, APolicyOnASinglePathRouteMakesAOneMemberGroup) {
 
 TEST(LbConfig, LbSectionIsReadWithDefaults) {
     Config d = load("");
+    EXPECT_EQ(d.lb.hash_function, FlowHashFn::crc32c);
     EXPECT_EQ(d.lb.default_policy, "hash");
+    EXPECT_EQ(load("lb:\n  hash_function: mix64\n").lb.hash_function, FlowHashFn::mix64);
+    EXPECT_EQ(load("lb:\n  hash_function: crc32c\n").lb.hash_function, FlowHashFn::crc32c);
     EXPECT_EQ(d.lb.flowlet_gap_us, 50u);
     Config c = load(
         "lb:\n  seed: 12345\n  symmetric: true\n  hash_dest_qp: true\n  default_policy: adaptive\n"
@@ -114,6 +117,8 @@ TEST(LbConfig, ErrorsNameTheField) {
               "sw.yaml: lb.flowlet_age_us: 100 is shorter than flowlet_gap_us 500");
     EXPECT_EQ(error_of("lb:\n  flowlet_chooser: best\n"),
               "sw.yaml: lb.flowlet_chooser: 'best' is not one of random, least_loaded");
+    EXPECT_EQ(error_of("lb:\n  hash_function: crc32\n"),
+              "sw.yaml: lb.hash_function: 'crc32' is not one of crc32c, mix64");
     EXPECT_EQ(error_of("lb:\n  colour: red\n"), "sw.yaml: lb: unknown field 'colour'");
 }
 

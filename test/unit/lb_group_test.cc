@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
+#include <string>
 
 #include "lb/ecmp_group.h"
 #include "lb/flow_hash.h"
@@ -129,7 +131,9 @@ TEST(EcmpGroups, PublishesAndRetiresWithoutQsbr) {
     EXPECT_TRUE(groups.settings().chooser_least_loaded);
 }
 
-TEST(FlowHash, EveryFieldOfTheFiveTupleMatters) {
+class FlowHashFns : public testing::TestWithParam<FlowHashFn> {};
+
+TEST_P(FlowHashFns, EveryFieldOfTheFiveTupleMatters) {
     PacketMeta m{};
     m.l3 = L3Type::ipv4;
     m.flags = kFlagL4;
@@ -138,7 +142,7 @@ TEST(FlowHash, EveryFieldOfTheFiveTupleMatters) {
     m.src_port = 49152;
     m.dst_port = 4791;
     m.ip_proto = 17;
-    FlowHashParams p{1, false, false};
+    FlowHashParams p{1, false, false, GetParam()};
     uint64_t h = flow_hash(m, nullptr, p);
     auto differs = [&](auto mutate) {
         PacketMeta x = m;
@@ -151,34 +155,78 @@ TEST(FlowHash, EveryFieldOfTheFiveTupleMatters) {
     EXPECT_TRUE(differs([](PacketMeta &x) { x.dst_port++; }));
     EXPECT_TRUE(differs([](PacketMeta &x) { x.ip_proto = 6; }));
     EXPECT_FALSE(differs([](PacketMeta &x) { x.psn = 5; }));
-    FlowHashParams seeded{2, false, false};
+    FlowHashParams seeded{2, false, false, GetParam()};
     EXPECT_NE(flow_hash(m, nullptr, seeded), h);
 }
 
-// The flow hash's values are part of the behaviour (bucket, flowlet entry, member): pinned
-// for IPv4 with and without L4, a reversed flow and IPv6, under every parameter combination
-// (symmetric, dest_qp). Computed by the implementation before the per-burst specialization.
-TEST(FlowHash, ValuesArePinned) {
+TEST_P(FlowHashFns, SourcePortsAloneSpreadOverBuckets) {
     PacketMeta m{};
     m.l3 = L3Type::ipv4;
-    m.flags = kFlagL4 | kFlagRoce;
+    m.flags = kFlagL4;
     m.src_ip4 = 0x0a000002;
     m.dst_ip4 = 0x0a630001;
-    m.src_port = 49152;
     m.dst_port = 4791;
     m.ip_proto = 17;
-    m.dest_qp = 0x123456;
-    PacketMeta r = m;
-    r.src_ip4 = 0x0a630001;
-    r.dst_ip4 = 0x0a000002;
-    r.src_port = 4791;
-    r.dst_port = 49152;
-    PacketMeta n = m;
-    n.flags = 0;
-    PacketMeta v6 = m;
-    v6.l3 = L3Type::ipv6;
+    std::vector<uint32_t> low(16, 0), flowlet(16, 0);
+    std::set<uint32_t> tags;
+    for (uint32_t s = 0; s < 16384; s++) {
+        m.src_port = uint16_t(49152 + s);
+        const uint64_t h = flow_hash(m, nullptr, {0x5eed, false, false, GetParam()});
+        low[h & 15]++;                   // the bucket (EcmpGroup::bucket_member)
+        flowlet[(h >> 12) & 15]++;       // the flowlet bucket (FlowletTable)
+        tags.insert(uint32_t(h >> 32));  // the flowlet tag
+    }
+    for (auto c : low) EXPECT_NEAR(double(c) / 1024, 1.0, 0.15);
+    for (auto c : flowlet) EXPECT_NEAR(double(c) / 1024, 1.0, 0.15);
+    EXPECT_GE(tags.size(), 16384u - 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(FlowHash, FlowHashFns,
+                         testing::Values(FlowHashFn::crc32c, FlowHashFn::mix64),
+                         [](const auto &info) {
+                             return std::string(flow_hash_fn_name(info.param));
+                         });
+
+// The flow hash's values are part of the behaviour (bucket, flowlet entry, member): pinned per
+// function for IPv4 with and without L4, a reversed flow and IPv6, under every parameter
+// combination (symmetric, dest_qp).
+struct PinnedFlows {
+    PacketMeta m{}, r, n, v6;
     uint8_t l3[40];
-    for (int i = 0; i < 40; i++) l3[i] = uint8_t(i * 7 + 1);
+    PinnedFlows() {
+        m.l3 = L3Type::ipv4;
+        m.flags = kFlagL4 | kFlagRoce;
+        m.src_ip4 = 0x0a000002;
+        m.dst_ip4 = 0x0a630001;
+        m.src_port = 49152;
+        m.dst_port = 4791;
+        m.ip_proto = 17;
+        m.dest_qp = 0x123456;
+        r = m;
+        r.src_ip4 = 0x0a630001;
+        r.dst_ip4 = 0x0a000002;
+        r.src_port = 4791;
+        r.dst_port = 49152;
+        n = m;
+        n.flags = 0;
+        v6 = m;
+        v6.l3 = L3Type::ipv6;
+        for (int i = 0; i < 40; i++) l3[i] = uint8_t(i * 7 + 1);
+    }
+    void expect(FlowHashFn fn, const uint64_t (&want)[4][4]) const {
+        const PacketMeta *ms[4] = {&m, &r, &n, &v6};
+        for (int k = 0; k < 4; k++)
+            for (int pc = 0; pc < 4; pc++) {
+                SCOPED_TRACE(testing::Message() << "meta " << k << " params " << pc);
+                EXPECT_EQ(flow_hash(*ms[k], l3, {0x5eed, bool(pc & 1), bool(pc & 2), fn}),
+                          want[k][pc]);
+            }
+    }
+};
+
+// mix64, the hash before lb.hash_function: the values computed by the implementation before the
+// per-burst specialization.
+TEST(FlowHash, Mix64ValuesArePinned) {
     const uint64_t want[4][4] = {
         {0xf0bd25c28d39e76bull, 0xf0bd25c28d39e76bull, 0x4f786ce151dc512full,
          0x4f786ce151dc512full},
@@ -189,28 +237,36 @@ TEST(FlowHash, ValuesArePinned) {
         {0xad8fd7aa5debfc63ull, 0xad8fd7aa5debfc63ull, 0xbecf81b5479bd279ull,
          0xbecf81b5479bd279ull},
     };
-    const PacketMeta *ms[4] = {&m, &r, &n, &v6};
-    for (int k = 0; k < 4; k++)
-        for (int pc = 0; pc < 4; pc++) {
-            SCOPED_TRACE(testing::Message() << "meta " << k << " params " << pc);
-            EXPECT_EQ(flow_hash(*ms[k], l3, {0x5eed, bool(pc & 1), bool(pc & 2)}), want[k][pc]);
-        }
+    PinnedFlows().expect(FlowHashFn::mix64, want);
 }
 
-TEST(FlowHash, SourcePortsAloneSpreadOverBuckets) {
-    PacketMeta m{};
-    m.l3 = L3Type::ipv4;
-    m.flags = kFlagL4;
-    m.src_ip4 = 0x0a000002;
-    m.dst_ip4 = 0x0a630001;
-    m.dst_port = 4791;
-    m.ip_proto = 17;
-    std::vector<uint32_t> low(16, 0);
-    for (uint32_t s = 0; s < 16384; s++) {
-        m.src_port = uint16_t(49152 + s);
-        low[flow_hash(m, nullptr, {}) & 15]++;
-    }
-    for (auto c : low) EXPECT_NEAR(double(c) / 1024, 1.0, 0.15);
+// crc32c, the default: the values of an independent bitwise CRC32C of the documented
+// construction (doc/load-balancing.md "The flow hash"), printed by test/unit/flow_hash_ref.py.
+TEST(FlowHash, Crc32cValuesArePinned) {
+    const uint64_t want[4][4] = {
+        {0x2b9dcd05e1a13e7aull, 0x2b9dcd05e1a13e7aull, 0x8ea97dd6d3d2a8e8ull,
+         0x8ea97dd6d3d2a8e8ull},
+        {0x72a7701e3a249564ull, 0x2b9dcd05e1a13e7aull, 0xd793c0cd085703f6ull,
+         0x8ea97dd6d3d2a8e8ull},
+        {0x5ec951446800e37aull, 0x5ec951446800e37aull, 0x5ec951446800e37aull,
+         0x5ec951446800e37aull},
+        {0xdadb63e8f341d13full, 0xdadb63e8f341d13full, 0x519091a0c13247adull,
+         0x519091a0c13247adull},
+    };
+    PinnedFlows().expect(FlowHashFn::crc32c, want);
+    // DPDK's table fallback (a CPU without the instruction) gives the same values. The choice is
+    // per translation unit (rte_hash_crc.h keeps it in a static), so it changes this test's only.
+    rte_hash_crc_set_alg(CRC32_SW);
+    PinnedFlows().expect(FlowHashFn::crc32c, want);
+    rte_hash_crc_set_alg(CRC32_SSE42_x64);
+}
+
+TEST(FlowHash, FunctionIsAConfigChoiceDefaultCrc32c) {
+    EXPECT_EQ(LbConfig{}.hash_function, FlowHashFn::crc32c);
+    EXPECT_EQ(FlowHashParams{}.fn, FlowHashFn::crc32c);
+    LbConfig c;
+    c.hash_function = FlowHashFn::mix64;
+    EXPECT_EQ(lb_settings_from(c).hash_function, FlowHashFn::mix64);
 }
 
 }  // namespace
