@@ -1,8 +1,9 @@
 // Fuzz target: the control-socket protocol (telemetry/control_protocol.h), both ends.
 //
-// Server: the input goes to a ControlServer over a real Unix socket, written in chunks of
-// data[0] bytes (0: at once; 0xff: the rest repeated past kControlMaxRequestBytes, the
-// oversize path), one poll_once() per chunk, then the client shuts down writing. The server
+// Server: the input goes to a ControlServer over a real Unix socket, in chunks whose size
+// data[0] chooses (0: at once; 1..7: that many bytes; else 8 times it; 0xff: the rest repeated
+// past kControlMaxRequestBytes, the oversize path), one poll_once() per chunk, then the client
+// shuts down writing. The server
 // must answer with well-formed lines only, {"ok":true,"data":...} or
 // {"ok":false,"error":"..."}, at most one per request line plus one oversize error, and then
 // close the connection; nothing may throw out of it.
@@ -85,6 +86,7 @@ void serve(const uint8_t *data, size_t size) {
     } else if (size > 1) {
         in.assign(reinterpret_cast<const char *>(data + 1), size - 1);
     }
+    if (chunk >= 8) chunk *= 8;  // byte-sized chunks are slow; lines split anyway
     if (chunk == 0) chunk = in.size() + 1;
 
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
