@@ -6,6 +6,7 @@
 
 #include "lb/flow_hash.h"
 #include "lb/policy.h"
+#include "lb/qsbr.h"
 
 namespace rocesw {
 
@@ -65,7 +66,7 @@ EcmpGroups::~EcmpGroups() {
 }
 
 void EcmpGroups::synchronize() {
-    if (qsbr_) rte_rcu_qsbr_synchronize(qsbr_, RTE_QSBR_THRID_INVALID);
+    if (qsbr_) qsbr_synchronize(qsbr_);
 }
 
 void EcmpGroups::publish(std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> changes) {

@@ -9,6 +9,8 @@
 
 #include <stdexcept>
 
+#include "lb/qsbr.h"
+
 namespace rocesw {
 
 FibParams fib_params_for(const Config &cfg) {
@@ -135,7 +137,7 @@ std::vector<bool> Fib::commit(const std::vector<FibOp> &ops) {
     for (size_t i = 0; i < ops.size(); i++) ok[i] = apply(next, ops[i]);
     active_.store(&next, std::memory_order_release);
     // Wait until no worker can still hold `old`, then bring it level with `next`.
-    if (qsbr_) rte_rcu_qsbr_synchronize(qsbr_, RTE_QSBR_THRID_INVALID);
+    if (qsbr_) qsbr_synchronize(qsbr_);
     FibTables &stale = copies_[&next == &copies_[0] ? 1 : 0];
     for (size_t i = 0; i < ops.size(); i++)
         if (ok[i]) apply(stale, ops[i]);

@@ -527,7 +527,8 @@ std::string format_table(const std::string &cmd, const nlohmann::json &data) {
     if (cmd == "workers" && (l = list(data, "workers"))) return workers_view(*l);
     if (cmd == "queues" && (l = list(data, "queues"))) return queues_view(*l);
     if (cmd == "ecn" && (l = list(data, "ecn"))) return ecn_view(*l);
-    if (cmd == "info" && data.is_object()) return info_view(data);
+    // An empty object has no line to print: it goes out as JSON ("{}"), never as nothing.
+    if (cmd == "info" && data.is_object() && !data.empty()) return info_view(data);
     if (cmd == "punt" && data.is_object()) return punt_view(data);
     if (cmd == "control" && data.is_object()) return control_view(data);
     if (cmd == "help" && data.is_array()) return help_view(data);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "support/tsan_mempool.h"
+
 int main(int argc, char **argv) {
     ::testing::InitGoogleTest(&argc, argv);
     std::string prefix = "--file-prefix=rocesw-pipe-" + std::to_string(getpid());
@@ -22,6 +24,9 @@ int main(int argc, char **argv) {
                                      prefix,
                                      "--log-level=lib.eal:error",
                                      "--no-telemetry"};
+#ifdef ROCESW_TSAN
+    if (const char *a = rocesw::test::tsan_mempool::eal_arg()) args.push_back(a);
+#endif
     std::vector<char *> av;
     for (auto &a : args) av.push_back(a.data());
     if (rte_eal_init(int(av.size()), av.data()) < 0) {

@@ -618,5 +618,11 @@ TEST(FormatTable, PrintsJsonForUnknownCommandsAndUnexpectedShapes) {
               "NAME  RX-PKTS  RX-BYTES  TX-PKTS  TX-BYTES  RX-MISSED  RX-NOMBUF  DROPS  LOCAL\n");
 }
 
+// Found by fuzz_control: "info" of an empty object printed nothing, not even the newline every
+// view ends with. Kept input: test/fuzz/regressions/control/crash-info-of-empty-object.
+TEST(FormatTable, InfoOfAnEmptyObjectPrintsJson) {
+    EXPECT_EQ(format_table("info", json::object()), "{}\n");
+}
+
 }  // namespace
 }  // namespace rocesw
