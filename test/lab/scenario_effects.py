@@ -51,7 +51,8 @@ def incast(tmp):
           % (td["pfc_frames"], tp["pfc_frames"], tl["pfc_frames"], tl["switch_drops"],
              td["cnps"]))
     check(all(all_done(r) for r in (d, p, l)), "every incast flow completes in every variant")
-    check(td["cnps"] > 100 and td["pfc_frames"] < 10, "DCQCN: CNPs cut rates, PFC nearly idle")
+    check(td["cnps"] > 100 and td["pfc_frames"] * 10 < tp["pfc_frames"],
+          "DCQCN: CNPs cut rates, PFC frames under a tenth of PFC-only's")
     check(tp["pfc_frames"] > 100 and tp["cnps"] == 0, "PFC only: pauses by the hundreds")
     check(td["switch_drops"] == 0 and tp["switch_drops"] == 0, "lossless variants drop nothing")
     check(tl["pfc_frames"] == 0 and tl["switch_drops"] > 1000, "lossy: no PFC, drops counted")
