@@ -45,14 +45,15 @@ def run_engine(engine, scenario, out_dir, args):
         if real is None:
             raise RuntimeError("real engine not built yet (tools/rocelab_lib/real.py is missing)")
         rc = real.run_real(scenario, out_dir, args)
-        if rc:
+        # 1: not every flow completed; the results are still written and worth a report
+        if rc and (rc == 130 or not os.path.exists(os.path.join(out_dir, "summary.json"))):
             return rc
         wall = None
     path = report.write_report(out_dir) if args.report else out_dir
     print("rocelab: %s (%s engine)%s: %s" % (paths.scenario_name(scenario), engine,
                                              " in %.1f s" % wall if wall is not None else "",
                                              path))
-    return 0
+    return 0 if engine == "sim" else rc
 
 
 def write_compare(dir_a, dir_b, name_a, name_b, out_prefix):
@@ -85,12 +86,16 @@ def cmd_run(args):
             if rc:
                 return rc
             continue
+        worst = 0
         for e in engines:
             rc = run_engine(e, scenario, os.path.join(base, e), args)
-            if rc:
+            if rc == 130 or (rc and not os.path.exists(os.path.join(base, e, "summary.json"))):
                 return rc
+            worst = worst or rc  # flows that did not complete: still compared, then reported
         write_compare(os.path.join(base, "sim"), os.path.join(base, "real"), "sim", "real",
                       os.path.join(base, "compare"))
+        if worst:
+            return worst
     if len(args.scenario) > 1 and len(engines) == 1 and args.report:
         names = [paths.scenario_name(s) for s in args.scenario]
         print("rocelab: %s" % report.write_index(args.out or "rocelab-out", names))

@@ -18,11 +18,13 @@ def binary(name):
     return path
 
 
-def emit(scenario, out_json=None):
-    """Runs rocesim --emit-lab; returns the description (and writes it to out_json if given)."""
+def emit(scenario, out_json=None, topology=None):
+    """Runs rocesim --emit-lab; returns the description (and writes it to out_json if given;
+    rocesim's HPCC topology.txt, the names the report uses, to `topology` if given)."""
     with tempfile.TemporaryDirectory(prefix="rocelab-emit") as d:
         path = out_json or os.path.join(d, "lab.json")
-        p = subprocess.run([binary("rocesim"), "--scenario", scenario, "--emit-lab", path],
+        extra = ["--write-topology", topology] if topology else []
+        p = subprocess.run([binary("rocesim"), "--scenario", scenario, "--emit-lab", path, *extra],
                            capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(p.stderr.strip() or f"rocelab: rocesim --emit-lab failed ({p.returncode})")

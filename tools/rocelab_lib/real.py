@@ -149,7 +149,8 @@ def run(a):
     t0 = time.monotonic()
     out = os.path.abspath(a.out)
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
-    lab = labmod.emit(a.scenario, os.path.join(out, "lab.json"))
+    lab = labmod.emit(a.scenario, os.path.join(out, "lab.json"),
+                      topology=os.path.join(out, "topology.txt"))
     check_supported(lab)
     tag = "rl" + secrets.token_hex(3)[:5]
     # Short: memif and control socket paths must fit sockaddr_un (107 bytes).
@@ -386,8 +387,11 @@ def switch_summary(sw, nodes, v):
                          "rx_bytes": c.get("rx_bytes", 0), "tx_bytes": c.get("tx_bytes", 0)})
     workers = v["workers"].get("workers", [])
     gaps = [w.get("poll_gaps", {}) for w in workers]
+    drops_by_reason = {}
+    for d in v["drops"].get("drops", []):
+        drops_by_reason[d["reason"]] = drops_by_reason.get(d["reason"], 0) + d.get("packets", 0)
     return {"node": sw["id"], "ports": per_port,
-            "drops": v["drops"].get("total", 0),
+            "drops": v["drops"].get("total", 0), "drops_by_reason": drops_by_reason,
             "pfc": pfc_totals(pfc), "ecn_marked": ecn_total(v["ecn"]),
             "poll_gaps": {"max_us": max([g.get("max_us", 0) for g in gaps] or [0]),
                           "over_100us": sum(g.get("over_100us", 0) for g in gaps),
@@ -406,11 +410,45 @@ def _sum_keys(x, keys):
 
 def pfc_totals(pfc):
     return {"pause_rx": _sum_keys(pfc, {"pause_rx", "rx_pause", "pauses_rx", "xoff_rx"}),
-            "pause_tx": _sum_keys(pfc, {"pause_tx", "tx_pause", "pauses_tx", "xoff_tx"})}
+            "pause_tx": _sum_keys(pfc, {"pause_tx", "tx_pause", "pauses_tx", "xoff_tx"}),
+            "xon_tx": _sum_keys(pfc, {"tx_xon"}),
+            "watchdog_storms": _sum_keys(pfc, {"storms"}),
+            "watchdog_restores": _sum_keys(pfc, {"restores"})}
 
 
 def ecn_total(ecn):
     return _sum_keys(ecn, {"ce_marked", "marked", "ecn_marked"})
+
+
+def drops_by_reason(switches):
+    out = {}
+    for x in switches.values():
+        for reason, n in x["drops_by_reason"].items():
+            out[reason] = out.get(reason, 0) + n
+    return out
+
+
+def write_links(lab, out, switches):
+    """OUT/links.csv in rocesim's columns, from the switches' port counters: a direction's
+    frames and bytes are what the switch at its start sent, or (host to switch) what the switch
+    at its end received. memif loses nothing, so `lost` is 0."""
+    ports = {(x["node"], p["port"]): p for x in switches.values() for p in x["ports"]}
+
+    def direction(a, pa, b, pb):
+        if (a, pa) in ports:
+            return ports[(a, pa)]["tx_packets"], ports[(a, pa)]["tx_bytes"]
+        if (b, pb) in ports:
+            return ports[(b, pb)]["rx_packets"], ports[(b, pb)]["rx_bytes"]
+        return 0, 0
+    with open(os.path.join(out, "links.csv"), "w") as f:
+        f.write("link,node_a,port_a,node_b,port_b,rate_bps,delay_ns,up,frames_ab,bytes_ab,lost_ab,"
+                "frames_ba,bytes_ba,lost_ba\n")
+        for i, l in enumerate(lab["links"]):
+            ab = direction(l["a"], l["port_a"], l["b"], l["port_b"])
+            ba = direction(l["b"], l["port_b"], l["a"], l["port_a"])
+            f.write(f"{l.get('index', i)},{l['a']},{l['port_a']},{l['b']},{l['port_b']},"
+                    f"{l['rate_bps']},{l['delay_ps'] // 1000},1,{ab[0]},{ab[1]},0,"
+                    f"{ba[0]},{ba[1]},0\n")
 
 
 def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, timing, mtu, rto_us):
@@ -450,6 +488,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, tim
                     q = int(r["quanta"])
                     f.write(f"{r['t_ns']},{h['switch']},{h['switch_port']},{r['priority']},"
                             f"{'xoff' if q else 'xon'},{q}\n")
+    write_links(lab, out, switches)
     loop = hsum.get("loop_gaps", {})
     reasons = []
     if loop.get("over_1ms", 0) or loop.get("max_us", 0) > DISTORTION_GAP_US:
@@ -475,6 +514,17 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, tim
         "switch_exit_status": exits,
         "roce": {k: hsum.get(k) for k in ("flows_completed", "retransmitted_packets", "receiver",
                                           "jain_throughput") if k in hsum},
+        # rocesim's keys, so that the report and the comparison read either engine
+        "run_ns": max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
+                       ((lab["flows"][int(r["flow"])], r) for r in done)), default=0),
+        "pfc_frames": sum(x["pfc"]["pause_tx"] + x["pfc"]["xon_tx"] for x in switches.values()),
+        "switch_drops": drops_by_reason(switches),
+        "switch_totals": {
+            "ecn_marked": sum(x["ecn_marked"] for x in switches.values()),
+            "pfc_xoff_sent": sum(x["pfc"]["pause_tx"] for x in switches.values()),
+            "pfc_xon_sent": sum(x["pfc"]["xon_tx"] for x in switches.values()),
+            "watchdog_storms": sum(x["pfc"]["watchdog_storms"] for x in switches.values()),
+            "watchdog_restores": sum(x["pfc"]["watchdog_restores"] for x in switches.values())},
         "events_applied": applied,
         "events_not_applied": [{k: v for k, v in e.items() if k != "routes_after"} for e in skipped],
         "real_engine": {"roce_mtu": mtu, "rto_us": rto_us,
@@ -482,6 +532,10 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, tim
                                 "least MIN_RTO_US (scheduling stalls of a shared machine)"},
         "wall_time": timing,
     }
+    hosts_list = hsum.get("hosts", [])
+    summary["roce"].update({"flows": len(lab["flows"]), "completed": len(done),
+                            "cnps_sent": sum(h.get("cnps_tx", 0) for h in hosts_list),
+                            "naks": sum(h.get("naks_rx", 0) for h in hosts_list)})
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
         f.write("\n")

@@ -173,7 +173,7 @@ class Results:
     def totals(self):
         """The run's headline counters, the same keys for either engine."""
         s = self.summary
-        sw = s.get("switches", {})
+        sw = s.get("switch_totals") or s.get("switches", {})  # the real engine's, rocesim's
         roce = s.get("roce", {})
         ld = s.get("link_drops", {})
         return {
