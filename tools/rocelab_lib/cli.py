@@ -1,6 +1,7 @@
 """rocelab's command line: run, report, compare. Thin: the work is in sim.py / real.py (the
 engines), results.py, report.py and compare.py."""
 import argparse
+import html
 import importlib
 import os
 import sys
@@ -59,6 +60,8 @@ def run_engine(engine, scenario, out_dir, args):
 def write_compare(dir_a, dir_b, name_a, name_b, out_prefix):
     rows = compare.compare(dir_a, dir_b)
     text = compare.format_table(rows, name_a, name_b)
+    notes = compare.distortion_notes([(name_a, dir_a), (name_b, dir_b)])
+    text += "".join(n + "\n" for n in notes)
     if out_prefix:
         with open(out_prefix + ".txt", "w") as f:
             f.write(text)
@@ -67,7 +70,8 @@ def write_compare(dir_a, dir_b, name_a, name_b, out_prefix):
                     "<title>rocelab compare</title><style>td,th{border:1px solid #ccc;"
                     "padding:2px 8px;text-align:right}table{border-collapse:collapse}"
                     ".flag{color:#b00}</style></head><body><h1>%s vs %s</h1>%s</body></html>\n"
-                    % (name_a, name_b, compare.format_html(rows, name_a, name_b)))
+                    % (name_a, name_b, compare.format_html(rows, name_a, name_b)
+                       + "".join("<p class=\"flag\">%s</p>" % html.escape(n) for n in notes)))
     sys.stdout.write(text)
     return rows
 

@@ -47,6 +47,21 @@ def compare(dir_a, dir_b):
     return rows
 
 
+def distortion_notes(dirs):
+    """One line per distorted run among (name, dir): a real-engine run during which the
+    machine fell behind (doc/rocelab.md, "Distortion"); its figures do not describe the
+    fabric, and the table must not present them as if they did."""
+    out = []
+    for name, d in dirs:
+        s = Results(d).summary
+        if s.get("distorted"):
+            reasons = s.get("distortion", {}).get("reasons", [])
+            out.append("%s: DISTORTED run (%d stalls reported, first: %s): its figures measure a "
+                       "machine that fell behind, not the fabric" %
+                       (name, len(reasons), reasons[0] if reasons else "?"))
+    return out
+
+
 def _fmt(v):
     return "%.3f" % v if isinstance(v, float) else str(v)
 
