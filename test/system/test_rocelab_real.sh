@@ -6,7 +6,9 @@
 #     scenario's addresses, ports, sizes and standalone FCTs (the same fields rocesim writes);
 #     summary.json has every switch's counters and says whether the run was distorted; each
 #     leaf sent traffic on both uplinks and each spine forwarded (hash ECMP used both spines);
-#     no switch dropped anything; every switch exited cleanly.
+#     no switch dropped anything; every switch exited cleanly; links.csv, topology.txt and
+#     rocesim's totals in summary.json are written (so report and compare read the run), and
+#     compare names a distorted run.
 #  2. Clean-up: no process of the run is left, its work directory (memif and control sockets)
 #     and DPDK runtime directories are gone.
 #  3. Ctrl-C: SIGINT while the lab runs stops it with status 130 and leaves nothing behind.
@@ -74,6 +76,33 @@ for sp in spine0 spine1; do
 done
 check_eq "no switch dropped a packet" "$(json "$s" 'sum(x["drops"] for x in d["switches"].values())')" "0"
 check_eq "every switch exited with status 0" "$(json "$s" 'sorted(set(d["switch_exit_status"].values()))')" "[0]"
+check "links.csv and summary.json carry rocesim's totals (compare and report read them)" \
+    "$RSW_PYTHON" - "$d/real" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+s = json.load(open(out + "/summary.json"))
+lab = json.load(open(out + "/lab.json"))
+links = list(csv.DictReader(open(out + "/links.csv")))
+assert len(links) == len(lab["links"]) == 8, links
+ports = {(x["node"], p["port"]): p for x in s["switches"].values() for p in x["ports"]}
+for l in links:  # switch to switch: both directions are the sending switch's tx counters
+    a, pa, b, pb = (int(l[k]) for k in ("node_a", "port_a", "node_b", "port_b"))
+    if (a, pa) in ports and (b, pb) in ports:
+        assert int(l["frames_ab"]) == ports[(a, pa)]["tx_packets"], l
+        assert int(l["bytes_ba"]) == ports[(b, pb)]["tx_bytes"], l
+assert sum(int(l["bytes_ab"]) + int(l["bytes_ba"]) for l in links) > 8 * 2_000_000 * 2
+t = s["switch_totals"]
+assert t["ecn_marked"] == sum(x["ecn_marked"] for x in s["switches"].values()), t
+assert s["pfc_frames"] == t["pfc_xoff_sent"] + t["pfc_xon_sent"], s["pfc_frames"]
+assert s["roce"]["completed"] == s["completed"] and s["switch_drops"] == {}, s["roce"]
+assert 0 < s["run_ns"] < 90e9, s["run_ns"]
+assert open(out + "/topology.txt").readline().split() == ["8", "4", "8"]
+PY
+rc=0
+"$LAB" compare "$d/real" "$d/real" > "$d/cmp.txt" 2>&1 || rc=$?
+check_eq "compare of the real run with itself flags nothing" "$rc:$(grep -c 'rows differ' "$d/cmp.txt"):$(grep -c '^0 of' "$d/cmp.txt")" "0:1:1"
+check_eq "compare names the run distorted exactly when it was" \
+    "$(grep -c 'DISTORTED run' "$d/cmp.txt" || true)" "$(json "$s" '2 if d["distorted"] else 0')"
 tag="$(json "$s" 'd["tag"]')"
 work="$(json "$s" 'd["work_dir"]')"
 check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work")" ""
