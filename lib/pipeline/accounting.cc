@@ -1,5 +1,7 @@
 #include "pipeline/accounting.h"
 
+#include <cinttypes>
+#include <cstdio>
 #include <memory>
 
 #include "pipeline/dataplane.h"
@@ -128,8 +130,12 @@ json terms_json(const AccountingPort &p, int64_t received_diff, int64_t sent_dif
               {"difference", sent_diff}}}};
 }
 
+// snprintf, not "+" + std::to_string(v): GCC 12's LTO (build-release) reports a false
+// -Wstringop-overflow in the inlined string concatenation.
 std::string signed_str(int64_t v) {
-    return (v > 0 ? "+" : "") + std::to_string(v);
+    char buf[24];
+    std::snprintf(buf, sizeof buf, v > 0 ? "%+" PRId64 : "%" PRId64, v);
+    return buf;
 }
 
 }  // namespace
