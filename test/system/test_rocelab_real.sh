@@ -1,5 +1,5 @@
 #!/bin/bash
-# rocelab's real engine on the 2-leaf, 2-spine, 4-host leaf-spine at 1 Gb/s
+# rocelab's real engine (and --engine both) on the 2-leaf, 2-spine, 4-host leaf-spine at 1 Gb/s
 # (config/scenarios/leaf-spine-small.yaml): four roceswd joined by memif, one rocehost with the
 # four hosts, static ECMP routes from rocesim --emit-lab.
 #  1. The run: every flow completes; fct.txt has one line per flow in HPCC's format with the
@@ -11,7 +11,9 @@
 #     compare names a distorted run.
 #  2. Clean-up: no process of the run is left, its work directory (memif and control sockets)
 #     and DPDK runtime directories are gone.
-#  3. Ctrl-C: SIGINT while the lab runs stops it with status 130 and leaves nothing behind.
+#  3. --engine both on victim-flow-lab (tools/demo's fabric lab): both reports, the table, the
+#     victim's slowdown in rocesim, the real run's distortion named under the table.
+#  4. Ctrl-C: SIGINT while the lab runs stops it with status 130 and leaves nothing behind.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rsw_init
@@ -125,6 +127,31 @@ echo "link down: leaf0 uplink tx packets (spine0, spine1): $up; routes moved $(j
 check "link down: leaf0 sends (almost) everything through spine1" "$RSW_PYTHON" -c \
     'import sys; v = eval(sys.argv[1]); sys.exit(not (v[0] * 4 < v[1]))' "$up"
 check_eq "link down: no switch dropped a packet" "$(json "$s" 'sum(x["drops"] for x in d["switches"].values())')" "0"
+
+# Both engines (what tools/demo runs): victim-flow-lab in rocesim, then in real processes,
+# then the side-by-side table. rocesim shows the effect the scenario is named after; the real
+# run completes every flow and its distortion is named under the table when it happened.
+rc=0
+timeout 200 "$LAB" run "$RSW_REPO/config/scenarios/victim-flow-lab.yaml" --engine both \
+    --out "$d/both" --timeout 90 > "$d/both.log" 2>&1 || rc=$?
+cat "$d/both.log"
+check_eq "--engine both exits 0" "$rc" "0"
+for f in sim/report.html real/report.html compare.txt compare.html; do
+    check "--engine both wrote $f" test -s "$d/both/$f"
+done
+check_eq "compare.txt has a row per metric of both runs" \
+    "$(grep -cE '^(flows_completed|pfc_frames|ecn_marks|load sw4->sw6) ' "$d/both/compare.txt")" "4"
+check_eq "the real run completed every flow" "$(json "$d/both/real/summary.json" 'd["completed"]')" "3"
+check_eq "compare.txt names the real run distorted exactly when it was" \
+    "$(grep -c '^real: DISTORTED run' "$d/both/compare.txt" || true)" \
+    "$(json "$d/both/real/summary.json" '1 if d["distorted"] else 0')"
+check "sim: the victim (h3 -> h1) is slowed > 1.4x by the incast it never meets" "$RSW_PYTHON" - \
+    "$d/both/sim/hosts/flows.csv" <<'PY'
+import csv, sys
+v = [r for r in csv.DictReader(open(sys.argv[1])) if r["flow"] == "0"][0]
+print("victim slowdown", v["slowdown"])
+assert (v["src"], v["dst"]) == ("h3", "h1") and float(v["slowdown"]) > 1.4, v
+PY
 
 # Ctrl-C while the fabric runs.
 "$LAB" run "$SCEN" --engine real --out "$d/int" --timeout 90 > "$d/int.log" 2>&1 &
