@@ -14,7 +14,7 @@
 #   - DPDK's telemetry socket (/var/run/dpdk/<prefix>/dpdk_telemetry.v2) lists read-only
 #     /rocesw/* commands (ports, drops, info) and none of the mutating ones; calling one of
 #     them answers null (unknown command), and the route table is unchanged; the socket is
-#     DPDK's 0755 root, so user nobody cannot connect;
+#     DPDK's 0755 root in a 0700 root directory, so user nobody cannot connect;
 #   - Prometheus answers on 127.0.0.1 from the root namespace; from h1 (a host on data port
 #     p0) the switch's address 10.0.1.1 on that port does not answer, nor does h1's loopback;
 #   - the punt path: this switch has no host interfaces (the default), so nothing is punted to
@@ -66,6 +66,7 @@ if ! start_switch "$CFG" "$LOG"; then
 fi
 rsw_pass "roceswd starts (pid $RSW_SWITCH_PID)"
 # start_switch found no control_socket in the config: wait for the default one.
+# shellcheck disable=SC2034  # read by lib.sh (rsw_ctl, cleanup)
 RSW_SWITCH_SOCKET="$SOCK"
 for _ in $(seq 1 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
 
@@ -79,28 +80,30 @@ check "control socket at the default path $SOCK" test -S "$SOCK"
 check_eq "control socket mode and owner" "$(stat -c '%a %U %G' "$SOCK")" "660 root root"
 check_eq "its directory /run/rocesw is 0755 root" "$(stat -c '%a %U' /run/rocesw)" "755 root"
 check "root gets answers (rocectl show info)" rsw_ctl show info
-# connect.py PATH: connects, sends one request, prints the reply or the errno name; exits 0
-# when connected.
+# connect.py stream|seqpacket PATH: connects to a Unix socket, prints "connected" or the errno
+# name; exits 0 when connected.
 cat >"$RSW_TMP/connect.py" <<'EOF'
 import errno, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+kind = {"stream": socket.SOCK_STREAM, "seqpacket": socket.SOCK_SEQPACKET}[sys.argv[1]]
+s = socket.socket(socket.AF_UNIX, kind)
 try:
-    s.connect(sys.argv[1])
+    s.connect(sys.argv[2])
 except OSError as e:
     print(errno.errorcode.get(e.errno, str(e.errno)))
     sys.exit(1)
-s.sendall(b'{"cmd":"route_learn","args":["198.51.100.0/24","p1:10.0.2.2"]}\n')
-print(s.recv(4096).decode().strip())
+print("connected")
 EOF
 chmod 0755 "$RSW_TMP"  # nobody must reach the script; the socket's own mode is under test
 chmod 0644 "$RSW_TMP/connect.py"
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
-out="$(as_nobody "$RSW_PYTHON" "$RSW_TMP/connect.py" "$SOCK" || true)"
+check_eq "root can connect (the probe works)" "$("$RSW_PYTHON" "$RSW_TMP/connect.py" stream "$SOCK" || true)" connected
+out="$(as_nobody "$RSW_PYTHON" "$RSW_TMP/connect.py" stream "$SOCK" || true)"
 check_eq "user nobody cannot connect to the control socket" "$out" EACCES
 routes_before="$(rsw_ctl --json show routes | "$RSW_PYTHON" -c 'import json,sys; print(len(json.dumps(json.load(sys.stdin))))')"
 
 # --- DPDK telemetry ------------------------------------------------------------------------
 check "DPDK telemetry socket exists ($TEL)" test -S "$TEL"
+check_eq "its directory /var/run/dpdk/<prefix> is 0700 root" "$(stat -c '%a %U' "$(dirname "$TEL")")" "700 root"
 check_eq "DPDK telemetry socket mode and owner (DPDK's: no write for others)" \
     "$(stat -c '%a %U %G' "$TEL" 2>/dev/null || echo none)" "755 root root"
 # tel.py PATH CMD...: prints each command's JSON reply, one per line.
@@ -117,19 +120,8 @@ TLIST="$("$RSW_PYTHON" "$RSW_TMP/tel.py" "$TEL" / || true)"
 tel_has() {
     "$RSW_PYTHON" -c 'import json,sys; sys.exit(sys.argv[1] not in json.loads(sys.argv[2])["/"])' "$1" "$TLIST"
 }
-cat >"$RSW_TMP/seqconnect.py" <<'EOF'
-import errno, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-try:
-    s.connect(sys.argv[1])
-except OSError as e:
-    print(errno.errorcode.get(e.errno, str(e.errno)))
-    sys.exit(1)
-print("connected")
-EOF
-chmod 0644 "$RSW_TMP/seqconnect.py"
 check_eq "user nobody cannot connect to the DPDK telemetry socket" \
-    "$(as_nobody "$RSW_PYTHON" "$RSW_TMP/seqconnect.py" "$TEL" || true)" EACCES
+    "$(as_nobody "$RSW_PYTHON" "$RSW_TMP/connect.py" seqpacket "$TEL" || true)" EACCES
 for c in ports drops info routes; do
     check "telemetry lists read-only /rocesw/$c" tel_has "/rocesw/$c"
 done
