@@ -7,8 +7,10 @@
 # Kmax 1.5 MB, Pmax 100 %). h1 sends 30 Mb/s of UDP at DSCP 26 ECT(0) for 4 s plus RoCEv2
 # packets (scapy, valid ICRC) into p1, shaped to 20 Mb/s, so queue 3 of p1 builds up to about
 # 5 MB: above Kmax, below the 8 MB lossless pool (no PFC yet, so nothing may be dropped).
-# Checks: h2 receives CE-marked packets; DSCP stays 26; a Not-ECT flow is never marked; the
-# RoCEv2 packets that arrive CE-marked still carry a valid ICRC (scapy.contrib.roce, an
+# Checks: the CE-marked packets h2 receives are exactly queue 3's ecn_marked counter (tshark
+# captures from before the first packet until queue 3 is empty and its counters have stopped,
+# and reports 0 packets dropped by the capture); DSCP stays 26; a Not-ECT flow is never marked;
+# the RoCEv2 packets that arrive CE-marked still carry a valid ICRC (scapy.contrib.roce, an
 # independent implementation); rocectl shows queue 3's watermark above Kmin and ECN marks.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -73,8 +75,10 @@ plain = [Ether(src="02:00:00:00:01:02", dst="02:00:00:00:01:01") /
          Raw(b"n" * 200) for _ in range(300)]
 wrpcap(sys.argv[1], [p for pair in zip(roce, plain) for p in pair])
 PY
-rsw_capture "$H2" "$RSW_TMP/tshark-h2.log" -q -i "$IF1" -f "udp" -w "$PCAP" -a duration:14 ||
-    rsw_fail "tshark captures on h2"
+# No duration limit: the capture runs until queue 3 has drained (below), so it sees every frame
+# the switch marked, however slow the machine.
+TSLOG="$RSW_TMP/tshark-h2.log"
+rsw_capture "$H2" "$TSLOG" -q -i "$IF1" -f "udp" -w "$PCAP" || rsw_fail "tshark captures on h2"
 TSHARK="$RSW_LAST_PID"
 # Congestion: 30 Mb/s of DSCP 26 ECT(0) (tos 0x6a) UDP into a 20 Mb/s port.
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2
@@ -106,12 +110,11 @@ while off + 16 <= len(data):
     s.send(data[off + 16:off + 16 + incl])
     off += 16 + incl
 PY
-rsw_wait_pid "$IPERF" 10 || true
-rsw_wait_pid "$TSHARK" 20 || true
+rsw_wait_pid "$IPERF" 20 || true
 
 QJSON="$RSW_TMP/queues.json"
-# On a loaded machine iperf3 may still be sending: wait (up to 10 s) until queue 3's counters
-# stop moving, so the two reads below see the same traffic.
+# On a loaded machine iperf3 may still be sending: wait (up to 20 s) until queue 3 is empty and
+# its counters stop moving, so the reads below and the capture see the same traffic.
 q3_enq() {
     rsw_ctl --json call queues p1 | "$RSW_PYTHON" -c '
 import json, sys
@@ -119,13 +122,22 @@ q = [x for x in json.load(sys.stdin)["queues"] if x["queue"] == 3][0]
 print(q["enq_packets"], q["ecn_marked"], q["depth_bytes"])'
 }
 PREV=""
-for _ in $(seq 1 20); do
+for _ in $(seq 1 40); do
     CUR="$(q3_enq)"
-    [ "$CUR" = "$PREV" ] && break
+    [ "$CUR" = "$PREV" ] && [ "${CUR##* }" = 0 ] && break
     PREV="$CUR"
     sleep 0.5
 done
 rsw_ctl --json call queues p1 >"$QJSON"
+# The last frames the switch sent are in h2's kernel by now (TAP writes are synchronous); give
+# tshark a moment to write them, then stop it (SIGTERM: it flushes the file and prints its
+# counts, including the packets the capture dropped).
+sleep 1
+rsw_kill "$TSHARK" 10
+CAP_DROPS="$(grep -oE "[0-9]+ packets? dropped" "$TSLOG" || true)"  # tshark prints only nonzero drops
+CAP_DROPS="$(printf '%s\n' "$CAP_DROPS" | awk '{n += $1} END {print n + 0}')"
+grep -qE "[0-9]+ packets? captured" "$TSLOG" || rsw_fail "tshark reports its counts on exit"
+check_eq "the capture on h2 dropped no packet (tshark)" "$CAP_DROPS" 0
 read -r WM MARKED < <("$RSW_PYTHON" -c '
 import json, sys
 q = [x for x in json.load(open(sys.argv[1]))["queues"] if x["queue"] == 3][0]
@@ -177,6 +189,10 @@ PY
 )
 rsw_log "h2 received: $CE CE, $ECT0 ECT(0), $NOTECT Not-ECT ($NOTECT_CE marked), $ROCE RoCEv2 of which $ROCE_CE CE ($ROCE_CE_OK ICRC ok)"
 check_ge "h2 receives CE-marked packets ($CE)" "$CE" 1
+# Every frame of queue 3 is a UDP frame from h1 (the filter and the script's selection), queue 3
+# dropped nothing (accounting below) and the capture covered the whole marking window without
+# drops (above): the CE frames h2 saw are exactly the frames the switch marked.
+check_eq "CE-marked packets on h2 = p1 queue 3's ecn_marked" "$CE" "$MARKED"
 check_eq "Not-ECT packets are never marked" "$NOTECT_CE" 0
 check_eq "every Not-ECT packet of the lossless class arrives" "$NOTECT" 300
 check_eq "every RoCEv2 packet arrives" "$ROCE" 300

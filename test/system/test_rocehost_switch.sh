@@ -91,7 +91,9 @@ p2q3() {  # p2q3 FIELD: a field of queue 3 (the lossless data queue) of p2, the 
 declare -A wm gapmax
 for mode in on off; do
     rsw_ctl clear watermarks p2 >/dev/null
+    marked0="$(p2q3 ecn_marked)"
     run "incast-$mode" "$d/incast.yaml" "$mode"
+    marked="$(( $(p2q3 ecn_marked) - marked0 ))"
     s="$d/incast-$mode/summary.json"
     check_eq "incast dcqcn $mode: both flows completed" "$(json "$s" 'd["flows_completed"]')" "2"
     check_eq "incast dcqcn $mode: receiver got both messages" "$(json "$s" 'd["receiver"]["messages"]')" "2"
@@ -110,6 +112,9 @@ for mode in on off; do
     echo "incast dcqcn $mode: p2 queue 3 watermark ${wm[$mode]} bytes (Kmax $kmax)," \
         "rocehost loop gaps: max ${gapmax[$mode]} us, $(json "$s" 'd["loop_gaps"]["over_1ms"]') > 1 ms"
     check_eq "incast dcqcn $mode: zero PSN gaps at the receiver" "$gaps" "0"
+    # p2 queue 3 carries only the senders' data to the receiver, and nothing is dropped: every
+    # frame the switch marks reaches it (the marks count whether or not the hosts react).
+    check_eq "incast dcqcn $mode: CE packets at the receiver = p2 queue 3's ecn_marked" "$ce" "$marked"
     check_eq "incast dcqcn $mode: the switch dropped nothing" "$((drops2 - drops1))" "0"
     check "incast dcqcn $mode: whole-flow throughputs fair (Jain >= 0.95)" "$RSW_PYTHON" -c \
         'import json,sys; sys.exit(json.load(open(sys.argv[1]))["jain_throughput"] < 0.95)' "$s"
