@@ -31,7 +31,11 @@ def run(tmp, name):
     out = os.path.join(tmp, name)
     subprocess.run([os.path.join(ROOT, "tools", "rocelab"), "run", "--no-report", "--out", out,
                     os.path.join(ROOT, "config", "scenarios", name + ".yaml")], check=True)
-    return Results(out)
+    r = Results(out)
+    acc = r.summary.get("accounting") or {}
+    check(acc.get("verdict") == "balanced" and acc.get("balanced") == acc.get("switches"),
+          "%s: every switch's accounting identity balanced (%s)" % (name, acc.get("verdict")))
+    return r
 
 
 def fct(r, src, dst):
