@@ -422,6 +422,40 @@ void BM_EgressQosVsFifo(benchmark::State &st) {
 }
 BENCHMARK(BM_EgressQosVsFifo)->Arg(60)->Arg(1020);
 
+// Block-interleaved polls of several switches (as BM_EgressQosVsFifo): per switch the median
+// over blocks of the block's cycles per received packet.
+std::vector<double> interleave_polls(benchmark::State &st, std::vector<Switch *> sw,
+                                     uint64_t &now) {
+    constexpr int kBlock = 16;
+    const size_t n = sw.size();
+    std::vector<std::vector<double>> blocks(n);
+    unsigned turn = 0;
+    for (auto _ : st) {
+        for (size_t j = 0; j < n; j++) {
+            const size_t k = (turn + j) % n;
+            Switch &s = *sw[k];
+            const uint64_t rx_before = s.ports.rx_;
+            uint64_t c = 0;
+            for (int i = 0; i < kBlock; i++) {
+                uint64_t t0 = rte_rdtsc();
+                s.worker.poll_once(now + uint64_t(i) * 1000);
+                c += rte_rdtsc() - t0;
+            }
+            if (uint64_t got = s.ports.rx_ - rx_before) blocks[k].push_back(double(c) / double(got));
+        }
+        now += kBlock * 1000;
+        turn++;
+    }
+    std::vector<double> med(n, 0.0);
+    for (size_t k = 0; k < n; k++)
+        if (!blocks[k].empty()) {
+            auto mid = blocks[k].begin() + std::ptrdiff_t(blocks[k].size() / 2);
+            std::nth_element(blocks[k].begin(), mid, blocks[k].end());
+            med[k] = *mid;
+        }
+    return med;
+}
+
 // Issue 20: the QoS stage against DPDK's rte_sched (SchedEgress above: enqueue + dequeue, one
 // subport, one pipe, the 8 TCs on 8 of its queues) on the same pipeline and packets, with the
 // FIFO as the floor both are measured from. The three switches run in turn, kBlock polls each,
@@ -429,7 +463,6 @@ BENCHMARK(BM_EgressQosVsFifo)->Arg(60)->Arg(1020);
 // the stages' costs above the FIFO ("qos-fifo", "sched-fifo") and their ratio "qos/sched".
 // Figures only (no pass/fail): the issue's target is qos/sched <= 1.
 void BM_EgressQosVsSched(benchmark::State &st) {
-    constexpr int kBlock = 16;
     const auto dests = destinations(1024, 1u << 20, 3);
     Switch fifo(fib_small(), uint32_t(st.range(0)), dests, EgressKind::fifo, true, true);
     Switch qos(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, true);
@@ -442,33 +475,10 @@ void BM_EgressQosVsSched(benchmark::State &st) {
     }
     uint64_t rx0[3], tx0[3];
     for (unsigned k = 0; k < 3; k++) rx0[k] = sw[k]->ports.rx_, tx0[k] = sw[k]->ports.tx_;
-    std::vector<double> blocks[3];
-    unsigned turn = 0;
-    for (auto _ : st) {
-        for (unsigned j = 0; j < 3; j++) {
-            const unsigned k = (turn + j) % 3;
-            Switch &s = *sw[k];
-            const uint64_t rx_before = s.ports.rx_;
-            uint64_t c = 0;
-            for (int i = 0; i < kBlock; i++) {
-                uint64_t t0 = rte_rdtsc();
-                s.worker.poll_once(now + uint64_t(i) * 1000);
-                c += rte_rdtsc() - t0;
-            }
-            if (uint64_t got = s.ports.rx_ - rx_before) blocks[k].push_back(double(c) / double(got));
-        }
-        now += kBlock * 1000;
-        turn = (turn + 1) % 3;
-    }
-    double med[3] = {0, 0, 0};
+    const std::vector<double> med = interleave_polls(st, {&fifo, &qos, &sched}, now);
     for (unsigned k = 0; k < 3; k++) {
         uint64_t rx = sw[k]->ports.rx_ - rx0[k], tx = sw[k]->ports.tx_ - tx0[k];
         if (tx + 2 * kBurst < rx) st.SkipWithError("packets dropped: check the frames and routes");
-        if (!blocks[k].empty()) {
-            auto mid = blocks[k].begin() + std::ptrdiff_t(blocks[k].size() / 2);
-            std::nth_element(blocks[k].begin(), mid, blocks[k].end());
-            med[k] = *mid;
-        }
     }
     st.counters["fifo"] = med[0];
     st.counters["qos"] = med[1];
@@ -525,40 +535,6 @@ BUFFER_QUEUE:
                                      {"p1", offered_mbps * 2 / 3, 9000, kBurst}};
     return plans.emplace(frame_len, build_qos_plan(load_qos_string(yaml, "congested"), info))
         .first->second;
-}
-
-// Block-interleaved polls of several switches (as BM_EgressQosVsFifo): per switch the median
-// over blocks of the block's cycles per received packet.
-std::vector<double> interleave_polls(benchmark::State &st, std::vector<Switch *> sw,
-                                     uint64_t &now) {
-    constexpr int kBlock = 16;
-    const size_t n = sw.size();
-    std::vector<std::vector<double>> blocks(n);
-    unsigned turn = 0;
-    for (auto _ : st) {
-        for (size_t j = 0; j < n; j++) {
-            const size_t k = (turn + j) % n;
-            Switch &s = *sw[k];
-            const uint64_t rx_before = s.ports.rx_;
-            uint64_t c = 0;
-            for (int i = 0; i < kBlock; i++) {
-                uint64_t t0 = rte_rdtsc();
-                s.worker.poll_once(now + uint64_t(i) * 1000);
-                c += rte_rdtsc() - t0;
-            }
-            if (uint64_t got = s.ports.rx_ - rx_before) blocks[k].push_back(double(c) / double(got));
-        }
-        now += kBlock * 1000;
-        turn++;
-    }
-    std::vector<double> med(n, 0.0);
-    for (size_t k = 0; k < n; k++)
-        if (!blocks[k].empty()) {
-            auto mid = blocks[k].begin() + std::ptrdiff_t(blocks[k].size() / 2);
-            std::nth_element(blocks[k].begin(), mid, blocks[k].end());
-            med[k] = *mid;
-        }
-    return med;
 }
 
 // Enqueue/dequeue with ECN under congestion: the same pipeline and traffic through the FIFO
