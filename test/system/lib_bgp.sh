@@ -28,6 +28,9 @@
 RSW_BGP_KERNEL="${RSW_BGP_KERNEL_SWITCH:-0}"
 RSW_SW_NS=""          # the switch's namespace
 RSW_BIRD_PIDS=()      # BIRD daemons started by bgp_start_bird
+# The protocol of the routes the switch namespace's daemon puts in the kernel: "bird" (BIRD's
+# kernel protocol) or "bgp" (FRR's zebra); what bgp_kernel_routes and the comparisons read.
+: "${BGP_KERNEL_PROTO:=bird}"
 
 # bgp_need_tools: FAIL line and status 1 when bird/birdc/ip are missing.
 bgp_need_tools() {
@@ -244,15 +247,111 @@ bgp_birdc() {
     return 0
 }
 
+# --- FRR ------------------------------------------------------------------------------------
+#
+# FRR's zebra and bgpd started by hand in a namespace (no watchfrr, no frr.service, nothing
+# under /etc/frr or /run/frr): each run has its own directory holding the config, the pid files,
+# the zebra API socket and the vty sockets, so a packaged FRR in the root namespace (Debian's
+# frr.service; tools/bootstrap disables it) and other tests' FRRs are never touched. The
+# daemons run as user frr (FRR's default; the directory is given to it).
+BGP_FRR_DIR=/usr/lib/frr
+
+# bgp_need_frr: FAIL line and status 1 when FRR (zebra, bgpd, vtysh, user frr) is missing.
+bgp_need_frr() {
+    local t
+    for t in "$BGP_FRR_DIR/zebra" "$BGP_FRR_DIR/bgpd" "$(command -v vtysh || echo vtysh)"; do
+        if [ ! -x "$t" ]; then
+            rsw_fail "$t is not installed (tools/bootstrap installs frr)"
+            return 1
+        fi
+    done
+    if ! id frr >/dev/null 2>&1; then
+        rsw_fail "no user frr (the frr package creates it; tools/bootstrap installs frr)"
+        return 1
+    fi
+}
+
+# bgp_start_frr NS CONFIG DIR: zebra then bgpd in namespace NS (PIDs recorded for cleanup), their
+# files in DIR (a new directory, given to user frr), logs DIR/zebra.log and DIR/bgpd.log; then
+# applies CONFIG (an integrated frr.conf) through vtysh, as `vtysh -b` does at boot, after a dry
+# run of it (`vtysh -C`). Status 1 (logged) when a step fails.
+bgp_start_frr() {
+    local ns="$1" conf="$2" dir="$3" d out
+    if ! out="$(vtysh -C -f "$conf" 2>&1)"; then
+        rsw_log "bgp_start_frr: $conf does not pass vtysh's dry run: $out"
+        return 1
+    fi
+    : >"$dir/empty.conf"
+    chown -R frr:frr "$dir"
+    chmod 755 "$dir"
+    for d in zebra bgpd; do
+        rsw_bg ip netns exec "$ns" "$BGP_FRR_DIR/$d" -f "$dir/empty.conf" -i "$dir/$d.pid" \
+            -z "$dir/zserv.api" --vty_socket "$dir" -P 0 --log "file:$dir/$d.log" \
+            >"$dir/$d.out" 2>&1
+        if [ "$d" = zebra ]; then
+            bgp_wait_socket "$dir/zserv.api" "$RSW_LAST_PID" || { tail -n 5 "$dir/$d.out" "$dir/$d.log" >&2; return 1; }
+        fi
+        bgp_wait_socket "$dir/$d.vty" "$RSW_LAST_PID" || { tail -n 5 "$dir/$d.out" "$dir/$d.log" >&2; return 1; }
+    done
+    if ! out="$(vtysh --vty_socket "$dir" -f "$conf" 2>&1)"; then
+        rsw_log "bgp_start_frr: vtysh -f $conf: $out"
+        return 1
+    fi
+}
+
+# bgp_wait_socket PATH PID [TIMEOUT_S=10]: waits until the Unix socket PATH exists while PID
+# runs. Status 1 (logged) when PID exits or the time runs out.
+bgp_wait_socket() {
+    local path="$1" pid="$2" timeout="${3:-10}" deadline
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    until [ -S "$path" ]; do
+        if ! rsw_alive "$pid" || [ "$(date +%s%N)" -ge "$deadline" ]; then
+            rsw_log "bgp_wait_socket: no socket $path (pid $pid $(rsw_alive "$pid" && echo running || echo exited))"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# bgp_frr_state DIR NEIGHBOUR: the BGP state of FRR's session to NEIGHBOUR (Established,
+# Active, Connect, ...) or "none".
+bgp_frr_state() {
+    vtysh --vty_socket "$1" -c "show bgp neighbors $2 json" 2>/dev/null | "$RSW_PYTHON" -c '
+import json, sys
+try:
+    print(json.load(sys.stdin).get(sys.argv[1], {}).get("bgpState", "none"))
+except ValueError:
+    print("none")
+' "$2"
+}
+
+# bgp_frr_wait_established TIMEOUT_S DIR NEIGHBOUR...: waits until FRR's sessions to every
+# NEIGHBOUR are Established; prints the seconds it took; status 1 on timeout.
+bgp_frr_wait_established() {
+    local timeout="$1" dir="$2" t0 deadline n ok
+    shift 2
+    t0=$(date +%s%N)
+    deadline=$(( t0 + timeout * 1000000000 ))
+    while :; do
+        ok=1
+        for n in "$@"; do
+            [ "$(bgp_frr_state "$dir" "$n")" = Established ] || { ok=0; break; }
+        done
+        if [ "$ok" = 1 ]; then bgp_elapsed "$t0"; return 0; fi
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then bgp_elapsed "$t0"; return 1; fi
+        sleep 0.1
+    done
+}
+
 # --- the switch's view ----------------------------------------------------------------------
 
 # bgp_have_ctl: true when rocectl readings are possible (roceswd mode).
 bgp_have_ctl() { [ "$RSW_BGP_KERNEL" != 1 ]; }
 
 # bgp_kernel_routes: prefixes of the switch namespace's kernel main table installed by BIRD
-# (proto bird), one a line, sorted, host routes with /32 or /128.
+# (proto $BGP_KERNEL_PROTO: bird), one a line, sorted, host routes with /32 or /128.
 bgp_kernel_routes() {
-    { ip -n "$RSW_SW_NS" -j -4 route show proto bird; echo; ip -n "$RSW_SW_NS" -j -6 route show proto bird; } |
+    { ip -n "$RSW_SW_NS" -j -4 route show proto "$BGP_KERNEL_PROTO"; echo; ip -n "$RSW_SW_NS" -j -6 route show proto "$BGP_KERNEL_PROTO"; } |
         "$RSW_PYTHON" -c '
 import json, sys
 out = set()
@@ -357,7 +456,7 @@ print(int(c.get("ipv4", 0)) + int(c.get("ipv6", 0)))
 # bgp_group_count: ECMP groups in `rocectl show lb` (kernel mode: multipath routes).
 bgp_group_count() {
     if ! bgp_have_ctl; then
-        ip -n "$RSW_SW_NS" -j route show proto bird | "$RSW_PYTHON" -c '
+        ip -n "$RSW_SW_NS" -j route show proto "$BGP_KERNEL_PROTO" | "$RSW_PYTHON" -c '
 import json, sys
 print(sum(1 for r in json.load(sys.stdin) if r.get("nexthops")))
 '
@@ -390,6 +489,48 @@ print(s["rx" if sys.argv[1].startswith("rx") else "tx"]["packets"])
 ' "$3"
 }
 
+# bgp_wait_if_counter NS IFACE rx_packets|tx_packets TARGET [TIMEOUT_S=5]: waits until the
+# kernel interface counter reaches TARGET (the frames a test sent have arrived), prints its value;
+# status 1 (logged) when it has not after TIMEOUT_S.
+bgp_wait_if_counter() {
+    local ns="$1" ifc="$2" field="$3" target="$4" timeout="${5:-5}" deadline v
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while :; do
+        v="$(bgp_if_counter "$ns" "$ifc" "$field" 2>/dev/null || echo -1)"
+        if [ "$v" -ge "$target" ]; then echo "$v"; return 0; fi
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            rsw_log "bgp_wait_if_counter: $ns $ifc $field $v, expected >= $target after ${timeout} s"
+            echo "$v"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# bgp_wait_synced [TIMEOUT_S=10]: waits until the switch's learned prefixes equal the kernel's
+# proto bird routes of its namespace and every one has as many paths in the switch as in the
+# kernel (BGP has settled and the switch followed). Status 1 (difference logged) on timeout.
+bgp_wait_synced() {
+    local timeout="${1:-10}" deadline
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while :; do
+        bgp_kernel_routes >"$RSW_TMP/sync-kernel.txt" 2>/dev/null || true
+        bgp_switch_learned >"$RSW_TMP/sync-switch.txt" 2>/dev/null || true
+        if [ -s "$RSW_TMP/sync-kernel.txt" ] &&
+            cmp -s "$RSW_TMP/sync-kernel.txt" "$RSW_TMP/sync-switch.txt" &&
+            [ -z "$(bgp_multipath_mismatch 2>/dev/null)" ]; then
+            return 0
+        fi
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            rsw_log "bgp_wait_synced: switch and kernel differ after ${timeout} s (kernel < > switch):"
+            diff "$RSW_TMP/sync-kernel.txt" "$RSW_TMP/sync-switch.txt" | grep '^[<>]' | head -n 5 >&2
+            bgp_multipath_mismatch 2>/dev/null | head -n 5 | sed 's/^/  paths: /' >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
 # bgp_udp_flows NS IFACE DST_MAC SRC_IP DST_IP FLOWS PER_FLOW [DPORT=9]: FLOWS UDP flows
 # (source ports 20000..) of PER_FLOW packets each, sent by scapy as Ethernet frames.
 bgp_udp_flows() {
@@ -414,8 +555,10 @@ bgp_mac() { ip -n "$1" -j link show dev "$2" | "$RSW_PYTHON" -c 'import json,sys
 # in the shape of config/bgp/bird-*.conf with test timers (keepalive 1 s, hold 3 s, connect
 # retry 1 s), TCP-MD5 and GTSM on every session. EXPORT_EXPR is a filter expression for what
 # the sessions announce (e.g. 'source = RTS_DEVICE'); EXTRA is more config text (static or
-# direct protocols). SESSION is NAME:NEIGHBOUR_IP:PEER_AS:IFACE. The kernel protocol exports
-# BGP routes with merge paths on (multipath routes). Imports: 10.0.0.0/8 only.
+# direct protocols). SESSION is NAME:NEIGHBOUR_IP:PEER_AS:IFACE; a session to an IPv6
+# neighbour (NAME:fd00:11::2:65201:p1) carries the ipv6 channel, one to an IPv4 neighbour the
+# ipv4 channel. Two kernel protocols (ipv4, ipv6) export BGP routes with merge paths on
+# (multipath routes). Imports: 10.0.0.0/8 and fd00::/8 only.
 BGP_PASSWORD="rocesw-test-md5"
 bgp_bird_conf() {
     local file="$1" rid="$2" as="$3" export_expr="$4" extra="$5" s name ip peer ifc
@@ -428,6 +571,10 @@ router id $rid;
 protocol device { scan time 1; }
 protocol kernel {
   ipv4 { import none; export where source = RTS_BGP; };
+  merge paths on limit 16;
+}
+protocol kernel {
+  ipv6 { import none; export where source = RTS_BGP; };
   merge paths on limit 16;
 }
 $extra
@@ -443,11 +590,26 @@ template bgp peer {
     export where $export_expr;
   };
 }
+template bgp peer6 {
+  local as $as;
+  hold time 3; keepalive time 1; connect retry time 1; connect delay time 1;
+  error wait time 1, 3; error forget time 5;
+  password "$BGP_PASSWORD";
+  ttl security on;
+  direct;
+  ipv6 {
+    import where net ~ [ fd00::/8{8,128} ];
+    export where $export_expr;
+  };
+}
 EOC
         for s in "$@"; do
-            IFS=: read -r name ip peer ifc <<<"$s"
-            printf 'protocol bgp %s from peer { neighbor %s as %s; interface "%s"; }\n' \
-                "$name" "$ip" "$peer" "$ifc"
+            # NAME:IP:AS:IFACE, where IP may hold colons (IPv6).
+            name="${s%%:*}"; ip="${s#*:}"
+            ifc="${ip##*:}"; ip="${ip%:*}"
+            peer="${ip##*:}"; ip="${ip%:*}"
+            printf 'protocol bgp %s from %s { neighbor %s as %s; interface "%s"; }\n' \
+                "$name" "$(case "$ip" in *:*) echo peer6 ;; *) echo peer ;; esac)" "$ip" "$peer" "$ifc"
         done
     } >"$file"
 }
@@ -463,6 +625,11 @@ EOC
 #   r1 announces 10.0.2.0/24 (direct "d_h2"), 10.201.0.2/32 + 10.201.0.3/32 (static "s_keep")
 #   and 10.201.0.1/32 (static "s_wd") over both sessions (sw_a over p1, sw_b over p2): multipath
 #   routes in the switch. The switch's BIRD (sessions r1_a, r1_b) announces 10.0.1.0/24.
+#
+#   BGP_LAB_V6=1 adds IPv6 beside it: p0 fd00:1::1/64 (h1 fd00:1::2), p1 fd00:11::1/64 (r1
+#   fd00:11::2), p2 fd00:12::1/64 (r1 fd00:12::2), r2 fd00:2::1/64 (h2 fd00:2::2), and two more
+#   sessions over IPv6 with the ipv6 channel (r1_a6/sw_a6 over p1, r1_b6/sw_b6 over p2): r1
+#   announces fd00:2::/64 (d_h2) and fd00:201::1/128 (static "s_wd6"), the switch fd00:1::/64.
 
 # bgp_lab CONFIG_EXTRA R1_EXTRA: writes the switch config (ports p0-p2 + CONFIG_EXTRA, YAML
 # text such as a routes: list and the control_plane: section), starts the switch, builds h1,
@@ -470,7 +637,18 @@ EOC
 # Sets IF0 IF1 IF2 IFR2 IFH2 H1 H2 R1 CFG LOG SOCK SW_BIRD R1_BIRD R1_CONF P0_MAC. Status 1
 # (with a FAIL line) when the switch or a BIRD does not start.
 bgp_lab() {
-    local cfg_extra="$1" r1_extra="${2:-}" a
+    local cfg_extra="$1" r1_extra="${2:-}" a v6="${BGP_LAB_V6:-0}" p0v6="" p1v6="" p2v6=""
+    local sw_sessions r1_sessions af="ipv4;" r1_v6_static=""
+    if [ "$v6" = 1 ]; then
+        p0v6='
+    ipv6: ["fd00:1::1/64"]'
+        p1v6='
+    ipv6: ["fd00:11::1/64"]'
+        p2v6='
+    ipv6: ["fd00:12::1/64"]'
+        af="ipv4; ipv6;"
+        r1_v6_static='protocol static s_wd6 { ipv6; route fd00:201::1/128 via "lo"; }'
+    fi
     IF0="$(rsw_ifname p0)"; IF1="$(rsw_ifname p1)"; IF2="$(rsw_ifname p2)"
     IFR2="$(rsw_ifname r2)"; IFH2="$(rsw_ifname h2)"
     H1="$(rsw_ns h1)"; H2="$(rsw_ns h2)"; R1="$(rsw_ns r1)"
@@ -488,15 +666,15 @@ ports:
   - name: p0
     device: "net_tap0,iface=${IF0}"
     mac: "02:00:00:00:01:01"
-    ipv4: ["10.0.1.1/24"]
+    ipv4: ["10.0.1.1/24"]${p0v6}
   - name: p1
     device: "net_tap1,iface=${IF1}"
     mac: "02:00:00:00:11:01"
-    ipv4: ["10.0.11.1/24"]
+    ipv4: ["10.0.11.1/24"]${p1v6}
   - name: p2
     device: "net_tap2,iface=${IF2}"
     mac: "02:00:00:00:12:01"
-    ipv4: ["10.0.12.1/24"]
+    ipv4: ["10.0.12.1/24"]${p2v6}
 ${cfg_extra}
 EOC
     echo "== $(basename "$0"): tag $RSW_TAG, temp dir $RSW_TMP$([ "$RSW_BGP_KERNEL" = 1 ] && echo ', KERNEL SWITCH (dry run)')"
@@ -523,16 +701,32 @@ EOC
     for a in 10.201.0.1 10.201.0.2 10.201.0.3 10.250.0.1; do ip -n "$R1" addr add "$a/32" dev lo; done
     ip netns exec "$R1" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
         net.ipv4.conf.default.rp_filter=0 net.ipv4.fib_multipath_hash_policy=1 >/dev/null
+    sw_sessions=(r1_a:10.0.11.2:65201:p1 r1_b:10.0.12.2:65201:p2)
+    r1_sessions=(sw_a:10.0.11.1:65101:"$IF1" sw_b:10.0.12.1:65101:"$IF2")
+    if [ "$v6" = 1 ]; then
+        ip -n "$H1" -6 addr add fd00:1::2/64 dev "$IF0" nodad
+        ip -n "$H1" -6 route add default via fd00:1::1 dev "$IF0"
+        ip -n "$R1" -6 addr add fd00:11::2/64 dev "$IF1" nodad
+        ip -n "$R1" -6 addr add fd00:12::2/64 dev "$IF2" nodad
+        ip -n "$R1" -6 addr add fd00:2::1/64 dev "$IFR2" nodad
+        ip -n "$R1" -6 addr add fd00:201::1/128 dev lo
+        ip -n "$H2" -6 addr add fd00:2::2/64 dev "$IFH2" nodad
+        ip -n "$H2" -6 route add default via fd00:2::1 dev "$IFH2"
+        ip netns exec "$R1" sysctl -qw net.ipv6.conf.all.forwarding=1 \
+            net.ipv6.fib_multipath_hash_policy=1 >/dev/null
+        sw_sessions+=(r1_a6:fd00:11::2:65201:p1 r1_b6:fd00:12::2:65201:p2)
+        r1_sessions+=(sw_a6:fd00:11::1:65101:"$IF1" sw_b6:fd00:12::1:65101:"$IF2")
+    fi
 
     bgp_bird_conf "$RSW_TMP/bird-sw.conf" 10.0.11.1 65101 'source = RTS_DEVICE' \
-        'protocol direct d_hosts { ipv4; interface "p0"; }' \
-        r1_a:10.0.11.2:65201:p1 r1_b:10.0.12.2:65201:p2
+        "protocol direct d_hosts { $af interface \"p0\"; }" "${sw_sessions[@]}"
     bgp_bird_conf "$R1_CONF" 10.0.11.2 65201 'source ~ [ RTS_DEVICE, RTS_STATIC ]' \
-        "protocol direct d_h2 { ipv4; interface \"$IFR2\"; }
+        "protocol direct d_h2 { $af interface \"$IFR2\"; }
 protocol static s_keep { ipv4; route 10.201.0.2/32 via \"lo\"; route 10.201.0.3/32 via \"lo\"; }
 protocol static s_wd { ipv4; route 10.201.0.1/32 via \"lo\"; }
+$r1_v6_static
 $r1_extra" \
-        sw_a:10.0.11.1:65101:"$IF1" sw_b:10.0.12.1:65101:"$IF2"
+        "${r1_sessions[@]}"
     BGP_T_BIRD=$(date +%s%N)
     bgp_start_bird "$RSW_SW_NS" "$RSW_TMP/bird-sw.conf" "$SW_BIRD" "$RSW_TMP/bird-sw.log" ||
         { rsw_fail "BIRD starts in $RSW_SW_NS"; return 1; }
@@ -560,22 +754,36 @@ bgp_lab_sessions() {
 # once its socket is bound (rsw_wait_listen). Ends on
 # the sender's END datagrams + 2 s, or IDLE_S seconds after the last datagram; writes to OUT:
 # "<sent> <received of those> <last send timestamp received> <first 50 missing seqs...>".
+# While it runs, OUT.count holds the number of datagrams received so far (bgp_stream_wait).
 # bgp_stream_tx NS DST_IP PORT PPS STOPFILE: background sender (PID in RSW_LAST_PID) of
 # datagrams "<seq> <CLOCK_REALTIME at send>" at PPS until STOPFILE exists, then 5 x "END <n>".
 bgp_stream_tools() {
     [ -e "$RSW_TMP/stream_rx.py" ] && return 0
     cat >"$RSW_TMP/stream_rx.py" <<'EOP'
-import socket, sys, time
+import os, socket, sys, time
 out, ip, port, idle = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE
 s.bind((ip, port))
 s.settimeout(0.2)
 seen, end, last, last_ts = set(), None, time.time(), 0.0
+written, written_at = -1, 0.0
+def progress(force=False):
+    # "<datagrams received so far>" in OUT.count, replaced atomically (bgp_stream_wait reads it).
+    global written, written_at
+    now = time.time()
+    if len(seen) != written and (force or now - written_at >= 0.05):
+        with open(out + ".count.tmp", "w") as fo:
+            fo.write("%d\n" % len(seen))
+        os.replace(out + ".count.tmp", out + ".count")
+        written, written_at = len(seen), now
+progress(True)
 while True:
+    progress()
     try:
         data, _ = s.recvfrom(2048)
     except socket.timeout:
+        progress(True)
         quiet = time.time() - last
         if (end is not None and quiet > 2) or (seen and quiet > idle) or quiet > 300:
             break
@@ -589,6 +797,7 @@ while True:
     last_ts = max(last_ts, float(f[1]))
 if end is None:
     end = max(seen) + 1 if seen else 0
+progress(True)
 missing = [i for i in range(end) if i not in seen]
 with open(out, "w") as fo:
     fo.write("%d %d %.6f %s\n" % (end, len(seen & set(range(end))), last_ts,
@@ -628,6 +837,21 @@ bgp_stream_rx() {
     rsw_wait_listen "$1" udp "$3" || rsw_fail "UDP receiver bound to $2:$3 in $1"
     RSW_LAST_PID="$pid"
 }
+# bgp_stream_wait OUT N [TIMEOUT_S=10]: waits until the receiver writing OUT has received N
+# datagrams (the stream flows, and has run for N of them). Status 1 (logged) on timeout.
+bgp_stream_wait() {
+    local out="$1" n="$2" timeout="${3:-10}" deadline c=0
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while :; do
+        c="$(cat "$out.count" 2>/dev/null || echo 0)"
+        [ "${c:-0}" -ge "$n" ] && return 0
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then
+            rsw_log "bgp_stream_wait: $c of $n datagrams at the receiver of $out after ${timeout} s"
+            return 1
+        fi
+        sleep 0.05
+    done
+}
 bgp_stream_tx() {
     bgp_stream_tools
     rsw_bg ip netns exec "$1" "$RSW_PYTHON" "$RSW_TMP/stream_tx.py" "$2" "$3" "$4" "$5" \
@@ -639,18 +863,20 @@ bgp_stream_tx() {
 # + lb); nothing when they agree. Kernel mode: nothing.
 bgp_multipath_mismatch() {
     bgp_have_ctl || return 0
-    ip -n "$RSW_SW_NS" -j route show proto bird >"$RSW_TMP/mm-kernel.json"
+    ip -n "$RSW_SW_NS" -j -4 route show proto "$BGP_KERNEL_PROTO" >"$RSW_TMP/mm-kernel.json"
+    ip -n "$RSW_SW_NS" -j -6 route show proto "$BGP_KERNEL_PROTO" >"$RSW_TMP/mm-kernel6.json"
     rsw_ctl --json show routes >"$RSW_TMP/mm-routes.json"
     rsw_ctl --json show lb >"$RSW_TMP/mm-lb.json"
-    "$RSW_PYTHON" - "$RSW_TMP/mm-kernel.json" "$RSW_TMP/mm-routes.json" "$RSW_TMP/mm-lb.json" <<'EOF'
+    "$RSW_PYTHON" - "$RSW_TMP/mm-kernel.json" "$RSW_TMP/mm-routes.json" "$RSW_TMP/mm-lb.json" \
+        "$RSW_TMP/mm-kernel6.json" <<'EOF'
 import json, sys
-kernel = json.load(open(sys.argv[1]))
+kernel = json.load(open(sys.argv[1])) + json.load(open(sys.argv[4]))
 routes = {r["prefix"]: r for r in json.load(open(sys.argv[2]))["routes"]}
 groups = json.load(open(sys.argv[3])).get("groups", [])
 by_prefix = {g.get("prefix"): g for g in groups}
 by_id = {str(g.get("id")): g for g in groups}
 for k in kernel:
-    p = k["dst"] if "/" in k["dst"] else k["dst"] + "/32"
+    p = k["dst"] if "/" in k["dst"] else k["dst"] + ("/128" if ":" in k["dst"] else "/32")
     kp = len(k.get("nexthops", [])) or 1
     r = routes.get(p)
     if r is None:

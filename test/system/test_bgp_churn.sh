@@ -91,7 +91,8 @@ bgp_stream_rx "$H2" 10.0.2.2 7777 "$RSW_TMP/stream.rx" 60
 RX_PID="$RSW_LAST_PID"
 bgp_stream_tx "$H1" 10.0.2.2 7777 500 "$STOP"
 TX_PID="$RSW_LAST_PID"
-sleep 1
+# The stream flows through the switch before the churn starts (100 datagrams, 0.2 s, arrived).
+bgp_stream_wait "$RSW_TMP/stream.rx" 100 10 || rsw_fail "stream h1 -> h2 flowing before the churn"
 
 steps_ok=0
 add_times=(); del_times=()
@@ -125,8 +126,10 @@ if [ "${#add_times[@]}" -gt 0 ]; then
     rsw_pass "route install rate: $(printf '%s\n' "${add_times[@]}" | awk -v n="$N" '{ t += $1 } END { printf "%.0f routes/s (mean of %d, %d multipath /32s each)", n * NR / t, NR, n }')"
 fi
 
-# Stop the stream; zero loss.
-sleep 1
+# Stop the stream once it has run on for 250 more datagrams (0.5 s) after the last step reached
+# the switch; zero loss.
+bgp_stream_wait "$RSW_TMP/stream.rx" $(( $(cat "$RSW_TMP/stream.rx.count" 2>/dev/null || echo 0) + 250 )) 10 ||
+    rsw_fail "stream h1 -> h2 still flowing after the churn"
 : >"$STOP"
 rsw_wait_pid "$TX_PID" 10 || true
 rsw_wait_pid "$RX_PID" 10 || true
@@ -135,8 +138,9 @@ rsw_log "  stream h1 -> h2: sent $sent, received $got$([ -n "$missing" ] && echo
 check_ge "stream ran (>= 1000 packets)" "$sent" 1000
 check_eq "zero loss on the unchanged prefix 10.0.2.0/24 during churn (sent $sent)" "$got" "$sent"
 
-# The switch's learned routes equal the kernel's proto bird routes (announced state).
-sleep 0.5
+# The switch's learned routes equal the kernel's proto bird routes (announced state), once the
+# last updates are through (bounded wait; the comparison below reports any difference).
+bgp_wait_synced 10 || true
 bgp_kernel_routes >"$RSW_TMP/kernel.txt"
 bgp_switch_learned >"$RSW_TMP/switch.txt"
 if [ "$RSW_BGP_KERNEL" != 1 ]; then
@@ -161,7 +165,7 @@ else
     head -n 5 "$RSW_TMP/mp.txt" | sed 's/^/    | /'
     p1="$(head -n 1 "$RSW_TMP/mp.txt" | cut -d' ' -f1)"
     ip -n "$RSW_SW_NS" route show "$p1" | sed 's/^/    | kernel: /'
-    sleep 3
+    sleep 3   # diagnosis only (the check has failed): does the switch catch up late?
     rsw_log "    3 s later the switch has $(bgp_route_paths "$p1") paths for $p1"
 fi
 
@@ -172,8 +176,13 @@ for i in $(seq 0 63); do j=$(( i * (N - 1) / 63 )); dsts+=("10.100.$((j / 256)).
 a0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
 gl0="$(bgp_drops p0 punt_policed)"
 bgp_udp_to "$H1" "$IF0" "$P0_MAC" 10.0.1.2 8 "${dsts[@]}"
-sleep 0.5
-a1="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b1="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+# r1's two links together: wait (bounded) until 512 more frames arrived, then read both.
+deadline=$(( $(date +%s%N) + 5 * 1000000000 ))
+while :; do
+    a1="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b1="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+    [ $((a1 - a0 + b1 - b0)) -ge 512 ] || [ "$(date +%s%N)" -ge "$deadline" ] && break
+    sleep 0.05
+done
 rsw_log "  512 packets to 64 churned prefixes: r1 received $((a1 - a0)) on p1, $((b1 - b0)) on p2; p0 punt_policed +$(( $(bgp_drops p0 punt_policed) - gl0 ))"
 check_ge "512 packets to 64 churned prefixes reach r1 (allowing ~1/s keepalives)" $((a1 - a0 + b1 - b0)) 512
 

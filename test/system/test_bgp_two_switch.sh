@@ -182,12 +182,12 @@ ip netns exec "$HA" ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
 check "ping hA -> hB through A, the memif and B (5 packets)" rsw_ping_ok ip netns exec "$HA" ping -c 5 -i 0.2 -W 2 10.0.2.2
 check "ping hB -> hA (5 packets)" rsw_ping_ok ip netns exec "$HB" ping -c 5 -i 0.2 -W 2 10.0.1.2
 
-# A numbered UDP stream hA -> hB, 500 datagrams/s for 1.5 s: every one arrives.
+# A numbered UDP stream hA -> hB, 500 datagrams/s until 750 arrived: every one arrives.
 bgp_stream_rx "$HB" 10.0.2.2 7777 "$RSW_TMP/s1.rx" 1.5
 RX_PID="$RSW_LAST_PID"
 bgp_stream_tx "$HA" 10.0.2.2 7777 500 "$RSW_TMP/s1.stop"
 TX_PID="$RSW_LAST_PID"
-sleep 1.5
+bgp_stream_wait "$RSW_TMP/s1.rx" 750 15 || true   # the count check below says what arrived
 : >"$RSW_TMP/s1.stop"
 rsw_wait_pid "$TX_PID" 5 || true
 rsw_wait_pid "$RX_PID" 8 || true
@@ -205,7 +205,8 @@ bgp_stream_rx "$HB" 10.0.2.2 7778 "$RSW_TMP/s2.rx" 1.5
 RX_PID="$RSW_LAST_PID"
 bgp_stream_tx "$HA" 10.0.2.2 7778 200 "$RSW_TMP/s2.stop"
 TX_PID="$RSW_LAST_PID"
-sleep 1
+# The stream flows through both switches before the withdrawal: 100 datagrams (0.5 s) arrived.
+bgp_stream_wait "$RSW_TMP/s2.rx" 100 10 || rsw_fail "stream hA -> hB flowing before the withdrawal"
 t_wd=$(date +%s%N)
 bgp_birdc "$B_BIRD" disable d_hosts || rsw_fail "birdc disable d_hosts at B"
 if secs="$(bgp_wait_paths 0 5 "$B_NET")"; then
@@ -214,7 +215,9 @@ else
     rsw_fail "B withdrew $B_NET: still in A's FIB after 5 s ($(route_entry "$B_NET"))"
 fi
 check_eq "A's kernel has no route to $B_NET any more" "$(ip -n "$RSW_SW_NS" route show "$B_NET" | wc -l)" 0
-sleep 1
+# The stream runs on past the withdrawal until A has dropped 100 of its datagrams as no_route
+# (0.5 s of it): a late forward would show in the last arrival time.
+rsw_wait_counter $((nr0 + 100)) 10 bgp_drops p0 no_route >/dev/null
 : >"$RSW_TMP/s2.stop"
 rsw_wait_pid "$TX_PID" 5 || true
 rsw_wait_pid "$RX_PID" 8 || true

@@ -1,0 +1,117 @@
+#!/bin/bash
+# System test: IPv6 BGP end to end through roceswd's control plane. The lab of lib_bgp.sh with
+# BGP_LAB_V6=1: roceswd in netns <tag>-sw with host interfaces and netlink sync, BIRD next to
+# it; r1 peers with it over IPv4 (r1_a, r1_b) and over IPv6 (r1_a6, r1_b6: the ipv6 channel,
+# TCP-MD5 + GTSM, through the punt path), on p1 and p2.
+#
+#   h1 fd00:1::2/64 --- p0 [fd00:1::1]  roceswd + BIRD (AS 65101)  [p1 fd00:11::1] --- r1
+#                                                                 [p2 fd00:12::1] --- r1
+#   r1 (AS 65201): announces fd00:2::/64 (h2 fd00:2::2 behind it) and fd00:201::1/128 (its lo);
+#   the switch announces fd00:1::/64.
+#
+# Checks: the four sessions Established; fd00:2::/64 an ECMP route of 2 paths in roceswd's FIB
+# (rocectl show routes + show lb), as in the namespace's kernel table; fd00:201::1/128 learned;
+# ping6 h1 -> h2 and h1 -> fd00:201::1 across the switch, every echo answered; r1 shuts its
+# IPv6 sessions down: both prefixes leave the kernel table and the FIB, ping6 fails and the
+# IPv4 routes stay; sessions back up: the routes and ping6 come back; accounting balanced;
+# clean SIGTERM.
+#
+# RSW_BGP_KERNEL_SWITCH=1 runs it with the Linux kernel as the switch (lib_bgp.sh).
+# Needs root. Run: sudo test/system/test_bgp_ipv6.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib_bgp.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
+    exit "$RSW_SKIP"
+fi
+
+rsw_init
+bgp_need_tools || rsw_finish
+H2_NET6="fd00:2::/64"
+LO6="fd00:201::1/128"
+
+BGP_LAB_V6=1 bgp_lab "control_plane:
+  host_interfaces: true
+  netlink: true" || rsw_finish
+if bgp_wait_established 20 "$SW_BIRD" r1_a r1_b r1_a6 r1_b6 >/dev/null; then
+    rsw_pass "4 BGP sessions (2 IPv4, 2 IPv6; MD5 + GTSM) Established over p1 and p2, $(bgp_elapsed "$BGP_T_BIRD") s after BIRD start"
+else
+    rsw_fail "BGP sessions Established within 20 s: r1_a $(bgp_state "$SW_BIRD" r1_a), r1_b $(bgp_state "$SW_BIRD" r1_b), r1_a6 $(bgp_state "$SW_BIRD" r1_a6), r1_b6 $(bgp_state "$SW_BIRD" r1_b6)"
+    birdc -s "$SW_BIRD" show protocols all r1_a6 2>&1 | sed 's/^/    | /' | head -n 30
+    tail -n 15 "$RSW_TMP/bird-sw.log" | sed 's/^/    | sw bird: /'
+    rsw_finish
+fi
+
+# The IPv6 routes: in the kernel of sw (BIRD's kernel protocol), then in the switch's FIB.
+if secs="$(bgp_wait_paths 2 10 "$H2_NET6")"; then
+    rsw_pass "$H2_NET6 is an ECMP route of 2 paths in the switch, $secs s after sessions up"
+else
+    rsw_fail "$H2_NET6 has $(bgp_route_paths "$H2_NET6") paths in the switch after 10 s, expected 2 (kernel: $(ip -n "$RSW_SW_NS" -6 route show "$H2_NET6" | tr '\n\t' '  '))"
+fi
+kroute="$(ip -n "$RSW_SW_NS" -6 route show "$H2_NET6")"
+rsw_log "  kernel of sw: $(printf '%s' "$kroute" | tr '\n\t' '  ')"
+check_eq "kernel of sw: $H2_NET6 proto bird with 2 nexthops" "$(printf '%s\n' "$kroute" | grep -c 'nexthop via')" 2
+if secs="$(bgp_wait_paths 2 10 "$LO6")"; then
+    rsw_pass "learned $LO6 as 2 paths in the switch ($secs s)"
+else
+    rsw_fail "$LO6 has $(bgp_route_paths "$LO6") paths in the switch, expected 2"
+fi
+if bgp_have_ctl; then
+    rsw_log "  rocectl --json show routes, entry for $H2_NET6:"
+    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+for r in json.load(sys.stdin)["routes"]:
+    if r["prefix"] == sys.argv[1]:
+        print("    " + json.dumps(r, sort_keys=True))
+' "$H2_NET6" >&2 || true
+fi
+if bgp_wait_synced 10; then
+    rsw_pass "every proto bird route (IPv4 and IPv6) of the kernel is in the switch with as many paths: $(bgp_switch_learned | tr '\n' ' ')"
+else
+    rsw_fail "switch FIB = kernel proto bird routes (IPv4 and IPv6)"
+fi
+
+# Traffic across the switch by the learned IPv6 routes (the first echo may wait for ND).
+ip netns exec "$H1" ping -6 -c 1 -W 2 fd00:2::2 >/dev/null 2>&1 || true
+check "ping6 h1 -> h2 over the learned ECMP route (5 packets)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 5 -i 0.2 -W 2 fd00:2::2
+check "ping6 h1 -> fd00:201::1 (learned /128 on r1, 3 packets)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 2 fd00:201::1
+
+# Peer shutdown: r1 shuts its two IPv6 sessions down. Both IPv6 prefixes are withdrawn from
+# the kernel and the FIB; the IPv4 ones (other sessions) stay.
+bgp_birdc "$R1_BIRD" disable sw_a6 || rsw_fail "birdc disable sw_a6 at r1"
+bgp_birdc "$R1_BIRD" disable sw_b6 || rsw_fail "birdc disable sw_b6 at r1"
+for p in "$H2_NET6" "$LO6"; do
+    if secs="$(bgp_wait_paths 0 10 "$p")"; then
+        rsw_pass "r1 shut its IPv6 sessions: $p left the switch's FIB in $secs s"
+    else
+        rsw_fail "r1 shut its IPv6 sessions: $p still has $(bgp_route_paths "$p") paths after 10 s"
+    fi
+done
+check_eq "kernel of sw: no route to $H2_NET6 any more" "$(ip -n "$RSW_SW_NS" -6 route show "$H2_NET6" | wc -l)" 0
+check_eq "IPv4 route 10.0.2.0/24 still 2 paths (its sessions are up)" "$(bgp_route_paths 10.0.2.0/24)" 2
+nr0="$(bgp_drops p0 no_route)"
+check_fails "ping6 h1 -> h2 fails while withdrawn" ip netns exec "$H1" ping -6 -c 2 -i 0.2 -W 1 fd00:2::2
+if bgp_have_ctl; then
+    check_eq "p0 no_route counts the 2 echoes to the withdrawn prefix" "$(( $(rsw_wait_counter $((nr0 + 2)) 2 bgp_drops p0 no_route) - nr0 ))" 2
+fi
+
+# Sessions back: the routes and the traffic return.
+bgp_birdc "$R1_BIRD" enable sw_a6 || rsw_fail "birdc enable sw_a6 at r1"
+bgp_birdc "$R1_BIRD" enable sw_b6 || rsw_fail "birdc enable sw_b6 at r1"
+if bgp_wait_established 15 "$SW_BIRD" r1_a6 r1_b6 >/dev/null && secs="$(bgp_wait_paths 2 10 "$H2_NET6")"; then
+    rsw_pass "IPv6 sessions back: $H2_NET6 2 paths again ($secs s after Established)"
+else
+    rsw_fail "IPv6 sessions back: r1_a6 $(bgp_state "$SW_BIRD" r1_a6), r1_b6 $(bgp_state "$SW_BIRD" r1_b6), $H2_NET6 $(bgp_route_paths "$H2_NET6") paths"
+fi
+check "ping6 h1 -> h2 after the re-announcement (3 packets)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 2 fd00:2::2
+
+if bgp_have_ctl; then
+    if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after all of it"; else rsw_fail "roceswd died"; fi
+    rsw_assert_accounting
+    rc=0
+    stop_switch 10 || rc=$?
+    check_eq "roceswd exits 0 on SIGTERM" "$rc" 0
+fi
+rsw_finish
