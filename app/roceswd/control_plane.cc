@@ -117,6 +117,7 @@ void Switch::record_sync_latency(Clock::duration d) {
 void Switch::netlink_loop() {
     pollfd pfd{nl_sub_->fd(), POLLIN, 0};
     while (!netlink_stop_.load(std::memory_order_relaxed)) {
+        request_resolves();
         if (poll(&pfd, 1, 100) <= 0) continue;
         auto t0 = Clock::now();
         bool changed = false, overrun = false;
@@ -161,6 +162,25 @@ void Switch::netlink_loop() {
         if (overrun || relink) {
             if (!netlink_dump(true, &err)) spdlog::error("netlink: re-dump failed: {}", err);
         }
+    }
+}
+
+// Next hops of learned routes the kernel has not resolved (RouteSync::take_resolves): the
+// kernel is asked to resolve each (ARP/ND); its answer comes back as a neighbour notification.
+// Outside sync_mu_: each request waits for the kernel's ACK.
+void Switch::request_resolves() {
+    std::vector<ResolveRequest> reqs;
+    {
+        std::lock_guard lk(sync_mu_);
+        reqs = route_sync_->take_resolves();
+    }
+    for (const ResolveRequest &r : reqs) {
+        std::string err;
+        if (nl_sub_->resolve_neighbour(r.ifindex, r.ip, &err))
+            spdlog::debug("netlink: asked the kernel to resolve next hop {} (ifindex {})",
+                          r.ip.str(), r.ifindex);
+        else
+            spdlog::warn("netlink: cannot ask the kernel to resolve next hop {}: {}", r.ip.str(), err);
     }
 }
 
@@ -294,6 +314,7 @@ json Switch::view_control() const {
                           {"neighbours_removed", s.neighbours_removed},
                           {"addr_changes", s.addr_changes},
                           {"link_changes", s.link_changes},
+                          {"resolve_requests", s.resolve_requests},
                           {"learned_routes", route_sync_->learned_routes()}};
         out["sync_latency"] = {
             {"batches", sync_lat_.batches},

@@ -127,6 +127,7 @@ class Switch {
     void start_control_plane();
     void stop_control_plane();
     bool netlink_dump(bool resync, std::string *err);
+    void request_resolves();
     bool open_subscription(std::string *err);
     void netlink_loop();
     void record_sync_latency(std::chrono::steady_clock::duration d);

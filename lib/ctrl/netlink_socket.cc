@@ -174,6 +174,37 @@ uint32_t fresh_seq() {
     return uint32_t(::time(nullptr));
 }
 
+// Sends a request with NLM_F_ACK on fd and waits for its ACK (NLMSG_ERROR with our sequence
+// number): true on error 0; otherwise *err = WHAT: strerror plus the kernel's extended text.
+bool request_ack(int fd, Request &r, uint32_t seq, const char *type, const std::string &what,
+                 std::string *err) {
+    if (!send_to_kernel(fd, r.finish(), err)) return false;
+    std::vector<uint8_t> buf(kRecvBuf);
+    for (;;) {
+        const ssize_t n = recv_reply(fd, buf, err);
+        if (n < 0) return false;
+        // Only the ACK (NLMSG_ERROR) for our sequence number matters.
+        size_t off = 0;
+        while (size_t(n) - off >= sizeof(nlmsghdr)) {
+            nlmsghdr h;
+            std::memcpy(&h, buf.data() + off, sizeof(h));
+            if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > size_t(n) - off) break;
+            if (h.nlmsg_type == NLMSG_ERROR && h.nlmsg_seq == seq) {
+                ParseResult p = parse(std::span<const uint8_t>(buf.data() + off, h.nlmsg_len));
+                if (!p.errors.empty()) {
+                    set_err(err, std::string("netlink ") + type + ": " + p.errors.front());
+                    return false;
+                }
+                if (p.error == 0) return true;
+                set_err(err, what + ": " + std::strerror(-p.error) +
+                                 (p.error_msg.empty() ? "" : " (" + p.error_msg + ")"));
+                return false;
+            }
+            off += NLMSG_ALIGN(h.nlmsg_len);
+        }
+    }
+}
+
 }  // namespace
 
 NetlinkSocket::~NetlinkSocket() {
@@ -323,32 +354,31 @@ bool NetlinkSocket::add_address(int32_t ifindex, const IfAddr &a, std::string *e
         r.attr(IFA_LOCAL, v4, 4);
         r.attr(IFA_ADDRESS, v4, 4);
     }
-    if (!send_to_kernel(s.fd, r.finish(), err)) return false;
-    std::vector<uint8_t> buf(kRecvBuf);
-    for (;;) {
-        const ssize_t n = recv_reply(s.fd, buf, err);
-        if (n < 0) return false;
-        // Only the ACK (NLMSG_ERROR) for our sequence number matters.
-        size_t off = 0;
-        while (size_t(n) - off >= sizeof(nlmsghdr)) {
-            nlmsghdr h;
-            std::memcpy(&h, buf.data() + off, sizeof(h));
-            if (h.nlmsg_len < sizeof(h) || h.nlmsg_len > size_t(n) - off) break;
-            if (h.nlmsg_type == NLMSG_ERROR && h.nlmsg_seq == seq) {
-                ParseResult p = parse(std::span<const uint8_t>(buf.data() + off, h.nlmsg_len));
-                if (!p.errors.empty()) {
-                    set_err(err, "netlink RTM_NEWADDR: " + p.errors.front());
-                    return false;
-                }
-                if (p.error == 0) return true;
-                set_err(err, "RTM_NEWADDR " + a.str() + " on ifindex " + std::to_string(ifindex) +
-                                 ": " + std::strerror(-p.error) +
-                                 (p.error_msg.empty() ? "" : " (" + p.error_msg + ")"));
-                return false;
-            }
-            off += NLMSG_ALIGN(h.nlmsg_len);
-        }
+    return request_ack(s.fd, r, seq, "RTM_NEWADDR", "RTM_NEWADDR " + a.str() + " on ifindex " +
+                                                         std::to_string(ifindex), err);
+}
+
+bool NetlinkSocket::resolve_neighbour(int32_t ifindex, const IpAddr &ip, std::string *err) {
+    TempSocket s;
+    if (!s.open(err)) return false;
+    const uint32_t seq = fresh_seq();
+    Request r(RTM_NEWNEIGH, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE, seq);
+    ndmsg m{};
+    m.ndm_family = ip.is_v6 ? AF_INET6 : AF_INET;
+    m.ndm_ifindex = ifindex;
+    m.ndm_state = NUD_PERMANENT;  // ignored with NTF_USE (iproute2 sends the same)
+    m.ndm_flags = NTF_USE;
+    r.put(&m, sizeof(m));
+    if (ip.is_v6) {
+        r.attr(NDA_DST, ip.v6.data(), 16);
+    } else {
+        const uint8_t v4[4] = {uint8_t(ip.v4 >> 24), uint8_t(ip.v4 >> 16), uint8_t(ip.v4 >> 8),
+                               uint8_t(ip.v4)};
+        r.attr(NDA_DST, v4, 4);
     }
+    return request_ack(s.fd, r, seq, "RTM_NEWNEIGH",
+                       "RTM_NEWNEIGH (use) " + ip.str() + " on ifindex " + std::to_string(ifindex),
+                       err);
 }
 
 }  // namespace rocesw::nl

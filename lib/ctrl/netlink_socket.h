@@ -55,6 +55,12 @@ class NetlinkSocket {
     // answer plus its extended ACK text, if any. Needs CAP_NET_ADMIN.
     bool add_address(int32_t ifindex, const IfAddr &a, std::string *err);
 
+    // Asks the kernel to resolve neighbour IP on ifindex (ARP/ND), as `ip neigh replace IP dev
+    // DEV use` does: RTM_NEWNEIGH with NTF_USE creates the entry if needed and starts the
+    // solicitation; the answer arrives later as an ordinary neighbour notification. Waits for
+    // the ACK. Needs CAP_NET_ADMIN.
+    bool resolve_neighbour(int32_t ifindex, const IpAddr &ip, std::string *err);
+
   private:
     int fd_ = -1;
     uint32_t seq_ = 0;

@@ -87,6 +87,7 @@ bool RouteSync::on_neigh(const nl::NeighMsg &m) {
         return false;
     }
     NeighKey k{*port, m.ip};
+    resolving_.erase(k);  // the kernel answered (either way)
     if (m.usable()) {
         if (resyncing_) seen_neighbours_.insert(k);
         neighbours_.insert(k);
@@ -132,6 +133,13 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
             continue;
         }
         r.paths.push_back(LearnedPath{uint8_t(*port), nh.gateway, nh.weight ? nh.weight : 1});
+        if (nh.gateway) {
+            NeighKey k{*port, *nh.gateway};
+            if (!neighbours_.count(k) && resolving_.insert(k).second) {
+                resolves_.push_back(ResolveRequest{nh.ifindex, *nh.gateway});
+                stats_.resolve_requests++;
+            }
+        }
     }
     if (r.paths.empty()) {
         // Nothing through our ports (any more): a route we had is withdrawn.

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ctrl/netlink_msg.h"
@@ -31,6 +32,14 @@ struct RouteSyncStats {
     uint64_t routes_added = 0, routes_removed = 0;
     uint64_t neighbours_added = 0, neighbours_removed = 0;
     uint64_t addr_changes = 0, link_changes = 0;
+    uint64_t resolve_requests = 0;  // next hops handed to the caller to resolve (take_resolves)
+};
+
+// A learned route's next hop the kernel has no usable neighbour entry for: the caller asks the
+// kernel to resolve it (NetlinkSocket::resolve_neighbour).
+struct ResolveRequest {
+    int32_t ifindex = 0;
+    IpAddr ip;
 };
 
 class RouteSync {
@@ -50,6 +59,13 @@ class RouteSync {
         resync_requested_ = false;
         return r;
     }
+
+    // The next hops of learned routes that had no usable neighbour when the route arrived,
+    // each once until the kernel reports it (usable, failed or deleted: a later route update
+    // asks again). Nothing else resolves a next hop that no traffic through the kernel uses,
+    // such as the IPv6 link-local next hop a BGP session over global addresses announces: the
+    // workers would find the ECMP members dead and drop. Taken (and cleared) by the caller.
+    std::vector<ResolveRequest> take_resolves() { return std::exchange(resolves_, {}); }
 
     const RouteSyncStats &stats() const { return stats_; }
     // The kernel protocol names seen in learned routes, with their current route counts.
@@ -76,6 +92,8 @@ class RouteSync {
     std::function<std::optional<uint16_t>(int)> port_of_;
     std::vector<std::set<IfAddr, AddrLess>> addrs_;  // per port, as the kernel has them
     std::set<NeighKey> neighbours_;                  // learned from the kernel
+    std::set<NeighKey> resolving_;                   // asked for, no kernel answer yet
+    std::vector<ResolveRequest> resolves_;           // for take_resolves
     std::set<IpPrefix, PrefixLess> learned_;         // routes given to the RIB
     bool resyncing_ = false;
     std::set<NeighKey> seen_neighbours_;

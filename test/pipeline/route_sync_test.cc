@@ -150,6 +150,51 @@ TEST_F(RouteSyncTest, Ipv6LearnedRoutesIncludingMultipathAndLinkLocalGateways) {
     EXPECT_EQ(lookup6("fd00:50::1").kind, NextHopKind::drop_no_route);
 }
 
+// A multipath route over link-local next hops nothing has resolved (FRR's zebra installs the
+// link-local part of an IPv6 BGP next hop; the session runs over global addresses, so the kernel
+// never solicits those): the members have no MAC, so RouteSync hands each next hop to the caller
+// once, to ask the kernel (NTF_USE); the kernel's answer makes the members alive.
+TEST_F(RouteSyncTest, UnresolvedNextHopsOfLearnedRoutesAreHandedOutOnceForResolution) {
+    apply(neigh(nl::Op::add, kIf1, "fd00:2::9", "02:00:00:00:bb:09"));
+    apply(route(nl::Op::add, "fd00:60::/48", {{kIf0, "fe80::1"}, {kIf1, "fe80::2"}}));
+    apply(route(nl::Op::add, "fd00:50::/64", {{kIf1, "fd00:2::9"}}));  // resolved already
+    rib->sync();
+    NextHop nh = lookup6("fd00:60::5");
+    ASSERT_EQ(nh.kind, NextHopKind::ecmp_group);
+    for (const auto &g : rib->groups()) {
+        if (g.id == nh.group) {
+            EXPECT_FALSE(g.members[0].alive || g.members[1].alive);
+        }
+    }
+    std::vector<ResolveRequest> r = sync->take_resolves();
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].ifindex, kIf0);
+    EXPECT_EQ(r[0].ip, ipa("fe80::1"));
+    EXPECT_EQ(r[1].ifindex, kIf1);
+    EXPECT_EQ(r[1].ip, ipa("fe80::2"));
+    EXPECT_TRUE(sync->take_resolves().empty());  // taken
+    // The same route again (BGP update, replace): still asked for, not asked again.
+    apply(route(nl::Op::add, "fd00:60::/48", {{kIf0, "fe80::1"}, {kIf1, "fe80::2"}}));
+    EXPECT_TRUE(sync->take_resolves().empty());
+    // The kernel answers one; the other fails: a later update asks again for that one only.
+    apply(neigh(nl::Op::add, kIf0, "fe80::1", "02:00:00:00:aa:01"));
+    apply(neigh(nl::Op::add, kIf1, "fe80::2", nullptr, NUD_FAILED));
+    rib->sync();
+    nh = lookup6("fd00:60::5");
+    for (const auto &g : rib->groups())
+        if (g.id == nh.group) {
+            EXPECT_TRUE(g.members[0].alive);
+            EXPECT_EQ(g.members[0].mac, maca("02:00:00:00:aa:01"));
+            EXPECT_FALSE(g.members[1].alive);
+        }
+    apply(route(nl::Op::add, "fd00:60::/48", {{kIf0, "fe80::1"}, {kIf1, "fe80::2"}}));
+    r = sync->take_resolves();
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].ifindex, kIf1);
+    EXPECT_EQ(r[0].ip, ipa("fe80::2"));
+    EXPECT_EQ(sync->stats().resolve_requests, 3u);
+}
+
 TEST_F(RouteSyncTest, MultipathRouteBecomesAnEcmpGroup) {
     apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
     apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));

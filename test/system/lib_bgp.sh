@@ -169,6 +169,28 @@ bgp_attach() {
     ip -n "$ns" link set dev "$ifc" up
 }
 
+# bgp_redo_dad NS: gives back the IPv6 link-local addresses that failed duplicate address
+# detection in NS (the switch's namespace). A net_tap port's peer interface has the port's MAC
+# (and so the same EUI-64 link-local) until bgp_host changes it; the host interface's DAD, run
+# while roceswd starts, sees the peer's probe for the same address and marks its own
+# "dadfailed". That is the lab's doing (a real peer has its own MAC), so once the peers have
+# their own MACs the address is added again, without a second DAD. FRR needs it (IPv6 sessions
+# wait for a link-local address on the interface to use as next hop); BIRD does not.
+bgp_redo_dad() {
+    local ns="$1" ifc addr
+    while read -r ifc addr; do
+        [ -n "$addr" ] || continue
+        ip -n "$ns" -6 addr del "$addr" dev "$ifc"
+        ip -n "$ns" -6 addr add "$addr" dev "$ifc" nodad
+    done < <(ip -n "$ns" -j -6 addr show | "$RSW_PYTHON" -c '
+import json, sys
+for l in json.load(sys.stdin):
+    for a in l.get("addr_info", []):
+        if a.get("scope") == "link" and a.get("dadfailed"):
+            print(l["ifname"], "%s/%d" % (a["local"], a["prefixlen"]))
+')
+}
+
 # bgp_host NS IFACE MAC V4/LEN GW4: host addressing on an attached interface.
 bgp_host() {
     local ns="$1" ifc="$2" mac="$3" v4="$4" gw="$5"
@@ -701,6 +723,7 @@ EOC
     for a in 10.201.0.1 10.201.0.2 10.201.0.3 10.250.0.1; do ip -n "$R1" addr add "$a/32" dev lo; done
     ip netns exec "$R1" sysctl -qw net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
         net.ipv4.conf.default.rp_filter=0 net.ipv4.fib_multipath_hash_policy=1 >/dev/null
+    bgp_redo_dad "$RSW_SW_NS"
     sw_sessions=(r1_a:10.0.11.2:65201:p1 r1_b:10.0.12.2:65201:p2)
     r1_sessions=(sw_a:10.0.11.1:65101:"$IF1" sw_b:10.0.12.1:65101:"$IF2")
     if [ "$v6" = 1 ]; then

@@ -109,6 +109,7 @@ ip -n "$H2" -6 addr add fd00:20::2/64 dev "$IFH2" nodad
 ip -n "$H2" -6 route add default via fd00:20::1 dev "$IFH2"
 ip netns exec "$R1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
     net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 >/dev/null
+bgp_redo_dad "$RSW_SW_NS"
 
 # FRR in the switch's namespace: the leaf template, rendered. The password is the one r1 uses;
 # the log goes to the run's directory instead of syslog.
@@ -120,7 +121,7 @@ check_eq "rendered template differs from the shipped one in the password and log
     "$(diff "$TEMPLATES/frr-leaf.conf" "$FRR_DIR/frr.conf" | grep '^>' | grep -cvE "password $BGP_PASSWORD\$|^> log file ")" 0
 T_FRR=$(date +%s%N)
 if bgp_start_frr "$RSW_SW_NS" "$FRR_DIR/frr.conf" "$FRR_DIR"; then
-    rsw_pass "FRR $(vtysh --version 2>/dev/null | awk 'NR == 1 { print $NF }') zebra + bgpd running in $RSW_SW_NS with the leaf template"
+    rsw_pass "FRR $(dpkg-query -W -f='${Version}' frr 2>/dev/null) zebra + bgpd running in $RSW_SW_NS with the leaf template"
 else
     rsw_fail "FRR zebra + bgpd start in $RSW_SW_NS with the leaf template"
     rsw_finish
@@ -151,12 +152,20 @@ for p in "$H2_NET" "$H2_NET6"; do
     else
         rsw_fail "$p has $(bgp_route_paths "$p") paths in the switch after 15 s, expected 2 (kernel: $(ip -n "$RSW_SW_NS" route show "$p" | tr '\n\t' '  '))"
     fi
-    kroute="$(ip -n "$RSW_SW_NS" -d route show "$p")"
+    fam=-4; case "$p" in *:*) fam=-6 ;; esac
+    kroute="$(ip -n "$RSW_SW_NS" "$fam" -d route show "$p")"
     rsw_log "  kernel of sw: $(printf '%s' "$kroute" | tr '\n\t' '  ')"
     check_eq "kernel of sw: $p proto bgp with 2 nexthops in the route" "$(printf '%s\n' "$kroute" | grep -c 'nexthop via')" 2
     check_eq "kernel of sw: $p refers to no kernel nexthop object (no zebra nexthop kernel enable)" \
         "$(printf '%s\n' "$kroute" | grep -c 'nhid')" 0
 done
+# zebra installs the IPv6 route via the spines' link-local addresses (the BGP next hop's
+# link-local part), which nothing else resolves: roceswd asks the kernel to (netlink
+# "resolve_requests"), or the ECMP members would stay without a MAC.
+check_eq "kernel of sw: $H2_NET6 via 2 link-local next hops" \
+    "$(ip -n "$RSW_SW_NS" -6 route show "$H2_NET6" | grep -c 'nexthop via fe80::')" 2
+check_ge "roceswd asked the kernel to resolve next hops (show control: netlink resolve_requests)" \
+    "$(rsw_ctl --json show control | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["netlink"]["resolve_requests"])')" 2
 rsw_log "  rocectl --json show routes, entry for $H2_NET:"
 rsw_ctl --json show routes | "$RSW_PYTHON" -c '
 import json, sys
