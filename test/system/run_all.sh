@@ -11,9 +11,10 @@
 #   sudo test/system/run_all.sh              # all tests
 #   sudo test/system/run_all.sh golden       # only tests whose file name contains "golden"
 #
-# The control-plane tests (test_bgp.sh, test_bgp_churn.sh, test_copp.sh, helpers in lib_bgp.sh)
-# also need BIRD 2 (bird2, installed by tools/bootstrap) and a roceswd built with
-# control_plane support; RSW_BGP_KERNEL_SWITCH=1 runs them with the kernel as the switch.
+# The control-plane tests (test_bgp*.sh, test_copp.sh, helpers in lib_bgp.sh) also need BIRD 2
+# (bird2) and, for test_bgp_frr.sh, FRR (frr), both installed by tools/bootstrap, and a roceswd
+# built with control_plane support; RSW_BGP_KERNEL_SWITCH=1 runs the BIRD ones with the kernel
+# as the switch.
 #
 # Environment: RSW_TEST_TIMEOUT (seconds per test, default 300); ROCESWD, ROCECTL, BUILD_DIR
 # as in lib.sh; RSW_KEEP=1 keeps each test's temp dir.
