@@ -17,10 +17,19 @@
 #   - the endpoint is not reachable from a host on a data-plane port (10.0.1.1:<port>);
 #   - rocectl watch prints frames (text and JSON) and stops after --count;
 #   - rocectl clear watermarks works (allow_clear: true here);
-#   - the trace holds queue depth samples of p1 queue 3 and tools/plot makes PNGs of it.
+#   - the trace holds queue depth samples of p1 queue 3 and tools/plot makes PNGs of it;
+#   - the PFC, load-balancer and latency families in a real scrape: 5 PFC XOFF + 2 XON frames
+#     for priority 3 sent by h2 raise rocesw_pfc_frames_received_total / _xon_received_total
+#     {p1,3} by exactly that, and every rocesw_pfc_* sample equals `rocectl show pfc`; 256
+#     packets of 64 flows to a 2-member ECMP route (rocectl call route_learn) make
+#     rocesw_lb_member_packets_total sum to 256, each member equal to `rocectl show lb`, and
+#     rocesw_lb_path_changes_total equals its policies; rocesw_latency_seconds (telemetry
+#     latency on) has _count{tc} = `rocectl show latency` packets per class and = its +Inf
+#     bucket, and its tc 0 count rose by exactly the 256 forwarded packets.
 # Needs root (namespaces, TAP). Run: sudo test/system/test_prometheus.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib_bgp.sh"   # bgp_udp_flows, bgp_wait_if_counter
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
@@ -62,6 +71,7 @@ telemetry:
   prometheus:
     listen: "127.0.0.1:${PORT}"
   allow_clear: true
+  latency: true
   trace:
     file: ${TRACE}
     interval_ms: 20
@@ -78,7 +88,17 @@ ALLOWED = {"port", "queue", "pg", "reason", "priority", "member", "pool", "famil
            # control plane (doc/control-plane.md)
            "source", "class", "result", "stat",
            # rocesw_accounting_difference (doc/accounting.md): "received" or "sent"
-           "identity"}
+           "identity",
+           # rocesw_latency_seconds (a histogram: le on its buckets)
+           "tc", "le"}
+HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+
+def family(name, types):
+    # A histogram's samples are NAME_bucket, NAME_sum, NAME_count under "# TYPE NAME histogram".
+    for suf in HISTOGRAM_SUFFIXES:
+        if name.endswith(suf) and types.get(name[:-len(suf)]) == "histogram":
+            return name[:-len(suf)]
+    return name
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
 
@@ -112,7 +132,7 @@ def scrape(url, out):
                 errors.append("unparsable: " + line)
                 continue
             name, lab = m.group(1), labels_of(m.group(3) or "")
-            if name not in types:
+            if family(name, types) not in types:
                 errors.append("no TYPE before " + name)
             for k in lab:
                 if k not in ALLOWED:
@@ -126,6 +146,8 @@ def scrape(url, out):
             errors.append("no HELP for " + name)
         if t == "counter" and not name.endswith("_total"):
             errors.append("counter without _total: " + name)
+        if t == "histogram" and not any(s["name"] == name + "_count" for s in samples.values()):
+            errors.append("histogram without _count: " + name)
         if t == "gauge" and name.endswith("_total"):
             errors.append("gauge with _total: " + name)
         if not name.startswith("rocesw_"):
@@ -283,6 +305,139 @@ for _ in $(seq 1 20); do
     sleep 0.1
 done
 check_eq "p1 queue 3 watermark is 0 after the clear" "$wm" 0
+
+# PFC, load balancer and latency families in a real scrape, against rocectl's counters. Each
+# comparison reads the scrape and rocectl with no traffic in between, so they must be equal.
+S3="$RSW_TMP/scrape3.json"
+S4="$RSW_TMP/scrape4.json"
+check "scrape 3 parses and follows the format rules" prom "$URL" "$S3"
+# PFC: h2 sends 5 XOFF frames (pause 10 quanta: 256 us at p1's 20 Mb/s) and 2 XON for
+# priority 3 (lossless in the profile) into p1, through a raw socket.
+"$RSW_PYTHON" - "$RSW_TMP" <<'PY'
+import sys
+from scapy.all import Ether, raw
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl
+for name, q in (("xoff", 10), ("xon", 0)):
+    open(sys.argv[1] + "/pfc-%s.bin" % name, "wb").write(raw(
+        Ether(src="02:00:00:00:02:02", dst="01:80:c2:00:00:01") /
+        MACControlClassBasedFlowControl(c3_enabled=1, c3_pause_time=q)))
+PY
+rx0="$(rsw_port_counter p1 rx_packets)"
+ip netns exec "$H2" "$RSW_PYTHON" - "$IF1" "$RSW_TMP" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+for name, n in (("xoff", 5), ("xon", 2)):
+    frame = open(sys.argv[2] + "/pfc-%s.bin" % name, "rb").read()
+    for _ in range(n):
+        s.send(frame)
+PY
+# The 7 frames received (rx_packets counts every frame the port took in).
+rsw_wait_counter $((rx0 + 7)) 5 rsw_port_counter p1 rx_packets >/dev/null
+# ECMP: a learned route with two next hops (h1 over p0, h2 over p1), 64 flows x 4 packets.
+check "rocectl call route_learn 10.9.0.0/24 p0:10.0.1.2 p1:10.0.2.2 (an ECMP group)" \
+    rsw_ctl call route_learn 10.9.0.0/24 p0:10.0.1.2 p1:10.0.2.2
+tx_total() {
+    rsw_ctl --json show ports | "$RSW_PYTHON" -c 'import json,sys; print(sum(p["tx_packets"] for p in json.load(sys.stdin)["ports"]))'
+}
+lbtx0="$(tx_total)"
+bgp_udp_flows "$H1" "$IF0" 02:00:00:00:01:01 10.0.1.2 10.9.0.7 64 4
+# All 256 left the switch (over p0 back to h1 or over p1 to h2; neither host takes them).
+rsw_wait_counter $((lbtx0 + 256)) 10 tx_total >/dev/null
+check "scrape 4 parses and follows the format rules" prom "$URL" "$S4"
+rsw_ctl --json show pfc >"$RSW_TMP/pfc.json"
+rsw_ctl --json show lb >"$RSW_TMP/lb.json"
+rsw_ctl --json show latency >"$RSW_TMP/latency.json"
+
+dprom() { echo $(( $(prom --get "$S4" "$@") - $(prom --get "$S3" "$@") )); }
+check_eq "rocesw_pfc_frames_received_total{p1,3} rises by exactly the 5 XOFF frames" \
+    "$(dprom rocesw_pfc_frames_received_total port=p1 priority=3)" 5
+check_eq "rocesw_pfc_xon_received_total{p1,3} rises by exactly the 2 XON frames" \
+    "$(dprom rocesw_pfc_xon_received_total port=p1 priority=3)" 2
+check_ge "rocesw_pfc_pause_seconds_total{p1,3,received} rises (the XOFFs held queue 3)" \
+    "$("$RSW_PYTHON" -c 'import json,sys
+def v(f):
+    return sum(s["value"] for s in json.load(open(f))["samples"] if s["name"] == "rocesw_pfc_pause_seconds_total"
+               and s["labels"] == {"port": "p1", "priority": "3", "direction": "received"})
+print(int((v(sys.argv[2]) - v(sys.argv[1])) * 1e6))' "$S3" "$S4")" 1
+# Every PFC sample of scrape 4 against rocectl show pfc (same instant: no traffic since).
+check "every rocesw_pfc_* sample equals rocectl show pfc (frames, XON, paused, pause time, watchdog)" \
+    "$RSW_PYTHON" - "$S4" "$RSW_TMP/pfc.json" <<'PY'
+import json, sys
+scrape = json.load(open(sys.argv[1]))["samples"]
+ports = {p["port"]: p for p in json.load(open(sys.argv[2]))["ports"]}
+def prio(port, pr):
+    return [x for x in ports[port]["priorities"] if x["priority"] == int(pr)][0]
+want = {"rocesw_pfc_frames_sent_total": "tx_pause", "rocesw_pfc_frames_received_total": "rx_pause",
+        "rocesw_pfc_xon_sent_total": "tx_xon", "rocesw_pfc_xon_received_total": "rx_xon",
+        "rocesw_pfc_paused": "rx_paused_now"}
+bad, n, fams = [], 0, set()
+for s in scrape:
+    name, l, v = s["name"], s["labels"], s["value"]
+    if not name.startswith("rocesw_pfc_"):
+        continue
+    fams.add(name)
+    if name in want:
+        exp = prio(l["port"], l["priority"])[want[name]]
+    elif name == "rocesw_pfc_pause_seconds_total":
+        us = prio(l["port"], l["priority"])["rx_pause_us" if l["direction"] == "received" else "tx_pause_us"]
+        if abs(v * 1e6 - us) >= 1.0:  # rocectl truncates to whole microseconds
+            bad.append((name, l, v, us))
+        n += 1
+        continue
+    elif name.startswith("rocesw_pfc_watchdog_"):
+        key = "storms" if name.endswith("storms_total") else "restores"
+        q = [w for w in ports[l["port"]]["watchdog"]["queues"] if w["queue"] == int(l["priority"])]
+        exp = q[0][key] if q else 0
+    else:
+        bad.append(("unknown family", name))
+        continue
+    n += 1
+    if v != exp:
+        bad.append((name, l, v, exp))
+print(n, "samples of", sorted(fams), "mismatches:", bad[:5])
+sys.exit(1 if bad or n == 0 or len(fams) < 8 else 0)
+PY
+check "rocesw_lb_member_packets_total of 10.9.0.0/24: 256 in all, both members used, each equal to rocectl show lb" \
+    "$RSW_PYTHON" - "$S4" "$RSW_TMP/lb.json" <<'PY'
+import json, sys
+scrape = json.load(open(sys.argv[1]))["samples"]
+lb = json.load(open(sys.argv[2]))
+prom = {s["labels"]["member"]: s["value"] for s in scrape
+        if s["name"] == "rocesw_lb_member_packets_total" and s["labels"]["group"] == "10.9.0.0/24"}
+g = [g for g in lb["groups"] if g["prefix"] == "10.9.0.0/24"][0]
+ctl = {m["via"]: m["packets"] for m in g["members"]}
+print("scrape", prom, "rocectl", ctl)
+sys.exit(0 if prom == ctl and sum(prom.values()) == 256 and min(prom.values()) > 0 and len(prom) == 2 else 1)
+PY
+check "rocesw_lb_path_changes_total{policy} equals rocectl show lb's policies" \
+    "$RSW_PYTHON" - "$S4" "$RSW_TMP/lb.json" <<'PY'
+import json, sys
+scrape = json.load(open(sys.argv[1]))["samples"]
+prom = {s["labels"]["policy"]: s["value"] for s in scrape if s["name"] == "rocesw_lb_path_changes_total"}
+ctl = {p["name"]: p["path_changes"] for p in json.load(open(sys.argv[2]))["policies"]}
+print("scrape", prom, "rocectl", ctl)
+sys.exit(0 if prom == ctl and prom else 1)
+PY
+check "rocesw_latency_seconds: _count{tc} = +Inf bucket = rocectl show latency packets, every class" \
+    "$RSW_PYTHON" - "$S4" "$RSW_TMP/latency.json" <<'PY'
+import json, sys
+scrape = json.load(open(sys.argv[1]))["samples"]
+lat = json.load(open(sys.argv[2]))
+ctl = {str(c["tc"]): c["packets"] for c in lat["classes"]}
+cnt = {s["labels"]["tc"]: s["value"] for s in scrape if s["name"] == "rocesw_latency_seconds_count"}
+inf = {s["labels"]["tc"]: s["value"] for s in scrape
+       if s["name"] == "rocesw_latency_seconds_bucket" and s["labels"]["le"] == "+Inf"}
+buckets = {}
+for s in scrape:
+    if s["name"] == "rocesw_latency_seconds_bucket":
+        buckets.setdefault(s["labels"]["tc"], []).append(s["value"])
+monotonic = all(b == sorted(b) for b in buckets.values())
+print("enabled", lat["enabled"], "count", cnt, "rocectl", ctl, "buckets cumulative", monotonic)
+sys.exit(0 if lat["enabled"] and cnt == ctl == inf and len(cnt) == 8 and monotonic else 1)
+PY
+check_eq "rocesw_latency_seconds_count{tc=0} rose by exactly the 256 forwarded ECMP packets (TC 0)" \
+    "$(dprom rocesw_latency_seconds_count tc=0)" 256
 
 rsw_assert_accounting
 # Shutdown, then the trace and its plots.
