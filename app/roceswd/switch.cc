@@ -1,5 +1,7 @@
 #include "switch.h"
 
+#include "pipeline/accounting.h"
+
 #include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -178,6 +180,23 @@ void Switch::worker_loop(uint16_t w) {
     rte_rcu_qsbr_thread_unregister(qsbr_, w);
 }
 
+// The accounting identity once no worker runs and every queue is empty (doc/accounting.md): what
+// was still queued at SIGTERM and did not leave within the drain is counted as port_stopped
+// drops, so the last word on every frame is in the log. One line, the total's terms as JSON.
+void Switch::log_exit_accounting() {
+    AccountingSources src;
+    for (const auto &p : cfg_.ports) src.port_names.push_back(p.name);
+    src.counters = counters_;
+    for (auto &w : workers_) src.egress.push_back(w.egress);
+    src.tm = qos_;
+    const nlohmann::json a = accounting_json(check_accounting(take_accounting(src)));
+    const std::string verdict = a.at("verdict").get<std::string>();
+    if (a.at("balanced").get<bool>())
+        spdlog::info("exit accounting: {}; total {}", verdict, a.at("total").dump());
+    else
+        spdlog::warn("exit accounting: {}; total {}", verdict, a.at("total").dump());
+}
+
 void Switch::run(const std::atomic<bool> &stop) {
     std::string err;
     if (!server_.listen(cfg_.sw.control_socket, &err))
@@ -229,6 +248,7 @@ void Switch::run(const std::atomic<bool> &stop) {
     // A worker still running could hand packets to an owner that had already drained: count
     // those now that none runs.
     for (auto &w : workers_) w.egress->discard_all(DropReason::port_stopped);
+    log_exit_accounting();
     ports_->stop();
     stop_observability();
     server_.close();

@@ -85,6 +85,7 @@ class Switch {
     void worker_loop(uint16_t w);
     // Wires every module's commands and families to server_ and metrics_ (views.cc).
     void register_commands();
+    void log_exit_accounting();
     // Observability (metrics.cc): process-level families, exporter + trace start/stop, the
     // control loop's trace sampling (returns ms until it is next due, at most 50).
     void register_metrics();

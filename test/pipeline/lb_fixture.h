@@ -75,8 +75,11 @@ struct OutPkt {
 class LbSwitch {
   public:
     // `members`: number of member ports; `cfg`: LB settings; `route`: the multipath route.
+    // `plan`: a QoS plan for every port: the real egress (QosEgress) instead of FIFOs, whose
+    // queue depths the Dataplane binds as the adaptive policy's load signal.
     LbSwitch(uint16_t members, const LbConfig &cfg, const MultipathRouteConfig &route,
-             bool resolve_all = true, rte_rcu_qsbr *qsbr = nullptr)
+             bool resolve_all = true, rte_rcu_qsbr *qsbr = nullptr,
+             const QosPlan *plan = nullptr)
         : n_(members) {
         DataplaneSpec spec;
         spec.fib.ipv4_max_routes = 1024;
@@ -111,8 +114,8 @@ class LbSwitch {
         o.burst = 32;
         o.egress_burst = 64;
         o.rx = {{{0, 0}}};  // traffic enters on p0 only
-        o.egress = fifo_egress_factory(4096);
-        dp = std::make_unique<Dataplane>(spec, nullptr, *ports, std::move(o));
+        if (!plan) o.egress = fifo_egress_factory(4096);
+        dp = std::make_unique<Dataplane>(spec, plan, *ports, std::move(o));
         EXPECT_EQ(dp->refused_routes(), 0u);
         fib = &dp->fib();
         rib = &dp->rib();

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lb_fixture.h"
+#include "qos_fixture.h"
 
 namespace rocesw::test {
 namespace {
@@ -431,6 +432,68 @@ TEST(LbPipeline, M7AdaptiveNewFlowletsAvoidTheCongestedMember) {
     EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 3), 0);
     EXPECT_GT(std::count(port_of.begin(), port_of.end(), 2), 20);
     // The other class's queue on port 3 is empty: a class-5 signal does not count for class 0.
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+// The same decision with the signal the switch really uses: the Dataplane binds the QoS traffic
+// manager's queue depths (no fake). Port 2's device stops taking frames, so 200 packets routed
+// to its gateway (class 0, as the flows) stay in its egress queue 0: new flowlets of the ECMP
+// flows go to the other three members. The device takes frames again, the queue drains to 0,
+// and new flowlets use port 2 again.
+TEST(LbPipeline, M7AdaptiveAvoidsAMemberWhoseRealEgressQueueBacksUp) {
+    std::vector<QosPortInfo> info;
+    for (int p = 0; p <= 4; p++) info.push_back({"p" + std::to_string(p), 10000});
+    const QosPlan plan = build_qos_plan(load_qos_string(qos_profile(""), "t.yaml"), info);
+    LbConfig cfg;
+    cfg.default_policy = "adaptive";
+    cfg.flowlet_gap_us = 50;
+    LbSwitch sw(4, cfg, LbSwitch::route(4), true, nullptr, &plan);
+    const LoadSignal *signal = sw.fib->groups().load_signal();
+    ASSERT_NE(signal, nullptr);  // bound by the Dataplane, not by the test
+    auto depth = [&](uint16_t port) { return sw.dp->tm().stats(port).queues[0].depth_bytes.load(); };
+
+    sw.ports->set_tx_budget(2, 0);
+    LbFlow to_gw2;
+    to_gw2.dst = LbSwitch::gw_ip(2).v4;
+    std::vector<std::pair<LbFlow, uint32_t>> burst;
+    for (uint32_t i = 0; i < 200; i++) burst.emplace_back(to_gw2, i);
+    uint64_t now = 1'000'000;
+    EXPECT_TRUE(sw.run(burst, now).empty());  // nothing left: port 2 refuses, the rest queue
+    const uint64_t held = depth(2);
+    // The first burst (32) left the queue for the device, which refused it (staged: it goes
+    // first once the device takes frames); the other 168 are in queue 0.
+    EXPECT_EQ(held, 168u * roce_frame(to_gw2, 0).size());
+    EXPECT_EQ(sw.dp->tm().stats(2).queues[0].depth_packets.load(), 168u);
+    EXPECT_EQ(signal->queue_bytes(signal->ctx, 2, 0), held);  // what the policy reads
+    EXPECT_EQ(depth(1) + depth(3) + depth(4), 0u);
+
+    auto flows = sport_flows(256);
+    for (int flowlet = 0; flowlet < 3; flowlet++) {
+        now += 100 * kUs;  // past the gap: every flow starts a new flowlet
+        auto port_of = sw.ports_of(flows, now);
+        EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 2), 0) << "flowlet " << flowlet;
+        EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 0), 0) << "flowlet " << flowlet;
+        for (uint16_t p : {1, 3, 4}) EXPECT_GT(std::count(port_of.begin(), port_of.end(), p), 20);
+        // The other members' queues stay empty (the device takes everything at once).
+        EXPECT_EQ(depth(1) + depth(3) + depth(4), 0u);
+    }
+    EXPECT_GE(depth(2), held);  // still held: port 2 took nothing
+
+    // Port 2's device takes frames again: the queue drains (the 200 packets leave), and the
+    // next flowlets spread over all four members again.
+    sw.ports->set_tx_budget(2, UINT32_MAX);
+    for (int i = 0; i < 100 && depth(2); i++) {
+        now += 10 * kUs;
+        sw.dp->poll(0, now);
+    }
+    ASSERT_EQ(depth(2), 0u);
+    auto drained = sw.collect();
+    EXPECT_EQ(std::count_if(drained.begin(), drained.end(),
+                            [](const OutPkt &o) { return o.port == 2; }),
+              200);
+    now += 100 * kUs;
+    auto port_of = sw.ports_of(flows, now);
+    for (uint16_t p : {1, 2, 3, 4}) EXPECT_GT(std::count(port_of.begin(), port_of.end(), p), 20) << p;
     EXPECT_EQ(sw.drops_total(), 0u);
 }
 
