@@ -75,7 +75,8 @@ bgp_start_switch() {
         # The port addresses from the config (ipv4 lists of the ports, in order).
         bgp_kernel_addresses "$config" "$@"
         ip netns exec "$RSW_SW_NS" sysctl -qw net.ipv4.ip_forward=1 \
-            net.ipv4.fib_multipath_hash_policy=1 net.ipv4.conf.all.rp_filter=0 >/dev/null
+            net.ipv4.fib_multipath_hash_policy=1 net.ipv4.conf.all.rp_filter=0 \
+            net.ipv6.conf.all.forwarding=1 >/dev/null
         : >"$log"
         return 0
     fi
@@ -132,8 +133,9 @@ bgp_switch_use() {
     IFS='|' read -r RSW_SW_NS RSW_SWITCH_PID RSW_SWITCH_SOCKET RSW_SWITCH_LOG <<<"${BGP_SWITCHES[$1]}"
 }
 
-# Kernel mode: gives the veths pN in the switch namespace the ipv4 addresses of the ports of
-# the same name in CONFIG (a switch.yaml written by the tests: "- name: pN" then "ipv4: [..]").
+# Kernel mode: gives the veths pN in the switch namespace the ipv4 and ipv6 addresses of the
+# ports of the same name in CONFIG (a switch.yaml written by the tests: "- name: pN" then
+# "ipv4: [..]", "ipv6: [..]").
 bgp_kernel_addresses() {
     local config="$1" p a
     shift
@@ -143,12 +145,16 @@ import re, sys
 text = open(sys.argv[1]).read()
 m = re.search(r'-\s*name:\s*%s\s*\n(.*?)(?=\n\s*-\s*name:|\n\S|\Z)' % re.escape(sys.argv[2]), text, re.S)
 if m:
-    v = re.search(r'ipv4:\s*\[([^\]]*)\]', m.group(1))
-    if v:
-        print(" ".join(x.strip().strip('"') for x in v.group(1).split(",") if x.strip()))
+    for fam in ("ipv4", "ipv6"):
+        v = re.search(fam + r':\s*\[([^\]]*)\]', m.group(1))
+        if v:
+            print(" ".join(x.strip().strip('"') for x in v.group(1).split(",") if x.strip()))
 EOF
         ); do
-            ip -n "$RSW_SW_NS" addr add "$a" dev "$p"
+            case "$a" in
+                *:*) ip -n "$RSW_SW_NS" -6 addr add "$a" dev "$p" nodad ;;
+                *) ip -n "$RSW_SW_NS" addr add "$a" dev "$p" ;;
+            esac
         done
     done
 }
@@ -413,7 +419,9 @@ for p in sorted(r["prefix"] for r in d["routes"] if r.get("type") not in skip):
 # the member count of its ECMP group (rocectl show routes + show lb; kernel mode: ip route).
 bgp_route_paths() {
     if ! bgp_have_ctl; then
-        ip -n "$RSW_SW_NS" -j route show "$1" | "$RSW_PYTHON" -c '
+        local fam=-4
+        case "$1" in *:*) fam=-6 ;; esac
+        ip -n "$RSW_SW_NS" -j "$fam" route show "$1" | "$RSW_PYTHON" -c '
 import json, sys
 rs = json.load(sys.stdin)
 print(0 if not rs else len(rs[0].get("nexthops", [])) or 1)
