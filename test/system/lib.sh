@@ -81,12 +81,13 @@ rsw_ns() { printf '%s\n' "${RSW_TAG}-$1"; }
 # on cleanup).
 rsw_file_prefix() { printf '%s\n' "${RSW_TAG}"; }
 
-# A new temp dir (removed on cleanup).
+# rsw_mktemp VAR: a new temp dir (removed on cleanup), its path in VAR. Not `$(...)`: in a
+# subshell the record for cleanup would be lost.
 rsw_mktemp() {
     local d
     d="$(mktemp -d "/tmp/${RSW_TAG:-rsw}.XXXXXX")"
     RSW_TMPDIRS+=("$d")
-    printf '%s\n' "$d"
+    printf -v "$1" '%s' "$d"
 }
 
 # --- processes ------------------------------------------------------------------------------

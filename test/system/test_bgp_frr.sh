@@ -113,7 +113,7 @@ bgp_redo_dad "$RSW_SW_NS"
 
 # FRR in the switch's namespace: the leaf template, rendered. The password is the one r1 uses;
 # the log goes to the run's directory instead of syslog.
-FRR_DIR="$(rsw_mktemp)"
+rsw_mktemp FRR_DIR
 sed -e "s/change-me-per-fabric/$BGP_PASSWORD/" \
     -e "s|^log syslog informational|log file $FRR_DIR/frr.log informational|" \
     "$TEMPLATES/frr-leaf.conf" >"$FRR_DIR/frr.conf"
