@@ -354,12 +354,8 @@ check_eq "rocesw_pfc_frames_received_total{p1,3} rises by exactly the 5 XOFF fra
     "$(dprom rocesw_pfc_frames_received_total port=p1 priority=3)" 5
 check_eq "rocesw_pfc_xon_received_total{p1,3} rises by exactly the 2 XON frames" \
     "$(dprom rocesw_pfc_xon_received_total port=p1 priority=3)" 2
-check_ge "rocesw_pfc_pause_seconds_total{p1,3,received} rises (the XOFFs held queue 3)" \
-    "$("$RSW_PYTHON" -c 'import json,sys
-def v(f):
-    return sum(s["value"] for s in json.load(open(f))["samples"] if s["name"] == "rocesw_pfc_pause_seconds_total"
-               and s["labels"] == {"port": "p1", "priority": "3", "direction": "received"})
-print(int((v(sys.argv[2]) - v(sys.argv[1])) * 1e6))' "$S3" "$S4")" 1
+# rocesw_pfc_pause_seconds_total is compared with rocectl below, not asserted to rise: the
+# XON may arrive in the XOFFs' burst, and then the pause lasts no measurable time.
 # Every PFC sample of scrape 4 against rocectl show pfc (same instant: no traffic since).
 check "every rocesw_pfc_* sample equals rocectl show pfc (frames, XON, paused, pause time, watchdog)" \
     "$RSW_PYTHON" - "$S4" "$RSW_TMP/pfc.json" <<'PY'
