@@ -121,6 +121,17 @@ def ctl(sock, *args):
 
 
 def check_supported(lab, any_rate=False):
+    if lab["udp_flows"]:
+        raise SystemExit("rocelab: the real engine runs RoCE hosts only (udp_flows: not yet)")
+    if lab["jobs"]:
+        raise SystemExit("rocelab: collective jobs (ring_allreduce, all_to_all) are not yet in "
+                         "the real engine: their phases start on completions")
+    if not lab["flows"]:
+        raise SystemExit("rocelab: the scenario has no RoCE flows")
+    for h in labmod.hosts(lab):
+        if len(h["ports"]) != 1:
+            raise SystemExit(f"rocelab: host {h['name']} has {len(h['ports'])} links; the real "
+                             "engine supports one NIC per host")
     nodes = render.node_by_id(lab)
     fast = max((l["rate_bps"] for l in lab["links"]), default=0)
     if fast > MAX_RATE_BPS and not any_rate:
@@ -133,17 +144,6 @@ def check_supported(lab, any_rate=False):
             raise SystemExit(f"rocelab: {e['kind']} at {e['at_ns']} ns: the real engine sets "
                              "switch-to-switch links down only (link "
                              f"{nodes[e['a']]['name']} - {nodes[e['b']]['name']} ends at a host)")
-    if lab["udp_flows"]:
-        raise SystemExit("rocelab: the real engine runs RoCE hosts only (udp_flows: not yet)")
-    if lab["jobs"]:
-        raise SystemExit("rocelab: collective jobs (ring_allreduce, all_to_all) are not yet in "
-                         "the real engine: their phases start on completions")
-    if not lab["flows"]:
-        raise SystemExit("rocelab: the scenario has no RoCE flows")
-    for h in labmod.hosts(lab):
-        if len(h["ports"]) != 1:
-            raise SystemExit(f"rocelab: host {h['name']} has {len(h['ports'])} links; the real "
-                             "engine supports one NIC per host")
 
 
 def memif(index, role, sock):
@@ -351,7 +351,8 @@ def _run(a, lab, tag, work, out, procs, t0):
             pair = f"{nodes[e['a']]['name']}-{nodes[e['b']]['name']}"
             if what == "link":
                 state = "down" if e["kind"] == "link_down" else "up"
-                for n, port in ((e["a"], e["port_a"]), (e["b"], e["port_b"])):
+                ln = next(l for i, l in enumerate(lab["links"]) if l.get("index", i) == e["link"])
+                for n, port in ((ln["a"], ln["port_a"]), (ln["b"], ln["port_b"])):
                     ctl(ctl_sock[n], "call", "port_link", f"p{port}", state)
                 late = time.monotonic() - due
                 entry = {"kind": e["kind"], "link": e["link"], "at_ns": e["at_ns"],
@@ -638,7 +639,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         "run_ns": max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
                        ((lab["flows"][int(r["flow"])], r) for r in done)), default=0),
         "pfc_frames": sum(x["pfc"]["pause_tx"] + x["pfc"]["xon_tx"] for x in switches.values()),
-        "switch_drops": drops_by_reason(switches),
+        "switch_drops": {r: n for r, n in drops_by_reason(switches).items() if r != "port_stopped"},
         "switch_totals": {
             "ecn_marked": sum(x["ecn_marked"] for x in switches.values()),
             "pfc_xoff_sent": sum(x["pfc"]["pause_tx"] for x in switches.values()),
@@ -646,7 +647,10 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
             "watchdog_storms": sum(x["pfc"]["watchdog_storms"] for x in switches.values()),
             "watchdog_restores": sum(x["pfc"]["watchdog_restores"] for x in switches.values())},
         "events_applied": applied + host_events_applied(lab, hsum),
-        "link_drops": sum(p["link_lost"] for x in switches.values() for p in x["ports"]),
+        # rocesim's split: what a down link took is a link loss (the switches count it as
+        # port_stopped, kept per switch in `switches`), not a switch drop.
+        "link_drops": {"link_down": sum(p["link_lost"] for x in switches.values() for p in x["ports"]),
+                       "lost_in_flight": 0, "error": 0},
         "accounting": {k: v for k, v in accounting.items() if k != "per_switch"},
         "events_not_applied": [{k: v for k, v in e.items() if k != "routes_after"} for e in skipped],
         "real_engine": {"roce_mtu": mtu, "rto_us": rto_us,
