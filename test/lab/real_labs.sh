@@ -12,13 +12,7 @@ set -euo pipefail
 source "$(dirname "$0")/../system/lib.sh"
 rsw_init
 FILTER="${1:-}"
-: "${ROCESIM:=$BUILD_DIR/app/rocesim/rocesim}"
-: "${ROCEHOST:=$BUILD_DIR/app/rocehost/rocehost}"
-for b in "$ROCESWD" "$ROCECTL" "$ROCESIM" "$ROCEHOST"; do
-    [ -x "$b" ] || { rsw_fail "$b is not built"; rsw_finish; }
-done
-export ROCELAB_BUILD="$BUILD_DIR"
-LAB="$RSW_REPO/tools/rocelab"
+rsw_rocelab_init
 SC="$RSW_REPO/config/scenarios"
 d="$RSW_TMP"
 rows=()

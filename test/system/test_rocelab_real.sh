@@ -18,13 +18,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rsw_init
-: "${ROCESIM:=$BUILD_DIR/app/rocesim/rocesim}"
-: "${ROCEHOST:=$BUILD_DIR/app/rocehost/rocehost}"
-for b in "$ROCESWD" "$ROCECTL" "$ROCESIM" "$ROCEHOST"; do
-    [ -x "$b" ] || { rsw_fail "$b is not built"; rsw_finish; }
-done
-export ROCELAB_BUILD="$BUILD_DIR"
-LAB="$RSW_REPO/tools/rocelab"
+rsw_rocelab_init
 SCEN="$RSW_REPO/config/scenarios/leaf-spine-small.yaml"
 d="$RSW_TMP"
 json() { "$RSW_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
