@@ -53,7 +53,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     HostRunConfig c;
     c.source = source;
     if (!root.IsMap()) L.fail("", "expected a map at the top level, got " + describe(root));
-    L.check_keys(root, "", {"rocehost", "traffic", "dcqcn", "hosts", "peers", "workload"});
+    L.check_keys(root, "",
+                 {"rocehost", "traffic", "dcqcn", "hosts", "peers", "workload", "faults"});
 
     if (auto r = root["rocehost"]) {
         L.check_keys(
@@ -250,6 +251,39 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     } else {
         W.count = 0;
         W.pattern = roce::Pattern::pairs;
+    }
+    // faults: [{host, pfc_storm | slow_receiver: {at_us, until_us, priority, interval_us,
+    // xoff_bytes}}] (doc/rocehost.md, "Host faults").
+    if (auto fs = root["faults"]) {
+        if (!fs.IsSequence()) L.fail("faults", "expected a list");
+        for (size_t i = 0; i < fs.size(); i++) {
+            const std::string fp = at("faults", i);
+            L.check_keys(fs[i], fp, {"host", "pfc_storm", "slow_receiver"});
+            roce::HostFault f;
+            if (!fs[i]["host"]) L.fail(fp + ".host", "required field missing");
+            f.host = hidx(fs[i]["host"], fp + ".host");
+            if (!c.hosts[f.host].local())
+                L.fail(fp + ".host", "'" + c.hosts[f.host].name + "' is a peer, not a local host");
+            if (bool(fs[i]["pfc_storm"]) == bool(fs[i]["slow_receiver"]))
+                L.fail(fp, "needs exactly one of pfc_storm, slow_receiver");
+            f.kind = fs[i]["pfc_storm"] ? roce::HostFault::pfc_storm
+                                        : roce::HostFault::slow_receiver;
+            const std::string kp = fp + (fs[i]["pfc_storm"] ? ".pfc_storm" : ".slow_receiver");
+            YAML::Node k = fs[i]["pfc_storm"] ? fs[i]["pfc_storm"] : fs[i]["slow_receiver"];
+            L.check_keys(k, kp, {"at_us", "until_us", "priority", "interval_us", "xoff_bytes"});
+            if (!k["at_us"] || !k["until_us"]) L.fail(kp, "at_us and until_us are required");
+            f.at_ns = L.us_as_ns(k["at_us"], kp + ".at_us");
+            f.until_ns = L.us_as_ns(k["until_us"], kp + ".until_us");
+            if (f.until_ns <= f.at_ns) L.fail(kp + ".until_us", "must be after at_us");
+            if (k["priority"]) f.priority = L.priority(k["priority"], kp + ".priority");
+            if (k["interval_us"]) {
+                f.interval_ns = L.us_as_ns(k["interval_us"], kp + ".interval_us", 1'000'000);
+                if (!f.interval_ns) L.fail(kp + ".interval_us", "must be above 0");
+            }
+            if (k["xoff_bytes"])
+                f.xoff_bytes = L.size_bytes(k["xoff_bytes"], kp + ".xoff_bytes", 1, 1u << 30);
+            c.faults.push_back(f);
+        }
     }
     return c;
 }

@@ -90,6 +90,7 @@ class Switch {
     // control loop's trace sampling (returns ms until it is next due, at most 50).
     void register_metrics();
     nlohmann::json route_learn(const CommandArgs &args);
+    nlohmann::json port_link(const CommandArgs &args);
     void start_observability();
     int observe();
     void stop_observability();

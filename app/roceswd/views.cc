@@ -72,6 +72,22 @@ json Switch::route_learn(const CommandArgs &args) {
     return {{"routes", set.size()}, {"changed", changed}, {"refused", refused}};
 }
 
+// "port_link PORT up|down" (TrafficManager::set_link_down). Routes stay: moving them is the
+// routing's job (BGP's hold timer, rocelab's route_learn at the scenario's convergence).
+json Switch::port_link(const CommandArgs &args) {
+    if (args.size() != 2 || (args[1] != "up" && args[1] != "down"))
+        throw CommandError("port_link: expected PORT up|down");
+    size_t i = 0;
+    while (i < cfg_.ports.size() && cfg_.ports[i].name != args[0]) i++;
+    if (i == cfg_.ports.size()) throw CommandError("port_link: no port '" + args[0] + "'");
+    if (!qos_) throw CommandError("port_link: no traffic manager");
+    const bool down = args[1] == "down";
+    const bool was = qos_->link_down(uint16_t(i));
+    qos_->set_link_down(uint16_t(i), down);
+    if (was != down) spdlog::info("port {}: link set {} (port_link)", args[0], args[1]);
+    return {{"port", args[0]}, {"admin_down", down}, {"changed", was != down}};
+}
+
 json Switch::view_ports() const {
     json out = json::array();
     const auto &eps = ports_->ports();
@@ -100,6 +116,7 @@ json Switch::view_ports() const {
                        {"speed_mbps", pc.speed_mbps},
                        {"link",
                         {{"up", ep.link.link_status == RTE_ETH_LINK_UP},
+                         {"admin_down", qos_ && qos_->link_down(uint16_t(i))},
                          {"speed_mbps", ep.link.link_speed},
                          {"duplex", ep.link.link_duplex ? "full" : "half"},
                          {"changes", ep.link_changes}}},
@@ -206,6 +223,11 @@ void Switch::register_commands() {
         "set learned routes: PREFIX [PORT:VIA ...] ... (several prefixes per call; a prefix "
         "without paths is withdrawn; rocelab moves routes with it)",
         [this](const CommandArgs &args) { return route_learn(args); });
+    server_.mutating(
+        "port_link",
+        "PORT up|down: an administratively down link drops every frame the port would send, "
+        "counted as port_stopped (a pulled cable; rocelab's link events)",
+        [this](const CommandArgs &args) { return port_link(args); });
     server_.mutating("clear_latency", "restart the latency view's window (telemetry.latency)",
                      [this](const CommandArgs &args) { return clear_latency(args); });
 
@@ -216,6 +238,7 @@ void Switch::register_commands() {
     // No setting exists for these (doc/load-balancing.md): served as before.
     server_.allow("lb_policy", true);
     server_.allow("route_learn", true);
+    server_.allow("port_link", true);
     server_.allow("lb_events", true);
 }
 

@@ -218,6 +218,14 @@ uint8_t TrafficManager::paused(uint16_t port) const {
     return ports_[port]->paused.load(std::memory_order_relaxed);
 }
 
+void TrafficManager::set_link_down(uint16_t port, bool down) {
+    ports_[port]->down.store(down, std::memory_order_relaxed);
+}
+
+bool TrafficManager::link_down(uint16_t port) const {
+    return ports_[port]->down.load(std::memory_order_relaxed);
+}
+
 void TrafficManager::set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes) {
     (*pg_limit_)[PgAccounting::key(in_port, pg)].store(bytes, std::memory_order_relaxed);
 }
@@ -619,6 +627,12 @@ void QosEgress::flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReaso
 // sum of their pkt_len, taken before the call (what the device took is no longer ours to read;
 // what it refused still is).
 uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t all_bytes) {
+    if (tm_.ports_[port]->down.load(std::memory_order_relaxed)) [[unlikely]] {
+        // An administratively down link (set_link_down): the frames are lost on it, counted.
+        rte_pktmbuf_free_bulk(pkts, n);
+        ctr_.ports[port].drops[size_t(DropReason::port_stopped)].add(n);
+        return n;
+    }
     uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);
     uint64_t total = all_bytes;
     for (uint16_t i = sent; i < n; i++) total -= pkts[i]->pkt_len;

@@ -111,6 +111,11 @@ class TrafficManager final : public Injector {
     // Queues in `mask` are skipped by the scheduler (PFC honoring drives this).
     void set_paused(uint16_t port, uint8_t mask);
     uint8_t paused(uint16_t port) const;
+    // An administratively down link (a pulled cable, rocelab's link events): every frame the
+    // port's owner would hand to the device, PFC frames included, is dropped instead and
+    // counted (port_stopped); the queues drain into it. Up again: frames leave as before.
+    void set_link_down(uint16_t port, bool down);
+    bool link_down(uint16_t port) const;
     // Lossless packets from (in_port, PG) are refused (headroom_exhausted) while pg_bytes would
     // exceed `bytes`. Default: no limit; TrafficManager's constructor sets static_th + headroom for static PGs.
     void set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes);
@@ -200,6 +205,7 @@ class TrafficManager final : public Injector {
         bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
         rte_ring *handoff = nullptr;
         alignas(kCacheLine) std::atomic<uint8_t> paused{0};
+        std::atomic<bool> down{false};
         std::atomic<uint32_t> wm_epoch{0};
     };
     struct alignas(kCacheLine) Owner {

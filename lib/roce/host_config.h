@@ -68,6 +68,23 @@ struct RunConfig {
     uint64_t sample_ns = 100'000;  // per-flow byte timeline period (flow_bytes.csv); 0 = off
 };
 
+// A local host misbehaving for a while (rocesim's host events, which rocelab's real engine
+// hands to rocehost; doc/rocehost.md, "Host faults"). Times are on the workload's clock (0 =
+// start_delay after the start):
+//   pfc_storm      the host's NIC sends PFC XOFF (quanta 0xFFFF) for `priority` every
+//                  `interval` from `at` to `until` (a stuck NIC), then one XON;
+//   slow_receiver  the host stops taking frames from its port from `at` to `until`: they wait
+//                  in its RX buffer; at `xoff_bytes` held the NIC pauses `priority` (XOFF
+//                  refreshed every `interval`), at `until` it takes them and sends XON.
+struct HostFault {
+    enum Kind : uint8_t { pfc_storm, slow_receiver } kind = pfc_storm;
+    uint32_t host = 0;  // index in HostRunConfig::hosts (a local host)
+    uint64_t at_ns = 0, until_ns = 0;
+    uint8_t priority = 3;
+    uint64_t interval_ns = 1'000;
+    uint64_t xoff_bytes = 65536;
+};
+
 struct WorkloadConfig {
     WorkloadSpec spec;
     std::string cdf_file;
@@ -81,6 +98,7 @@ struct HostRunConfig {
     bool dcqcn_enabled = true;
     std::vector<HostConfig> hosts;  // local hosts first (in file order), then peers
     WorkloadConfig workload;
+    std::vector<HostFault> faults;
     int host_index(const std::string &name) const {
         for (size_t i = 0; i < hosts.size(); i++)
             if (hosts[i].name == name) return int(i);

@@ -115,7 +115,11 @@ bool write_hosts(const HostSet &hs, const std::string &dir, uint64_t run_ns, nlo
                        {"cnps_rx", h.c.cnps_rx},
                        {"naks_rx", h.c.naks_rx},
                        {"pause_frames", h.pause.pause_frames(p)},
-                       {"paused_us", paused_us}});
+                       {"paused_us", paused_us},
+                       {"pfc_xoff_tx", h.c.pfc_xoff_tx},
+                       {"pfc_xon_tx", h.c.pfc_xon_tx},
+                       {"held_frames", h.c.held_frames},
+                       {"held_max_bytes", h.c.held_max_bytes}});
     }
     return true;
 }
@@ -128,6 +132,17 @@ bool write_pauses(const HostSet &hs, const std::string &dir) {
         for (const auto &e : h.pause_trace)
             ps << h.cfg.name << ',' << e.t_ns << ',' << int(e.priority) << ',' << e.quanta << ','
                << e.until_ns << '\n';
+    return true;
+}
+
+// pfc_sent.csv: the PFC frames the hosts' NICs sent (faults: storms, slow receivers).
+bool write_pfc_sent(const HostSet &hs, const std::string &dir) {
+    std::ofstream ps;
+    if (!open_out(dir, "pfc_sent.csv", ps)) return false;
+    ps << "host,t_ns,priority,quanta\n";
+    for (const Host &h : hs.hosts())
+        for (const auto &e : h.pfc_sent)
+            ps << h.cfg.name << ',' << e.t_ns << ',' << int(e.priority) << ',' << e.quanta << '\n';
     return true;
 }
 
@@ -285,7 +300,7 @@ bool write_host_results(const HostSet &hs, const std::string &dir, uint64_t run_
     nlohmann::json hosts;
     if (!write_flows(hs, dir, rs) || !write_qp_rates(hs, dir) || !write_flow_bytes(hs, dir) ||
         !write_receivers(hs, dir) || !write_hosts(hs, dir, run_ns, &hosts) ||
-        !write_pauses(hs, dir))
+        !write_pauses(hs, dir) || !write_pfc_sent(hs, dir))
         return false;
     const ReceiverTotals rx = receiver_totals(hs);
     const OverlapFairness ov = overlap_of(hs);

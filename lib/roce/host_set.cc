@@ -57,6 +57,9 @@ HostSet::HostSet(const HostRunConfig &cfg, size_t n_local, PortIo &io, rte_mempo
             h.neigh[neigh_key(*h.cfg.gateway)] = *h.cfg.gateway_mac;
         hosts_.push_back(std::move(h));
     }
+    for (size_t i = 0; i < cfg.faults.size(); i++)
+        if (cfg.faults[i].host < hosts_.size())
+            hosts_[cfg.faults[i].host].faults.push_back(FaultState{uint32_t(i)});
     auto specs = generate_workload(cfg.workload.spec);
     flows_.resize(specs.size());
     for (size_t i = 0; i < specs.size(); i++) init_flow(flows_[i], specs[i]);
@@ -109,8 +112,11 @@ void HostSet::release() {
     for (Host &h : hosts_) {
         for (auto &c : h.ctl) rte_pktmbuf_free(c.m);
         for (auto *m : h.backlog) rte_pktmbuf_free(m);
+        for (auto *m : h.held) rte_pktmbuf_free(m);
         h.ctl.clear();
         h.backlog.clear();
+        h.held.clear();
+        h.held_bytes = 0;
     }
 }
 
@@ -555,11 +561,88 @@ void HostSet::resolve_next_hops(Host &h, uint64_t now) {
     }
 }
 
+// A PFC frame from the host's NIC (faults): straight to the device, never paused, never
+// queued (a refused frame is retried at the next poll by the caller). Returns whether it left.
+bool HostSet::send_pfc(Host &h, uint8_t priority, uint16_t quanta, uint64_t now) {
+    rte_mbuf *m = alloc(h, kMacControlFrameLen);
+    if (!m) return false;
+    std::array<uint16_t, kNumPriorities> q{};
+    q[priority & 7] = quanta;
+    build_pfc_frame(rte_pktmbuf_mtod(m, uint8_t *), h.cfg.mac.b, uint8_t(1u << (priority & 7)), q);
+    if (io_.tx_burst(h.port, 0, &m, 1) != 1) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    h.line.on_send(kMacControlFrameLen + kWireOverheadBytes, h.cfg.line_rate_bps, now);
+    h.c.tx_frames++;
+    (quanta ? h.c.pfc_xoff_tx : h.c.pfc_xon_tx)++;
+    h.pfc_sent.push_back(PauseEvent{now, uint8_t(priority & 7), quanta,
+                                    now + pause_quanta_to_ns(quanta, h.cfg.line_rate_bps)});
+    return true;
+}
+
+// The host's faults at `now` (HostFault): storm frames, the slow receiver's start, refreshes
+// and end (the held frames are taken, then XON).
+void HostSet::run_faults(Host &h, uint64_t now) {
+    const uint64_t t0 = cfg_.run.start_delay_ns;
+    for (FaultState &fs : h.faults) {
+        if (fs.done) continue;
+        const HostFault &f = cfg_.faults[fs.index];
+        if (now < t0 + f.at_ns) continue;
+        const bool over = now >= t0 + f.until_ns;
+        if (f.kind == HostFault::pfc_storm) {
+            if (over) {
+                fs.done = send_pfc(h, f.priority, 0, now);
+            } else if (now >= fs.next_ns && send_pfc(h, f.priority, 0xFFFF, now)) {
+                fs.next_ns = now + f.interval_ns;  // no catching up after a stall: one frame
+            }
+            continue;
+        }
+        if (!fs.on && !over) {
+            fs.on = true;
+            h.slow = &f;
+        }
+        if (over) {
+            if (h.slow == &f) h.slow = nullptr;
+            std::vector<rte_mbuf *> held;
+            held.swap(h.held);
+            h.held_bytes = 0;
+            const size_t hi = size_t(&h - hosts_.data());
+            for (size_t i = 0; i < held.size(); i += kBurst)
+                on_rx(hi, held.data() + i, uint16_t(std::min<size_t>(kBurst, held.size() - i)), now);
+            if (h.rx_xoff && send_pfc(h, f.priority, 0, now)) h.rx_xoff = false;
+            fs.done = !h.rx_xoff;
+        } else if (h.rx_xoff && now >= fs.next_ns && send_pfc(h, f.priority, 0xFFFF, now)) {
+            fs.next_ns = now + f.interval_ns;
+        }
+    }
+}
+
+// A slow receiver's frames wait in its RX buffer; at xoff_bytes its NIC pauses the peer.
+void HostSet::hold(Host &h, rte_mbuf **pkts, uint16_t n, uint64_t now) {
+    for (uint16_t i = 0; i < n; i++) {
+        h.held.push_back(pkts[i]);
+        h.held_bytes += pkts[i]->pkt_len;
+    }
+    h.c.held_frames += n;
+    h.c.held_max_bytes = std::max(h.c.held_max_bytes, h.held_bytes);
+    if (!h.rx_xoff && h.held_bytes >= h.slow->xoff_bytes &&
+        send_pfc(h, h.slow->priority, 0xFFFF, now)) {
+        h.rx_xoff = true;
+        for (FaultState &fs : h.faults)
+            if (&cfg_.faults[fs.index] == h.slow) fs.next_ns = now + h.slow->interval_ns;
+    }
+}
+
 uint32_t HostSet::poll_one(Host &h, uint64_t now) {
     const uint64_t rx0 = h.c.rx_frames, tx0 = h.c.tx_frames;
+    if (!h.faults.empty()) run_faults(h, now);
     rte_mbuf *pkts[kBurst];
     const uint16_t n = io_.rx_burst(h.port, 0, pkts, kBurst);
-    if (n) on_rx(size_t(&h - hosts_.data()), pkts, n, now);
+    if (n && h.slow)
+        hold(h, pkts, n, now);
+    else if (n)
+        on_rx(size_t(&h - hosts_.data()), pkts, n, now);
     start_flows(h, now);
     resolve_next_hops(h, now);
     flush_ctl(h, now);

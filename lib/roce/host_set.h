@@ -88,6 +88,15 @@ struct HostCounters {
     uint64_t mac_control_rx = 0, mac_control_bad = 0;
     uint64_t cnps_tx = 0, cnps_rx = 0, acks_rx = 0, naks_rx = 0;
     uint64_t alloc_failures = 0, tx_retries = 0;
+    // Host faults (HostRunConfig::faults): PFC frames the NIC sent, frames a slow receiver held.
+    uint64_t pfc_xoff_tx = 0, pfc_xon_tx = 0, held_frames = 0, held_max_bytes = 0;
+};
+
+// A fault of one host while it runs (HostRunConfig::faults[index]).
+struct FaultState {
+    uint32_t index = 0;
+    uint64_t next_ns = 0;  // the next storm frame or XOFF refresh
+    bool on = false, done = false;
 };
 
 // One emulated host: its neighbours, PFC pause state, line-rate pacer, flows and receivers.
@@ -112,6 +121,12 @@ struct Host {
     std::vector<rte_mbuf *> backlog;  // data frames the device did not take yet
     uint16_t ip_id = 0;
     HostCounters c;
+    std::vector<FaultState> faults;
+    const HostFault *slow = nullptr;  // a slow_receiver fault holding the RX side
+    std::vector<rte_mbuf *> held;     // frames a slow receiver has not taken yet
+    uint64_t held_bytes = 0;
+    bool rx_xoff = false;               // the slow receiver paused its peer
+    std::vector<PauseEvent> pfc_sent;  // PFC frames this host's NIC sent (faults)
 };
 
 class HostSet {
@@ -166,6 +181,9 @@ class HostSet {
 
   private:
     uint32_t poll_one(Host &h, uint64_t now);
+    void run_faults(Host &h, uint64_t now);
+    void hold(Host &h, rte_mbuf **pkts, uint16_t n, uint64_t now);
+    bool send_pfc(Host &h, uint8_t priority, uint16_t quanta, uint64_t now);
     void init_flow(Flow &f, const FlowSpec &spec);
     void handle_arp(Host &h, const uint8_t *f, uint32_t len);
     void handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now);

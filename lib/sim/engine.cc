@@ -12,6 +12,7 @@
 #include "pfc/frame.h"
 #include "pkt/bytes.h"
 #include "pkt/mbuf_meta.h"
+#include "sim/lab.h"
 
 namespace rocesw::sim {
 
@@ -48,8 +49,13 @@ MacAddr Engine::port_mac(uint32_t node, uint16_t port) {
     return MacAddr{
         {0x02, uint8_t(node >> 16), uint8_t(node >> 8), uint8_t(node), 0, uint8_t(port)}};
 }
-uint32_t Engine::port_addr(uint32_t node, uint16_t port) {
-    return 0x0A000000u | (node & 0xFFFF) << 8 | (port & 0xFF);
+uint32_t Engine::port_addr(uint32_t node, uint16_t port) const {
+    const Topology &t = s_.topo;
+    if (t.is_switch(node) && port < t.ports(node).size()) {
+        const PortRef &r = t.ports(node)[port];
+        if (t.is_switch(r.peer)) return lab_link_addr(r.link, node > r.peer);
+    }
+    return 0x0A800000u | (node & 0x7FFF) << 8 | (port & 0xFF);  // 10.128/9: not a link's
 }
 
 static std::FILE *open_out(const std::string &dir, const char *name) {

@@ -134,9 +134,12 @@ class Engine {
     TimePs now() const { return q_.now(); }
 
     // Addresses the engine gives every (node, port): MAC 02:nn:nn:nn:00:pp, and for neighbour
-    // resolution 10.n.n.p (node < 65536, port < 256).
+    // resolution the lab's (sim/lab.h, what rocelab's real engine configures): a switch port
+    // toward a switch its end of the link's /31, any other port 10.128.n.p (10.128/9, node <
+    // 32768, port < 256). Fabric next hops, and so the ECMP members' hash keys, are the same in both
+    // engines.
     static MacAddr port_mac(uint32_t node, uint16_t port);
-    static uint32_t port_addr(uint32_t node, uint16_t port);
+    uint32_t port_addr(uint32_t node, uint16_t port) const;
 
   private:
     friend class SimPorts;

@@ -27,7 +27,7 @@ std::string lab_host_subnet(uint32_t host) {
     return dotted(host_address(host) & ~0xFFu) + "/24";
 }
 std::string lab_link_ip(uint32_t link, bool b_side) {
-    return dotted(0x0A000000u + 2 * link + (b_side ? 1 : 0));
+    return dotted(lab_link_addr(link, b_side));
 }
 
 // The address of `node`'s end of its port `p` (its link's /31, or the host subnet's).

@@ -35,6 +35,12 @@ std::string lab_host_ip(uint32_t host);               // "11.0.2.1"
 std::string lab_host_gateway(uint32_t host);          // "11.0.2.254"
 std::string lab_host_subnet(uint32_t host);           // "11.0.2.0/24"
 std::string lab_link_ip(uint32_t link, bool b_side);  // "10.0.0.4" / "10.0.0.5"
+// The same, as a number: 10.0.0.0 + 2 link (+1 on the b side, the higher node id). rocesim's
+// switches use it as their fabric next hops (Engine::port_addr), so that an ECMP member's key
+// (its next-hop address, lib/lb) and so a flow's hash choice are the same in both engines.
+constexpr uint32_t lab_link_addr(uint32_t link, bool b_side) {
+    return 0x0A000000u + 2 * link + (b_side ? 1 : 0);
+}
 
 nlohmann::json lab_description(const Scenario &s);
 

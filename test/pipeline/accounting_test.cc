@@ -89,6 +89,30 @@ class Accounting : public SwitchFixture {
     QosPlan plan;
 };
 
+// An administratively down link (TrafficManager::set_link_down, roceswd's port_link): what p1
+// would send is dropped and counted as port_stopped, the identity holds; up again, frames leave.
+TEST_F(Accounting, ADownLinkDropsWhatItWouldSendCounted) {
+    dp->tm().set_link_down(1, true);
+    EXPECT_TRUE(dp->tm().link_down(1));
+    send(0, udp_from_h1(v4(10, 0, 2, 2)), 5);
+    run();
+    AccountingReport r = report();
+    EXPECT_EQ(r.snapshot.ports[1].forwarded_out, 5u);
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::port_stopped), 5u);
+    EXPECT_EQ(r.snapshot.ports[1].tx, 0u);
+    EXPECT_TRUE(ports->take_tx(1).empty());
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+
+    dp->tm().set_link_down(1, false);
+    send(0, udp_from_h1(v4(10, 0, 2, 2)), 3);
+    run();
+    r = report();
+    EXPECT_EQ(r.snapshot.ports[1].tx, 3u);
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::port_stopped), 5u);
+    EXPECT_EQ(ports->take_tx(1).size(), 3u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+}
+
 // Without host interfaces (the embedded responder): one of each kind on p0, then lossless
 // traffic into a paused queue of p1 until the switch sends PFC and refuses at the headroom.
 TEST_F(Accounting, EveryFrameIsExactlyOneTermAndTheIdentityHolds) {

@@ -289,6 +289,19 @@ rsw_wait_counter() {
 
 # rsw_wait_listen NS tcp|udp PORT [TIMEOUT_S=10]: waits until a socket in namespace NS listens
 # on (TCP) or is bound to (UDP) PORT, as `ss` shows it. Returns 1 (logged) on timeout.
+# rsw_rocelab_init: what a rocelab real-engine test needs: the four binaries built (else the
+# test fails), ROCELAB_BUILD exported, LAB (tools/rocelab) set.
+rsw_rocelab_init() {
+    : "${ROCESIM:=$BUILD_DIR/app/rocesim/rocesim}"
+    : "${ROCEHOST:=$BUILD_DIR/app/rocehost/rocehost}"
+    local b
+    for b in "$ROCESWD" "$ROCECTL" "$ROCESIM" "$ROCEHOST"; do
+        [ -x "$b" ] || { rsw_fail "$b is not built"; rsw_finish; }
+    done
+    export ROCELAB_BUILD="$BUILD_DIR"
+    LAB="$RSW_REPO/tools/rocelab"
+}
+
 rsw_wait_listen() {
     local ns="$1" proto="$2" port="$3" timeout="${4:-10}" deadline opt
     case "$proto" in

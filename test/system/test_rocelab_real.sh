@@ -8,7 +8,8 @@
 #     leaf sent traffic on both uplinks and each spine forwarded (hash ECMP used both spines);
 #     no switch dropped anything; every switch exited cleanly; links.csv, topology.txt and
 #     rocesim's totals in summary.json are written (so report and compare read the run), and
-#     compare names a distorted run.
+#     compare names a distorted run. It runs with --engine both: rocesim and the real switches
+#     send every flow over the same spine (the same ECMP member keys).
 #  2. Clean-up: no process of the run is left, its work directory (memif and control sockets)
 #     and DPDK runtime directories are gone.
 #  3. --engine both on victim-flow-lab (tools/demo's fabric lab): both reports, the table, the
@@ -17,16 +18,18 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rsw_init
-: "${ROCESIM:=$BUILD_DIR/app/rocesim/rocesim}"
-: "${ROCEHOST:=$BUILD_DIR/app/rocehost/rocehost}"
-for b in "$ROCESWD" "$ROCECTL" "$ROCESIM" "$ROCEHOST"; do
-    [ -x "$b" ] || { rsw_fail "$b is not built"; rsw_finish; }
-done
-export ROCELAB_BUILD="$BUILD_DIR"
-LAB="$RSW_REPO/tools/rocelab"
+rsw_rocelab_init
 SCEN="$RSW_REPO/config/scenarios/leaf-spine-small.yaml"
 d="$RSW_TMP"
 json() { "$RSW_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+# accounting_balanced SUMMARY LABEL: every switch's accounting identity (doc/accounting.md),
+# read by the real engine once the workload was over, is balanced.
+accounting_balanced() {
+    check_eq "$2: every switch's accounting identity balanced" \
+        "$(json "$1" 'd["accounting"]["verdict"] + " " + str(d["accounting"]["balanced"]) + "/" + str(d["accounting"]["switches"]) + " " + str(sorted(set(x["accounting"] for x in d["switches"].values())))')" \
+        "balanced $(json "$1" 'len(d["switches"])')/$(json "$1" 'len(d["switches"])') ['balanced']"
+}
 
 leftovers() {  # leftovers TAG WORKDIR: prints what the run left behind (nothing when clean)
     local pids
@@ -38,9 +41,10 @@ leftovers() {  # leftovers TAG WORKDIR: prints what the run left behind (nothing
 
 start=$(date +%s)
 rc=0
-timeout 150 "$LAB" run "$SCEN" --engine real --out "$d/real" --timeout 90 > "$d/run.log" 2>&1 || rc=$?
+timeout 200 "$LAB" run "$SCEN" --engine both --out "$d/ls" --timeout 90 --no-report > "$d/run.log" 2>&1 || rc=$?
 cat "$d/run.log"
-check_eq "rocelab run exits 0" "$rc" "0"
+check_eq "rocelab run --engine both exits 0" "$rc" "0"
+ln -s "$d/ls/real" "$d/real"
 s="$d/real/summary.json"
 n="$(json "$s" 'd["flows"]')"
 check_eq "every flow completed" "$(json "$s" 'd["completed"]')" "$n"
@@ -77,6 +81,7 @@ for sp in spine0 spine1; do
     check_ge "$sp forwarded packets" "$(json "$s" 'sum(p["tx_packets"] for p in d["switches"]["'$sp'"]["ports"])')" 100
 done
 check_eq "no switch dropped a packet" "$(json "$s" 'sum(x["drops"] for x in d["switches"].values())')" "0"
+accounting_balanced "$s" "leaf-spine"
 check_eq "every switch exited with status 0" "$(json "$s" 'sorted(set(d["switch_exit_status"].values()))')" "[0]"
 check "links.csv and summary.json carry rocesim's totals (compare and report read them)" \
     "$RSW_PYTHON" - "$d/real" <<'PY'
@@ -105,28 +110,111 @@ rc=0
 check_eq "compare of the real run with itself flags nothing" "$rc:$(grep -c 'rows differ' "$d/cmp.txt"):$(grep -c '^0 of' "$d/cmp.txt")" "0:1:1"
 check_eq "compare names the run distorted exactly when it was" \
     "$(grep -c 'DISTORTED run' "$d/cmp.txt" || true)" "$(json "$s" '2 if d["distorted"] else 0')"
+# One ECMP choice for both engines: rocesim's switches use the lab's /31 next-hop addresses,
+# the ECMP members' hash keys, so every flow crosses the same spine in both: each switch-to-
+# switch link direction carries the same number of 2 MB flows (its bytes / 2.12 MB, a flow's
+# data frames) in rocesim and in the real switches.
+check "both engines: every fabric link direction carries the same flows" "$RSW_PYTHON" - "$d/ls" <<'PY'
+import csv, sys
+out = sys.argv[1]
+def flows(engine):
+    f = {}
+    for l in csv.DictReader(open(out + "/" + engine + "/links.csv")):
+        if int(l["node_a"]) >= 4 and int(l["node_b"]) >= 4:  # switches 4..7
+            f[(l["node_a"], l["node_b"])] = round(int(l["bytes_ab"]) / 2.12e6)
+            f[(l["node_b"], l["node_a"])] = round(int(l["bytes_ba"]) / 2.12e6)
+    return f
+sim, real = flows("sim"), flows("real")
+print("flows per fabric link direction, sim:", sim)
+print("flows per fabric link direction, real:", real)
+assert sum(sim.values()) == 16 and sim == real, (sim, real)
+PY
 tag="$(json "$s" 'd["tag"]')"
 work="$(json "$s" 'd["work_dir"]')"
 check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work")" ""
 
-# A link failure: leaf0 - spine0 down at time 0 (no convergence delay): every switch's routes
-# move to the simulator's converged ones (leaves reach each other through spine1 only), the
-# flows complete, and leaf0's uplink to spine0 carries only what left before the routes moved.
+# A link failure and a slow receiver: leaf0 - spine0 down at time 0 (no convergence delay):
+# both ends stop sending (rocectl call port_link: what they would have sent is dropped and
+# counted, port_stopped), every switch's routes move to the simulator's converged ones (leaves
+# reach each other through spine1 only); host2 stops taking frames from 2 ms to 40 ms of the
+# workload: its NIC pauses leaf1 once 32 KB wait, and sends XON when it takes them.
 { sed "s#^qos_profile: \.\./#qos_profile: $RSW_REPO/config/#" "$SCEN"
   echo "events:"
-  echo "  - {at: 0us, link_down: [4, 6], convergence: 0us}"; } > "$d/linkdown.yaml"
+  echo "  - {at: 0us, link_down: [4, 6], convergence: 0us}"
+  echo "  - {at: 2ms, slow_receiver: 2, until: 40ms, xoff: 32768, priority: 3, interval: 100us}"; } > "$d/linkdown.yaml"
 rc=0
 timeout 150 "$LAB" run "$d/linkdown.yaml" --engine real --out "$d/ld" --timeout 90 > "$d/ld.log" 2>&1 || rc=$?
 cat "$d/ld.log"
 s="$d/ld/summary.json"
 check_eq "link down: rocelab run exits 0" "$rc" "0"
 check_eq "link down: every flow completed" "$(json "$s" 'd["completed"]')" "$(json "$s" 'd["flows"]')"
-check_eq "link down: the event was applied" "$(json "$s" '[e["kind"] for e in d["events_applied"]]')" "['link_down']"
+check_eq "link down: the events were applied" "$(json "$s" '[e["kind"] for e in d["events_applied"]]')" "['link_down', 'slow_receiver']"
+check "link down: the link was set down, then the routes moved" "$RSW_PYTHON" -c '
+import json, sys; e = json.load(open(sys.argv[1]))["events_applied"][0]
+sys.exit(not ("link_set_at_ns" in e and e["routes_moved_at_ns"] >= e["link_set_at_ns"]))' "$s"
 up="$(json "$s" '[p["tx_packets"] for p in d["switches"]["leaf0"]["ports"] if p["peer"].startswith("spine")]')"
 echo "link down: leaf0 uplink tx packets (spine0, spine1): $up; routes moved $(json "$s" 'd["events_applied"][0]["late_us"]') us late"
 check "link down: leaf0 sends (almost) everything through spine1" "$RSW_PYTHON" -c \
     'import sys; v = eval(sys.argv[1]); sys.exit(not (v[0] * 4 < v[1]))' "$up"
-check_eq "link down: no switch dropped a packet" "$(json "$s" 'sum(x["drops"] for x in d["switches"].values())')" "0"
+check "link down: the only drops are frames lost on the down link, counted per link" "$RSW_PYTHON" - "$d/ld" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+s = json.load(open(out + "/summary.json"))
+lost = sum(int(l["lost_ab"]) + int(l["lost_ba"]) for l in csv.DictReader(open(out + "/links.csv")))
+down = [l for l in csv.DictReader(open(out + "/links.csv")) if l["up"] == "0"]
+stopped = sum(x["drops_by_reason"].get("port_stopped", 0) for x in s["switches"].values())
+print("switch drops", s["switch_drops"], "port_stopped", stopped, "link_drops", s["link_drops"],
+      "links.csv lost", lost)
+assert s["switch_drops"] == {}, s["switch_drops"]
+assert all(set(x["drops_by_reason"]) <= {"port_stopped"} for x in s["switches"].values())
+assert stopped == s["link_drops"]["link_down"] == lost, s["link_drops"]
+assert [(l["node_a"], l["node_b"]) for l in down] == [("4", "6")], down
+PY
+check "link down: host2's slow receiver held frames, paused leaf1 and resumed it" "$RSW_PYTHON" - "$d/ld" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+s = json.load(open(out + "/summary.json"))
+e = s["events_applied"][1]
+print("slow receiver:", e)
+assert e["host"] == "host2" and e["held_frames"] > 0 and e["held_max_bytes"] >= 32768, e
+assert e["pfc_xoff_tx"] >= 1 and e["pfc_xon_tx"] == 1, e
+ev = [r for r in csv.DictReader(open(out + "/pfc_events.csv")) if r["node"] == "2"]
+assert len(ev) == e["pfc_xoff_tx"] + e["pfc_xon_tx"] and ev[-1]["event"] == "xon", ev[-3:]
+# on the scenario's clock: from 2 ms (the first XOFF once 32 KB wait) to 40 ms (the XON)
+assert 2e6 <= int(ev[0]["time_ns"]) and 40e6 <= int(ev[-1]["time_ns"]) < 40e6 + 5e8, ev[-1]
+leaf1 = s["switches"]["leaf1"]
+assert leaf1["pfc"]["pause_rx"] >= e["pfc_xoff_tx"], leaf1["pfc"]
+PY
+accounting_balanced "$s" "link down"
+
+# A PFC storm (config/scenarios/pfc-storm-lab.yaml: one spine, 1 Gb/s): host1's NIC sends XOFF
+# every 100 us from 10 ms to 60 ms (rocehost's faults), leaf0's watchdog declares the storm on
+# its port to host1, drops that queue's packets (pfc_watchdog) and restores it after the storm.
+rc=0
+timeout 200 "$LAB" run "$RSW_REPO/config/scenarios/pfc-storm-lab.yaml" --engine real \
+    --out "$d/storm" --timeout 90 --no-report > "$d/storm.log" 2>&1 || rc=$?
+cat "$d/storm.log"
+s="$d/storm/summary.json"
+check_eq "storm: rocelab run exits 0 (every flow completed)" "$rc" "0"
+check "storm: host1 stormed, leaf0 received the storm and its watchdog tripped and restored" \
+    "$RSW_PYTHON" - "$d/storm" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+s = json.load(open(out + "/summary.json"))
+e = s["events_applied"][0]
+leaf0 = s["switches"]["leaf0"]
+print("storm:", e, "leaf0 pfc", leaf0["pfc"], "drops", s["switch_drops"], "totals", s["switch_totals"])
+assert e["kind"] == "pfc_storm" and e["host"] == "host1", e
+assert e["pfc_xoff_tx"] >= 5 and e["pfc_xon_tx"] == 1, e
+assert leaf0["pfc"]["pause_rx"] >= e["pfc_xoff_tx"], leaf0["pfc"]
+assert leaf0["pfc"]["watchdog_storms"] >= 1 and leaf0["pfc"]["watchdog_restores"] >= 1, leaf0["pfc"]
+t = s["switch_totals"]
+assert t["watchdog_storms"] == t["watchdog_restores"] >= 1, t
+assert s["switch_drops"].get("pfc_watchdog", 0) > 0 and set(s["switch_drops"]) == {"pfc_watchdog"}, s
+ev = [r for r in csv.DictReader(open(out + "/pfc_events.csv")) if r["node"] == "1"]
+assert len(ev) == e["pfc_xoff_tx"] + 1 and ev[-1]["event"] == "xon", len(ev)
+PY
+accounting_balanced "$s" "storm"
 
 # Both engines (what tools/demo runs): victim-flow-lab in rocesim, then in real processes,
 # then the side-by-side table. rocesim shows the effect the scenario is named after; the real
@@ -142,6 +230,8 @@ done
 check_eq "compare.txt has a row per metric of both runs" \
     "$(grep -cE '^(flows_completed|pfc_frames|ecn_marks|load sw4->sw6) ' "$d/both/compare.txt")" "4"
 check_eq "the real run completed every flow" "$(json "$d/both/real/summary.json" 'd["completed"]')" "3"
+accounting_balanced "$d/both/real/summary.json" "--engine both"
+check_eq "sim: every switch's accounting identity balanced" "$(json "$d/both/sim/summary.json" 'd["accounting"]["verdict"]')" "balanced"
 check_eq "compare.txt names the real run distorted exactly when it was" \
     "$(grep -c '^real: DISTORTED run' "$d/both/compare.txt" || true)" \
     "$(json "$d/both/real/summary.json" '1 if d["distorted"] else 0')"

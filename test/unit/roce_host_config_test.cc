@@ -123,6 +123,31 @@ TEST(HostConfig, ListWorkloadKeepsEachFlowsStart) {
     EXPECT_EQ(flows[2].dst, 2u);
 }
 
+TEST(HostConfig, FaultsOnTheWorkloadClock) {
+    HostRunConfig c = load(
+        "faults:\n"
+        "  - {host: h1, pfc_storm: {at_us: 200, until_us: 2500, priority: 3, interval_us: 100}}\n"
+        "  - {host: h1, slow_receiver: {at_us: 1000, until_us: 2000, xoff_bytes: 32K}}\n");
+    ASSERT_EQ(c.faults.size(), 2u);
+    EXPECT_EQ(c.faults[0].kind, roce::HostFault::pfc_storm);
+    EXPECT_EQ(c.faults[0].host, 0u);
+    EXPECT_EQ(c.faults[0].at_ns, 200'000u);
+    EXPECT_EQ(c.faults[0].until_ns, 2'500'000u);
+    EXPECT_EQ(c.faults[0].interval_ns, 100'000u);
+    EXPECT_EQ(c.faults[1].kind, roce::HostFault::slow_receiver);
+    EXPECT_EQ(c.faults[1].xoff_bytes, 32'000u);
+    EXPECT_EQ(c.faults[1].priority, 3u);       // default
+    EXPECT_EQ(c.faults[1].interval_ns, 1000u);  // default 1 us
+    EXPECT_EQ(error_of(kBase + "faults: [{host: h2, pfc_storm: {at_us: 1, until_us: 2}}]\n"),
+              "t.yaml: faults[0].host: 'h2' is a peer, not a local host");
+    EXPECT_EQ(error_of(kBase + "faults: [{host: h1}]\n"),
+              "t.yaml: faults[0]: needs exactly one of pfc_storm, slow_receiver");
+    EXPECT_EQ(error_of(kBase + "faults: [{host: h1, pfc_storm: {at_us: 5, until_us: 5}}]\n"),
+              "t.yaml: faults[0].pfc_storm.until_us: must be after at_us");
+    EXPECT_EQ(error_of(kBase + "faults: [{host: h1, slow_receiver: {at_us: 5}}]\n"),
+              "t.yaml: faults[0].slow_receiver: at_us and until_us are required");
+}
+
 TEST(HostConfig, ErrorsNameTheFileAndField) {
     // The shape of every loader's unknown-field message (was "t.yaml: bogus: unknown field").
     EXPECT_EQ(error_of(kBase + "bogus: 1\n"), "t.yaml: unknown field 'bogus'");

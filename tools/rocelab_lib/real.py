@@ -30,6 +30,13 @@ DISTORTION_GAP_US = 1000
 MIN_RTO_US = 200_000
 # rocehost's start delay: the workload's time 0 after its loop starts (memif links come up).
 START_DELAY_S = 0.3
+# Host faults: a storm frame or an XOFF refresh at most this often (a frame every us of the
+# scenario would only load the shared cores; 0xFFFF quanta last 33 ms at 1 Gb/s).
+MIN_FAULT_INTERVAL_US = 100
+# The fastest link the real engine runs unless --any-rate: two shared cores emulate about
+# 200 Mb/s of fabric (doc/rocelab.md, "Defaults for two cores"); faster scenarios have -lab
+# variants at 1 Gb/s.
+MAX_RATE_BPS = 1_000_000_000
 
 
 class Interrupted(Exception):
@@ -41,6 +48,8 @@ def add_arguments(p):
                    help="seconds the workload may take (default 100)")
     p.add_argument("--keep", action="store_true",
                    help="keep the work directory (configs, memif sockets) and print it")
+    p.add_argument("--any-rate", action="store_true",
+                   help="real engine: run links faster than 1 Gb/s too (the run will be distorted)")
 
 
 def log(msg):
@@ -111,7 +120,7 @@ def ctl(sock, *args):
     return json.loads(p.stdout)
 
 
-def check_supported(lab):
+def check_supported(lab, any_rate=False):
     if lab["udp_flows"]:
         raise SystemExit("rocelab: the real engine runs RoCE hosts only (udp_flows: not yet)")
     if lab["jobs"]:
@@ -123,6 +132,18 @@ def check_supported(lab):
         if len(h["ports"]) != 1:
             raise SystemExit(f"rocelab: host {h['name']} has {len(h['ports'])} links; the real "
                              "engine supports one NIC per host")
+    nodes = render.node_by_id(lab)
+    fast = max((l["rate_bps"] for l in lab["links"]), default=0)
+    if fast > MAX_RATE_BPS and not any_rate:
+        raise SystemExit(f"rocelab: the real engine runs links up to {MAX_RATE_BPS // 10**9} Gb/s "
+                         f"on two cores; this scenario has {fast / 1e9:g} Gb/s links (use its -lab "
+                         "variant, the sim engine, or --any-rate for a distorted run)")
+    for e in lab["events"]:
+        if e["kind"] in ("link_down", "link_up") and "host" in (nodes[e["a"]]["kind"],
+                                                                 nodes[e["b"]]["kind"]):
+            raise SystemExit(f"rocelab: {e['kind']} at {e['at_ns']} ns: the real engine sets "
+                             "switch-to-switch links down only (link "
+                             f"{nodes[e['a']]['name']} - {nodes[e['b']]['name']} ends at a host)")
 
 
 def memif(index, role, sock):
@@ -142,7 +163,8 @@ def run_real(scenario, out_dir, args):
     interrupted)."""
     return run(argparse.Namespace(scenario=scenario, out=out_dir,
                                   timeout=getattr(args, "timeout", 100),
-                                  keep=getattr(args, "keep", False)))
+                                  keep=getattr(args, "keep", False),
+                                  any_rate=getattr(args, "any_rate", False)))
 
 
 def run(a):
@@ -151,7 +173,7 @@ def run(a):
     os.makedirs(os.path.join(out, "logs"), exist_ok=True)
     lab = labmod.emit(a.scenario, os.path.join(out, "lab.json"),
                       topology=os.path.join(out, "topology.txt"))
-    check_supported(lab)
+    check_supported(lab, getattr(a, "any_rate", False))
     tag = "rl" + secrets.token_hex(3)[:5]
     # Short: memif and control socket paths must fit sockaddr_un (107 bytes).
     work = tempfile.mkdtemp(prefix=tag + ".", dir="/tmp")
@@ -287,40 +309,68 @@ def _run(a, lab, tag, work, out, procs, t0):
     for f in lab["flows"]:
         y.append(f"    - {{src: {json.dumps(hostname[f['src']])}, dst: {json.dumps(hostname[f['dst']])}, "
                  f"size: {f['size']}, start_ns: {f['start_ns']}}}")
+    # Host events: rocehost's faults (it applies them on the workload's clock itself).
+    host_events = [e for e in lab["events"] if e["kind"] in ("pfc_storm", "slow_receiver")]
+    if host_events:
+        y.append("faults:")
+    for e in host_events:
+        iv = max(MIN_FAULT_INTERVAL_US, e["interval_ns"] // 1000)
+        extra = f", xoff_bytes: {e['xoff_bytes']}" if e["kind"] == "slow_receiver" else ""
+        y.append(f"  - {{host: {json.dumps(hostname[e['host']])}, {e['kind']}: "
+                 f"{{at_us: {e['at_ns'] // 1000}, until_us: {max(e['until_ns'] // 1000, e['at_ns'] // 1000 + 1)}, "
+                 f"priority: {e['priority']}, interval_us: {iv}{extra}}}}}")
     hcfg = os.path.join(out, "configs", "hosts.yaml")
     with open(hcfg, "w") as f:
         f.write("\n".join(y) + "\n")
-    # Link events move the routes of every switch to the simulator's converged ones at
-    # at + convergence; host events are not applied yet.
-    link_events = [e for e in lab["events"] if e["kind"] in ("link_down", "link_up")]
-    skipped = [e for e in lab["events"] if e not in link_events]
-    for e in skipped:
-        log(f"event {e['kind']} at {e['at_ns']} ns: not applied (not yet in the real engine)")
+    # Link events: at `at` both ends of the link stop sending (rocectl call port_link PORT
+    # down|up: frames lost on it are counted as port_stopped drops); at at + convergence every
+    # switch's routes move to the simulator's converged ones.
+    actions = []
+    for e in lab["events"]:
+        if e["kind"] in ("link_down", "link_up"):
+            actions.append((e["at_ns"], 0, "link", e))
+            actions.append((e["at_ns"] + e["convergence_ns"], 1, "routes", e))
+    actions.sort(key=lambda x: (x[0], x[1]))
+    skipped = []
     rh = procs.start("rocehost", [labmod.binary("rocehost"), "--config", hcfg,
                                   "--file-prefix", f"{tag}-hosts"], "rocehost.log")
     log(f"rocehost: {len(hs)} hosts, {len(lab['flows'])} flows")
     rh_log = procs.procs[-1][2]
     t_ref = None  # wall time of the workload's time 0 (rocehost's loop start + start delay)
     applied = []
+    link_applied = {}  # id(event) -> its events_applied entry
     deadline = time.monotonic() + a.timeout + 30
     while rh.poll() is None:
         if t_ref is None and " running: " in open(rh_log).read():
             t_ref = time.monotonic() + START_DELAY_S
-        while t_ref is not None and link_events:
-            e = link_events[0]
-            due = t_ref + (e["at_ns"] + e["convergence_ns"]) / 1e9
+        while t_ref is not None and actions:
+            at_ns, _, what, e = actions[0]
+            due = t_ref + at_ns / 1e9
             if time.monotonic() < due:
                 break
-            for sw in sws:
-                learn_routes(ctl_sock[sw["id"]], e["routes_after"][str(sw["id"])])
-            late = time.monotonic() - due
-            applied.append({"kind": e["kind"], "link": e["link"], "at_ns": e["at_ns"],
-                            "convergence_ns": e["convergence_ns"],
-                            "routes_moved_at_ns": int((time.monotonic() - t_ref) * 1e9),
-                            "late_us": int(late * 1e6)})
-            log(f"{e['kind']} {nodes[e['a']]['name']}-{nodes[e['b']]['name']}: routes moved "
-                f"{late * 1e3:.1f} ms after at + convergence")
-            link_events.pop(0)
+            pair = f"{nodes[e['a']]['name']}-{nodes[e['b']]['name']}"
+            if what == "link":
+                state = "down" if e["kind"] == "link_down" else "up"
+                ln = next(l for i, l in enumerate(lab["links"]) if l.get("index", i) == e["link"])
+                for n, port in ((ln["a"], ln["port_a"]), (ln["b"], ln["port_b"])):
+                    ctl(ctl_sock[n], "call", "port_link", f"p{port}", state)
+                late = time.monotonic() - due
+                entry = {"kind": e["kind"], "link": e["link"], "at_ns": e["at_ns"],
+                         "convergence_ns": e["convergence_ns"],
+                         "link_set_at_ns": int((time.monotonic() - t_ref) * 1e9),
+                         "link_late_us": int(late * 1e6)}
+                link_applied[id(e)] = entry
+                applied.append(entry)
+                log(f"{e['kind']} {pair}: link set {state} {late * 1e3:.1f} ms after at")
+            else:
+                for sw in sws:
+                    learn_routes(ctl_sock[sw["id"]], e["routes_after"][str(sw["id"])])
+                late = time.monotonic() - due
+                link_applied[id(e)].update({
+                    "routes_moved_at_ns": int((time.monotonic() - t_ref) * 1e9),
+                    "late_us": int(late * 1e6)})
+                log(f"{e['kind']} {pair}: routes moved {late * 1e3:.1f} ms after at + convergence")
+            actions.pop(0)
         for name, p, path in procs.procs[:-1]:
             if p.poll() is not None:
                 raise SystemExit(f"rocelab: switch {name} exited ({p.returncode}) during the run; "
@@ -330,24 +380,45 @@ def _run(a, lab, tag, work, out, procs, t0):
             rh.send_signal(signal.SIGTERM)
             rh.wait(timeout=30)
             break
-        time.sleep(0.01 if link_events else 0.2)
+        time.sleep(0.01 if actions else 0.2)
     t_done = time.monotonic()
 
     # --- counters of every switch
     switches = {}
     os.makedirs(os.path.join(out, "switches"), exist_ok=True)
+    accounting = collect_accounting({sw["name"]: ctl_sock[sw["id"]] for sw in sws})
     for sw in sws:
         s = ctl_sock[sw["id"]]
         views = {w: ctl(s, "show", *w.split()) for w in ("info", "ports", "drops", "workers", "pfc", "ecn")}
+        views["accounting"] = accounting["per_switch"][sw["name"]]
         with open(os.path.join(out, "switches", f"{sw['name']}.json"), "w") as f:
             json.dump(views, f, indent=1)
         switches[sw["name"]] = switch_summary(sw, nodes, views)
     procs.stop()  # the switches' exit status is part of the result
     exits = {name: p.returncode for name, p, _ in procs.procs}
-    skipped += link_events  # events due after the workload ended
-    return write_results(a, lab, out, switches, exits, skipped, applied, tag, work, {
+    # Events due after the workload ended; a link event counts as applied once its link was set.
+    skipped += [e for _, _, what, e in actions if what == "link" or id(e) not in link_applied]
+    return write_results(a, lab, out, switches, exits, skipped, applied, tag, work, accounting, {
         "start_s": round(t_up - t0, 2), "workload_s": round(t_done - t_up, 2),
         "total_s": round(time.monotonic() - t0, 2)}, mtu, rto_us)
+
+
+def collect_accounting(socks, settle_s=5.0):
+    """Every switch's accounting identity (rocectl show accounting, doc/accounting.md), once the
+    workload is over: a worker's burst in flight shows as a difference for an instant, so each
+    switch is read again (every 0.2 s, up to settle_s) until balanced. The summary's keys are
+    rocesim's (switches, balanced, verdict) plus each switch's verdict and totals."""
+    per, deadline = {}, time.monotonic() + settle_s
+    for name, sock in socks.items():
+        while True:
+            per[name] = ctl(sock, "show", "accounting")
+            if per[name].get("verdict") == "balanced" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    bad = [f"{n}: {v.get('verdict')}" for n, v in per.items() if v.get("verdict") != "balanced"]
+    return {"switches": len(per), "balanced": len(per) - len(bad),
+            "verdict": "balanced" if not bad else "unbalanced: " + "; ".join(bad),
+            "per_switch": per}
 
 
 def learn_routes(sock, routes):
@@ -380,17 +451,24 @@ def switch_summary(sw, nodes, v):
     ports = v["ports"].get("ports", v["ports"]) if isinstance(v["ports"], dict) else v["ports"]
     pfc = v["pfc"]
     per_port = []
+    lost = {}  # frames an administratively down link took (port_link down): port_stopped
+    for d in v["drops"].get("drops", []):
+        if d["reason"] == "port_stopped":
+            lost[d["port"]] = lost.get(d["port"], 0) + d.get("packets", 0)
     for p in sw["ports"]:
         c = ports[p["port"]]
         per_port.append({"port": p["port"], "peer": nodes[p["peer"]]["name"],
                          "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0),
-                         "rx_bytes": c.get("rx_bytes", 0), "tx_bytes": c.get("tx_bytes", 0)})
+                         "rx_bytes": c.get("rx_bytes", 0), "tx_bytes": c.get("tx_bytes", 0),
+                         "link_lost": lost.get(f"p{p['port']}", 0),
+                         "link_changes": c.get("link", {}).get("changes", 0)})
     workers = v["workers"].get("workers", [])
     gaps = [w.get("poll_gaps", {}) for w in workers]
     drops_by_reason = {}
     for d in v["drops"].get("drops", []):
         drops_by_reason[d["reason"]] = drops_by_reason.get(d["reason"], 0) + d.get("packets", 0)
-    return {"node": sw["id"], "ports": per_port,
+    acc = v.get("accounting") or {}
+    return {"node": sw["id"], "ports": per_port, "accounting": acc.get("verdict"),
             "drops": v["drops"].get("total", 0), "drops_by_reason": drops_by_reason,
             "pfc": pfc_totals(pfc), "ecn_marked": ecn_total(v["ecn"]),
             "poll_gaps": {"max_us": max([g.get("max_us", 0) for g in gaps] or [0]),
@@ -428,18 +506,49 @@ def drops_by_reason(switches):
     return out
 
 
-def write_links(lab, out, switches):
+def scenario_ns(t_ns):
+    """rocehost's time (since its loop started) on the scenario's clock (0 = the workload's
+    start, START_DELAY_S later)."""
+    return int(t_ns) - int(START_DELAY_S * 1e9)
+
+
+def host_events_applied(lab, hsum):
+    """The host events rocehost applied (its faults), with the PFC frames each host's NIC sent
+    and the frames a slow receiver held."""
+    by_name = {h.get("name"): h for h in hsum.get("hosts", [])}
+    nodes = render.node_by_id(lab)
+    out = []
+    for e in lab["events"]:
+        if e["kind"] not in ("pfc_storm", "slow_receiver"):
+            continue
+        h = by_name.get(nodes[e["host"]]["name"], {})
+        out.append({"kind": e["kind"], "host": nodes[e["host"]]["name"], "at_ns": e["at_ns"],
+                    "until_ns": e["until_ns"], "priority": e["priority"],
+                    "interval_us": max(MIN_FAULT_INTERVAL_US, e["interval_ns"] // 1000),
+                    "pfc_xoff_tx": h.get("pfc_xoff_tx", 0), "pfc_xon_tx": h.get("pfc_xon_tx", 0),
+                    "held_frames": h.get("held_frames", 0),
+                    "held_max_bytes": h.get("held_max_bytes", 0)})
+    return out
+
+
+def write_links(lab, out, switches, applied):
     """OUT/links.csv in rocesim's columns, from the switches' port counters: a direction's
     frames and bytes are what the switch at its start sent, or (host to switch) what the switch
-    at its end received. memif loses nothing, so `lost` is 0."""
+    at its end received; `lost` what a switch dropped on it while it was set down (memif itself
+    loses nothing); `up` its state at the end."""
+    up = {}
+    for e in applied:
+        if e["kind"] in ("link_down", "link_up"):
+            up[e["link"]] = e["kind"] == "link_up"
     ports = {(x["node"], p["port"]): p for x in switches.values() for p in x["ports"]}
 
     def direction(a, pa, b, pb):
         if (a, pa) in ports:
-            return ports[(a, pa)]["tx_packets"], ports[(a, pa)]["tx_bytes"]
+            p = ports[(a, pa)]
+            return p["tx_packets"], p["tx_bytes"], p["link_lost"]
         if (b, pb) in ports:
-            return ports[(b, pb)]["rx_packets"], ports[(b, pb)]["rx_bytes"]
-        return 0, 0
+            return ports[(b, pb)]["rx_packets"], ports[(b, pb)]["rx_bytes"], 0
+        return 0, 0, 0
     with open(os.path.join(out, "links.csv"), "w") as f:
         f.write("link,node_a,port_a,node_b,port_b,rate_bps,delay_ns,up,frames_ab,bytes_ab,lost_ab,"
                 "frames_ba,bytes_ba,lost_ba\n")
@@ -447,11 +556,12 @@ def write_links(lab, out, switches):
             ab = direction(l["a"], l["port_a"], l["b"], l["port_b"])
             ba = direction(l["b"], l["port_b"], l["a"], l["port_a"])
             f.write(f"{l.get('index', i)},{l['a']},{l['port_a']},{l['b']},{l['port_b']},"
-                    f"{l['rate_bps']},{l['delay_ps'] // 1000},1,{ab[0]},{ab[1]},0,"
-                    f"{ba[0]},{ba[1]},0\n")
+                    f"{l['rate_bps']},{l['delay_ps'] // 1000},{int(up.get(i, 1))},"
+                    f"{ab[0]},{ab[1]},{ab[2]},{ba[0]},{ba[1]},{ba[2]}\n")
 
 
-def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, timing, mtu, rto_us):
+def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, accounting, timing,
+                  mtu, rto_us):
     hosts_dir = os.path.join(out, "hosts")
     hsum = {}
     p = os.path.join(hosts_dir, "summary.json")
@@ -474,7 +584,8 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, tim
             f.write("%s %s %u %u %u %u %u %u\n" % (
                 nodes[fl["src"]]["address_hex"], nodes[fl["dst"]]["address_hex"], fl["sport"],
                 fl["dport"], fl["size"], fl["start_ns"], int(r["fct_ns"]), fl["standalone_fct_ns"]))
-    # PFC frames the hosts received (rocehost's pauses.csv): the switch port that sent them.
+    # PFC frames the hosts received (rocehost's pauses.csv): the switch port that sent them; on
+    # the scenario's clock, as rocesim writes them.
     pp = os.path.join(hosts_dir, "pauses.csv")
     host_by_name = {n["name"]: n for n in labmod.hosts(lab)}
     with open(os.path.join(out, "pfc_events.csv"), "w") as f:
@@ -486,9 +597,19 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, tim
                     if not h:
                         continue
                     q = int(r["quanta"])
-                    f.write(f"{r['t_ns']},{h['switch']},{h['switch_port']},{r['priority']},"
-                            f"{'xoff' if q else 'xon'},{q}\n")
-    write_links(lab, out, switches)
+                    f.write(f"{scenario_ns(r['t_ns'])},{h['switch']},{h['switch_port']},"
+                            f"{r['priority']},{'xoff' if q else 'xon'},{q}\n")
+        # PFC frames the hosts' NICs sent (faults): the host's port 0, as rocesim writes them.
+        sp = os.path.join(hosts_dir, "pfc_sent.csv")
+        if os.path.exists(sp):
+            with open(sp) as g:
+                for r in csv.DictReader(g):
+                    h = host_by_name.get(r["host"])
+                    if h:
+                        q = int(r["quanta"])
+                        f.write(f"{scenario_ns(r['t_ns'])},{h['id']},0,{r['priority']},"
+                                f"{'xoff' if q else 'xon'},{q}\n")
+    write_links(lab, out, switches, applied)
     loop = hsum.get("loop_gaps", {})
     reasons = []
     if loop.get("over_1ms", 0) or loop.get("max_us", 0) > DISTORTION_GAP_US:
@@ -518,18 +639,25 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, tim
         "run_ns": max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
                        ((lab["flows"][int(r["flow"])], r) for r in done)), default=0),
         "pfc_frames": sum(x["pfc"]["pause_tx"] + x["pfc"]["xon_tx"] for x in switches.values()),
-        "switch_drops": drops_by_reason(switches),
+        "switch_drops": {r: n for r, n in drops_by_reason(switches).items() if r != "port_stopped"},
         "switch_totals": {
             "ecn_marked": sum(x["ecn_marked"] for x in switches.values()),
             "pfc_xoff_sent": sum(x["pfc"]["pause_tx"] for x in switches.values()),
             "pfc_xon_sent": sum(x["pfc"]["xon_tx"] for x in switches.values()),
             "watchdog_storms": sum(x["pfc"]["watchdog_storms"] for x in switches.values()),
             "watchdog_restores": sum(x["pfc"]["watchdog_restores"] for x in switches.values())},
-        "events_applied": applied,
+        "events_applied": applied + host_events_applied(lab, hsum),
+        # rocesim's split: what a down link took is a link loss (the switches count it as
+        # port_stopped, kept per switch in `switches`), not a switch drop.
+        "link_drops": {"link_down": sum(p["link_lost"] for x in switches.values() for p in x["ports"]),
+                       "lost_in_flight": 0, "error": 0},
+        "accounting": {k: v for k, v in accounting.items() if k != "per_switch"},
         "events_not_applied": [{k: v for k, v in e.items() if k != "routes_after"} for e in skipped],
         "real_engine": {"roce_mtu": mtu, "rto_us": rto_us,
+                        "fault_min_interval_us": MIN_FAULT_INTERVAL_US,
                         "note": "RoCE path MTU rounded up to a power of two; go-back-N timeout at "
-                                "least MIN_RTO_US (scheduling stalls of a shared machine)"},
+                                "least MIN_RTO_US (scheduling stalls of a shared machine); host "
+                                "faults send a PFC frame at most every MIN_FAULT_INTERVAL_US"},
         "wall_time": timing,
     }
     hosts_list = hsum.get("hosts", [])
@@ -539,6 +667,8 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, tim
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
         f.write("\n")
+    if accounting["verdict"] != "balanced":
+        log(f"accounting identity: {accounting['verdict']}")
     print(f"rocelab: {len(done)}/{len(lab['flows'])} flows completed in {timing['workload_s']} s "
           f"(set-up {timing['start_s']} s); {'DISTORTED: ' + '; '.join(reasons) if reasons else 'not distorted'}")
     print(f"rocelab: results in {out} (fct.txt, hosts/flows.csv, pfc_events.csv, summary.json)")
