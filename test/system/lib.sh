@@ -359,10 +359,13 @@ make_host() {
 # AF_XDP ports: NAME stays here for roceswd, PEER becomes a host's NIC (make_host). The peer's
 # TX checksum offload is turned off: the kernel leaves TCP/UDP checksums unfinished on a veth
 # (CHECKSUM_PARTIAL), AF_XDP hands the frame on as it is, and the far host drops it
-# (doc/ports.md, "veth").
+# (doc/ports.md, "veth"). QUEUES (default 1) gives both ends that many RX and TX queues: veth
+# hands a frame to the peer's RX queue with the number of the TX queue the sender's stack
+# picked (a hash of the flow), so several flows spread over the queues.
 make_veth() {
-    local name="$1" peer="$2"
-    ip link add "$name" type veth peer name "$peer"
+    local name="$1" peer="$2" q="${3:-1}"
+    ip link add "$name" numrxqueues "$q" numtxqueues "$q" type veth peer name "$peer" \
+        numrxqueues "$q" numtxqueues "$q"
     RSW_LINKS+=("$name")
     ethtool -K "$peer" tx off >/dev/null
     ip link set dev "$name" up
