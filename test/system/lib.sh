@@ -372,6 +372,25 @@ make_veth() {
     ip link set dev "$peer" up
 }
 
+# rsw_require_af_xdp TOOL...: the start of an AF_XDP test. SKIP (exit RSW_SKIP) without root or
+# without the kernel's AF_XDP sockets (CONFIG_XDP_SOCKETS) - the only reasons such a test skips;
+# FAIL when a TOOL is not installed (tools/bootstrap installs them).
+rsw_require_af_xdp() {
+    local name tool
+    name="$(basename "$0")"
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SKIP $name: needs root (network namespaces, veth, XDP)"
+        exit "$RSW_SKIP"
+    fi
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed (tools/bootstrap)"; exit 1; }
+    done
+    if ! "$RSW_PYTHON" -c 'import socket; socket.socket(44, socket.SOCK_RAW).close()' 2>/dev/null; then
+        echo "SKIP $name: this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+        exit "$RSW_SKIP"
+    fi
+}
+
 # The exit status a test uses to say SKIP (run_all.sh counts it apart): print the reason first.
 # shellcheck disable=SC2034  # read by tests
 RSW_SKIP=77

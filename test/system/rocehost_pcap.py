@@ -162,6 +162,19 @@ def check_paused_ack(path):
     print("PASS: priority 3 paused, ACK/NAK on their own class (DSCP 48, priority 6) left")
 
 
+def check_icrc_ipv4(fr, p, what):
+    """scapy recomputes the ICRC (over the masked pseudo-header) and the IPv4 header checksum
+    of frame `fr` (decoded as `p`); both must match what the frame carries."""
+    q = Ether(bytes(fr))
+    q[BTH].icrc = None
+    if bytes(q)[-4:] != bytes(fr)[-4:]:
+        fail(f"ICRC mismatch on {what}: {p.summary()}")
+    ip = p[IP].copy()
+    del ip.chksum
+    if IP(bytes(ip)).chksum != p[IP].chksum:
+        fail(f"IPv4 header checksum on {what}")
+
+
 def check(path):
     got = {"cnp": [], "ack": [], "nak": [], "data": []}
     for fr in rdpcap(path):
@@ -169,15 +182,7 @@ def check(path):
         if BTH not in p:
             fail(f"a frame that is not RoCEv2: {p.summary()}")
         b = p[BTH]
-        # scapy computes the ICRC over the masked pseudo-header; ours must match.
-        q = Ether(bytes(fr))
-        q[BTH].icrc = None
-        if bytes(q)[-4:] != bytes(fr)[-4:]:
-            fail(f"ICRC mismatch on {p.summary()}")
-        ip = p[IP].copy()
-        del ip.chksum
-        if IP(bytes(ip)).chksum != p[IP].chksum:
-            fail("IPv4 header checksum")
+        check_icrc_ipv4(fr, p, "a frame")
         if b.opcode == 0x81:
             got["cnp"].append(p)
         elif b.opcode == 0x11:
@@ -229,14 +234,7 @@ def check_stream(path, minimum):
         p = Ether(bytes(fr))
         if BTH not in p or IP not in p:
             fail(f"a frame that is not RoCEv2 over IPv4: {p.summary()}")
-        q = Ether(bytes(fr))
-        q[BTH].icrc = None
-        if bytes(q)[-4:] != bytes(fr)[-4:]:
-            fail(f"ICRC mismatch on frame {data + acks + 1}: {p.summary()}")
-        ip = p[IP].copy()
-        del ip.chksum
-        if IP(bytes(ip)).chksum != p[IP].chksum:
-            fail(f"IPv4 header checksum on frame {data + acks + 1}")
+        check_icrc_ipv4(fr, p, f"frame {data + acks + 1}")
         b = p[BTH]
         if b.opcode in (0x06, 0x07, 0x08, 0x0A):
             if p[IP].ttl != 63:

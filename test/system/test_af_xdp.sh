@@ -14,18 +14,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, veth, XDP)"
-    exit "$RSW_SKIP"
-fi
-for tool in ip ping iperf3 ethtool curl; do
-    command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed (tools/bootstrap)"; exit 1; }
-done
-# The only reason to skip: a kernel without AF_XDP sockets (CONFIG_XDP_SOCKETS).
-if ! "$RSW_PYTHON" -c 'import socket; socket.socket(44, socket.SOCK_RAW).close()' 2>/dev/null; then
-    echo "SKIP $(basename "$0"): this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
-    exit "$RSW_SKIP"
-fi
+rsw_require_af_xdp ip ping iperf3 ethtool curl
 
 rsw_init
 S0="$(rsw_ifname s0)"; S1="$(rsw_ifname s1)"

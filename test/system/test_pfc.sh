@@ -29,13 +29,7 @@ for tool in ip tshark; do
 done
 case "$PORTS" in
     tap) ;;
-    af_xdp)
-        command -v ethtool >/dev/null || { echo "FAIL: ethtool not installed"; exit 1; }
-        # The only reason to skip: a kernel without AF_XDP sockets (CONFIG_XDP_SOCKETS).
-        if ! "$RSW_PYTHON" -c 'import socket; socket.socket(44, socket.SOCK_RAW).close()' 2>/dev/null; then
-            echo "SKIP $NAME: this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
-            exit "$RSW_SKIP"
-        fi ;;
+    af_xdp) rsw_require_af_xdp ethtool ;;
     *) echo "FAIL: RSW_PFC_PORTS is tap or af_xdp, not '$PORTS'"; exit 1 ;;
 esac
 
