@@ -19,7 +19,9 @@ once, in alternating order. Figures, never a pass/fail.
 Frame sizes: 64 B and the largest that veth's native XDP takes without multi-buffer: XDP on a
 veth refuses an MTU above about 3.5 KB (the frame plus XDP headroom and skb_shared_info must
 fit one page), and DPDK 22.11's net_af_xdp has no multi-buffer; 4 KB frames cannot cross an
-AF_XDP port on veth, so the large size is 3000 B.
+AF_XDP port on veth, so the large size is 3000 B. rsw-tap does not forward 3000 B frames
+(DPDK 22.11's net_tap reports a 1522-byte maximum frame): its row stays empty. Results and how
+to read them: doc/ports.md.
 """
 
 import json
