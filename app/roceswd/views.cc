@@ -27,6 +27,15 @@ static json addr_list(const std::vector<IfAddr> &v) {
     return a;
 }
 
+// Packets the device counted per RX queue (rte_eth_stats.q_ipackets; the first
+// RTE_ETHDEV_QUEUE_STAT_CNTRS queues, zeros where the driver keeps no per-queue counts).
+static json rx_queue_packets(const rte_eth_stats &st, uint16_t n_rxq) {
+    json q = json::array();
+    for (uint16_t i = 0; i < n_rxq && i < RTE_ETHDEV_QUEUE_STAT_CNTRS; i++)
+        q.push_back(st.q_ipackets[i]);
+    return q;
+}
+
 json Switch::view_info() const {
     double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     return {{"name", cfg_.sw.name},
@@ -121,6 +130,7 @@ json Switch::view_ports() const {
                          {"duplex", ep.link.link_duplex ? "full" : "half"},
                          {"changes", ep.link_changes}}},
                        {"rx_queues", ep.n_rxq},
+                       {"rx_queue_packets", rx_queue_packets(st, ep.n_rxq)},
                        {"tx_queues", ep.n_txq},
                        {"ipv4", addr_list(pc.ipv4)},
                        {"ipv6", addr_list(pc.ipv6)},

@@ -27,8 +27,17 @@ std::string port_path(const Config &cfg, size_t i, const std::string &field) {
     return cfg.source + ": ports[" + std::to_string(i) + "].af_xdp." + field;
 }
 
-// Queues the kernel interface has: ethtool channels (combined or rx), else its sysfs queues.
-uint32_t interface_queues(const std::string &ifname) {
+// The kernel interface's queues. DPDK's net_af_xdp (22.11 to 24.x) accepts a queue_count up to
+// the ethtool *combined* channels only, 1 when the interface reports none - veth, for one, has
+// separate RX/TX channels and no combined ones, so the PMD gives it one queue whatever
+// `numrxqueues` says. rx_queues is what the kernel may steer frames to.
+struct InterfaceQueues {
+    uint32_t pmd_max = 1;    // queue_count the PMD accepts: combined channels, at least 1
+    uint32_t rx_queues = 1;  // RX queues frames can arrive on: max(combined, rx), else sysfs
+};
+
+InterfaceQueues interface_queues(const std::string &ifname) {
+    InterfaceQueues q;
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     if (fd >= 0) {
         ethtool_channels ch{};
@@ -38,14 +47,18 @@ uint32_t interface_queues(const std::string &ifname) {
         ifr.ifr_data = reinterpret_cast<char *>(&ch);
         int rc = ioctl(fd, SIOCETHTOOL, &ifr);
         close(fd);
-        if (rc == 0 && (ch.combined_count || ch.rx_count))
-            return std::max(ch.combined_count, ch.rx_count);
+        if (rc == 0 && ch.combined_count) q.pmd_max = ch.combined_count;
+        if (rc == 0 && (ch.combined_count || ch.rx_count)) {
+            q.rx_queues = std::max(ch.combined_count, ch.rx_count);
+            return q;
+        }
     }
     uint32_t n = 0;
     std::error_code ec;
     for (auto &e : std::filesystem::directory_iterator("/sys/class/net/" + ifname + "/queues", ec))
         if (e.path().filename().string().rfind("rx-", 0) == 0) n++;
-    return n ? n : 1;
+    q.rx_queues = std::max(n, 1u);
+    return q;
 }
 
 std::string interface_driver(const std::string &ifname) {
@@ -105,11 +118,25 @@ void afxdp_preflight(const Config &cfg) {
         if (ifindex == 0)
             throw std::runtime_error(port_path(cfg, i, "interface") + ": no interface '" +
                                      ax.interface + "' in roceswd's network namespace");
-        uint32_t have = interface_queues(ax.interface);
-        if (ax.queue_count > have)
-            throw std::runtime_error(port_path(cfg, i, "queue_count") + ": " +
-                                     std::to_string(ax.queue_count) + " is more than the " +
-                                     std::to_string(have) + " queue(s) of " + ax.interface);
+        const InterfaceQueues q = interface_queues(ax.interface);
+        if (ax.queue_count > q.pmd_max)
+            throw std::runtime_error(
+                port_path(cfg, i, "queue_count") + ": " + std::to_string(ax.queue_count) +
+                " is more than the " + std::to_string(q.pmd_max) + " queue(s) DPDK's net_af_xdp " +
+                "takes on " + ax.interface + " (its combined channels, ethtool -l)" +
+                (q.rx_queues > q.pmd_max
+                     ? "; " + ax.interface + " has " + std::to_string(q.rx_queues) +
+                           " RX queues but no combined channels (veth), so one queue only"
+                     : ""));
+        if (ax.queue_count < q.rx_queues)
+            spdlog::warn(
+                "port {}: {} has {} RX queues and queue_count is {}: frames the kernel steers to "
+                "queues {}..{} reach no socket and pass to the kernel (XDP counter "
+                "pass_no_socket); give queue_count: {} or fewer queues (ethtool -L {} combined {}; "
+                "on veth: rx {} tx {})",
+                pc.name, ax.interface, q.rx_queues, ax.queue_count, ax.queue_count,
+                q.rx_queues - 1, std::min(q.rx_queues, q.pmd_max), ax.interface, ax.queue_count,
+                ax.queue_count, ax.queue_count);
         if (interface_driver(ax.interface) == "veth")
             spdlog::warn(
                 "port {}: {} is a veth: turn TX checksum offload off on its peer (ethtool -K "

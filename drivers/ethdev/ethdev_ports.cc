@@ -48,8 +48,17 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
         rte_eth_dev_info info{};
         if ((rc = rte_eth_dev_info_get(p.port_id, &info)) != 0) fail(pc, "dev_info_get", rc);
         p.driver = info.driver_name ? info.driver_name : "";
+        // One RX queue per worker (RSS spreads flows over them), except on AF_XDP ports: there
+        // the kernel picks the queue (the NIC's RSS, veth's sender queue) and the XDP program
+        // redirects a frame only to the socket of the queue it arrived on, so every one of the
+        // port's queue_count queues needs its socket; workers take them round-robin
+        // (rx_assignment). Fewer sockets would pass the other queues' frames to the kernel.
+        uint16_t want_rxq = pc.af_xdp ? uint16_t(pc.af_xdp->queue_count) : n_workers;
         p.n_rxq =
-            uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_rx_queues)));
+            uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(want_rxq, info.max_rx_queues)));
+        if (pc.af_xdp && p.n_rxq < want_rxq)
+            spdlog::warn("port {}: driver {} offers {} RX queues, queue_count is {}", pc.name,
+                         p.driver, info.max_rx_queues, want_rxq);
         p.n_txq =
             uint16_t(std::max<uint16_t>(1, std::min<uint16_t>(n_workers, info.max_tx_queues)));
         p.txq_shared = p.n_txq < n_workers;

@@ -320,6 +320,13 @@ std::string ports_view(const json &ports) {
         if (c.is_object())
             for (auto it = c.begin(); it != c.end(); ++it)
                 xdp += " " + it.key() + "=" + text(it.value());
+        // Per-queue receive counts, when the port has several queues (spread over workers).
+        const json &q = field(p, "rx_queue_packets");
+        if (q.is_array() && q.size() > 1) {
+            std::vector<std::string> v;
+            for (const auto &n : q) v.push_back(text(n));
+            xdp += " rx_queue_packets=" + join(v, "/");
+        }
         xdp += "\n";
     }
     return cfg.render() + "\n" + ctr.render() + (xdp.empty() ? "" : "\n" + xdp);

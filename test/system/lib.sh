@@ -373,14 +373,36 @@ make_host() {
 # AF_XDP ports: NAME stays here for roceswd, PEER becomes a host's NIC (make_host). The peer's
 # TX checksum offload is turned off: the kernel leaves TCP/UDP checksums unfinished on a veth
 # (CHECKSUM_PARTIAL), AF_XDP hands the frame on as it is, and the far host drops it
-# (doc/ports.md, "veth").
+# (doc/ports.md, "veth"). QUEUES (default 1) gives both ends that many RX and TX queues: veth
+# hands a frame to the peer's RX queue with the number of the TX queue the sender's stack
+# picked (a hash of the flow), so several flows spread over the queues.
 make_veth() {
-    local name="$1" peer="$2"
-    ip link add "$name" type veth peer name "$peer"
+    local name="$1" peer="$2" q="${3:-1}"
+    ip link add "$name" numrxqueues "$q" numtxqueues "$q" type veth peer name "$peer" \
+        numrxqueues "$q" numtxqueues "$q"
     RSW_LINKS+=("$name")
     ethtool -K "$peer" tx off >/dev/null
     ip link set dev "$name" up
     ip link set dev "$peer" up
+}
+
+# rsw_require_af_xdp TOOL...: the start of an AF_XDP test. SKIP (exit RSW_SKIP) without root or
+# without the kernel's AF_XDP sockets (CONFIG_XDP_SOCKETS) - the only reasons such a test skips;
+# FAIL when a TOOL is not installed (tools/bootstrap installs them).
+rsw_require_af_xdp() {
+    local name tool
+    name="$(basename "$0")"
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SKIP $name: needs root (network namespaces, veth, XDP)"
+        exit "$RSW_SKIP"
+    fi
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed (tools/bootstrap)"; exit 1; }
+    done
+    if ! "$RSW_PYTHON" -c 'import socket; socket.socket(44, socket.SOCK_RAW).close()' 2>/dev/null; then
+        echo "SKIP $name: this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
+        exit "$RSW_SKIP"
+    fi
 }
 
 # The exit status a test uses to say SKIP (run_all.sh counts it apart): print the reason first.

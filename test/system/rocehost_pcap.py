@@ -16,6 +16,11 @@
   rocehost_pcap.py make-nd IN.pcap     IPv6: a neighbour solicitation for rocehost's address
   rocehost_pcap.py check-nd OUT.pcap   the neighbour advertisement (checksum, flags, target
                                        link-layer address) and the IPv6 WRITE frames
+  rocehost_pcap.py check-stream CAP.pcap MIN
+                                       a capture of a routed rocehost stream: every frame is
+                                       RoCEv2 over IPv4 with a valid IPv4 checksum and ICRC;
+                                       WRITE data (TTL 63: one switch hop) in consecutive PSNs
+                                       per QP, at least MIN of them
 """
 import struct
 import sys
@@ -157,6 +162,19 @@ def check_paused_ack(path):
     print("PASS: priority 3 paused, ACK/NAK on their own class (DSCP 48, priority 6) left")
 
 
+def check_icrc_ipv4(fr, p, what):
+    """scapy recomputes the ICRC (over the masked pseudo-header) and the IPv4 header checksum
+    of frame `fr` (decoded as `p`); both must match what the frame carries."""
+    q = Ether(bytes(fr))
+    q[BTH].icrc = None
+    if bytes(q)[-4:] != bytes(fr)[-4:]:
+        fail(f"ICRC mismatch on {what}: {p.summary()}")
+    ip = p[IP].copy()
+    del ip.chksum
+    if IP(bytes(ip)).chksum != p[IP].chksum:
+        fail(f"IPv4 header checksum on {what}")
+
+
 def check(path):
     got = {"cnp": [], "ack": [], "nak": [], "data": []}
     for fr in rdpcap(path):
@@ -164,15 +182,7 @@ def check(path):
         if BTH not in p:
             fail(f"a frame that is not RoCEv2: {p.summary()}")
         b = p[BTH]
-        # scapy computes the ICRC over the masked pseudo-header; ours must match.
-        q = Ether(bytes(fr))
-        q[BTH].icrc = None
-        if bytes(q)[-4:] != bytes(fr)[-4:]:
-            fail(f"ICRC mismatch on {p.summary()}")
-        ip = p[IP].copy()
-        del ip.chksum
-        if IP(bytes(ip)).chksum != p[IP].chksum:
-            fail("IPv4 header checksum")
+        check_icrc_ipv4(fr, p, "a frame")
         if b.opcode == 0x81:
             got["cnp"].append(p)
         elif b.opcode == 0x11:
@@ -218,7 +228,33 @@ def check(path):
     print("PASS: rocehost frames decode as RoCEv2 with valid ICRC")
 
 
+def check_stream(path, minimum):
+    data, acks, psn = 0, 0, {}
+    for fr in rdpcap(path):
+        p = Ether(bytes(fr))
+        if BTH not in p or IP not in p:
+            fail(f"a frame that is not RoCEv2 over IPv4: {p.summary()}")
+        check_icrc_ipv4(fr, p, f"frame {data + acks + 1}")
+        b = p[BTH]
+        if b.opcode in (0x06, 0x07, 0x08, 0x0A):
+            if p[IP].ttl != 63:
+                fail(f"data frame with TTL {p[IP].ttl}, not 63 (one routed hop)")
+            if b.dqpn in psn and b.psn != (psn[b.dqpn] + 1) & 0xFFFFFF:
+                fail(f"QP {b.dqpn:#x}: PSN {b.psn:#x} after {psn[b.dqpn]:#x}")
+            psn[b.dqpn] = b.psn
+            data += 1
+        else:
+            acks += 1
+    print(f"{data} WRITE data frames on {len(psn)} QP(s), {acks} other RoCEv2 frames: "
+          "IPv4 checksums and ICRCs valid, PSNs consecutive")
+    if data < minimum:
+        fail(f"only {data} data frames, expected at least {minimum}")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "check-stream":
+        check_stream(sys.argv[2], int(sys.argv[3]))
+        sys.exit(0)
     {"make": make, "check": check, "make-paused": make_paused, "check-paused": check_paused,
      "check-paused-ack": check_paused_ack,
      "make-nd": make_nd, "check-nd": check_nd}[sys.argv[1]](sys.argv[2])

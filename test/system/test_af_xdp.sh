@@ -14,18 +14,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, veth, XDP)"
-    exit "$RSW_SKIP"
-fi
-for tool in ip ping iperf3 ethtool curl; do
-    command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed (tools/bootstrap)"; exit 1; }
-done
-# The only reason to skip: a kernel without AF_XDP sockets (CONFIG_XDP_SOCKETS).
-if ! "$RSW_PYTHON" -c 'import socket; socket.socket(44, socket.SOCK_RAW).close()' 2>/dev/null; then
-    echo "SKIP $(basename "$0"): this kernel has no AF_XDP sockets (CONFIG_XDP_SOCKETS)"
-    exit "$RSW_SKIP"
-fi
+rsw_require_af_xdp ip ping iperf3 ethtool curl
 
 rsw_init
 S0="$(rsw_ifname s0)"; S1="$(rsw_ifname s1)"
@@ -143,9 +132,11 @@ forwarding_checks dedicated
 check_ge "[dedicated] p0 XDP to_switch_all" "$(xdp_counter p0 to_switch_all)" 100
 
 # No stall over 10^6 frames: a UDP flood of 10^6 64-byte datagrams h1 -> h2 as fast as iperf3
-# sends; then the port still receives (ping, counters). Frames the socket's ring had no room
-# for count as RX-MISSED, not as a stall.
+# sends; then the port still receives (ping, counters). Every frame the program redirected is
+# either received by the switch or counted as RX-MISSED (the socket's RX ring was full or had
+# no fill buffer: the kernel's XDP_STATISTICS rx_dropped, the PMD's imissed), exactly.
 x0="$(xdp_counter p0 to_switch_all)"; r0="$(rsw_port_counter p0 rx_packets)"
+m0="$(rsw_port_counter p0 rx_missed)"
 rsw_bg ip netns exec "$H2" iperf3 -s -1 -B 10.0.2.2 >"$RSW_TMP/iperf3-server-flood.log" 2>&1
 FLOOD_SRV="$RSW_LAST_PID"
 rsw_wait_listen "$H2" tcp 5201 || true  # the client reports a failure to connect
@@ -153,9 +144,15 @@ t0=$(date +%s)
 in1 timeout 90 iperf3 -c 10.0.2.2 -u -b 0 -l 64 -k 1000000 --connect-timeout 3000 \
     >"$RSW_TMP/iperf3-flood.log" 2>&1 || true
 rsw_wait_pid "$FLOOD_SRV" 5 || rsw_kill "$FLOOD_SRV" 2
+sleep 0.5  # the switch drains what the ring still holds
 x1="$(xdp_counter p0 to_switch_all)"; r1="$(rsw_port_counter p0 rx_packets)"
-rsw_log "flood: $((x1 - x0)) frames to the socket, $((r1 - r0)) received by the switch in $(( $(date +%s) - t0 )) s"
+m1="$(rsw_port_counter p0 rx_missed)"
+rsw_log "flood: $((x1 - x0)) frames to the socket in $(( $(date +%s) - t0 )) s: $((r1 - r0)) received by the switch, $((m1 - m0)) RX-MISSED"
 check_ge "[dedicated] flood: p0's XDP program gave the socket >= 10^6 frames" "$((x1 - x0))" 1000000
+check_eq "[dedicated] flood: received + RX-MISSED = what the program redirected, exactly" \
+    "$((r1 - r0 + m1 - m0))" "$((x1 - x0))"
+check_eq "[dedicated] flood: p0's rx_nombuf (no mbuf to refill the fill ring)" \
+    "$(rsw_port_counter p0 rx_nombuf)" 0
 check "[dedicated] after the flood p0 still receives (IPv4 ping h1 -> h2, 0% loss)" \
     rsw_ping_ok in1 ping -c 10 -i 0.05 -W 2 10.0.2.2
 check_ge "[dedicated] after the flood p0's rx_packets still rise" \
