@@ -48,6 +48,10 @@ void Switch::register_metrics() {
                 s.sample({}, ports_->pool() ? rte_mempool_in_use_count(ports_->pool()) : 0);
             });
 
+    m.gauge("rocesw_dpdk_heap_allocated_bytes",
+            "Bytes allocated from DPDK's malloc heaps (FIB tables, rings, pools)",
+            [](MetricSink &s) { s.sample({}, view_dpdk_heap()["allocated_bytes"].get<uint64_t>()); });
+
     register_control_metrics();  // control_plane.cc
     register_latency_metrics();
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # System test: tools/soak --minutes 1 (issue 21, part 3): the two-switch memif lab with BGP
 # under traffic, route churn, session flaps, scrapes and PFC watchdog trips passes its verdict
-# (RSS and mbufs back to baseline, FIB back to baseline, accounting balanced, no lossless drop,
-# no log error), and its samples.csv has a row per switch and sample with the documented columns.
+# (RSS, DPDK heap and mbufs back to baseline, FIB back to baseline, accounting balanced, no
+# lossless drop, no log error), and its samples.csv has a row per switch and sample with the
+# documented columns.
 # About 2 minutes. Needs root and BIRD 2. Run: sudo test/system/test_soak.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -42,7 +43,7 @@ EOP
 check "samples.csv: columns, 16 rows (2 switches x baseline + 6 soak + final), numeric fields" \
     "$RSW_PYTHON" - "$OUT/samples.csv" <<'EOP'
 import csv, sys
-cols = ("t_s,phase,switch,rss_kb,mbufs_in_use,mbufs_size,routes,groups,accounting,rx_packets,"
+cols = ("t_s,phase,switch,rss_kb,rss_anon_kb,rss_shmem_kb,dpdk_heap_bytes,mbufs_in_use,mbufs_size,routes,groups,accounting,rx_packets,"
         "tx_packets,drops,lossless_drops,wd_storms,route_changes,flaps,rocectl_calls,scrapes,"
         "storms").split(",")
 r = csv.reader(open(sys.argv[1]))
@@ -57,7 +58,8 @@ for x in rows:
     for c in cols:
         if c not in ("phase", "switch", "accounting"):
             assert int(x[c]) >= 0, (c, x[c])
-    assert int(x["rss_kb"]) > 0 and int(x["mbufs_in_use"]) > 0 and int(x["routes"]) > 0
+    assert int(x["rss_kb"]) > int(x["rss_shmem_kb"]) > 0 and int(x["dpdk_heap_bytes"]) > 0
+    assert int(x["mbufs_in_use"]) > 0 and int(x["routes"]) > 0
     assert x["accounting"] == "balanced" or x["accounting"].startswith("unbalanced")
 EOP
 check "no namespace or switch of the soak is left" bash -c \
