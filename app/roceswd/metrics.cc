@@ -7,6 +7,7 @@
 // (doc/observability.md, "Adding a metric").
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_mempool.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -36,6 +37,20 @@ void Switch::register_metrics() {
         s.sample(
             {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count());
     });
+
+    // The mbuf pool (view_mbufs): in use = size - available (per-lcore caches are available).
+    m.gauge("rocesw_mbufs", "Mbufs in the packet pool", [this](MetricSink &s) {
+        s.sample({}, ports_->pool() ? ports_->pool()->size : 0);
+    });
+    m.gauge("rocesw_mbufs_in_use",
+            "Mbufs out of the packet pool: in device rings, queues, punt and handoff rings",
+            [this](MetricSink &s) {
+                s.sample({}, ports_->pool() ? rte_mempool_in_use_count(ports_->pool()) : 0);
+            });
+
+    m.gauge("rocesw_dpdk_heap_allocated_bytes",
+            "Bytes allocated from DPDK's malloc heaps (FIB tables, rings, pools)",
+            [](MetricSink &s) { s.sample({}, view_dpdk_heap()["allocated_bytes"].get<uint64_t>()); });
 
     register_control_metrics();  // control_plane.cc
     register_latency_metrics();

@@ -60,6 +60,8 @@ class Switch {
     // Process-level views (JSON) served by the control socket and telemetry; the modules'
     // (routes, lb, queues, pfc, ...) are registered by their modules in register_commands().
     nlohmann::json view_info() const;
+    nlohmann::json view_mbufs() const;
+    static nlohmann::json view_dpdk_heap();
     nlohmann::json view_ports() const;  // with ethdev link state and device counters
     // Control plane (control_plane.cc): punt classes and host interfaces; netlink sync.
     nlohmann::json view_punt() const;

@@ -3,6 +3,8 @@
 // workers without locks.
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,7 +50,36 @@ json Switch::view_info() const {
             {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"},
             {"control_socket", cfg_.sw.control_socket},
             // The bound metrics port (listen port 0 picks one); null without an endpoint.
-            {"prometheus_port", prom_ ? json(prom_->port()) : json(nullptr)}};
+            {"prometheus_port", prom_ ? json(prom_->port()) : json(nullptr)},
+            {"mbufs", view_mbufs()},
+            {"dpdk_heap", view_dpdk_heap()}};
+}
+
+// DPDK's malloc heaps (rte_malloc: FIB tables, rings, pools), summed over the sockets. A soak
+// compares allocated_bytes before and after: equal when nothing allocated there leaked.
+json Switch::view_dpdk_heap() {
+    uint64_t alloc = 0, free = 0, count = 0;
+    for (unsigned i = 0; i < rte_socket_count(); i++) {
+        rte_malloc_socket_stats st{};
+        if (rte_malloc_get_socket_stats(rte_socket_id_by_idx(i), &st) != 0) continue;
+        alloc += st.heap_allocsz_bytes;
+        free += st.heap_freesz_bytes;
+        count += st.alloc_count;
+    }
+    return {{"allocated_bytes", alloc}, {"free_bytes", free}, {"allocations", count}};
+}
+
+// The packet mbuf pool: its size and how many are out of it. Mbufs in the per-lcore caches
+// count as available; RX descriptor rings the devices filled count as in use (a constant per
+// port). With no traffic and drained queues `in_use` returns to the same value, which the soak
+// (tools/soak) checks.
+json Switch::view_mbufs() const {
+    const rte_mempool *mp = ports_->pool();
+    if (!mp) return nullptr;
+    return {{"pool", mp->name},
+            {"size", mp->size},
+            {"in_use", rte_mempool_in_use_count(mp)},
+            {"available", rte_mempool_avail_count(mp)}};
 }
 
 // "route_learn PREFIX [PORT:VIA ...] ...": learned routes (origin "rocelab") set from the

@@ -540,3 +540,39 @@ cleanup() {
     done
     return "$rc"
 }
+
+# --- readings for long runs (tools/soak) ----------------------------------------------------
+
+# rsw_accounting_verdict [SOCKET=$RSW_SWITCH_SOCKET] [TIMEOUT_S=5]: the accounting verdict of
+# `rocectl show accounting` ("balanced" or "unbalanced: ..."), read again every 0.2 s until it
+# is balanced or TIMEOUT_S passed (a burst in flight shows for an instant, doc/accounting.md);
+# "no answer" when rocectl fails. rsw_assert_accounting is the check with the terms.
+rsw_accounting_verdict() {
+    local sock="${1:-$RSW_SWITCH_SOCKET}" timeout="${2:-5}" deadline v
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while :; do
+        v="$("$ROCECTL" --socket "$sock" --json show accounting 2>/dev/null |
+            "$RSW_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["verdict"])' 2>/dev/null)" ||
+            v="no answer"
+        [ -n "$v" ] || v="no answer"
+        case "$v" in balanced) break ;; esac
+        [ "$(date +%s%N)" -ge "$deadline" ] && break
+        sleep 0.2
+    done
+    printf '%s\n' "$v"
+}
+
+# rsw_mbufs_in_use [SOCKET=$RSW_SWITCH_SOCKET] [READS=1]: mbufs out of the switch's packet pool
+# (`rocectl show info`: mbufs.in_use), the least of READS readings 0.1 s apart: a frame the
+# switch is handling at the instant of one reading (a BGP keepalive, an ARP) does not count.
+rsw_mbufs_in_use() {
+    local sock="${1:-$RSW_SWITCH_SOCKET}" reads="${2:-1}" i v min=""
+    for (( i = 0; i < reads; i++ )); do
+        [ "$i" -eq 0 ] || sleep 0.1
+        v="$("$ROCECTL" --socket "$sock" --json show info |
+            "$RSW_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["mbufs"]["in_use"])')" ||
+            return 1
+        if [ -z "$min" ] || [ "$v" -lt "$min" ]; then min="$v"; fi
+    done
+    printf '%s\n' "$min"
+}

@@ -936,3 +936,60 @@ frames = [Ether(src=smac, dst=dmac) / IP(src=src, dst=d, ttl=64) / UDP(sport=300
 sendp(frames, iface=ifc, inter=0.0005)
 EOP
 }
+
+# --- several switches linked by memif (tools/soak) ------------------------------------------
+
+# bgp_switch_conf LETTER SWITCH_EXTRA TOP_EXTRA PORT...: prints the config of switch LETTER of
+# a test with several switches: name and EAL file prefix <tag>LETTER (bgp_multi_switch_traps
+# removes its runtime dir), control socket $RSW_TMP/ctl-LETTER.sock, one worker, adaptive idle,
+# host interfaces and netlink on, the punt rates of the BGP tests. PORT is
+# "NAME|DEVICE|MAC|V4/LEN[|MORE]" (MORE: more flow-map keys, such as "speed: 1G");
+# SWITCH_EXTRA is more switch: keys (indented two spaces), TOP_EXTRA more top-level sections.
+bgp_switch_conf() {
+    local letter="$1" sw_extra="$2" top_extra="$3" p name dev mac v4 more
+    shift 3
+    printf 'switch:\n  name: %s\n  workers: 1\n  idle: adaptive\n  file_prefix: %s\n' \
+        "${RSW_TAG}$letter" "$(rsw_file_prefix)$letter"
+    printf '  control_socket: %s\n  telemetry: false\n' "$RSW_TMP/ctl-$letter.sock"
+    [ -z "$sw_extra" ] || printf '%s\n' "$sw_extra"
+    printf 'ports:\n'
+    for p in "$@"; do
+        IFS='|' read -r name dev mac v4 more <<<"$p"
+        printf '  - {name: %s, device: "%s", mac: "%s", ipv4: ["%s"]%s}\n' \
+            "$name" "$dev" "$mac" "$v4" "${more:+, $more}"
+    done
+    cat <<EOC
+control_plane:
+  host_interfaces: true
+  netlink: true
+  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, glean: 200, other: 100}
+EOC
+    [ -z "$top_extra" ] || printf '%s\n' "$top_extra"
+}
+
+# bgp_multi_switch_traps LETTER...: the cleanup traps (EXIT, INT, TERM) of lib.sh's rsw_init,
+# also removing the EAL runtime dirs /var/run/dpdk/<tag>LETTER of the switches bgp_switch_conf
+# named. Call after rsw_init.
+BGP_SWITCH_LETTERS=()
+bgp_multi_switch_traps() {
+    BGP_SWITCH_LETTERS=("$@")
+    trap 'bgp_multi_cleanup' EXIT
+    trap 'echo "interrupted: cleaning up" >&"$RSW_ERR_FD"; bgp_multi_cleanup; trap - EXIT; exit 130' INT
+    trap 'echo "terminated: cleaning up" >&"$RSW_ERR_FD"; bgp_multi_cleanup; trap - EXIT; exit 143' TERM
+}
+bgp_multi_cleanup() {
+    local rc=$? l
+    cleanup
+    if [ "${RSW_KEEP:-0}" != 1 ] && [ -n "$RSW_TAG" ]; then
+        for l in "${BGP_SWITCH_LETTERS[@]}"; do rm -rf -- "/var/run/dpdk/${RSW_TAG}$l"; done
+    fi
+    return "$rc"
+}
+
+# bgp_port_up PORT: the current switch reports PORT's link up (rocectl show ports).
+bgp_port_up() {
+    rsw_ctl --json show ports | "$RSW_PYTHON" -c '
+import json, sys
+p = [p for p in json.load(sys.stdin)["ports"] if p["name"] == sys.argv[1]]
+sys.exit(0 if p and p[0]["link"]["up"] else 1)' "$1"
+}

@@ -35,14 +35,8 @@ if [ "$RSW_BGP_KERNEL" = 1 ]; then
 fi
 
 rsw_init
-# The two switches' EAL runtime dirs (/var/run/dpdk/<tag>a, <tag>b), after lib.sh's cleanup.
-two_cleanup() {
-    cleanup
-    [ "${RSW_KEEP:-0}" = 1 ] || rm -rf -- "/var/run/dpdk/${RSW_TAG}a" "/var/run/dpdk/${RSW_TAG}b"
-}
-trap 'two_cleanup' EXIT
-trap 'echo "interrupted: cleaning up" >&"$RSW_ERR_FD"; two_cleanup; trap - EXIT; exit 130' INT
-trap 'echo "terminated: cleaning up" >&"$RSW_ERR_FD"; two_cleanup; trap - EXIT; exit 143' TERM
+# Cleanup also removes the two switches' EAL runtime dirs (/var/run/dpdk/<tag>a, <tag>b).
+bgp_multi_switch_traps a b
 bgp_need_tools || rsw_finish
 T_START=$(date +%s%N)
 
@@ -55,33 +49,13 @@ HA="$(rsw_ns hA)"; HB="$(rsw_ns hB)"
 MEMIF="$RSW_TMP/ab.memif.sock"
 A_BIRD="$RSW_TMP/bird-a.ctl"; B_BIRD="$RSW_TMP/bird-b.ctl"
 
-# switch_conf NAME LETTER TAP_IFACE P0_MAC P0_V4 MEMIF_ROLE P1_MAC P1_V4
-switch_conf() {
-    cat <<EOC
-switch:
-  name: ${RSW_TAG}$2
-  workers: 1
-  idle: adaptive
-  file_prefix: $(rsw_file_prefix)$2
-  control_socket: $RSW_TMP/ctl-$2.sock
-  telemetry: false
-ports:
-  - name: p0
-    device: "net_tap0,iface=$3"
-    mac: "$4"
-    ipv4: ["$5"]
-  - name: p1
-    device: "net_memif0,role=$6,id=0,socket=$MEMIF,socket-abstract=no"
-    mac: "$7"
-    ipv4: ["$8"]
-control_plane:
-  host_interfaces: true
-  netlink: true
-  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, glean: 200, other: 100}
-EOC
-}
-switch_conf A a "$IFA" 02:00:00:0a:01:01 10.0.1.1/24 server 02:00:00:0a:0c:01 10.0.12.1/24 >"$RSW_TMP/swA.yaml"
-switch_conf B b "$IFB" 02:00:00:0b:02:01 10.0.2.1/24 client 02:00:00:0b:0c:02 10.0.12.2/24 >"$RSW_TMP/swB.yaml"
+# Port p0 a TAP (hA or hB), p1 the memif (A the server); bgp_switch_conf writes the rest.
+bgp_switch_conf a "" "" "p0|net_tap0,iface=$IFA|02:00:00:0a:01:01|10.0.1.1/24" \
+    "p1|net_memif0,role=server,id=0,socket=$MEMIF,socket-abstract=no|02:00:00:0a:0c:01|10.0.12.1/24" \
+    >"$RSW_TMP/swA.yaml"
+bgp_switch_conf b "" "" "p0|net_tap0,iface=$IFB|02:00:00:0b:02:01|10.0.2.1/24" \
+    "p1|net_memif0,role=client,id=0,socket=$MEMIF,socket-abstract=no|02:00:00:0b:0c:02|10.0.12.2/24" \
+    >"$RSW_TMP/swB.yaml"
 
 echo "== $(basename "$0"): tag $RSW_TAG, temp dir $RSW_TMP"
 # A first: it is the memif server (B, the client, connects to its socket).
@@ -103,18 +77,11 @@ rsw_pass "switch B up in $RSW_SW_NS (pid $RSW_SWITCH_PID)"
 bgp_attach p0 "$HB"
 bgp_host "$HB" "$IFB" 02:00:00:00:02:02 10.0.2.2/24 10.0.2.1
 
-# memif_up: the memif port p1 of the current switch reports link up.
-memif_up() {
-    rsw_ctl --json show ports | "$RSW_PYTHON" -c '
-import json, sys
-p = [p for p in json.load(sys.stdin)["ports"] if p["name"] == "p1"]
-sys.exit(0 if p and p[0]["link"]["up"] else 1)'
-}
 t0=$(date +%s%N)
 up=0
 for _ in $(seq 1 100); do
-    bgp_switch_use A; memif_up || { sleep 0.1; continue; }
-    bgp_switch_use B; memif_up || { sleep 0.1; continue; }
+    bgp_switch_use A; bgp_port_up p1 || { sleep 0.1; continue; }
+    bgp_switch_use B; bgp_port_up p1 || { sleep 0.1; continue; }
     up=1; break
 done
 if [ "$up" = 1 ]; then
