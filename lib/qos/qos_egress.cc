@@ -250,6 +250,7 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
       tx_queue_(tx_queue),
       burst_(std::clamp<uint16_t>(burst, 1, 256)),
       rng_(mix(shared.plan().seed ^ mix(worker)), worker),
+      cut_through_(shared.plan().cut_through),
       own_(*shared.owner_state_.at(worker)),
       single_owner_(shared.workers() == 1),
       ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
@@ -273,7 +274,13 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now
         return;
     }
     if (tm_.owner(port) == worker_) {
+        const TrafficManager::Port &ps = *tm_.ports_[port];
+        // Cut-through only from an idle port: nothing queued, staged or owed to a flush, and no
+        // handoff ring (no other producer whose packets the flush would schedule with these).
+        const bool idle =
+            final_ && !ps.nonempty && !ps.staged_n && !ps.ct_pending && !ps.handoff;
         admit(port, pkts, n, now_ns);
+        if (idle) cut_through(port, now_ns);
         return;
     }
     rte_ring *r = tm_.ports_[port]->handoff;
@@ -508,6 +515,7 @@ void QosEgress::apply_pg_watermark_clears() {
 }
 
 uint32_t QosEgress::flush(uint64_t now_ns) {
+    final_ = false;
     apply_pg_watermark_clears();
     // Other workers' packets first, so that they are scheduled in this same flush; then the
     // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
@@ -790,6 +798,7 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     PortQosStats &st = *tm_.stats_[port];
+    if (ps.ct_pending) return finish_cut_through(port, now_ns);
 
     apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
@@ -862,6 +871,111 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     return total;
 }
 
+// ------------------------------------------------------------------------------ cut-through
+
+// The final burst for `port` was just admitted to an idle port (enqueue). What the flush would
+// do with it is decided now when the burst sits in one queue (no other queue for the scheduler
+// to order it against), fits one TX burst, and neither PFC (quiet, nothing paused), the shaper,
+// the TX ring model nor dequeue marking (no random draw) can hold or change a frame: service()
+// would take it in one run and hand it to tx_burst in one call. Then it goes now, with
+// take_run's and commit_dequeued's accounting, the scheduler state the run leaves, and PFC
+// honoring on the same queue state; the buffer it held (PG bytes, pool) is released in the
+// port's turn of the flush (finish_cut_through), so that other ports' admissions, watermark
+// clears and PFC generation see what they would see. Otherwise nothing changes: the burst stays
+// queued for the flush.
+void QosEgress::cut_through(uint16_t port, uint64_t now_ns) {
+    using Queue = TrafficManager::Queue;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    const unsigned ne = ps.nonempty;
+    if (!ne || (ne & (ne - 1))) return;  // all dropped, or several queues: the scheduler's order
+    const int qi = __builtin_ctz(ne);
+    Queue &q = ps.q[size_t(qi)];
+    const uint32_t n = q.size();
+    if (n > burst_ || ps.paused.load(std::memory_order_relaxed) || !tm_.pfc_.quiet(port, now_ns))
+        return;
+    ps.shaper.refill(now_ns);  // what service() does first (the same now: done once)
+    ps.ring.drain(now_ns);
+    rte_mbuf *out[256];
+    TxRingModel ring = ps.ring;
+    uint64_t wire_all = 0;
+    uint32_t w_last = 0;
+    const unsigned key = q.slots[q.head & q.mask].pg_key;
+    // Dequeue marking as take_run sees it: the queue's bytes behind each frame plus, when the
+    // ring counts, the ring's bytes ahead of it. An ECT frame at or above mark_min could draw
+    // (or be marked): the flush decides those.
+    const bool mark = q.flags & Queue::kMarkDeq;
+    const uint64_t ring_w_mask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
+    uint64_t behind = q.bytes, ahead = ring_w_mask ? ps.ring.inflight_bytes() : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const TrafficManager::Slot &s = q.slots[(q.head + i) & q.mask];
+        const uint32_t w = tm_.plan_.wire_bytes(s.len);
+        if (s.pg_key != key || !ring.fits(w)) return;
+        behind -= s.len;
+        if (mark && behind + ahead >= q.mark_min && (s.ecn_ip & 4) &&
+            ((s.ecn_ip & 3) == kEcnEct0 || (s.ecn_ip & 3) == kEcnEct1))
+            return;
+        ring.add(w);
+        ahead += w & ring_w_mask;
+        wire_all += w;
+        w_last = w;
+        out[i] = s.m;
+    }
+    // The shaper stays ready up to the last frame.
+    if (!ps.shaper.ready_after(wire_all - w_last)) return;
+
+    // Committed: service()'s steps in its order, on the port's state the flush would see.
+    apply_watermark_clear(port);
+    pfc_honor(port, now_ns);  // quiet: pauses nothing; keeps the watchdog's marks current
+    const uint64_t bytes = q.bytes;
+    cut_through_packets_.add(n);
+    ps.ct_pending = true;
+    ps.ct_pg_key = uint16_t(key);
+    ps.ct_bytes = bytes;
+    ps.ct_excess = q.excess;
+    ps.ct_pool = q.pool;
+    q.head = q.tail;
+    q.bytes = q.excess = 0;
+    ps.sched.served_alone(qi);
+    ps.nonempty = 0;
+    ps.shaper.consume(uint32_t(wire_all));
+    ps.ring = ring;
+    PortQosStats &st = *tm_.stats_[port];
+    QueueStats &qs = st.queues[size_t(qi)];
+    qs.deq_packets.add(n);
+    qs.deq_bytes.add(bytes);
+    qs.depth_packets.set(0);
+    qs.depth_bytes.set(0);
+    const uint16_t sent = send(port, out, uint16_t(n), bytes);
+    ps.ct_sent = sent;
+    if (sent < n) {
+        for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
+        std::copy(out + sent, out + n, ps.staged.begin());
+        ps.staged_head = 0;
+        ps.staged_n = uint16_t(n - sent);
+        st.staged_packets.set(ps.staged_n);
+    }
+}
+
+void QosEgress::release_cut_through(TrafficManager::Port &ps) {
+    ps.ct_pending = false;
+    if (TrafficManager::Pool *pool = ps.ct_pool) {
+        pool->shared_used -= ps.ct_excess;
+        pool->used -= ps.ct_bytes;
+    }
+    own_.pg->bytes[ps.ct_pg_key].sub(ps.ct_bytes);
+}
+
+// The rest of service() for a port whose burst left at enqueue: the release take_run would
+// have made, the gauges commit_dequeued and service() set. Returns the frames the device took.
+uint32_t QosEgress::finish_cut_through(uint16_t port, uint64_t now_ns) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    release_cut_through(ps);
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
+    if (trace_) sample_ecn_marks(port, now_ns);
+    return ps.ct_sent;
+}
+
 // Marks made at enqueue (admit) or dequeue, sampled with this flush's time.
 void QosEgress::sample_ecn_marks(uint16_t port, uint64_t now_ns) {
     for (unsigned qi = 0; qi < kNumQueues; qi++)
@@ -885,6 +999,7 @@ uint32_t QosEgress::backlog() const {
 void QosEgress::discard_all(DropReason reason) {
     for (uint16_t port : owned_) {
         TrafficManager::Port &ps = *tm_.ports_[port];
+        if (ps.ct_pending) release_cut_through(ps);
         uint64_t dropped = 0;
         if (ps.handoff) {
             rte_mbuf *in[kHandoffBurst];
