@@ -279,6 +279,7 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now
         // handoff ring (no other producer whose packets the flush would schedule with these).
         const bool idle =
             final_ && !ps.nonempty && !ps.staged_n && !ps.ct_pending && !ps.handoff;
+        if (idle && admit_cut_through(port, pkts, n, now_ns)) return;
         admit(port, pkts, n, now_ns);
         if (idle) cut_through(port, now_ns);
         return;
@@ -923,10 +924,115 @@ void QosEgress::cut_through(uint16_t port, uint64_t now_ns) {
     // The shaper stays ready up to the last frame.
     if (!ps.shaper.ready_after(wire_all - w_last)) return;
 
-    // Committed: service()'s steps in its order, on the port's state the flush would see.
+    send_cut_through(port, qi, out, n, q.bytes, wire_all, key, ring, now_ns);
+}
+
+// The fast form of admit() + cut_through() for an idle port: checks, on the burst as it comes,
+// that admission would admit every packet to one queue without a threshold, a random draw or a
+// mark (the queue is empty: its depth before packet i is the bytes of packets 0..i-1), and that
+// cut_through() would then send them all; then books what admit() would (counters, watermarks,
+// pool and PG charges) in sums and sends.
+bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    using Queue = TrafficManager::Queue;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    if (!n || n > burst_ || n > tm_.plan_.queue_packets ||
+        ps.paused.load(std::memory_order_relaxed) || !tm_.pfc_.quiet(port, now_ns))
+        return false;
+    const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
+    const PacketMeta *meta0 = meta_of(pkts[0]);
+    const unsigned tc0 = meta0->tc & (kNumTc - 1);
+    const unsigned qi = to_queue[tc0];
+    Queue &q = ps.q[qi];
+    const unsigned key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
+    if (q.flags & Queue::kStormDrop) return false;
+    ps.shaper.refill(now_ns);  // what admit() (ring) and service() do first, once per now
+    ps.ring.drain(now_ns);
+    const uint64_t ring_in = ps.ring.inflight_bytes();
+    // Enqueue marking sees the ring's bytes too (admit()'s ring_ahead).
+    const uint64_t enq_ring = q.flags & Queue::kMarkRing ? ring_in : 0;
+    const bool drop_curve = q.flags & Queue::kDrop, ecn_q = q.flags & Queue::kEcn;
+    const bool mark_enq = q.flags & Queue::kMarkEnq, mark_deq = q.flags & Queue::kMarkDeq;
+    TxRingModel ring = ps.ring;
+    uint64_t bytes = 0, wire_all = 0;
+    uint32_t w_last = 0;
+    bool any_ect = false;
+    for (uint16_t i = 0; i < n; i++) {
+        rte_mbuf *m = pkts[i];
+        const PacketMeta *meta = meta_of(m);
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        if (to_queue[tc] != qi ||
+            tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
+            return false;
+        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
+        const bool ect = (meta->ecn | unsigned(ip) << 2) > 4;
+        // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in an
+        // ECN queue); enqueue marking for ECT at or above mark_min.
+        if (drop_curve && bytes >= q.drop_min && !(ect && ecn_q)) return false;
+        if (mark_enq && ect && bytes + enq_ring >= q.mark_min) return false;
+        const uint32_t len = m->pkt_len;
+        const uint32_t w = tm_.plan_.wire_bytes(len);
+        if (!ring.fits(w)) return false;
+        ring.add(w);
+        bytes += len;
+        wire_all += w;
+        w_last = w;
+        any_ect |= ect;
+    }
+    // Within the reservation nothing reaches the pool's shared part (delta 0: no threshold);
+    // a lossless queue still checks the pool's headroom and the PG limit.
+    if (bytes > q.reserved && q.pool) return false;
+    if (q.flags & Queue::kLossless) {
+        if (q.pool && q.pool->shared_used > q.pool->shared + q.pool->xoff) return false;
+        const uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
+        if (lim != UINT64_MAX && pg_total(key) + bytes > lim) return false;
+    }
+    if (!ps.shaper.ready_after(wire_all - w_last)) return false;
+    if (mark_deq && any_ect) {  // as cut_through(): no ECT frame at a marking depth
+        const uint64_t wmask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
+        uint64_t behind = bytes, ahead = ring_in & wmask;
+        for (uint16_t i = 0; i < n; i++) {
+            const PacketMeta *meta = meta_of(pkts[i]);
+            const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
+            const uint32_t len = pkts[i]->pkt_len;
+            behind -= len;
+            if (ip && (meta->ecn == kEcnEct0 || meta->ecn == kEcnEct1) &&
+                behind + ahead >= q.mark_min)
+                return false;
+            ahead += tm_.plan_.wire_bytes(len) & wmask;
+        }
+    }
+
+    // Admitted: commit_admitted() and the PG charge, in sums (the queue grew from empty).
+    PortQosStats &st = *tm_.stats_[port];
+    QueueStats &qs = st.queues[qi];
+    q.tail += n;
+    q.bytes = bytes;
+    if (bytes > q.wm_bytes) q.wm_bytes = bytes;
+    if (n > q.wm_packets) q.wm_packets = n;
+    qs.enq_packets.add(n);
+    qs.enq_bytes.add(bytes);
+    qs.watermark_bytes.set(q.wm_bytes);
+    qs.watermark_packets.set(q.wm_packets);
+    if (q.pool) q.pool->used += bytes;
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    PgAccounting &pg = *own_.pg;
+    pg.bytes[key].add(bytes);
+    pg.watermark[key].max(pg.bytes[key].v);
+    send_cut_through(port, int(qi), pkts, n, bytes, wire_all, key, ring, now_ns);
+    return true;
+}
+
+// service()'s steps for a cut-through burst, in its order, on the port's state the flush would
+// see: watermark clear, PFC honoring (quiet: pauses nothing, keeps the watchdog's marks
+// current), the run (take_run, commit_dequeued), the send; the buffer release waits for the
+// flush (finish_cut_through).
+void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t n,
+                                 uint64_t bytes, uint64_t wire_all, unsigned key,
+                                 const TxRingModel &ring, uint64_t now_ns) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    TrafficManager::Queue &q = ps.q[size_t(qi)];
     apply_watermark_clear(port);
-    pfc_honor(port, now_ns);  // quiet: pauses nothing; keeps the watchdog's marks current
-    const uint64_t bytes = q.bytes;
+    pfc_honor(port, now_ns);
     cut_through_packets_.add(n);
     ps.ct_pending = true;
     ps.ct_pg_key = uint16_t(key);

@@ -280,6 +280,14 @@ class QosEgress final : public Egress {
     // Cut-through: after admit() of the final burst for an idle port, sends it now when that is
     // exactly what the flush would do (doc/qos.md, "Cut-through"); else leaves it queued.
     void cut_through(uint16_t port, uint64_t now_ns);
+    // The same for a burst whose admission can refuse, draw or mark nothing (one queue, within
+    // its reservation, below every curve): admitted in sums, without slots, and sent. Returns
+    // false, having changed nothing, when the burst needs the per-packet admission.
+    bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // Their common end: service()'s steps for `n` frames (`bytes`, `wire` wire bytes, PG key
+    // `key`) of queue qi, sent from out[]; `ring`: the ring model with them added.
+    void send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t n, uint64_t bytes,
+                          uint64_t wire, unsigned key, const TxRingModel &ring, uint64_t now_ns);
     // The flush's share of a cut-through burst: the buffer release it deferred, the gauges.
     uint32_t finish_cut_through(uint16_t port, uint64_t now_ns);
     void release_cut_through(TrafficManager::Port &ps);
