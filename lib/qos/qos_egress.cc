@@ -978,11 +978,33 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         w_last = w;
         any_ect |= ect;
     }
-    // Within the reservation nothing reaches the pool's shared part (delta 0: no threshold);
-    // a lossless queue still checks the pool's headroom and the PG limit.
-    if (bytes > q.reserved && q.pool) return false;
+    // The pool: a packet that takes shared bytes (delta > 0) is checked against the thresholds.
+    // Along the burst the queue's excess only grows and the pool's free bytes only shrink, so
+    // every such check passes when the last packet's does (and none runs when it takes none).
+    const uint64_t excess = bytes > q.reserved ? bytes - q.reserved : 0;
+    TrafficManager::Pool *const pool = q.pool;
+    if (pool && (q.flags & Queue::kLossless) && pool->shared_used > pool->shared + pool->xoff)
+        return false;  // checked for every lossless packet, delta 0 or not
+    if (pool && excess) {
+        const uint64_t before = bytes - pkts[n - 1]->pkt_len;  // depth before the last packet
+        const uint64_t used_before =
+            pool->shared_used + (before > q.reserved ? before - q.reserved : 0);
+        const uint64_t delta = excess - (before > q.reserved ? before - q.reserved : 0);
+        if (q.flags & Queue::kLossless) {
+            if (used_before + delta > pool->shared + pool->xoff) return false;
+        } else if (delta) {
+            if (used_before + delta > pool->shared) return false;
+            if (q.flags & Queue::kDynamic) {
+                const uint64_t free = pool->shared - used_before;
+                const uint64_t limit =
+                    q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
+                if (excess > limit) return false;
+            } else if (bytes > q.static_th) {
+                return false;
+            }
+        }
+    }
     if (q.flags & Queue::kLossless) {
-        if (q.pool && q.pool->shared_used > q.pool->shared + q.pool->xoff) return false;
         const uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
         if (lim != UINT64_MAX && pg_total(key) + bytes > lim) return false;
     }
@@ -1007,14 +1029,18 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     QueueStats &qs = st.queues[qi];
     q.tail += n;
     q.bytes = bytes;
+    q.excess = excess;
     if (bytes > q.wm_bytes) q.wm_bytes = bytes;
     if (n > q.wm_packets) q.wm_packets = n;
     qs.enq_packets.add(n);
     qs.enq_bytes.add(bytes);
     qs.watermark_bytes.set(q.wm_bytes);
     qs.watermark_packets.set(q.wm_packets);
-    if (q.pool) q.pool->used += bytes;
-    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    if (pool) {
+        pool->shared_used += excess;
+        pool->used += bytes;
+    }
+    for (auto &p : own_.pools) p.used_gauge.set(p.used);
     PgAccounting &pg = *own_.pg;
     pg.bytes[key].add(bytes);
     pg.watermark[key].max(pg.bytes[key].v);
