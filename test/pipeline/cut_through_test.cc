@@ -79,6 +79,7 @@ struct Step {
     std::vector<Bytes> rx[2];
     uint32_t tx_budget1 = UINT32_MAX;
     uint64_t step_ns = 10'000;
+    int pause0 = -1;  // >= 0: TrafficManager::set_paused(0, pause0) before the poll
 };
 using Script = std::vector<Step>;
 
@@ -124,11 +125,13 @@ class CutThrough : public SwitchFixture {
                 for (uint16_t p = 0; p < 2; p++)
                     for (const Bytes &f : s.rx[p]) tp.inject(p, f);
                 tp.set_tx_budget(1, s.tx_budget1);
+                if (s.pause0 >= 0) d.tm().set_paused(0, uint8_t(s.pause0));
                 now += s.step_ns;
                 poll();
             }
             // Everything held leaves: no budget, pauses expire.
             tp.set_tx_budget(1, UINT32_MAX);
+            d.tm().set_paused(0, 0);
             for (int i = 0; i < 2000 && d.egress(0).backlog(); i++) {
                 now += 20'000;
                 poll();
@@ -218,6 +221,25 @@ TEST_F(CutThrough, OneBurstToBothPorts) {
         s.push_back(st);
     }
     EXPECT_EQ(same(s), uint64_t(seq));
+}
+
+// Port 0's six lossy queues, paused, hold most of the shared lossy pool; bursts to idle port 1
+// then meet the dynamic threshold part-way (buffer_full per packet, as queued).
+TEST_F(CutThrough, SharedPoolNearlyFull) {
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {0, 2, 4, 5, 6, 7};
+    for (int i = 0; i < 30; i++) {
+        Step st;
+        if (i == 0) st.pause0 = 0xFF;
+        if (i == 20) st.pause0 = 0;
+        if (i < 10)
+            for (int k = 0; k < 32; k++) st.rx[1].push_back(udp(1, dscps[k % 6], 0, 1000, seq++));
+        for (int k = 0; k < 24; k++) st.rx[0].push_back(udp(0, 0, 0, 1000, seq++));
+        st.step_ns = 30'000;
+        s.push_back(st);
+    }
+    same(s);
 }
 
 // Mixed classes in a burst (strict and DWRR queues): the scheduler orders them, no cut-through.
