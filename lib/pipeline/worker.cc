@@ -48,12 +48,25 @@ Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egr
       lb_(id, ctx.fib->groups()) {}
 
 uint32_t Worker::poll_once(uint64_t now_ns) {
-    rte_mbuf *pkts[kMaxBurst];
+    // One burst ahead: a burst is processed once the next non-empty one has been received, so
+    // that the poll's last non-empty burst is known and the egress can be told that its
+    // enqueues are the last before the flush (Egress::final_enqueues: cut-through).
+    rte_mbuf *pkts[2][kMaxBurst];
+    unsigned cur = 0;
+    uint16_t held = 0, held_port = 0;  // the burst in pkts[cur ^ 1] not yet processed
     uint32_t total = 0;
     for (const auto &q : rx_) {
-        uint16_t n = io_.rx_burst(q.port, q.queue, pkts, burst_);
-        if (n) process_burst(q.port, pkts, n, now_ns);
+        uint16_t n = io_.rx_burst(q.port, q.queue, pkts[cur], burst_);
+        if (!n) continue;
+        if (held) process_burst(held_port, pkts[cur ^ 1], held, now_ns);
+        held = n;
+        held_port = q.port;
+        cur ^= 1;
         total += n;
+    }
+    if (held) {
+        egress_.final_enqueues();
+        process_burst(held_port, pkts[cur ^ 1], held, now_ns);
     }
     egress_.flush(now_ns);
     ctr_.polls.inc();

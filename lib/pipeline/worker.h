@@ -61,7 +61,8 @@ class Worker {
     Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
            WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst);
 
-    // One pass over every owned RX queue, then an egress flush. Returns packets received.
+    // One pass over every owned RX queue, then an egress flush. Returns packets received. The
+    // last non-empty burst goes after Egress::final_enqueues() (cut-through).
     uint32_t poll_once(uint64_t now_ns);
 
     // The pipeline over one received burst (exposed for tests and the simulator).

@@ -169,6 +169,12 @@ class PfcEngine {
     // Honoring + watchdog: the queues of `port` PFC (or 802.3x PAUSE) keeps from sending now.
     template <PfcQueues Q>
     uint8_t honor(uint16_t port, uint64_t now_ns, Q &queues, TraceRing *trace);
+    // Whether honor(port, now_ns) would pause nothing and run no watchdog action: no received
+    // pause is active and no queue is stormed (owner side).
+    bool quiet(uint16_t port, uint64_t now_ns) const {
+        const Port &ps = *ports_[port];
+        return now_ns >= ps.any_until.load(std::memory_order_acquire) && !ps.stormed;
+    }
     // Whether `port`, as an ingress port, has lossless PGs (generate() has work).
     bool generates(uint16_t port) const { return ports_[port]->lossless_pgs != 0; }
     // Generation for `port` as an ingress port: each lossless PG against its thresholds, on the

@@ -173,6 +173,7 @@ struct QosPlan {
     uint32_t min_frame_bytes = 60;         // frames shorter than this are padded on the wire
     uint32_t dwrr_quantum_bytes = 1024;    // DWRR quantum per unit of weight
     uint64_t seed = 1;                     // WRED random generator seed (mixed with the worker id)
+    bool cut_through = true;               // an idle port's burst may leave at enqueue
     bool operator==(const QosPlan &) const = default;
 
     uint32_t wire_bytes(uint32_t frame_len) const {

@@ -154,7 +154,7 @@ class Loader : YamlReader {
         const std::string p = "ROCESW";
         auto f = fields(n, p,
                         {"switch_tc", "queue_packets", "handoff_ring_packets",
-                         "wire_overhead_bytes", "dwrr_quantum_bytes", "seed"});
+                         "wire_overhead_bytes", "dwrr_quantum_bytes", "seed", "cut_through"});
         if (auto *v = find(f, "switch_tc"))
             cfg_.switch_tc = uint8_t(integer(*v, at(p, "switch_tc"), 0, kNumTc - 1));
         for (auto key : {"queue_packets", "handoff_ring_packets"}) {
@@ -170,6 +170,7 @@ class Loader : YamlReader {
         if (auto *v = find(f, "dwrr_quantum_bytes"))
             cfg_.dwrr_quantum_bytes = uint32_t(integer(*v, at(p, "dwrr_quantum_bytes"), 64, 65536));
         if (auto *v = find(f, "seed")) cfg_.seed = integer(*v, at(p, "seed"), 0, UINT64_MAX);
+        if (auto *v = find(f, "cut_through")) cfg_.cut_through = boolean(*v, at(p, "cut_through"));
     }
 
     // "key": value for every key 0..N-1, each exactly once.
@@ -678,6 +679,7 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
     plan.switch_tc = cfg.switch_tc;
     plan.queue_packets = cfg.queue_packets;
     plan.handoff_ring_packets = cfg.handoff_ring_packets;
+    plan.cut_through = cfg.cut_through;
     plan.wire_overhead_bytes = cfg.wire_overhead_bytes;
     plan.dwrr_quantum_bytes = cfg.dwrr_quantum_bytes;
     plan.seed = cfg.seed;

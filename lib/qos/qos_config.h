@@ -130,6 +130,7 @@ struct QosConfig {
     uint32_t wire_overhead_bytes = 24;
     uint32_t dwrr_quantum_bytes = 1024;
     uint64_t seed = 1;
+    bool cut_through = true;
     bool operator==(const QosConfig &) const = default;
 };
 

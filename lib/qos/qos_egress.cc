@@ -258,6 +258,7 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
       tx_queue_(tx_queue),
       burst_(std::clamp<uint16_t>(burst, 1, 256)),
       rng_(mix(shared.plan().seed ^ mix(worker)), worker),
+      cut_through_(shared.plan().cut_through),
       own_(*shared.owner_state_.at(worker)),
       single_owner_(shared.workers() == 1),
       ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
@@ -281,7 +282,14 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now
         return;
     }
     if (tm_.owner(port) == worker_) {
+        const TrafficManager::Port &ps = *tm_.ports_[port];
+        // Cut-through only from an idle port: nothing queued, staged or owed to a flush, and no
+        // handoff ring (no other producer whose packets the flush would schedule with these).
+        const bool idle =
+            final_ && !ps.nonempty && !ps.staged_n && !ps.ct_pending && !ps.handoff;
+        if (idle && admit_cut_through(port, pkts, n, now_ns)) return;
         admit(port, pkts, n, now_ns);
+        if (idle) cut_through(port, now_ns);
         return;
     }
     rte_ring *r = tm_.ports_[port]->handoff;
@@ -516,6 +524,7 @@ void QosEgress::apply_pg_watermark_clears() {
 }
 
 uint32_t QosEgress::flush(uint64_t now_ns) {
+    final_ = false;
     apply_pg_watermark_clears();
     // Other workers' packets first, so that they are scheduled in this same flush; then the
     // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
@@ -804,6 +813,7 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     PortQosStats &st = *tm_.stats_[port];
+    if (ps.ct_pending) return finish_cut_through(port, now_ns);
 
     apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
@@ -876,6 +886,242 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     return total;
 }
 
+// ------------------------------------------------------------------------------ cut-through
+
+// The final burst for `port` was just admitted to an idle port (enqueue). What the flush would
+// do with it is decided now when the burst sits in one queue (no other queue for the scheduler
+// to order it against), fits one TX burst, and neither PFC (quiet, nothing paused), the shaper,
+// the TX ring model nor dequeue marking (no random draw) can hold or change a frame: service()
+// would take it in one run and hand it to tx_burst in one call. Then it goes now, with
+// take_run's and commit_dequeued's accounting, the scheduler state the run leaves, and PFC
+// honoring on the same queue state; the buffer it held (PG bytes, pool) is released in the
+// port's turn of the flush (finish_cut_through), so that other ports' admissions, watermark
+// clears and PFC generation see what they would see. Otherwise nothing changes: the burst stays
+// queued for the flush.
+void QosEgress::cut_through(uint16_t port, uint64_t now_ns) {
+    using Queue = TrafficManager::Queue;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    const unsigned ne = ps.nonempty;
+    if (!ne || (ne & (ne - 1))) return;  // all dropped, or several queues: the scheduler's order
+    const int qi = __builtin_ctz(ne);
+    Queue &q = ps.q[size_t(qi)];
+    const uint32_t n = q.size();
+    if (n > burst_ || ps.paused.load(std::memory_order_relaxed) || !tm_.pfc_.quiet(port, now_ns))
+        return;
+    ps.shaper.refill(now_ns);  // what service() does first (the same now: done once)
+    ps.ring.drain(now_ns);
+    rte_mbuf *out[256];
+    TxRingModel ring = ps.ring;
+    uint64_t wire_all = 0;
+    uint32_t w_last = 0;
+    const unsigned key = q.slots[q.head & q.mask].pg_key;
+    // Dequeue marking as take_run sees it: the queue's bytes behind each frame plus, when the
+    // ring counts, the ring's bytes ahead of it. An ECT frame at or above mark_min could draw
+    // (or be marked): the flush decides those.
+    const bool mark = q.flags & Queue::kMarkDeq;
+    const uint64_t ring_w_mask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
+    uint64_t behind = q.bytes, ahead = ring_w_mask ? ps.ring.inflight_bytes() : 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const TrafficManager::Slot &s = q.slots[(q.head + i) & q.mask];
+        const uint32_t w = tm_.plan_.wire_bytes(s.len);
+        if (s.pg_key != key || !ring.fits(w)) return;
+        behind -= s.len;
+        if (mark && behind + ahead >= q.mark_min && (s.ecn_ip & 4) &&
+            ((s.ecn_ip & 3) == kEcnEct0 || (s.ecn_ip & 3) == kEcnEct1))
+            return;
+        ring.add(w);
+        ahead += w & ring_w_mask;
+        wire_all += w;
+        w_last = w;
+        out[i] = s.m;
+    }
+    // The shaper stays ready up to the last frame.
+    if (!ps.shaper.ready_after(wire_all - w_last)) return;
+
+    send_cut_through(port, qi, out, n, q.bytes, wire_all, key, ring, now_ns);
+}
+
+// The fast form of admit() + cut_through() for an idle port: checks, on the burst as it comes,
+// that admission would admit every packet to one queue without a threshold, a random draw or a
+// mark (the queue is empty: its depth before packet i is the bytes of packets 0..i-1), and that
+// cut_through() would then send them all; then books what admit() would (counters, watermarks,
+// pool and PG charges) in sums and sends.
+bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    using Queue = TrafficManager::Queue;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    if (!n || n > burst_ || n > tm_.plan_.queue_packets ||
+        ps.paused.load(std::memory_order_relaxed) || !tm_.pfc_.quiet(port, now_ns))
+        return false;
+    const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
+    const PacketMeta *meta0 = meta_of(pkts[0]);
+    const unsigned tc0 = meta0->tc & (kNumTc - 1);
+    const unsigned qi = to_queue[tc0];
+    Queue &q = ps.q[qi];
+    const unsigned key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
+    if (q.flags & Queue::kStormDrop) return false;
+    ps.shaper.refill(now_ns);  // what admit() (ring) and service() do first, once per now
+    ps.ring.drain(now_ns);
+    const uint64_t ring_in = ps.ring.inflight_bytes();
+    // Enqueue marking sees the ring's bytes too (admit()'s ring_ahead).
+    const uint64_t enq_ring = q.flags & Queue::kMarkRing ? ring_in : 0;
+    const bool drop_curve = q.flags & Queue::kDrop, ecn_q = q.flags & Queue::kEcn;
+    const bool mark_enq = q.flags & Queue::kMarkEnq, mark_deq = q.flags & Queue::kMarkDeq;
+    TxRingModel ring = ps.ring;
+    uint64_t bytes = 0, wire_all = 0;
+    uint32_t w_last = 0;
+    bool any_ect = false;
+    for (uint16_t i = 0; i < n; i++) {
+        rte_mbuf *m = pkts[i];
+        const PacketMeta *meta = meta_of(m);
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        if (to_queue[tc] != qi ||
+            tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
+            return false;
+        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
+        const bool ect = (meta->ecn | unsigned(ip) << 2) > 4;
+        // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in an
+        // ECN queue); enqueue marking for ECT at or above mark_min.
+        if (drop_curve && bytes >= q.drop_min && !(ect && ecn_q)) return false;
+        if (mark_enq && ect && bytes + enq_ring >= q.mark_min) return false;
+        const uint32_t len = m->pkt_len;
+        const uint32_t w = tm_.plan_.wire_bytes(len);
+        if (!ring.fits(w)) return false;
+        ring.add(w);
+        bytes += len;
+        wire_all += w;
+        w_last = w;
+        any_ect |= ect;
+    }
+    // The pool: a packet that takes shared bytes (delta > 0) is checked against the thresholds.
+    // Along the burst the queue's excess only grows and the pool's free bytes only shrink, so
+    // every such check passes when the last packet's does (and none runs when it takes none).
+    const uint64_t excess = bytes > q.reserved ? bytes - q.reserved : 0;
+    TrafficManager::Pool *const pool = q.pool;
+    if (pool && (q.flags & Queue::kLossless) && pool->shared_used > pool->shared + pool->xoff)
+        return false;  // checked for every lossless packet, delta 0 or not
+    if (pool && excess) {
+        const uint64_t before = bytes - pkts[n - 1]->pkt_len;  // depth before the last packet
+        const uint64_t used_before =
+            pool->shared_used + (before > q.reserved ? before - q.reserved : 0);
+        const uint64_t delta = excess - (before > q.reserved ? before - q.reserved : 0);
+        if (q.flags & Queue::kLossless) {
+            if (used_before + delta > pool->shared + pool->xoff) return false;
+        } else if (delta) {
+            if (used_before + delta > pool->shared) return false;
+            if (q.flags & Queue::kDynamic) {
+                const uint64_t free = pool->shared - used_before;
+                const uint64_t limit =
+                    q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
+                if (excess > limit) return false;
+            } else if (bytes > q.static_th) {
+                return false;
+            }
+        }
+    }
+    if (q.flags & Queue::kLossless) {
+        const uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
+        if (lim != UINT64_MAX && pg_total(key) + bytes > lim) return false;
+    }
+    if (!ps.shaper.ready_after(wire_all - w_last)) return false;
+    if (mark_deq && any_ect) {  // as cut_through(): no ECT frame at a marking depth
+        const uint64_t wmask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
+        uint64_t behind = bytes, ahead = ring_in & wmask;
+        for (uint16_t i = 0; i < n; i++) {
+            const PacketMeta *meta = meta_of(pkts[i]);
+            const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
+            const uint32_t len = pkts[i]->pkt_len;
+            behind -= len;
+            if (ip && (meta->ecn == kEcnEct0 || meta->ecn == kEcnEct1) &&
+                behind + ahead >= q.mark_min)
+                return false;
+            ahead += tm_.plan_.wire_bytes(len) & wmask;
+        }
+    }
+
+    // Admitted: commit_admitted() and the PG charge, in sums (the queue grew from empty).
+    PortQosStats &st = *tm_.stats_[port];
+    QueueStats &qs = st.queues[qi];
+    q.tail += n;
+    q.bytes = bytes;
+    q.excess = excess;
+    if (bytes > q.wm_bytes) q.wm_bytes = bytes;
+    if (n > q.wm_packets) q.wm_packets = n;
+    qs.enq_packets.add(n);
+    qs.enq_bytes.add(bytes);
+    qs.watermark_bytes.set(q.wm_bytes);
+    qs.watermark_packets.set(q.wm_packets);
+    if (pool) {
+        pool->shared_used += excess;
+        pool->used += bytes;
+    }
+    for (auto &p : own_.pools) p.used_gauge.set(p.used);
+    PgAccounting &pg = *own_.pg;
+    pg.bytes[key].add(bytes);
+    pg.watermark[key].max(pg.bytes[key].v);
+    send_cut_through(port, int(qi), pkts, n, bytes, wire_all, key, ring, now_ns);
+    return true;
+}
+
+// service()'s steps for a cut-through burst, in its order, on the port's state the flush would
+// see: watermark clear, PFC honoring (quiet: pauses nothing, keeps the watchdog's marks
+// current), the run (take_run, commit_dequeued), the send; the buffer release waits for the
+// flush (finish_cut_through).
+void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t n,
+                                 uint64_t bytes, uint64_t wire_all, unsigned key,
+                                 const TxRingModel &ring, uint64_t now_ns) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    TrafficManager::Queue &q = ps.q[size_t(qi)];
+    apply_watermark_clear(port);
+    pfc_honor(port, now_ns);
+    cut_through_packets_.add(n);
+    ps.ct_pending = true;
+    ps.ct_pg_key = uint16_t(key);
+    ps.ct_bytes = bytes;
+    ps.ct_excess = q.excess;
+    ps.ct_pool = q.pool;
+    q.head = q.tail;
+    q.bytes = q.excess = 0;
+    ps.sched.served_alone(qi);
+    ps.nonempty = 0;
+    ps.shaper.consume(uint32_t(wire_all));
+    ps.ring = ring;
+    PortQosStats &st = *tm_.stats_[port];
+    QueueStats &qs = st.queues[size_t(qi)];
+    qs.deq_packets.add(n);
+    qs.deq_bytes.add(bytes);
+    qs.depth_packets.set(0);
+    qs.depth_bytes.set(0);
+    const uint16_t sent = send(port, out, uint16_t(n), bytes);
+    ps.ct_sent = sent;
+    if (sent < n) {
+        for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
+        std::copy(out + sent, out + n, ps.staged.begin());
+        ps.staged_head = 0;
+        ps.staged_n = uint16_t(n - sent);
+        st.staged_packets.set(ps.staged_n);
+    }
+}
+
+void QosEgress::release_cut_through(TrafficManager::Port &ps) {
+    ps.ct_pending = false;
+    if (TrafficManager::Pool *pool = ps.ct_pool) {
+        pool->shared_used -= ps.ct_excess;
+        pool->used -= ps.ct_bytes;
+    }
+    own_.pg->bytes[ps.ct_pg_key].sub(ps.ct_bytes);
+}
+
+// The rest of service() for a port whose burst left at enqueue: the release take_run would
+// have made, the gauges commit_dequeued and service() set. Returns the frames the device took.
+uint32_t QosEgress::finish_cut_through(uint16_t port, uint64_t now_ns) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    release_cut_through(ps);
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
+    if (trace_) sample_ecn_marks(port, now_ns);
+    return ps.ct_sent;
+}
+
 // Marks made at enqueue (admit) or dequeue, sampled with this flush's time.
 void QosEgress::sample_ecn_marks(uint16_t port, uint64_t now_ns) {
     for (unsigned qi = 0; qi < kNumQueues; qi++)
@@ -899,6 +1145,7 @@ uint32_t QosEgress::backlog() const {
 void QosEgress::discard_all(DropReason reason) {
     for (uint16_t port : owned_) {
         TrafficManager::Port &ps = *tm_.ports_[port];
+        if (ps.ct_pending) release_cut_through(ps);
         uint64_t dropped = 0;
         if (ps.handoff) {
             rte_mbuf *in[kHandoffBurst];

@@ -204,6 +204,14 @@ class TrafficManager final : public Injector {
         uint32_t wm_epoch_seen = 0;
         bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
         rte_ring *handoff = nullptr;
+        // A burst sent at enqueue (QosEgress::cut_through) that the next flush still owes its
+        // buffer release: ct_bytes of PG key ct_pg_key, the queue's excess ct_excess in ct_pool;
+        // ct_sent frames the device took.
+        bool ct_pending = false;
+        uint16_t ct_sent = 0;
+        uint16_t ct_pg_key = 0;
+        uint64_t ct_bytes = 0, ct_excess = 0;
+        Pool *ct_pool = nullptr;
         alignas(kCacheLine) std::atomic<uint8_t> paused{0};
         std::atomic<bool> down{false};
         std::atomic<uint32_t> wm_epoch{0};
@@ -244,6 +252,9 @@ class QosEgress final : public Egress {
     ~QosEgress() override;
 
     void enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) override;
+    // Cut-through for the enqueues that follow, when the plan allows it (QosPlan::cut_through).
+    // They must be at most one per port (as Worker::flush_outputs makes them).
+    void final_enqueues() override { final_ = cut_through_; }
     uint32_t flush(uint64_t now_ns) override;
     // Packets held for the ports this worker owns (queues, device retries, handoff rings).
     uint32_t backlog() const override;
@@ -256,6 +267,8 @@ class QosEgress final : public Egress {
     // handoff_full on the egress port in this worker's counters).
     uint64_t handoff_drops(uint16_t port) const { return handoff_drops_[port].load(); }
     const std::vector<uint16_t> &owned_ports() const { return owned_; }
+    // Packets that left by cut-through (sent at enqueue), for tests and benchmarks.
+    uint64_t cut_through_packets() const { return cut_through_packets_.load(); }
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
     void set_trace(TraceRing *ring) { trace_ = ring; }
 
@@ -270,6 +283,20 @@ class QosEgress final : public Egress {
                          const std::array<uint64_t, kNumQueues> &bytes0,
                          const std::array<uint32_t, kNumQueues> &marked);
     void drain_handoff(uint16_t port, uint64_t now_ns);
+    // Cut-through: after admit() of the final burst for an idle port, sends it now when that is
+    // exactly what the flush would do (doc/qos.md, "Cut-through"); else leaves it queued.
+    void cut_through(uint16_t port, uint64_t now_ns);
+    // The same for a burst whose admission can refuse, draw or mark nothing (one queue, within
+    // its reservation, below every curve): admitted in sums, without slots, and sent. Returns
+    // false, having changed nothing, when the burst needs the per-packet admission.
+    bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // Their common end: service()'s steps for `n` frames (`bytes`, `wire` wire bytes, PG key
+    // `key`) of queue qi, sent from out[]; `ring`: the ring model with them added.
+    void send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t n, uint64_t bytes,
+                          uint64_t wire, unsigned key, const TxRingModel &ring, uint64_t now_ns);
+    // The flush's share of a cut-through burst: the buffer release it deferred, the gauges.
+    uint32_t finish_cut_through(uint16_t port, uint64_t now_ns);
+    void release_cut_through(TrafficManager::Port &ps);
     // The PFC engine's two calls per owned port and flush, through the narrow interfaces it
     // asks for (qos/pfc_engine.h): honoring in (the paused queues), generation out.
     struct PfcQueuesOf;  // PfcQueues over one owned port's queues
@@ -316,6 +343,8 @@ class QosEgress final : public Egress {
     uint16_t tx_queue_;
     uint16_t burst_;
     Pcg32 rng_;
+    bool cut_through_;    // the plan allows cut-through
+    bool final_ = false;  // final_enqueues() since the last flush
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;
@@ -323,6 +352,7 @@ class QosEgress final : public Egress {
     std::vector<uint64_t> ipool_used_;
     uint64_t ipool_valid_ = 0;
     std::array<Counter, kMaxPorts> handoff_drops_{};
+    Counter cut_through_packets_;
     TraceRing *trace_ = nullptr;
     // ECN marks not yet sampled into the trace, per (port, queue): one ecn_mark_sample event per
     // kEcnSampleEvery marks (value: the marks it stands for).

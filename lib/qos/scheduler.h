@@ -51,6 +51,14 @@ class DwrrScheduler {
     }
     // The queue ran empty: it forfeits what it had left (classic DRR).
     void emptied(int q) { deficit_[size_t(q)] = 0; }
+    // The state pick(), charge() and emptied() leave when q, holding frames of non-zero length
+    // after being empty, was the only eligible queue and sent all of them: a DWRR queue gets
+    // the turn (cur_) and forfeits what is left; a strict queue changes nothing.
+    void served_alone(int q) {
+        if (!(dwrr_ >> q & 1)) return;
+        cur_ = unsigned(q);
+        deficit_[size_t(q)] = 0;
+    }
 
     // A queue's deficit, for a caller that charges a run of frames from one queue at once
     // (QosEgress::service): deficit(q), then set_deficit(q, d - the run's bytes).

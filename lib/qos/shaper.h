@@ -42,6 +42,10 @@ class TokenBucket {
                                                                          : credit_ + int64_t(add);
     }
     bool ready() const { return rate_ == 0 || credit_ > 0; }
+    // Whether ready() would still hold after consume(wire_bytes).
+    bool ready_after(uint64_t wire_bytes) const {
+        return rate_ == 0 || credit_ > int64_t(wire_bytes) * kCreditPerByte;
+    }
     void consume(uint32_t wire_bytes) {
         if (rate_) credit_ -= int64_t(wire_bytes) * kCreditPerByte;
     }

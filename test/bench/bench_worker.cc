@@ -490,6 +490,47 @@ void BM_EgressQosVsSched(benchmark::State &st) {
 }
 BENCHMARK(BM_EgressQosVsSched)->Arg(60)->Arg(1020);
 
+// Egress cut-through (doc/qos.md): the QoS egress with ROCESW.cut_through on and off (and the
+// FIFO as the floor), interleaved as above. Range 0: frame length; range 1: 0 = one class (all
+// RoCEv2 WRITEs, one queue: every burst cuts through), 1 = tools/bench's class mix (three queues
+// per burst: none does). Reported: each switch's median cycles/packet, "ct-queued" (the saving
+// is its negative) and the share of packets that cut through.
+const QosPlan &bench_qos_plan_queued() {
+    static const QosPlan plan = [] {
+        QosPlan p = bench_qos_plan();
+        p.cut_through = false;
+        return p;
+    }();
+    return plan;
+}
+
+void BM_EgressCutThrough(benchmark::State &st) {
+    const auto dests = destinations(1024, 1u << 20, 3);
+    const uint32_t len = uint32_t(st.range(0));
+    const bool mix = st.range(1) != 0;
+    Switch fifo(fib_small(), len, dests, EgressKind::fifo, true, mix);
+    Switch ct(fib_small(), len, dests, EgressKind::qos, true, mix, &bench_qos_plan());
+    Switch queued(fib_small(), len, dests, EgressKind::qos, true, mix, &bench_qos_plan_queued());
+    uint64_t now = 1'000'000;
+    for (int i = 0; i < 100; i++, now += 1000)
+        for (Switch *s : {&fifo, &ct, &queued}) s->worker.poll_once(now);
+    const uint64_t rx0 = ct.ports.rx_;
+    const uint64_t ct0 = ct.dp.qos_egress(0)->cut_through_packets();
+    const std::vector<double> med = interleave_polls(st, {&fifo, &ct, &queued}, now);
+    for (Switch *s : {&fifo, &ct, &queued})
+        if (s->ports.tx_ + 2 * kBurst < s->ports.rx_)
+            st.SkipWithError("packets dropped: check the frames and routes");
+    st.counters["fifo"] = med[0];
+    st.counters["ct"] = med[1];
+    st.counters["queued"] = med[2];
+    st.counters["ct-queued"] = med[1] - med[2];
+    const uint64_t rx = ct.ports.rx_ - rx0;
+    st.counters["ct-share"] =
+        rx ? double(ct.dp.qos_egress(0)->cut_through_packets() - ct0) / double(rx) : 0.0;
+    st.SetItemsProcessed(int64_t(rx));
+}
+BENCHMARK(BM_EgressCutThrough)->Args({60, 0})->Args({1020, 0})->Args({60, 1})->Args({1020, 1});
+
 // A QoS profile for congestion: the bench's class mix (DSCP 26 -> TC3, 48 -> TC6, the rest ->
 // TC0), queue 3 ECN-marked at dequeue (Kmin 32 KB, Kmax 1 MB, 20 %), queue 0 with a WRED drop
 // curve for its Not-ECT packets (16 KB .. 1 MB, 20 %), queue 6 strict, every queue limited to

@@ -335,6 +335,16 @@ TEST(QosConfig, PortAndQueueRules) {
               "q.yaml: ROCESW.queue_packets: 1000 is not a power of two");
     EXPECT_EQ(error_of(base() + "ROCESW: {switch_tc: 8}\n"),
               "q.yaml: ROCESW.switch_tc: 8 is out of range 0..7");
+    EXPECT_EQ(error_of(base() + "ROCESW: {cut_through: maybe}\n"),
+              "q.yaml: ROCESW.cut_through: expected true or false, got 'maybe'");
+}
+
+// ROCESW.cut_through (doc/qos.md "Cut-through"): on unless the profile turns it off.
+TEST(QosConfig, CutThroughDefaultsOnAndCanBeTurnedOff) {
+    EXPECT_TRUE(build_qos_plan(load_qos_string(base(), "q.yaml"), two_ports()).cut_through);
+    EXPECT_FALSE(build_qos_plan(load_qos_string(base() + "ROCESW: {cut_through: false}\n", "q.yaml"),
+                                two_ports())
+                     .cut_through);
 }
 
 // PORT_QOS_MAP ecn_depth (plan.h EcnDepth): the switch's ports count the TX ring by default,

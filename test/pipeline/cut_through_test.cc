@@ -1,0 +1,343 @@
+// Egress cut-through (doc/qos.md, "Cut-through") is an optimisation, never a behaviour: the same
+// packet sequences go through two switches that differ only in ROCESW.cut_through, and what
+// leaves (every frame, in order, per port, in which poll) and every counter (the full scrape of
+// the port, drop, worker, queue, pool, PG, PFC and accounting families) must be identical.
+// Uncongested, congested, shaped, paused (PFC received), mixed classes, device refusals, and
+// random sequences with fixed seeds; the runs with cut-through on must have used it.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "exposition.h"
+#include "fixture.h"
+#include "pfc/frame.h"
+#include "pipeline/accounting.h"
+#include "pipeline/dataplane_metrics.h"
+#include "qos/pfc_views.h"
+#include "qos/qos_config.h"
+#include "qos/qos_metrics.h"
+#include "qos_fixture.h"
+
+namespace rocesw::test {
+namespace {
+
+// DSCP d -> TC d % 8 -> queue d % 8. Queue 6-7 strict, 0 and 3 DWRR 50, the rest DWRR 1; queue 3
+// lossless (PG 3, PFC) and marking at dequeue from 3000 bytes; queue 1 marks ECT and drops
+// Not-ECT (WRED) at enqueue from 2000 bytes; lossy queues share a small dynamic pool.
+const std::string kTables =
+    "SCHEDULER:\n  ets_50: {type: DWRR, weight: 50}\n  ets_1: {type: DWRR, weight: 1}\n"
+    "  strict: {type: STRICT}\n"
+    "WRED_PROFILE:\n"
+    "  deq: {ecn: ecn_all, wred_green_enable: false, green_min_threshold: 3000,"
+    " green_max_threshold: 30000, green_drop_probability: 100, ecn_mark_point: dequeue}\n"
+    "  enq: {ecn: ecn_all, wred_green_enable: true, green_min_threshold: 2000,"
+    " green_max_threshold: 20000, green_drop_probability: 50, ecn_mark_point: enqueue}\n"
+    "BUFFER_POOL:\n"
+    "  ingress_lossless_pool: {type: ingress, mode: dynamic, size: 1000000, xoff: 200000}\n"
+    "  egress_lossless_pool: {type: egress, mode: static, size: 1000000}\n"
+    "  egress_lossy_pool: {type: egress, mode: dynamic, size: 120000}\n"
+    "BUFFER_PROFILE:\n"
+    "  ingress_lossless_profile: {pool: ingress_lossless_pool, size: 0, dynamic_th: -2,"
+    " xoff: 40000, xon_offset: 5000}\n"
+    "  egress_lossless_profile: {pool: egress_lossless_pool, size: 0, static_th: 1000000}\n"
+    "  egress_lossy_profile: {pool: egress_lossy_pool, size: 1518, dynamic_th: 0}\n"
+    "QUEUE:\n  default|0: {scheduler: ets_50}\n  default|1: {scheduler: ets_1, wred_profile: enq}\n"
+    "  default|2: {scheduler: ets_1}\n  default|3: {scheduler: ets_50, wred_profile: deq}\n"
+    "  default|4-5: {scheduler: ets_1}\n  default|6-7: {scheduler: strict}\n"
+    "BUFFER_PG:\n  default|3: {profile: ingress_lossless_profile}\n"
+    "BUFFER_QUEUE:\n  default|0-2: {profile: egress_lossy_profile}\n"
+    "  default|3: {profile: egress_lossless_profile}\n"
+    "  default|4-7: {profile: egress_lossy_profile}\n";
+
+// A UDP frame from h1 (port 0) or h2 (port 1) to the host on port `to` (h2 or h1; the sender's
+// own host: routed back out of the port it came in on).
+Bytes udp(uint16_t from, uint8_t dscp, uint8_t ecn, uint32_t frame_len, uint16_t seq, int to = -1) {
+    const bool h1 = from == 0;
+    const uint16_t out = to < 0 ? uint16_t(1 - from) : uint16_t(to);
+    return cat(eth(h1 ? kP0 : kP1, h1 ? kH1 : kH2, kEtherTypeIpv4),
+               ipv4(h1 ? v4(10, 0, 1, 2) : v4(10, 0, 2, 2), out == 0 ? v4(10, 0, 1, 2) : v4(10, 0, 2, 2),
+                    kProtoUdp, udp_payload(seq, 2000, frame_len - 42), 64,
+                    uint8_t(dscp << 2 | ecn)));
+}
+
+// PFC from the peer on `port`: priority 3 paused for `quanta` (0: XON).
+Bytes pfc3(uint16_t quanta) {
+    Bytes b(kMacControlFrameLen);
+    std::array<uint16_t, 8> q{};
+    q[3] = quanta;
+    build_pfc_frame(b.data(), {0x02, 0, 0, 0, 0xBB, 0x02}, uint8_t(1u << 3), q);
+    return b;
+}
+
+// What the test does before one poll: frames into each port's RX, a TX budget for port 1
+// (UINT32_MAX: none), then the poll at now + step_ns.
+struct Step {
+    std::vector<Bytes> rx[2];
+    uint32_t tx_budget1 = UINT32_MAX;
+    uint64_t step_ns = 10'000;
+    int pause0 = -1;  // >= 0: TrafficManager::set_paused(0, pause0) before the poll
+};
+using Script = std::vector<Step>;
+
+struct NullCommands final : CommandTable {
+    void add(CommandSpec) override {}
+};
+
+// One switch (two ports, one worker, QosEgress) and everything it sent.
+struct Outcome {
+    using Sent = std::tuple<uint64_t, uint16_t, Bytes>;  // poll time, port, frame
+    std::vector<Sent> sent;
+    std::string scrape;
+    uint64_t cut_through_packets = 0;
+    bool balanced = false;
+};
+
+class CutThrough : public SwitchFixture {
+  protected:
+    void SetUp() override {}
+    void TearDown() override {}
+
+    Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
+            const std::string &port_fields) {
+        Outcome r;
+        std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
+        QosPlan plan = build_qos_plan(
+            load_qos_string(qos_profile(kTables, "pfc_enable: \"3\"" + port_fields), "t.yaml"),
+            info);
+        plan.cut_through = cut_through;
+        TestPorts tp(unique_name("ct"), 2, 32768);
+        {
+            DataplaneOptions o = options();
+            o.egress = nullptr;  // QosEgress
+            o.pfc_pool = tp.pool();
+            Dataplane d(spec(), &plan, tp, std::move(o));
+            uint64_t now = 1'000'000;
+            auto poll = [&] {
+                d.poll(0, now);
+                for (uint16_t p = 0; p < 2; p++)
+                    for (auto &f : tp.take_tx(p)) r.sent.emplace_back(now, p, std::move(f));
+            };
+            for (const Step &s : script) {
+                for (uint16_t p = 0; p < 2; p++)
+                    for (const Bytes &f : s.rx[p]) tp.inject(p, f);
+                tp.set_tx_budget(1, s.tx_budget1);
+                if (s.pause0 >= 0) d.tm().set_paused(0, uint8_t(s.pause0));
+                now += s.step_ns;
+                poll();
+            }
+            // Everything held leaves: no budget, pauses expire.
+            tp.set_tx_budget(1, UINT32_MAX);
+            d.tm().set_paused(0, 0);
+            for (int i = 0; i < 2000 && d.egress(0).backlog(); i++) {
+                now += 20'000;
+                poll();
+            }
+            EXPECT_EQ(d.egress(0).backlog(), 0u);
+            now += 20'000;
+            poll();
+
+            const std::vector<std::string> names = {"p0", "p1"};
+            MetricRegistry reg;
+            NullCommands cmds;
+            ViewRegistry views{cmds, reg};
+            register_dataplane_metrics(reg, {names, d.counters(), 1});
+            register_qos_metrics(reg, names, d.tm());
+            register_pfc_views(views, {names, {"pfc", "pfc"}, &d.tm(), [now] { return now; }});
+            register_accounting_metrics(reg, accounting_sources(d, names));
+            r.scrape = reg.render();
+            r.balanced = check_accounting(take_accounting(accounting_sources(d, names))).balanced;
+            r.cut_through_packets = d.qos_egress(0)->cut_through_packets();
+        }
+        return r;
+    }
+
+    // The script through both switches: identical output and counters; returns the packets
+    // that cut through.
+    uint64_t same(const Script &script, uint64_t speed_mbps = 10000,
+                  const std::string &port_fields = "") {
+        const Outcome on = run(script, true, speed_mbps, port_fields);
+        const Outcome off = run(script, false, speed_mbps, port_fields);
+        EXPECT_EQ(off.cut_through_packets, 0u);
+        EXPECT_TRUE(on.balanced);
+        EXPECT_TRUE(off.balanced);
+        EXPECT_FALSE(on.sent.empty());
+        EXPECT_EQ(on.sent.size(), off.sent.size());
+        for (size_t i = 0; i < std::min(on.sent.size(), off.sent.size()); i++) {
+            if (on.sent[i] == off.sent[i]) continue;
+            ADD_FAILURE() << "frame " << i << " differs: cut-through at " << std::get<0>(on.sent[i])
+                          << " ns on p" << std::get<1>(on.sent[i]) << ", queued at "
+                          << std::get<0>(off.sent[i]) << " ns on p" << std::get<1>(off.sent[i]);
+            break;
+        }
+        EXPECT_EQ(on.scrape, off.scrape);
+        if (on.scrape != off.scrape) {
+            auto a = parse_exposition(on.scrape), b = parse_exposition(off.scrape);
+            for (auto &[k, v] : a)
+                if (!b.count(k) || b[k] != v)
+                    ADD_FAILURE() << k << ": " << v << " with cut-through, "
+                                  << (b.count(k) ? std::to_string(b[k]) : "absent") << " without";
+        }
+        return on.cut_through_packets;
+    }
+};
+
+// One class, well below the port's rate: every burst cuts through.
+TEST_F(CutThrough, UncongestedSingleClassAllCutThrough) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 50; i++) {
+        Step st;
+        for (int k = 0; k < 1 + i % 32; k++) st.rx[0].push_back(udp(0, 0, 0, 64 + 13 * k, seq++));
+        s.push_back(st);
+    }
+    EXPECT_EQ(same(s), uint64_t(seq)) << "every packet cut through";
+}
+
+// Both ports receive: the first RX burst of a poll is queued, the poll's last one cuts through.
+TEST_F(CutThrough, TwoIngressPortsOnlyTheLastBurstCutsThrough) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 40; i++) {
+        Step st;
+        for (int k = 0; k < 8; k++) st.rx[0].push_back(udp(0, 3, 1, 200, seq++));
+        for (int k = 0; k < 8; k++) st.rx[1].push_back(udp(1, 3, uint8_t(i % 2), 300, seq++));
+        s.push_back(st);
+    }
+    EXPECT_GT(same(s), 0u);
+}
+
+// One ingress burst of lossless (PG 3) frames split over both egress ports: both cut through,
+// and the PG's bytes and watermark count the two halves together, as queued.
+TEST_F(CutThrough, OneBurstToBothPorts) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 40; i++) {
+        Step st;
+        for (int k = 0; k < 16; k++) st.rx[0].push_back(udp(0, 3, 0, 700, seq++, k % 2));
+        s.push_back(st);
+    }
+    EXPECT_EQ(same(s), uint64_t(seq));
+}
+
+// Port 0's six lossy queues, paused, hold most of the shared lossy pool; bursts to idle port 1
+// then meet the dynamic threshold part-way (buffer_full per packet, as queued).
+TEST_F(CutThrough, SharedPoolNearlyFull) {
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {0, 2, 4, 5, 6, 7};
+    for (int i = 0; i < 30; i++) {
+        Step st;
+        if (i == 0) st.pause0 = 0xFF;
+        if (i == 20) st.pause0 = 0;
+        if (i < 10)
+            for (int k = 0; k < 32; k++) st.rx[1].push_back(udp(1, dscps[k % 6], 0, 1000, seq++));
+        for (int k = 0; k < 24; k++) st.rx[0].push_back(udp(0, 0, 0, 1000, seq++));
+        st.step_ns = 30'000;
+        s.push_back(st);
+    }
+    same(s);
+}
+
+// Mixed classes in a burst (strict and DWRR queues): the scheduler orders them, no cut-through.
+TEST_F(CutThrough, MixedClassesAreScheduled) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 30; i++) {
+        Step st;
+        for (int k = 0; k < 24; k++)
+            st.rx[0].push_back(udp(0, uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0), 2, 500, seq++));
+        s.push_back(st);
+    }
+    EXPECT_EQ(same(s), 0u);
+}
+
+// A 1G port with a small shaper bucket and TX ring: queues build, ECN marks and drops happen;
+// bursts that find the port idle and the shaper in credit still cut through.
+TEST_F(CutThrough, ShapedAndCongested) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 300; i++) {
+        // Per 100 polls: 6 bursts of 24 frames 5 us apart (the queues build), 84 empty polls
+        // 20 us apart (about 2.7 frames each: the shaper's bucket), 10 polls of 2 frames.
+        Step st;
+        const int j = i % 100;
+        const int n = j < 6 ? 24 : j < 90 ? 0 : 2;
+        for (int k = 0; k < n; k++)
+            st.rx[0].push_back(udp(0, uint8_t(i % 4 == 0 ? 1 : 3), uint8_t(k % 3), 900, seq++));
+        st.step_ns = j < 6 ? 5'000 : j < 90 ? 20'000 : 50'000;
+        s.push_back(st);
+    }
+    EXPECT_GT(same(s, 1000, ", shaper_burst_bytes: 3000, tx_ring_bytes: 6000"), 0u);
+}
+
+// PFC from the peer pauses queue 3 of port 1, then releases it; bursts meanwhile queue.
+TEST_F(CutThrough, PausedByPfc) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 60; i++) {
+        Step st;
+        if (i == 10) st.rx[1].push_back(pfc3(0xFFFF));
+        if (i == 30) st.rx[1].push_back(pfc3(0));
+        if (i == 40) st.rx[1].push_back(pfc3(200));
+        for (int k = 0; k < 6; k++) st.rx[0].push_back(udp(0, 3, uint8_t(i % 3 ? 0 : 1), 1000, seq++));
+        s.push_back(st);
+    }
+    EXPECT_GT(same(s), 0u);
+}
+
+// The device refuses part of a burst (TX budget): the rest is staged and retried.
+TEST_F(CutThrough, DeviceRefusals) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 40; i++) {
+        Step st;
+        for (int k = 0; k < 10; k++) st.rx[0].push_back(udp(0, 0, 0, 128, seq++));
+        if (i % 7 == 3) st.tx_budget1 = 4;
+        if (i % 7 == 4) st.tx_budget1 = 0;
+        s.push_back(st);
+    }
+    EXPECT_GT(same(s), 0u);
+}
+
+// Random sequences (fixed seeds): sizes, classes, ECN codepoints, both ingress ports, PFC
+// frames, TX budgets and poll intervals; on an unshaped 10G port and a shaped 1G port.
+TEST_F(CutThrough, RandomSequences) {
+    uint64_t total = 0;
+    for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
+        std::mt19937 rng(seed);
+        auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+        Script s;
+        uint16_t seq = 0;
+        const uint8_t dscps[] = {0, 0, 0, 1, 2, 3, 3, 3, 3, 6, 7};
+        for (int i = 0; i < 300; i++) {
+            Step st;
+            for (uint16_t p = 0; p < 2; p++) {
+                if (pick(3) == 0) continue;
+                const uint32_t n = 1 + pick(40);
+                // Mostly one class per burst (as flows arrive), sometimes mixed.
+                const bool mixed = pick(4) == 0;
+                uint8_t dscp = dscps[pick(sizeof dscps)];
+                for (uint32_t k = 0; k < n; k++) {
+                    if (mixed) dscp = dscps[pick(sizeof dscps)];
+                    st.rx[p].push_back(udp(p, dscp, uint8_t(pick(4)), 60 + pick(1400), seq++,
+                                           pick(4) == 0 ? p : 1 - p));
+                }
+            }
+            if (pick(40) == 0) st.rx[1].push_back(pfc3(uint16_t(pick(3) == 0 ? 0 : pick(3000))));
+            if (pick(25) == 0) st.tx_budget1 = pick(20);
+            st.step_ns = 500 + pick(40'000);
+            s.push_back(st);
+        }
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        total += same(s, seed % 2 ? 10000 : 1000,
+                      seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000");
+    }
+    EXPECT_GT(total, 0u);
+}
+
+}  // namespace
+}  // namespace rocesw::test
