@@ -220,6 +220,7 @@ void Switch::run(const std::atomic<bool> &stop) {
                 on_link_change(i, p.link.link_status);
             }
             log_pfc_watchdog();
+            ports_->rearm_tap_rx();
         }
     }
     stop_control_plane();  // nothing more is punted to or injected from the kernel

@@ -112,6 +112,7 @@ json Switch::view_ports() const {
                        {"tx_packets", t.tx_packets},
                        {"tx_bytes", t.tx_bytes},
                        {"rx_nombuf", st.rx_nombuf},
+                       {"tap_rx_rearms", ep.tap_rx_rearms},
                        {"rx_missed", st.imissed},
                        {"rx_errors", st.ierrors},
                        {"tx_errors", st.oerrors},
