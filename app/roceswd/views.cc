@@ -39,7 +39,12 @@ json Switch::view_info() const {
             {"idle", cfg_.sw.idle == IdleMode::adaptive ? "adaptive" : "busy"},
             {"control_socket", cfg_.sw.control_socket},
             // The bound metrics port (listen port 0 picks one); null without an endpoint.
-            {"prometheus_port", prom_ ? json(prom_->port()) : json(nullptr)}};
+            {"prometheus_port", prom_ ? json(prom_->port()) : json(nullptr)},
+            // The event trace: its file (null: none) and whether writing it failed (logged).
+            {"trace",
+             {{"file", cfg_.telemetry.trace_file.empty() ? json(nullptr)
+                                                         : json(cfg_.telemetry.trace_file)},
+              {"failed", trace_failed_.load()}}}};
 }
 
 // "route_learn PREFIX [PORT:VIA ...] ...": learned routes (origin "rocelab") set from the
