@@ -219,10 +219,16 @@ void Switch::register_commands() {
     const std::string no_clear = "clear: not allowed by the config (telemetry.allow_clear: false)";
     for (const char *c : {"clear", "clear_watermarks", "clear_latency"})
         server_.allow(c, cfg_.telemetry.allow_clear, no_clear);
-    // No setting exists for these (doc/load-balancing.md): served as before.
-    server_.allow("lb_policy", true);
-    server_.allow("route_learn", true);
-    server_.allow("lb_events", true);
+    // The others each have their setting (doc/security.md): refused unless the config says so.
+    server_.allow("route_learn", cfg_.control_plane.allow_route_learn,
+                  "route_learn: not allowed by the config (control_plane.allow_route_learn: "
+                  "false)");
+    server_.allow("lb_policy", cfg_.lb.allow_policy_change,
+                  "lb policy: not allowed by the config (lb.allow_policy_change: false)");
+    // Draining the path-change records is the point of recording them.
+    server_.allow("lb_events", cfg_.lb.trace_path_changes,
+                  "lb events: not allowed by the config (lb.trace_path_changes: false: no path "
+                  "changes are recorded)");
 }
 
 }  // namespace rocesw
