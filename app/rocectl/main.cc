@@ -42,6 +42,7 @@ constexpr const char *kUsage =
     "      ecn [PORT...] WRED/ECN per queue: marking and drop curves, CE marks, WRED drops\n"
     "      punt          control-plane policing per punt class, host interface counters\n"
     "      control       routes by source (connected, static, bird, ...), netlink sync, FIB latency\n"
+    "      control clients  control socket connections: now, accepted, refused, disconnected\n"
     "      accounting    every frame received and sent, by term, per port and total, with the\n"
     "                    verdict (balanced, or the differences); doc/accounting.md\n"
     "      latency       RX->TX latency per traffic class: p50/p99/p99.9/max in us\n"
@@ -354,7 +355,8 @@ int main(int argc, char **argv) {
                 json_out = true;
             } else if (args[i] == "--all" && cmd == "drops") {
                 cmd_args.push_back("all");
-            } else if (cmd == "lb" && args[i] == "events") {
+            } else if ((cmd == "lb" && args[i] == "events") ||
+                       (cmd == "control" && args[i] == "clients")) {
                 cmd_args.push_back(args[i]);
             } else if ((cmd == "queues" || cmd == "pfc" || cmd == "ecn") && args[i][0] != '-') {
                 cmd_args.push_back(args[i]);  // port names
@@ -433,7 +435,9 @@ int main(int argc, char **argv) {
     } else if (cmd == "latency") {
         std::cout << format_latency(reply.data);
     } else {
-        std::cout << rocesw::format_table(cmd, reply.data);
+        // "control clients" is the command control_clients (printed as indented JSON).
+        const bool sub = cmd == "control" && !cmd_args.empty();
+        std::cout << rocesw::format_table(sub ? "control_" + cmd_args[0] : cmd, reply.data);
     }
     std::cout.flush();
     return std::cout ? kExitOk : kExitCommandError;

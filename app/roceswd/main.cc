@@ -186,6 +186,9 @@ int main(int argc, char **argv) {
         rc = 3;
     }
     rte_eal_cleanup();
+    // What the EAL leaves in its runtime directory (config, fbarray_*): gone after a clean exit,
+    // so that files found there at start-up mean a process that died (file_prefix_preflight).
+    rocesw::remove_runtime_files(cfg);
     spdlog::info("stopped");
     return rc;
 }

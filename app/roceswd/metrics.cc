@@ -108,6 +108,9 @@ void Switch::register_metrics() {
     m.counter("rocesw_trace_events_lost_total",
               "Trace events a worker could not queue (its ring was full)",
               [this](MetricSink &s) { s.sample({}, trace_ ? trace_->lost() : 0); });
+    m.gauge("rocesw_trace_failed",
+            "1 when writing the trace file failed (disk full, I/O error) and tracing stopped",
+            [this](MetricSink &s) { s.sample({}, trace_failed_.load() ? 1 : 0); });
 }
 
 // rocesw_latency_seconds: a Prometheus histogram per traffic class, from the per-worker
@@ -178,8 +181,11 @@ void Switch::start_observability() {
         std::string err;
         if (trace_->open(t.trace_file, &err))
             spdlog::info("trace: {} every {} ms", t.trace_file, t.trace_interval_ms);
-        else  // the rings stay (workers may hold them); observe() drains and discards
-            spdlog::error("trace: {}; tracing disabled", err);
+        else {  // the rings stay (workers may hold them); observe() drains and discards
+            spdlog::error("trace: {}; tracing disabled (forwarding goes on)", err);
+            trace_failure_logged_ = true;
+            trace_failed_ = true;
+        }
     }
 }
 
@@ -198,7 +204,16 @@ int Switch::observe() {
     if (!trace_) return kMaxWaitMs;
     const uint64_t now = clock_.now_ns();
     trace_->drain();
-    if (!trace_->is_open()) return kMaxWaitMs;
+    if (!trace_->is_open()) {
+        // A failed write (disk full) closed the file: say so once; forwarding goes on.
+        if (!trace_->error().empty() && !trace_failure_logged_) {
+            trace_failure_logged_ = true;
+            trace_failed_ = true;
+            spdlog::error("trace: {}; tracing stopped after {} events (forwarding goes on)",
+                          trace_->error(), trace_->written());
+        }
+        return kMaxWaitMs;
+    }
     if (now >= next_trace_ns_) {
         next_trace_ns_ = now + uint64_t(cfg_.telemetry.trace_interval_ms) * 1'000'000ull;
         for (size_t i = 0; i < cfg_.ports.size(); i++)
@@ -213,6 +228,7 @@ int Switch::observe() {
             }
         trace_->flush();
         trace_events_.store(trace_->written(), std::memory_order_relaxed);
+        if (!trace_->is_open()) return 0;  // failed: logged at once by the next call
     }
     uint64_t left_ms = next_trace_ns_ > now ? (next_trace_ns_ - now) / 1'000'000ull : 0;
     return int(std::min<uint64_t>(left_ms, kMaxWaitMs));

@@ -225,7 +225,7 @@ void Switch::run(const std::atomic<bool> &stop) {
     auto next_link = std::chrono::steady_clock::now();
     int wait_ms = 50;
     while (!stop.load()) {
-        server_.poll_once(wait_ms);
+        server_.poll_once(wait_ms, clock_.now_ns() / 1'000'000ull);
         wait_ms = observe();
         auto now = std::chrono::steady_clock::now();
         if (now >= next_link) {
@@ -239,6 +239,7 @@ void Switch::run(const std::atomic<bool> &stop) {
                 on_link_change(i, p.link.link_status);
             }
             log_pfc_watchdog();
+            ports_->rearm_tap_rx();
         }
     }
     stop_control_plane();  // nothing more is punted to or injected from the kernel

@@ -126,6 +126,8 @@ class Switch {
     std::unique_ptr<TraceWriter> trace_;
     std::atomic<uint64_t> trace_events_{0};
     uint64_t next_trace_ns_ = 0;
+    bool trace_failure_logged_ = false;
+    std::atomic<bool> trace_failed_{false};  // views and metrics read it from other threads
     // Control plane (control_plane.cc, doc/control-plane.md).
     void setup_control_plane();
     void start_control_plane();

@@ -52,7 +52,12 @@ json Switch::view_info() const {
             // The bound metrics port (listen port 0 picks one); null without an endpoint.
             {"prometheus_port", prom_ ? json(prom_->port()) : json(nullptr)},
             {"mbufs", view_mbufs()},
-            {"dpdk_heap", view_dpdk_heap()}};
+            {"dpdk_heap", view_dpdk_heap()},
+            // The event trace: its file (null: none) and whether writing it failed (logged).
+            {"trace",
+             {{"file", cfg_.telemetry.trace_file.empty() ? json(nullptr)
+                                                         : json(cfg_.telemetry.trace_file)},
+              {"failed", trace_failed_.load()}}}};
 }
 
 // DPDK's malloc heaps (rte_malloc: FIB tables, rings, pools), summed over the sockets. A soak
@@ -170,6 +175,7 @@ json Switch::view_ports() const {
                        {"tx_packets", t.tx_packets},
                        {"tx_bytes", t.tx_bytes},
                        {"rx_nombuf", st.rx_nombuf},
+                       {"tap_rx_rearms", ep.tap_rx_rearms},
                        {"rx_missed", st.imissed},
                        {"rx_errors", st.ierrors},
                        {"tx_errors", st.oerrors},
@@ -276,11 +282,18 @@ void Switch::register_commands() {
     const std::string no_clear = "clear: not allowed by the config (telemetry.allow_clear: false)";
     for (const char *c : {"clear", "clear_watermarks", "clear_latency"})
         server_.allow(c, cfg_.telemetry.allow_clear, no_clear);
-    // No setting exists for these (doc/load-balancing.md): served as before.
-    server_.allow("lb_policy", true);
-    server_.allow("route_learn", true);
-    server_.allow("port_link", true);
-    server_.allow("lb_events", true);
+    // The others each have their setting (doc/security.md): refused unless the config says so.
+    server_.allow("route_learn", cfg_.control_plane.allow_route_learn,
+                  "route_learn: not allowed by the config (control_plane.allow_route_learn: "
+                  "false)");
+    server_.allow("lb_policy", cfg_.lb.allow_policy_change,
+                  "lb policy: not allowed by the config (lb.allow_policy_change: false)");
+    // Draining the path-change records is the point of recording them.
+    server_.allow("lb_events", cfg_.lb.trace_path_changes,
+                  "lb events: not allowed by the config (lb.trace_path_changes: false: no path "
+                  "changes are recorded)");
+    server_.allow("port_link", cfg_.control_plane.allow_port_link,
+                  "port_link: not allowed by the config (control_plane.allow_port_link: false)");
 }
 
 }  // namespace rocesw

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -131,17 +132,34 @@ void memif_preflight(const Config &cfg) {
     }
 }
 
-void file_prefix_preflight(const Config &cfg) {
+std::string eal_runtime_dir(const Config &cfg) {
     // DPDK's runtime directory (eal_create_runtime_dir): /var/run/dpdk for root, else
-    // $XDG_RUNTIME_DIR/dpdk or /tmp/dpdk; the primary holds a write lock on <prefix>/config.
+    // $XDG_RUNTIME_DIR/dpdk or /tmp/dpdk.
     std::string base = "/var/run";
     if (getuid() != 0) {
         const char *x = std::getenv("XDG_RUNTIME_DIR");
         base = x ? x : "/tmp";
     }
-    const std::string path = base + "/dpdk/" + cfg.sw.file_prefix + "/config";
+    return base + "/dpdk/" + cfg.sw.file_prefix;
+}
+
+std::vector<std::string> remove_runtime_files(const Config &cfg) {
+    std::error_code ec;
+    std::vector<std::string> removed;
+    for (const auto &e : std::filesystem::directory_iterator(eal_runtime_dir(cfg), ec)) {
+        if (e.is_directory(ec)) continue;
+        if (std::filesystem::remove(e.path(), ec)) removed.push_back(e.path().filename());
+    }
+    std::sort(removed.begin(), removed.end());
+    return removed;
+}
+
+void file_prefix_preflight(const Config &cfg) {
+    // The primary holds a write lock on <runtime dir>/config.
+    const std::string dir = eal_runtime_dir(cfg);
+    const std::string path = dir + "/config";
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;  // no such prefix yet
+    if (fd < 0) return;  // no such prefix yet, or the last switch exited cleanly (no files)
     struct flock lk{};
     lk.l_type = F_WRLCK;
     lk.l_whence = SEEK_SET;
@@ -152,6 +170,15 @@ void file_prefix_preflight(const Config &cfg) {
                                  "' is in use by DPDK process " + std::to_string(lk.l_pid) +
                                  " (another switch with this name or prefix? give each its own "
                                  "switch.name or switch.file_prefix)");
+    // Nobody holds the lock, yet the files are there: roceswd removes them when it exits
+    // (main, after rte_eal_cleanup), so the process that made them died (kill -9, a crash).
+    std::string names;
+    const std::vector<std::string> removed = remove_runtime_files(cfg);
+    for (const auto &n : removed) names += (names.empty() ? "" : ", ") + n;
+    if (!removed.empty())
+        spdlog::info("switch.file_prefix '{}': removed {} stale file(s) of a DPDK process that "
+                     "died from {}: {}",
+                     cfg.sw.file_prefix, removed.size(), dir, names);
 }
 
 unsigned long free_hugepages() {

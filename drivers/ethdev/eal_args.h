@@ -35,8 +35,16 @@ uint64_t required_memory_mb(const Config &cfg, uint64_t fib_bytes);
 void memif_preflight(const Config &cfg);
 // The EAL file prefix: a running DPDK primary process holding the same prefix (its runtime
 // directory's config lock) makes rte_eal_init fail with "Cannot create lock"; this says which
-// process and which field instead. Throws std::runtime_error.
+// process and which field instead. Throws std::runtime_error. Files in the runtime directory
+// that no process holds were left by one that died (roceswd removes them when it exits, see
+// remove_runtime_files): they are removed, with a log line naming them.
 void file_prefix_preflight(const Config &cfg);
+// DPDK's runtime directory for the config's file prefix: /var/run/dpdk/<prefix> for root.
+std::string eal_runtime_dir(const Config &cfg);
+// Removes the files (not subdirectories) of that directory; returns their names, sorted. For a
+// primary's clean exit after rte_eal_cleanup (which leaves config, fbarray_* behind), and for a
+// dead one's files.
+std::vector<std::string> remove_runtime_files(const Config &cfg);
 
 unsigned long free_hugepages();        // from /proc/meminfo HugePages_Free
 std::vector<unsigned> allowed_cpus();  // from sched_getaffinity

@@ -4,6 +4,9 @@
 #include <rte_mbuf.h>
 #include <spdlog/spdlog.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -33,6 +36,15 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
         throw std::runtime_error("cannot create mbuf pool of " + std::to_string(cfg.sw.mbufs) +
                                  " mbufs: " + rte_strerror(rte_errno) +
                                  " (lower switch.mbufs or raise switch.memory_mb)");
+
+    // net_tap installs a handler on a free real-time signal when it creates a TAP (at probe,
+    // before this); roceswd installs none there. See rearm_tap_rx().
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+        struct sigaction sa{};
+        if (::sigaction(sig, nullptr, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+            sa.sa_handler != SIG_IGN)
+            tap_signals_.push_back(sig);
+    }
 
     for (const auto &pc : cfg.ports) {
         EthPort p;
@@ -87,8 +99,19 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
             fail(pc, "adjust descriptors", rc);
         for (uint16_t q = 0; q < p.n_rxq; q++)
             if ((rc = rte_eth_rx_queue_setup(p.port_id, q, nb_rxd, rte_eth_dev_socket_id(p.port_id),
-                                             nullptr, pool_)) != 0)
+                                             nullptr, pool_)) != 0) {
+                // Most PMDs fill an RX ring with mbufs at setup: a pool too small for the
+                // rings fails here, with an errno that does not say which memory.
+                if (rc == -ENOMEM)
+                    fail(pc,
+                         "rx queue " + std::to_string(q) + " setup (" + std::to_string(nb_rxd) +
+                             " descriptors; " + std::to_string(rte_mempool_avail_count(pool_)) +
+                             " of switch.mbufs " + std::to_string(cfg.sw.mbufs) +
+                             " left: the RX rings set up so far hold theirs; raise switch.mbufs "
+                             "or lower ports[].rx_desc)",
+                         rc);
                 fail(pc, "rx queue " + std::to_string(q) + " setup", rc);
+            }
         for (uint16_t q = 0; q < p.n_txq; q++)
             if ((rc = rte_eth_tx_queue_setup(p.port_id, q, nb_txd, rte_eth_dev_socket_id(p.port_id),
                                              nullptr)) != 0)
@@ -177,6 +200,27 @@ std::vector<RxAssignment> EthdevPorts::rx_assignment(uint16_t worker) const {
         for (uint16_t q = 0; q < ports_[i].n_rxq; q++)
             if (q % n_workers_ == worker) out.push_back(RxAssignment{i, q});
     return out;
+}
+
+size_t EthdevPorts::rearm_tap_rx() {
+    size_t n = 0;
+    for (auto &p : ports_) {
+        if (p.driver != "net_tap") continue;
+        rte_eth_stats st{};
+        if (rte_eth_stats_get(p.port_id, &st) != 0 || st.rx_nombuf <= p.rx_nombuf_seen) continue;
+        p.rx_nombuf_seen = st.rx_nombuf;
+        if (tap_signals_.empty()) continue;
+        if (p.tap_rx_rearms++ == 0)
+            spdlog::warn("port {}: rx_nombuf {}: re-arming net_tap's receive side (it stops "
+                         "reading after an mbuf allocation failure until the kernel signals a "
+                         "new frame, which a full kernel queue never does)",
+                         p.name, st.rx_nombuf);
+        n++;
+    }
+    // The handler (one per signal, all net_tap's) only advances the PMD's trigger counter.
+    if (n)
+        for (int sig : tap_signals_) ::kill(::getpid(), sig);
+    return n;
 }
 
 std::vector<size_t> EthdevPorts::poll_links() {

@@ -30,6 +30,9 @@ struct EthPort {
     // How PFC/PAUSE frames reach the switch (doc/pfc.md): "software (flow control off, MAC
     // control forwarded)" when the device took that setting, else why not.
     std::string pfc_mode;
+    // net_tap only: times rearm_tap_rx() woke the receive side after an mbuf shortage.
+    uint64_t tap_rx_rearms = 0;
+    uint64_t rx_nombuf_seen = 0;  // rx_nombuf at the last rearm_tap_rx()
 };
 
 class EthdevPorts final : public PortIo {
@@ -48,6 +51,14 @@ class EthdevPorts final : public PortIo {
 
     // Control thread: refresh link state; returns the indexes of ports whose state changed.
     std::vector<size_t> poll_links();
+    // Control thread, periodically: DPDK 22.11's net_tap reads its queue only after a signal
+    // the kernel raises when it queues a frame (a real-time signal, tap_trigger_cb). A burst cut
+    // short by an mbuf allocation failure marks the signal seen, and once the kernel queue is
+    // full no frame is queued, so none comes: the port never receives again. When a net_tap
+    // port's rx_nombuf rose since the last call, this raises the PMD's signal once (to this
+    // process), which makes the next burst read. Returns the ports re-armed; logs the first
+    // time per port.
+    size_t rearm_tap_rx();
     const std::vector<EthPort> &ports() const { return ports_; }
     rte_mempool *pool() const { return pool_; }
     void stop();
@@ -55,6 +66,7 @@ class EthdevPorts final : public PortIo {
   private:
     static std::string setup_pfc_mode(uint16_t port_id);
     std::vector<EthPort> ports_;
+    std::vector<int> tap_signals_;  // real-time signals with a handler (net_tap's), if any tap
     std::vector<std::unique_ptr<rte_spinlock_t[]>> tx_locks_;
     rte_mempool *pool_ = nullptr;
     uint16_t n_workers_;

@@ -241,7 +241,12 @@ class Loader : YamlReader {
         ControlPlaneConfig &c = cfg_.control_plane;
         Fields f = fields(node ? *node : YAML::Node(), p,
                           {"host_interfaces", "netlink", "punt_pps", "punt_burst_ms", "punt_queue",
-                           "netlink_rcvbuf_kb", "max_learned_routes"});
+                           "netlink_rcvbuf_kb", "max_learned_routes", "allow_route_learn",
+                           "allow_port_link"});
+        if (auto *n = f.find("allow_route_learn"))
+            c.allow_route_learn = boolean(*n, at(p, "allow_route_learn"));
+        if (auto *n = f.find("allow_port_link"))
+            c.allow_port_link = boolean(*n, at(p, "allow_port_link"));
         if (auto *n = f.find("host_interfaces"))
             c.host_interfaces = boolean(*n, at(p, "host_interfaces"));
         c.netlink = c.host_interfaces;  // default: follow the kernel when it has interfaces
@@ -703,7 +708,7 @@ class Loader : YamlReader {
         Fields f = fields(*node, p,
                           {"hash_function", "seed", "symmetric", "hash_dest_qp", "default_policy",
                            "flowlet_gap_us", "flowlet_age_us", "flowlet_entries", "flowlet_chooser",
-                           "util_horizon_us", "trace_path_changes"});
+                           "util_horizon_us", "trace_path_changes", "allow_policy_change"});
         LbConfig &lb = cfg_.lb;
         if (auto *n = f.find("hash_function")) {
             auto word = [](FlowHashFn fn) {
@@ -746,6 +751,8 @@ class Loader : YamlReader {
                 uint32_t(duration(*n, at(p, "util_horizon_us"), TimeUnit::us, 0, 10000));
         if (auto *n = f.find("trace_path_changes"))
             lb.trace_path_changes = boolean(*n, at(p, "trace_path_changes"));
+        if (auto *n = f.find("allow_policy_change"))
+            lb.allow_policy_change = boolean(*n, at(p, "allow_policy_change"));
     }
 
     void parse_neighbour(const YAML::Node &node, const std::string &p) {

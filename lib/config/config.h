@@ -124,6 +124,8 @@ struct LbConfig {
     std::string flowlet_chooser = "random";  // `flowlet` new path: random | least_loaded
     uint32_t util_horizon_us = 10;           // adaptive: weight of the utilization EWMA, 0..10000
     bool trace_path_changes = false;         // record path changes in a per-worker event ring
+    // The control socket serves `lb policy` (switch a policy at runtime) only when true.
+    bool allow_policy_change = false;
 };
 
 // The `control_plane:` section (doc/control-plane.md): host interfaces (a kernel TAP per port in
@@ -132,6 +134,11 @@ struct LbConfig {
 struct ControlPlaneConfig {
     bool host_interfaces = false;  // off: the embedded default (static routes, local ARP/ND/echo)
     bool netlink = false;          // follow the kernel's tables; needs host_interfaces
+    // The control socket serves `route_learn` (set learned routes without a daemon: rocelab)
+    // only when true.
+    bool allow_route_learn = false;
+    // The control socket serves `port_link PORT down|up` (a lab's link events) only when true.
+    bool allow_port_link = false;
     std::array<uint32_t, kPuntClassCount> punt_pps = kPuntDefaultPps;  // per class, 0..1000000
     uint32_t punt_burst_ms = 50;     // bucket depth, in ms of each class's rate, 1..10000
     uint32_t punt_queue = 1024;      // per-worker queue to the hostif thread, 64..65536, power of 2

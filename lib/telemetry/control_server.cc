@@ -23,9 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-// Past this much unsent output a client's further requests wait until it reads its replies:
-// a client that pipelines requests and never reads cannot grow the server's memory unbounded.
-constexpr size_t kMaxQueuedOutBytes = 1 << 20;
 // Bytes read from one client per poll round, so one fast writer cannot starve the others.
 constexpr size_t kReadBudgetBytes = 256 * 1024;
 
@@ -105,6 +102,7 @@ struct ControlServer::Client {
     std::string in;   // bytes received, not yet dispatched
     std::string out;  // reply bytes not yet written, starting at out_off
     size_t out_off = 0;
+    uint64_t progress_ms = 0;  // last time a reply byte left, or nothing waited, or accepted
     bool read_closed = false;        // peer shut down its side: answer what is complete, then close
     bool close_after_write = false;  // protocol error: flush the error reply, then close
     size_t queued() const { return out.size() - out_off; }
@@ -117,6 +115,28 @@ ControlServer::ControlServer() {
             for (const auto &c : commands()) list.push_back({{"cmd", c.name}, {"help", c.help}});
             return list;
         });
+    add("control_clients", "control socket connections: now, accepted, refused, disconnected",
+        [this](const std::vector<std::string> &) {
+            const ClientStats st = client_stats();
+            return json{{"connected", st.connected},
+                        {"max_clients", kMaxClients},
+                        {"accepted", st.accepted},
+                        {"refused_over_limit", st.refused},
+                        {"disconnected",
+                         {{"stalled", st.stalled}, {"request_too_long", st.request_too_long}}},
+                        {"stall_timeout_ms", kClientStallMs},
+                        {"max_queued_out_bytes", kMaxQueuedOutBytes}};
+        });
+}
+
+ControlServer::ClientStats ControlServer::client_stats() const {
+    ClientStats st;
+    st.accepted = accepted_.load(std::memory_order_relaxed);
+    st.refused = refused_.load(std::memory_order_relaxed);
+    st.stalled = stalled_.load(std::memory_order_relaxed);
+    st.request_too_long = too_long_.load(std::memory_order_relaxed);
+    st.connected = connected_.load(std::memory_order_relaxed);
+    return st;
 }
 
 ControlServer::~ControlServer() {
@@ -247,6 +267,7 @@ bool ControlServer::listen(const std::string &path, std::string *err) {
 void ControlServer::close() {
     for (auto &c : clients_) ::close(c->fd);
     clients_.clear();
+    connected_.store(0, std::memory_order_relaxed);
     if (listen_fd_ >= 0) {
         ::close(listen_fd_);
         listen_fd_ = -1;
@@ -258,15 +279,35 @@ void ControlServer::close() {
     path_.clear();
 }
 
-void ControlServer::poll_once(int timeout_ms) {
+void ControlServer::poll_once(int timeout_ms, uint64_t now_ms) {
     if (timeout_ms < 0) timeout_ms = 0;
+    // Clients that do not read: replies waiting, none sent for kClientStallMs.
+    {
+        size_t kept = 0;
+        for (size_t i = 0; i < clients_.size(); i++) {
+            Client &c = *clients_[i];
+            if (c.queued() == 0) c.progress_ms = now_ms;
+            if (c.queued() > 0 && now_ms - c.progress_ms >= kClientStallMs) {
+                spdlog::warn(
+                    "control client disconnected: {} bytes of replies unsent for {} ms (it does "
+                    "not read)",
+                    c.queued(), now_ms - c.progress_ms);
+                stalled_.fetch_add(1, std::memory_order_relaxed);
+                ::close(c.fd);
+                continue;
+            }
+            clients_[kept++] = std::move(clients_[i]);
+        }
+        clients_.resize(kept);
+        connected_.store(kept, std::memory_order_relaxed);
+    }
     std::vector<pollfd> fds;
     fds.reserve(clients_.size() + 1);
     if (listen_fd_ >= 0) fds.push_back({listen_fd_, POLLIN, 0});
     const size_t first_client = fds.size();
     for (auto &c : clients_) {
         short ev = 0;
-        if (!c->read_closed && !c->close_after_write && c->queued() < kMaxQueuedOutBytes)
+        if (!c->read_closed && !c->close_after_write && c->queued() < ControlServer::kMaxQueuedOutBytes)
             ev |= POLLIN;
         if (c->queued() > 0) ev |= POLLOUT;
         fds.push_back({c->fd, ev, 0});
@@ -296,10 +337,12 @@ void ControlServer::poll_once(int timeout_ms) {
         // that no request waits in the buffer for an event that will not come.
         for (;;) {
             process_requests(c);
-            if (c.queued() > 0 && !write_client(c)) {
+            const size_t before = c.queued();
+            if (before > 0 && !write_client(c)) {
                 drop[i] = true;
                 break;
             }
+            if (c.queued() < before) c.progress_ms = now_ms;
             if (c.queued() > 0 || c.close_after_write) break;
             if (c.in.find('\n') == std::string::npos) break;
         }
@@ -315,10 +358,11 @@ void ControlServer::poll_once(int timeout_ms) {
     }
     clients_.resize(kept);
 
-    if (!fds.empty() && listen_fd_ >= 0 && (fds[0].revents & POLLIN)) accept_clients();
+    if (!fds.empty() && listen_fd_ >= 0 && (fds[0].revents & POLLIN)) accept_clients(now_ms);
+    connected_.store(clients_.size(), std::memory_order_relaxed);
 }
 
-void ControlServer::accept_clients() {
+void ControlServer::accept_clients(uint64_t now_ms) {
     for (;;) {
         int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
@@ -332,10 +376,13 @@ void ControlServer::accept_clients() {
                 reply_error("too many control clients (limit " + std::to_string(kMaxClients) + ")");
             (void)!::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
             ::close(fd);
+            refused_.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
+        accepted_.fetch_add(1, std::memory_order_relaxed);
         auto c = std::make_unique<Client>();
         c->fd = fd;
+        c->progress_ms = now_ms;
         clients_.push_back(std::move(c));
     }
 }
@@ -366,7 +413,7 @@ bool ControlServer::read_client(Client &c) {
 
 void ControlServer::process_requests(Client &c) {
     size_t start = 0;
-    while (!c.close_after_write && c.queued() < kMaxQueuedOutBytes) {
+    while (!c.close_after_write && c.queued() < ControlServer::kMaxQueuedOutBytes) {
         size_t nl = c.in.find('\n', start);
         if (nl == std::string::npos) break;
         if (nl - start > kControlMaxRequestBytes) break;  // answered below
@@ -384,6 +431,7 @@ void ControlServer::process_requests(Client &c) {
     if (first_len > kControlMaxRequestBytes) {
         c.out += reply_error("request exceeds " + std::to_string(kControlMaxRequestBytes) +
                              " bytes; closing connection");
+        too_long_.fetch_add(1, std::memory_order_relaxed);
         c.close_after_write = true;
         c.in.clear();
         return;
@@ -445,7 +493,7 @@ bool ControlServer::write_client(Client &c) {
     if (c.queued() == 0) {
         c.out.clear();
         c.out_off = 0;
-    } else if (c.out_off > kMaxQueuedOutBytes) {
+    } else if (c.out_off > ControlServer::kMaxQueuedOutBytes) {
         c.out.erase(0, c.out_off);
         c.out_off = 0;
     }

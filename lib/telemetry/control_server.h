@@ -27,6 +27,8 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -76,7 +78,11 @@ class ControlServer final : public CommandTable {
 
     // One round of socket work: accept, read, dispatch complete requests, write replies. Waits
     // at most timeout_ms for activity (0: do not wait); the time spent in handlers comes on top.
-    void poll_once(int timeout_ms);
+    // now_ms: a monotonic clock, for the stall rule: a client whose replies wait unsent (its
+    // socket buffer full: it does not read) with no progress for kClientStallMs is
+    // disconnected, counted and logged. Meanwhile the server reads no further request from it
+    // past kMaxQueuedOutBytes of unsent output, so it costs a bounded amount of memory.
+    void poll_once(int timeout_ms, uint64_t now_ms);
 
     // Closes every client and the listening socket and unlinks the socket path (only if it is
     // still the socket this server created). Idempotent; the destructor calls it.
@@ -101,6 +107,18 @@ class ControlServer final : public CommandTable {
 
     // Connections beyond this are answered with an error and closed.
     static constexpr size_t kMaxClients = 64;
+    static constexpr uint64_t kClientStallMs = 5000;
+    static constexpr size_t kMaxQueuedOutBytes = 1 << 20;
+
+    // Connection counters, readable from any thread (the "control_clients" command).
+    struct ClientStats {
+        uint64_t accepted = 0;          // connections taken
+        uint64_t refused = 0;           // over kMaxClients: error reply, closed
+        uint64_t stalled = 0;           // disconnected: replies unsent for kClientStallMs
+        uint64_t request_too_long = 0;  // a request line over kControlMaxRequestBytes
+        uint64_t connected = 0;         // now
+    };
+    ClientStats client_stats() const;
 
   private:
     struct Client;
@@ -108,7 +126,7 @@ class ControlServer final : public CommandTable {
     std::shared_ptr<const CommandSpec> resolve(const std::string &cmd,
                                                std::vector<std::string> &args) const;
 
-    void accept_clients();
+    void accept_clients(uint64_t now_ms);
     // Reads what is available; false when the client is to be dropped now.
     bool read_client(Client &c);
     // Dispatches complete request lines while the client's output queue is short.
@@ -127,6 +145,7 @@ class ControlServer final : public CommandTable {
     dev_t sock_dev_ = 0;
     ino_t sock_ino_ = 0;
     std::vector<std::unique_ptr<Client>> clients_;
+    std::atomic<uint64_t> accepted_{0}, refused_{0}, stalled_{0}, too_long_{0}, connected_{0};
 };
 
 // Registers every read-only command added so far as rte_telemetry command "/rocesw/<cmd>",

@@ -23,8 +23,16 @@ bool TraceWriter::open(const std::string &path, std::string *err) {
         *err = "cannot create trace file " + path + ": " + std::strerror(errno);
         return false;
     }
+    path_ = path;
+    error_.clear();
     std::fputs("time_ns,event,port,id,value\n", f_);
     return true;
+}
+
+void TraceWriter::fail(int err) {
+    error_ = "writing " + path_ + ": " + std::strerror(err);
+    std::fclose(f_);  // may fail again: the file is given up either way
+    f_ = nullptr;
 }
 
 void TraceWriter::close() {
@@ -38,8 +46,11 @@ void TraceWriter::write(const TraceEvent &e) {
     if (!f_) return;
     std::string_view kind = trace_kind_name(e.kind);
     const std::string port = e.port < ports_.size() ? ports_[e.port] : std::to_string(e.port);
-    std::fprintf(f_, "%" PRIu64 ",%.*s,%s,%u,%" PRIu64 "\n", e.time_ns, int(kind.size()),
-                 kind.data(), port.c_str(), unsigned(e.id), e.value);
+    if (std::fprintf(f_, "%" PRIu64 ",%.*s,%s,%u,%" PRIu64 "\n", e.time_ns, int(kind.size()),
+                     kind.data(), port.c_str(), unsigned(e.id), e.value) < 0) {
+        fail(errno);
+        return;
+    }
     written_++;
 }
 
@@ -50,7 +61,7 @@ size_t TraceWriter::drain() {
 }
 
 void TraceWriter::flush() {
-    if (f_) std::fflush(f_);
+    if (f_ && std::fflush(f_) != 0) fail(errno);
 }
 
 uint64_t TraceWriter::lost() const {

@@ -40,6 +40,10 @@ class TraceWriter {
     bool open(const std::string &path, std::string *err);
     void close();
     bool is_open() const { return f_ != nullptr; }
+    // A write or flush that failed (disk full, I/O error) closes the file: tracing stops, the
+    // rings are still drained (and their events discarded), error() says what happened
+    // ("writing <path>: No space left on device"); empty while none failed.
+    const std::string &error() const { return error_; }
 
     // Worker w's ring (w < n_workers): hand it to the worker once, at start-up.
     TraceRing &ring(size_t w) { return *rings_[w]; }
@@ -55,7 +59,10 @@ class TraceWriter {
   private:
     std::vector<std::string> ports_;
     std::vector<std::unique_ptr<TraceRing>> rings_;
+    void fail(int err);
+
     std::FILE *f_ = nullptr;
+    std::string path_, error_;
     uint64_t written_ = 0;
 };
 

@@ -110,7 +110,7 @@ void serve(const uint8_t *data, size_t size) {
             ::shutdown(fd, SHUT_WR);
             shut = true;
         }
-        s.srv.poll_once(0);
+        s.srv.poll_once(0, 0);
         char buf[65536];
         for (;;) {
             ssize_t n = ::recv(fd, buf, sizeof(buf), 0);

@@ -964,6 +964,8 @@ control_plane:
   netlink: true
   punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, glean: 200, other: 100}
 EOC
+    # BGP_CP_EXTRA: further control_plane keys, e.g. "  allow_route_learn: true" (tools/soak).
+    [ -z "${BGP_CP_EXTRA:-}" ] || printf '%s\n' "$BGP_CP_EXTRA"
     [ -z "$top_extra" ] || printf '%s\n' "$top_extra"
 }
 

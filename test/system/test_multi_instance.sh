@@ -30,7 +30,7 @@ ${4:-}
 YAML
 }
 A="${RSW_TAG}a" B="${RSW_TAG}b"
-cfg "$A" "$d/a.sock" > "$d/a.yaml"
+cfg "$A" "$d/a.sock" "" "control_plane: {allow_route_learn: true}" > "$d/a.yaml"
 cfg "$B" "$d/b.sock" > "$d/b.yaml"
 
 wait_running() {  # wait_running PID LOG
@@ -103,6 +103,10 @@ check "the route is listed as learned (origin rocelab)" sh -c \
 check_fails "route_learn refuses an unknown port" "$ROCECTL" --name "$A" call route_learn 11.0.8.0/24 p7:10.9.9.1
 check "route_learn withdraws a prefix given without next hops" "$ROCECTL" --name "$A" call route_learn 11.0.9.0/24
 check_fails "no learned route is left" sh -c "'$ROCECTL' --name '$A' --json show routes | grep -q rocelab"
+# $B's config does not allow it (control_plane.allow_route_learn defaults to false).
+check_eq "$B refuses route_learn, naming the setting" \
+    "$("$ROCECTL" --name "$B" call route_learn 11.0.9.0/24 p0:10.9.9.1 2>&1 || true)" \
+    "rocectl: route_learn: not allowed by the config (control_plane.allow_route_learn: false)"
 
 kill -KILL "$pb"
 wait "$pb" 2>/dev/null || true

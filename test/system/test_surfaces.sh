@@ -141,6 +141,17 @@ check_eq "the route table is unchanged" \
     "$(rsw_ctl --json show routes | "$RSW_PYTHON" -c 'import json,sys; print(len(json.dumps(json.load(sys.stdin))))')" \
     "$routes_before"
 
+# The mutating commands on the control socket: each refused by default, naming its setting.
+for c in "route_learn 198.51.100.0/24 p1:10.0.2.2|route_learn: not allowed by the config (control_plane.allow_route_learn: false)" \
+    "lb policy all hash|lb policy: not allowed by the config (lb.allow_policy_change: false)" \
+    "lb events|lb events: not allowed by the config (lb.trace_path_changes: false: no path changes are recorded)" \
+    "port_link p1 down|port_link: not allowed by the config (control_plane.allow_port_link: false)" \
+    "clear watermarks|clear: not allowed by the config (telemetry.allow_clear: false)"; do
+    # shellcheck disable=SC2086  # the command's words
+    check_eq "control socket refuses '${c%%|*}' by default" \
+        "$(rsw_ctl call ${c%%|*} 2>&1 || true)" "rocectl: ${c#*|}"
+done
+
 # --- Prometheus ----------------------------------------------------------------------------
 PORT="$(sed -n 's|.*prometheus: serving http://127\.0\.0\.1:\([0-9]*\)/metrics.*|\1|p' "$LOG" | head -n1)"
 check "Prometheus listens on 127.0.0.1, port in 9417..9480 (got '${PORT}')" \

@@ -1283,6 +1283,24 @@ TEST(ControlPlaneConfig, DefaultsToTheEmbeddedControlPlane) {
     EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::arp)], 600u);
     EXPECT_EQ(c.control_plane.punt_pps[size_t(PuntClass::bgp)], 2000u);
     EXPECT_EQ(c.control_plane.punt_queue, 1024u);
+    EXPECT_FALSE(c.control_plane.allow_route_learn);  // mutating: off unless said (security.md)
+    EXPECT_FALSE(c.control_plane.allow_port_link);
+    EXPECT_FALSE(c.lb.allow_policy_change);
+}
+
+TEST(ControlPlaneConfig, MutatingCommandGates) {
+    Config c =
+        load_tail("control_plane: {allow_route_learn: true, allow_port_link: true}\n"
+                  "lb: {allow_policy_change: true}\n");
+    EXPECT_TRUE(c.control_plane.allow_route_learn);
+    EXPECT_TRUE(c.control_plane.allow_port_link);
+    EXPECT_TRUE(c.lb.allow_policy_change);
+    EXPECT_EQ(error_of(yaml({.tail = "control_plane: {allow_route_learn: maybe}\n"}))
+                  .rfind("t.yaml: control_plane.allow_route_learn: ", 0),
+              0u);
+    EXPECT_EQ(error_of(yaml({.tail = "control_plane: {allow_port_link: 2}\n"}))
+                  .rfind("t.yaml: control_plane.allow_port_link: ", 0),
+              0u);
 }
 
 TEST(ControlPlaneConfig, HostInterfacesTurnNetlinkOnUnlessSaidOtherwise) {

@@ -24,6 +24,12 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+uint64_t steady_ms() {
+    return uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+}
+
 // A socket file with nobody behind it, as a crashed server leaves it.
 void make_stale_socket(const std::string &path) {
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
@@ -64,7 +70,7 @@ class ControlServerTest : public ::testing::Test {
         ASSERT_TRUE(srv_.listen(path_, &err)) << err;
         run_ = true;
         thread_ = std::thread([this] {
-            while (run_) srv_.poll_once(5);
+            while (run_) srv_.poll_once(5, steady_ms());
         });
     }
     void stop_server() {
@@ -155,8 +161,9 @@ TEST_F(ControlServerTest, HelpListsEveryCommandSorted) {
     ASSERT_TRUE(help.is_array());
     std::vector<std::string> names;
     for (const auto &h : help) names.push_back(h["cmd"]);
-    EXPECT_EQ(names, (std::vector<std::string>{"big", "crash", "echo", "fail", "help"}));
-    EXPECT_EQ(help[2]["help"], "returns its arguments");
+    EXPECT_EQ(names, (std::vector<std::string>{"big", "control_clients", "crash", "echo", "fail",
+                                               "help"}));
+    EXPECT_EQ(help[3]["help"], "returns its arguments");
 }
 
 TEST_F(ControlServerTest, CallDispatchesInProcess) {
@@ -308,7 +315,7 @@ TEST_F(ControlServerTest, SurvivesAClientThatDisconnectsMidRequest) {
     connect(c);
     EXPECT_TRUE(request(c, "echo").ok);
     stop_server();
-    for (int i = 0; i < 10; i++) srv_.poll_once(5);
+    for (int i = 0; i < 10; i++) srv_.poll_once(5, steady_ms());
     EXPECT_EQ(srv_.client_count(), 1u);
 }
 
@@ -457,17 +464,66 @@ TEST_F(ControlServerTest, CloseLeavesASuccessorsSocketAlone) {
     EXPECT_FALSE(fs::exists(path_));
 }
 
+// A client that asks for more than its socket buffer holds and never reads: its replies wait
+// with no progress; at kClientStallMs (virtual time) it is disconnected and counted.
+TEST_F(ControlServerTest, DisconnectsAClientWhoseRepliesStallUnread) {
+    std::string err;
+    ASSERT_TRUE(srv_.listen(path_, &err)) << err;
+    ControlClient rude;
+    connect(rude);
+    ASSERT_EQ(rude.send_raw("{\"cmd\":\"big\",\"args\":[\"3000000\"]}\n", &err),
+              ControlStatus::kOk);
+    const uint64_t t0 = 1000;
+    for (int i = 0; i < 20; i++) srv_.poll_once(1, t0);
+    ASSERT_EQ(srv_.client_count(), 1u);
+    EXPECT_EQ(srv_.client_stats().accepted, 1u);
+    srv_.poll_once(0, t0 + ControlServer::kClientStallMs - 1);
+    EXPECT_EQ(srv_.client_count(), 1u);
+    EXPECT_EQ(srv_.client_stats().stalled, 0u);
+    srv_.poll_once(0, t0 + ControlServer::kClientStallMs);
+    EXPECT_EQ(srv_.client_count(), 0u);
+    const auto st = srv_.client_stats();
+    EXPECT_EQ(st.stalled, 1u);
+    EXPECT_EQ(st.connected, 0u);
+    json v = srv_.call("control_clients", {});
+    EXPECT_EQ(v["disconnected"]["stalled"], 1u);
+    EXPECT_EQ(v["accepted"], 1u);
+}
+
+// One that reads, slowly, is never cut off: each byte that leaves restarts the stall time.
+TEST_F(ControlServerTest, KeepsAClientThatReadsSlowly) {
+    std::string err;
+    ASSERT_TRUE(srv_.listen(path_, &err)) << err;
+    ControlClient slow;
+    connect(slow);
+    ASSERT_EQ(slow.send_raw("{\"cmd\":\"big\",\"args\":[\"3000000\"]}\n", &err),
+              ControlStatus::kOk);
+    uint64_t t = 1000;
+    size_t got = 0;
+    char buf[65536];
+    while (got < 3000000) {
+        srv_.poll_once(1, t);
+        // What has arrived, all of it: the server sees the room only once the socket buffer
+        // drains (a reader that takes less than that per stall time looks stalled).
+        for (ssize_t n; (n = ::recv(slow.fd(), buf, sizeof(buf), MSG_DONTWAIT)) > 0;)
+            got += size_t(n);
+        t += ControlServer::kClientStallMs - 1;  // the server stays just within the limit
+        ASSERT_EQ(srv_.client_count(), 1u) << "after " << got << " bytes";
+    }
+    EXPECT_EQ(srv_.client_stats().stalled, 0u);
+}
+
 TEST_F(ControlServerTest, PollOnceReturnsWithinTheTimeout) {
     start_server();
     stop_server();
     auto t0 = std::chrono::steady_clock::now();
-    srv_.poll_once(20);
+    srv_.poll_once(20, 0);
     auto dt = std::chrono::steady_clock::now() - t0;
     EXPECT_LT(dt, std::chrono::milliseconds(1000));
     // Without a socket it still waits at most the timeout.
     ControlServer idle;
     t0 = std::chrono::steady_clock::now();
-    idle.poll_once(0);
+    idle.poll_once(0, 0);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1000));
 }
 

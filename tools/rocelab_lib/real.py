@@ -228,6 +228,7 @@ def _run(a, lab, tag, work, out, procs, t0):
             switch_extra={"workers": 1, "idle": "adaptive", "mbufs": 8192,
                           "control_socket": ctl_sock[sw["id"]], "file_prefix": name},
             static_routes=False,  # installed over the control socket once the switch runs
+            route_learn=True,
             telemetry=["prometheus: {listen: \"127.0.0.1:0\"}"],
             header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
         cfgs[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.yaml")

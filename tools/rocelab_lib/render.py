@@ -19,7 +19,7 @@ def node_by_id(lab):
 
 def switch_yaml(lab, sw, name, devices, *, switch_extra=None, static_routes=True,
                 host_interfaces=False, telemetry=None, header="", neighbours=True,
-                qos_path=None, macs=None):
+                qos_path=None, macs=None, route_learn=False):
     """roceswd's config for switch node `sw`: port i on devices[i] (a device string, or a dict
     {"af_xdp": {...}}), the lab's addresses, static neighbours for every peer, and (static
     routing) the simulator's ECMP routes."""
@@ -68,9 +68,13 @@ def switch_yaml(lab, sw, name, devices, *, switch_extra=None, static_routes=True
     if telemetry:
         out.append("telemetry:")
         out.extend("  " + line for line in telemetry)
-    if host_interfaces:
+    if host_interfaces or route_learn:
         out.append("control_plane:")
+    if host_interfaces:
         out.append("  host_interfaces: true")
+    if route_learn:  # routes and link events over the control socket (route_learn, port_link)
+        out.append("  allow_route_learn: true")
+        out.append("  allow_port_link: true")
     return "\n".join(out) + "\n"
 
 
