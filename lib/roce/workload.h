@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,15 @@ class SizeCdf {
     std::vector<std::pair<double, double>> pts_;  // (size, fraction)
 };
 
+// A flow's own traffic class, when it is not the run's (TrafficConfig): its data packets'
+// DSCP and 802.1p priority (the priority whose PFC pauses them) and its ACK/NAKs' (rocesim:
+// flow.txt's pg, HPCC's priority group).
+struct FlowClass {
+    uint8_t data_dscp = 26, data_priority = 3;
+    uint8_t ack_dscp = 26, ack_priority = 3;
+    bool operator==(const FlowClass &) const = default;
+};
+
 struct FlowSpec {
     uint32_t id = 0;
     uint32_t src = 0, dst = 0;  // host indexes
@@ -61,6 +71,7 @@ struct FlowSpec {
     // The flow's ideal FCT when its path is known (rocesim: roce/results.h path_ideal_fct_ns);
     // 0: its bytes at the sender's line rate + the configured base RTT.
     uint64_t ideal_ns = 0;
+    std::optional<FlowClass> cls{};  // unset: the run's TrafficConfig
 };
 
 enum class Pattern { pairs, incast, all_to_all, permutation, cdf, list };

@@ -155,6 +155,7 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         // as a static gateway (no ARP), line rate = its link's rate.
         std::vector<roce::HostConfig> hosts;
         std::vector<uint32_t> ids;
+        std::vector<PortQos> access;
         for (uint32_t n = 0; n < t.node_count(); n++) {
             if (!t.is_host(n) || t.ports(n).empty()) continue;
             const PortRef &r = t.ports(n)[0];
@@ -168,8 +169,12 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
             h.line_rate_bps = t.link(r.link).rate_bps;
             hosts.push_back(h);
             ids.push_back(n);
+            access.push_back(t.is_switch(r.peer)
+                                 ? nodes_[r.peer].sw->qos().plan().ports[r.peer_port].cls
+                                 : PortQos{});
         }
-        roce_ = std::make_unique<RoceHosts>(s_, std::move(hosts), ids, routing_, pool_, fct_f_);
+        roce_ = std::make_unique<RoceHosts>(s_, std::move(hosts), ids, std::move(access),
+                                            routing_, pool_, fct_f_);
         for (uint32_t n : ids) {
             nodes_[n].host = std::make_unique<RoceSimHost>(*roce_, n);
             schedule_host(n);

@@ -9,9 +9,13 @@
 namespace rocesw::sim {
 
 RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
-                     std::vector<uint32_t> nodes, const EcmpRouting &routing, rte_mempool *pool,
-                     std::FILE *fct)
-    : s_(s), routing_(routing), nodes_(std::move(nodes)), sports_(s.topo.node_count()) {
+                     std::vector<uint32_t> nodes, std::vector<PortQos> access,
+                     const EcmpRouting &routing, rte_mempool *pool, std::FILE *fct)
+    : s_(s),
+      routing_(routing),
+      nodes_(std::move(nodes)),
+      access_(std::move(access)),
+      sports_(s.topo.node_count()) {
     const RoceHostSpec &R = s.roce;
     cfg_.source = s.source.empty() ? "rocesim" : s.source;
     cfg_.run.name = "rocesim";
@@ -37,6 +41,14 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     cfg_.workload.spec.n_hosts = uint32_t(cfg_.hosts.size());
     index_.assign(s.topo.node_count(), -1);
     for (size_t i = 0; i < nodes_.size(); i++) index_[nodes_[i]] = int(i);
+    // Hosts honour PFC for every pg their flows use that the switch treats as lossless.
+    auto honour = [&](uint32_t src, const std::optional<uint8_t> &pg) {
+        if (!pg || index(src) < 0 || !flow_class(src, *pg)) return;
+        if (access_[size_t(index(src))].pfc_enable >> *pg & 1) cfg_.traffic.pfc_mask |= uint8_t(1u << *pg);
+    };
+    for (const FlowRecord &f : s.flows) honour(f.src, f.pg);
+    for (const CollectiveWorkload &j : s.jobs)
+        for (uint32_t h : j.spec.hosts) honour(h, j.spec.pg);
     hs_ = std::make_unique<roce::HostSet>(cfg_, cfg_.hosts.size(), io_, pool);
     if (fct) fct_ = std::make_unique<FctWriter>(fct);
 
@@ -58,6 +70,32 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     }
 }
 
+std::optional<roce::FlowClass> RoceHosts::flow_class(uint32_t src, uint8_t pg) const {
+    const PortQos &c = access_.at(size_t(index(src)));
+    const roce::TrafficConfig &t = cfg_.traffic;
+    const bool dscp_ok = c.trust == Trust::dscp;
+    if (dscp_ok && c.dscp_to_tc[t.data_dscp & 63] == pg && t.data_priority == pg) return std::nullopt;
+    roce::FlowClass fc;
+    fc.data_priority = pg;
+    int dscp = -1;
+    if (dscp_ok && c.dscp_to_tc[t.data_dscp & 63] == pg) dscp = t.data_dscp;
+    for (int d = 0; dscp_ok && dscp < 0 && d < int(kNumDscp); d++)
+        if (c.dscp_to_tc[size_t(d)] == pg) dscp = d;
+    if (dscp < 0)
+        throw std::runtime_error("pg " + std::to_string(pg) + ": no DSCP maps to TC " +
+                                 std::to_string(pg) + " at host " + std::to_string(src) +
+                                 "'s switch port (" + s_.qos_source + ")");
+    fc.data_dscp = uint8_t(dscp);
+    if (t.ack_dscp == t.data_dscp && t.ack_prio() == t.data_priority) {
+        fc.ack_dscp = fc.data_dscp;
+        fc.ack_priority = pg;
+    } else {
+        fc.ack_dscp = t.ack_dscp;
+        fc.ack_priority = t.ack_prio();
+    }
+    return fc;
+}
+
 RoceHosts::~RoceHosts() {
     hs_->release();
 }
@@ -70,6 +108,7 @@ uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns, int32_t job, uin
     spec.dst = uint32_t(di);
     spec.size_bytes = f.size_bytes;
     spec.start_ns = start_ns;
+    if (f.pg) spec.cls = flow_class(f.src, *f.pg);
     const PathInfo p = routing_.path(f.src, f.dst, s_.roce.standalone.payload_bytes);
     if (p.reachable && !s_.roce.base_rtt_ns)
         spec.ideal_ns = roce::path_ideal_fct_ns(f.size_bytes, s_.roce.mtu, p.links);

@@ -21,10 +21,12 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "port/port_io.h"
+#include "qos/plan.h"
 #include "roce/host_config.h"
 #include "roce/host_set.h"
 #include "sim/fct.h"
@@ -75,10 +77,20 @@ struct JobResult {
 
 class RoceHosts {
   public:
-    // `hosts[i]` is host node `nodes[i]`; `routing` must outlive this (standalone FCTs).
-    // `fct` (may be null) receives fct.txt lines.
+    // `hosts[i]` is host node `nodes[i]`, cabled to a switch port classifying as `access[i]`;
+    // `routing` must outlive this (standalone FCTs). `fct` (may be null) receives fct.txt
+    // lines. Throws std::runtime_error when a flow's pg has no class (flow_class).
     RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts, std::vector<uint32_t> nodes,
-              const EcmpRouting &routing, rte_mempool *pool, std::FILE *fct);
+              std::vector<PortQos> access, const EcmpRouting &routing, rte_mempool *pool,
+              std::FILE *fct);
+
+    // The class of a flow from host node `src` with priority group `pg` (HPCC: pg is the
+    // switch queue and the PFC priority; here TC pg, priority pg): unset when hosts.traffic
+    // already is TC pg (data DSCP maps to TC pg at the access port, data priority pg);
+    // else data DSCP = hosts.traffic's if it maps to TC pg, or the lowest DSCP that does,
+    // priority pg; ACK/NAKs follow (as HPCC's take the data's pg) when hosts.traffic gives
+    // them the data's class, else keep theirs. Throws when no DSCP maps to TC pg.
+    std::optional<roce::FlowClass> flow_class(uint32_t src, uint8_t pg) const;
     ~RoceHosts();
 
     int index(uint32_t node) const { return node < index_.size() ? index_[node] : -1; }
@@ -106,6 +118,7 @@ class RoceHosts {
     roce::HostRunConfig cfg_;
     std::vector<uint32_t> nodes_;
     std::vector<int> index_;  // node -> host index (-1: not a host)
+    std::vector<PortQos> access_;  // host index -> its switch port's classification
     HostPorts io_;
     std::unique_ptr<roce::HostSet> hs_;
     std::unique_ptr<FctWriter> fct_;

@@ -341,7 +341,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
         for (size_t i = 0; i < fl.size(); i++) {
             const YAML::Node f = fl[i];
             const std::string w = "roce_flows[" + std::to_string(i) + "]";
-            r.check_keys(f, w, {"src", "dst", "size", "start", "dport"});
+            r.check_keys(f, w, {"src", "dst", "size", "start", "dport", "pg"});
             for (const char *k : {"src", "dst", "size"})
                 if (!f[k]) r.fail(f, w + "." + k, "missing");
             FlowRecord fr;
@@ -352,6 +352,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             fr.size_bytes = r.uint(f["size"], w + ".size", 1, UINT32_MAX);
             if (f["start"]) fr.start_ns = ns(r.time(f["start"], w + ".start"));
             if (f["dport"]) fr.dport = uint16_t(r.uint(f["dport"], w + ".dport", 0, 65535));
+            if (f["pg"]) fr.pg = uint8_t(r.uint(f["pg"], w + ".pg", 0, 7));
             s.flows.push_back(fr);
         }
     }
@@ -364,7 +365,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             const std::string type = r.str(x["type"], w + ".type");
             const uint64_t start = x["start"] ? ns(r.time(x["start"], w + ".start")) : 0;
             if (type == "cdf") {
-                r.check_keys(x, w, {"type", "cdf", "load", "duration", "start", "hosts", "dport", "seed"});
+                r.check_keys(x, w, {"type", "cdf", "load", "duration", "start", "hosts", "dport", "seed", "pg"});
                 if (!x["cdf"]) r.fail(x, w + ".cdf", "missing (a flow-size CDF file)");
                 if (!x["duration"]) r.fail(x, w + ".duration", "missing");
                 PoissonSpec p;
@@ -384,9 +385,10 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
                 p.host_rate_bps = s.topo.link(s.topo.ports(p.hosts[0]).at(0).link).rate_bps;
                 p.seed = x["seed"] ? r.uint(x["seed"], w + ".seed", 0, UINT64_MAX) : s.seed + i;
                 if (x["dport"]) p.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                if (x["pg"]) p.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
                 for (const FlowRecord &f : poisson_cdf_flows(p)) s.flows.push_back(f);
             } else if (type == "incast") {
-                r.check_keys(x, w, {"type", "senders", "receiver", "size", "start", "dport"});
+                r.check_keys(x, w, {"type", "senders", "receiver", "size", "start", "dport", "pg"});
                 for (const char *k : {"senders", "receiver", "size"})
                     if (!x[k]) r.fail(x, w + "." + k, "missing");
                 IncastSpec in;
@@ -397,10 +399,11 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
                 in.size_bytes = r.uint(x["size"], w + ".size", 1, UINT32_MAX);
                 in.start_ns = start;
                 if (x["dport"]) in.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                if (x["pg"]) in.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
                 for (const FlowRecord &f : incast_flows(in)) s.flows.push_back(f);
             } else if (type == "ring_allreduce" || type == "all_to_all") {
                 r.check_keys(x, w, {"type", "hosts", "bytes", "iterations", "compute_gap",
-                                    "step_gap", "schedule", "start", "dport"});
+                                    "step_gap", "schedule", "start", "dport", "pg"});
                 for (const char *k : {"hosts", "bytes"})
                     if (!x[k]) r.fail(x, w + "." + k, "missing");
                 CollectiveWorkload j;
@@ -421,6 +424,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
                         r.fail(x["schedule"], w + ".schedule", "'" + sc + "' (simultaneous, pairwise)");
                 }
                 if (x["dport"]) j.spec.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                if (x["pg"]) j.spec.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
                 s.jobs.push_back(j);
             } else {
                 r.fail(x["type"], w + ".type", "'" + type + "' (cdf, incast, ring_allreduce, all_to_all)");

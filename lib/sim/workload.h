@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,7 +69,7 @@ struct PoissonSpec {
     uint64_t start_ns = 0;
     uint64_t duration_ns = 0;  // arrivals in [start, start + duration)
     uint64_t seed = 1;
-    uint8_t pg = 3;
+    std::optional<uint8_t> pg{};  // FlowRecord::pg
     uint16_t dport = 100;
 };
 // Per host, inter-arrival times ~ Exp(mean = mean_size * 8e9 / (rate * load)) ns, truncated
@@ -81,7 +82,7 @@ struct IncastSpec {
     uint32_t receiver = 0;
     uint64_t size_bytes = 1 << 20;
     uint64_t start_ns = 0;
-    uint8_t pg = 3;
+    std::optional<uint8_t> pg{};  // FlowRecord::pg
     uint16_t dport = 200;  // fct_analysis.py's incast selector
 };
 std::vector<FlowRecord> incast_flows(const IncastSpec &s);
@@ -97,7 +98,7 @@ struct CollectiveSpec {
     uint64_t compute_gap_ns = 0;  // before each iteration's first step
     uint64_t step_gap_ns = 0;     // between steps of an iteration
     AllToAllSchedule a2a = AllToAllSchedule::simultaneous;
-    uint8_t pg = 3;
+    std::optional<uint8_t> pg{};  // FlowRecord::pg
     uint16_t dport = 100;
 };
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -427,6 +428,73 @@ TEST(SimRoce, SlowReceiverPausesTheSwitch) {
     const std::string ev = slurp(dir + "/pfc_events.csv");
     EXPECT_NE(ev.find("400000,2,0,3,xon,0\n"), std::string::npos) << ev.substr(0, 300);
     if (!HasFailure() && !getenv("KEEP")) std::filesystem::remove_all(dir);
+}
+
+// --- flow.txt's pg: the flow's traffic class, as HPCC's pg is the switch queue -------------
+//
+// nvidia-roce.yaml: DSCP 26 -> TC3 (lossless, ECN), 48 -> TC6, 56 -> TC7, every other DSCP ->
+// TC0; hosts.traffic: data DSCP 26 priority 3, ACKs with the data. pg 3 is that class (no
+// override); pg 0 is DSCP 0 (the lowest mapping to TC0), priority 0, ACKs too; pg 6 is DSCP 48;
+// pg 1 has no DSCP. With ACKs in a class of their own (ack_dscp 48, priority 6), they keep it.
+TEST(SimRoce, FlowPgIsTheFlowsTrafficClass) {
+    const std::string dir = tmpdir("pg");
+    Scenario s = load(dir,
+                      "topology: {type: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
+                      "qos_profile: " + qos_path() + "\n"
+                      "hosts: {dcqcn: {profile: nvidia}}\n");
+    // Two 100,000-byte flows into host 2 at once: 100 packets each (hosts.mtu 1000).
+    s.flows = parse_flows("2\n0 2 3 100 100000 0\n1 2 0 100 100000 0\n", "flow.txt", s.topo);
+    ASSERT_EQ(s.flows[1].pg, std::optional<uint8_t>(0));
+    Engine e(s, dir);
+    const RoceHosts &rh = *e.roce();
+    EXPECT_EQ(rh.flow_class(0, 3), std::nullopt);
+    EXPECT_EQ(rh.flow_class(0, 0), (roce::FlowClass{0, 0, 0, 0}));
+    EXPECT_EQ(rh.flow_class(0, 6), (roce::FlowClass{48, 6, 48, 6}));
+    EXPECT_THROW(rh.flow_class(0, 1), std::runtime_error);
+    e.run();
+    test::expect_accounting_balanced(e);
+    e.finish(0, 0, 0);
+    ASSERT_EQ(rh.host_set().done_flows(), 2u);
+    for (auto d : e.drops()) EXPECT_EQ(d, 0u);
+    // The switch (node 3; port i is host i): each flow's data in its own queue toward host 2,
+    // each flow's ACKs in the same class toward its sender, nothing in the other queues
+    // (the CNPs of the ECN-marked TC3 flow go in queue 6 toward host 0).
+    const TrafficManager &tm = e.switch_at(3)->qos();
+    auto enq = [&](uint16_t port, uint8_t q) { return tm.queue(port, q).enq_packets; };
+    const roce::HostCounters &h0 = rh.host_set().hosts()[0].c, &h1 = rh.host_set().hosts()[1].c;
+    const roce::HostCounters &h2 = rh.host_set().hosts()[2].c;
+    EXPECT_EQ(h0.tx_data, 100u);
+    EXPECT_EQ(h1.tx_data, 100u);
+    EXPECT_EQ(enq(2, 3), 100u);
+    EXPECT_EQ(enq(2, 0), 100u);
+    EXPECT_EQ(enq(0, 3), h0.acks_rx + h0.naks_rx);
+    EXPECT_EQ(enq(0, 6), h0.cnps_rx);
+    EXPECT_EQ(enq(1, 0), h1.acks_rx + h1.naks_rx);
+    EXPECT_GT(h1.acks_rx, 0u);
+    EXPECT_EQ(h1.cnps_rx, 0u);  // TC0 does not mark
+    EXPECT_EQ(h2.cnps_tx, h0.cnps_rx);
+    for (uint8_t q = 0; q < kNumQueues; q++) {
+        if (q != 3 && q != 0) {
+            EXPECT_EQ(enq(2, q), 0u) << "queue " << int(q);
+        }
+        if (q != 3 && q != 6) {
+            EXPECT_EQ(enq(0, q), 0u) << "queue " << int(q);
+        }
+        if (q != 0) {
+            EXPECT_EQ(enq(1, q), 0u) << "queue " << int(q);
+        }
+    }
+    std::filesystem::remove_all(dir);
+
+    // ACKs in a class of their own keep it.
+    const std::string dir2 = tmpdir("pg_ack");
+    Scenario s2 = load(dir2,
+                       "topology: {type: star, hosts: 2, link_rate: 100Gbps, link_delay: 1us}\n"
+                       "qos_profile: " + qos_path() + "\n"
+                       "hosts: {traffic: {ack_dscp: 48, ack_priority: 6}}\n");
+    Engine e2(s2, "");
+    EXPECT_EQ(e2.roce()->flow_class(0, 0), (roce::FlowClass{0, 0, 48, 6}));
+    std::filesystem::remove_all(dir2);
 }
 
 }  // namespace
