@@ -111,8 +111,10 @@ class Reader {
 Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &dir) {
     r.check_keys(t, "topology",
                  {"type", "hosts", "leaves", "spines", "hosts_per_leaf", "oversubscription",
-                  "uplink_rate", "k", "file", "link_rate", "fabric_rate", "link_delay"});
-    if (!t["type"]) r.fail(t, "topology.type", "missing (star, leaf_spine, fat_tree or file)");
+                  "uplink_rate", "k", "file", "link_rate", "fabric_rate", "link_delay", "pods",
+                  "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores_per_agg"});
+    if (!t["type"])
+        r.fail(t, "topology.type", "missing (star, leaf_spine, fat_tree, three_tier or file)");
     const std::string type = r.str(t["type"], "topology.type");
     const uint64_t rate =
         t["link_rate"] ? r.rate(t["link_rate"], "topology.link_rate") : 100'000'000'000ull;
@@ -148,6 +150,15 @@ Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &
             return make_leaf_spine(s);
         }
         if (type == "fat_tree") return make_fat_tree({u("k", 4, 2, 64), rate, fabric, delay});
+        if (type == "three_tier") {  // HPCC's fat.txt shape; its defaults (fabric 400 Gb/s)
+            const ThreeTierSpec d;
+            return make_three_tier(
+                {u("pods", d.pods, 1, 4096), u("tors_per_pod", d.tors_per_pod, 1, 4096),
+                 u("aggs_per_pod", d.aggs_per_pod, 1, 4096),
+                 u("hosts_per_tor", d.hosts_per_tor, 1, 4096),
+                 u("cores_per_agg", d.cores_per_agg, 1, 4096), rate,
+                 t["fabric_rate"] ? fabric : d.fabric_rate_bps, delay});
+        }
         if (type == "file") {
             if (!t["file"]) r.fail(t, "topology.file", "missing (an HPCC topology.txt)");
             std::filesystem::path p = r.str(t["file"], "topology.file");
@@ -159,7 +170,8 @@ Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &
     } catch (const std::exception &e) {
         r.fail(t, "topology", e.what());
     }
-    r.fail(t["type"], "topology.type", "'" + type + "' (star, leaf_spine, fat_tree or file)");
+    r.fail(t["type"], "topology.type",
+           "'" + type + "' (star, leaf_spine, fat_tree, three_tier or file)");
 }
 
 uint32_t node_id(const Reader &r, const YAML::Node &n, const std::string &f, const Topology &t,
