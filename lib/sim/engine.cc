@@ -64,10 +64,6 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
     : s_(s), out_(out_dir), routing_(s_.topo), udp_(s.udp.size()) {
     const Topology &t = s_.topo;
     if (t.node_count() > 65536) throw std::runtime_error("at most 65536 nodes");
-    if (uses_roce(s_) && !s_.udp.empty())
-        throw std::runtime_error(
-            "udp_flows and RoCE traffic (flow.txt, roce_flows, workloads, hosts) in one run: "
-            "a host is either a UDP host or a RoCE host");
     udp_.keep_deliveries(s_.delays);
 
     const uint32_t data_room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(2048, s_.mtu + 18);
@@ -175,13 +171,18 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         }
         roce_ = std::make_unique<RoceHosts>(s_, std::move(hosts), ids, std::move(access),
                                             routing_, pool_, fct_f_);
-        for (uint32_t n : ids) {
-            nodes_[n].host = std::make_unique<RoceSimHost>(*roce_, n);
-            schedule_host(n);
-        }
-    } else {
-        for (uint32_t n = 0; n < t.node_count(); n++) {
-            if (!t.is_host(n) || t.ports(n).empty()) continue;
+    }
+    // UDP hosts: every host of a run without RoCE traffic; with RoCE, the hosts that send or
+    // receive a UDP flow are both (MixedSimHost), the others RoCE hosts.
+    std::vector<bool> udp_node(t.node_count(), !roce_);
+    for (const UdpFlowSpec &f : flows) udp_node[f.src] = udp_node[f.dst] = true;
+    for (uint32_t n = 0; n < t.node_count(); n++) {
+        if (!t.is_host(n) || t.ports(n).empty()) continue;
+        std::unique_ptr<RoceSimHost> roce_host;
+        if (roce_) roce_host = std::make_unique<RoceSimHost>(*roce_, n);
+        if (!udp_node[n]) {
+            nodes_[n].host = std::move(roce_host);
+        } else {
             const PortRef &r = t.ports(n)[0];
             UdpHostParams hp;
             hp.node = n;
@@ -190,9 +191,14 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
             hp.peer_mac = port_mac(r.peer, r.peer_port);
             hp.port_rate_bps = t.link(r.link).rate_bps;
             hp.pool = pool_;
-            nodes_[n].host = std::make_unique<UdpHost>(hp, flows, udp_);
-            schedule_host(n);
+            auto udp_host = std::make_unique<UdpHost>(hp, flows, udp_);
+            if (roce_host)
+                nodes_[n].host = std::make_unique<MixedSimHost>(std::move(udp_host),
+                                                                std::move(roce_host), pool_);
+            else
+                nodes_[n].host = std::move(udp_host);
         }
+        schedule_host(n);
     }
     for (size_t i = 0; i < s_.host_events.size(); i++) {
         const HostEvent &he = s_.host_events[i];

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include <rte_mbuf.h>
+
 #include "roce/host_results.h"
 
 namespace rocesw::sim {
@@ -205,6 +207,37 @@ bool RoceHosts::write_results(const std::string &dir, const std::string &jobs_di
     }
     std::fclose(f);
     return ok;
+}
+
+void MixedSimHost::on_rx(rte_mbuf **frames, uint16_t n, TimePs now) {
+    for (uint16_t i = 0; i < n; i++) {
+        rte_mbuf *m = frames[i];
+        if (UdpHost::is_udp_flow_frame(m)) {
+            udp_->on_rx(&m, 1, now);
+        } else if (UdpHost::is_mac_control(m)) {
+            rte_mbuf *c = rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX);
+            if (c)
+                udp_->on_rx(&c, 1, now);
+            else
+                clone_failed_++;
+            roce_->on_rx(&m, 1, now);
+        } else {
+            roce_->on_rx(&m, 1, now);
+        }
+    }
+}
+
+void MixedSimHost::run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) {
+    const size_t n0 = out.size();
+    // A sender that finds a frame already on the wire sees it busy (wire free after now).
+    auto wire = [&] { return out.size() > n0 ? now + 1 : wire_free; };
+    if (udp_->next_event(wire_free) <= roce_->next_event(wire_free)) {
+        udp_->run(now, wire_free, out);
+        roce_->run(now, wire(), out);
+    } else {
+        roce_->run(now, wire_free, out);
+        udp_->run(now, wire(), out);
+    }
 }
 
 }  // namespace rocesw::sim

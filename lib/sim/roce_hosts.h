@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -142,6 +143,30 @@ class RoceSimHost final : public SimHost {
   private:
     RoceHosts &h_;
     uint32_t node_;
+};
+
+// A host with UDP flows in a run that also has RoCE traffic: one NIC, two senders. Frames in:
+// the UDP flows' ('RSIM' payload) to the UdpHost, PFC/PAUSE frames to both (each honours
+// them for its own priorities), everything else to the RoCE host. Frames out: one per run
+// (the wire is idle only for one), from the sender whose next frame is due first (ties: UDP);
+// the other still runs its timers, seeing a busy wire.
+class MixedSimHost final : public SimHost {
+  public:
+    MixedSimHost(std::unique_ptr<UdpHost> udp, std::unique_ptr<RoceSimHost> roce,
+                 rte_mempool *pool)
+        : udp_(std::move(udp)), roce_(std::move(roce)), pool_(pool) {}
+    void on_rx(rte_mbuf **frames, uint16_t n, TimePs now) override;
+    TimePs next_event(TimePs wire_free) const override {
+        return std::min(udp_->next_event(wire_free), roce_->next_event(wire_free));
+    }
+    void run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) override;
+    uint64_t pfc_clone_failures() const { return clone_failed_; }
+
+  private:
+    std::unique_ptr<UdpHost> udp_;
+    std::unique_ptr<RoceSimHost> roce_;
+    rte_mempool *pool_;
+    uint64_t clone_failed_ = 0;
 };
 
 }  // namespace rocesw::sim
