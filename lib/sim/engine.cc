@@ -109,12 +109,10 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         Node &nd = nodes_[n];
         SimSwitchSpec spec;
         spec.name = "sw" + std::to_string(n);
-        uint64_t max_rate = 0;
         for (uint16_t p = 0; p < t.ports(n).size(); p++) {
             const TopoLink &tl = t.link(t.ports(n)[p].link);
             spec.ports.push_back(
                 SimSwitchPort{"p" + std::to_string(p), port_mac(n, p), tl.rate_bps, s_.mtu});
-            max_rate = std::max(max_rate, tl.rate_bps);
         }
         spec.lb.default_policy = s_.lb_policy;
         if (auto it = s_.lb_per_switch.find(n); it != s_.lb_per_switch.end())
@@ -129,8 +127,6 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         nd.ports = std::make_unique<SimPorts>(*this, n, uint16_t(spec.ports.size()));
         nd.sw = std::make_unique<SimSwitch>(spec, plan, *nd.ports, pool_);
         nd.wake_at.assign(spec.ports.size(), 0);
-        // Re-poll period: one maximum-size frame at the fastest port.
-        nd.repoll_ps = std::max<TimePs>(1, serialisation_ps(s_.mtu + 18, max_rate));
         for (uint16_t p = 0; p < t.ports(n).size(); p++) {
             const PortRef &r = t.ports(n)[p];
             nd.sw->add_neighbour(uint8_t(p), IpAddr{false, port_addr(r.peer, r.peer_port), {}},
@@ -444,12 +440,15 @@ void Engine::run_switch(uint32_t node) {
         nd.wake_at[p] = t;
         q_.schedule(t, wire_free, node, p);
     }
-    bool waiting = false;
-    for (TimePs t : nd.wake_at) waiting |= t > q_.now();
-    // Backlog that no wire is holding up (paused queues, the shaper): look again later.
-    if (!waiting && nd.sw->backlog() && nd.repoll_at <= q_.now()) {
-        nd.repoll_at = q_.now() + nd.repoll_ps;
-        q_.schedule(nd.repoll_at, poll, node);
+    // What the egress holds back by itself (PFC pause expiry, XOFF refresh, watchdog, shaper):
+    // run the switch exactly then. One pending poll per switch, replaced by an earlier one.
+    const uint64_t next_ns = nd.sw->next_event_ns(now_ns);
+    if (next_ns != Egress::kNoEventNs) {
+        const TimePs t = from_ns(std::max(next_ns, now_ns + 1));
+        if (nd.repoll_at <= q_.now() || t < nd.repoll_at) {
+            nd.repoll_at = t;
+            q_.schedule(t, poll, node);
+        }
     }
 }
 
@@ -561,6 +560,7 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                 break;
             }
             case poll:
+                if (e.time != nodes_[e.node].repoll_at) break;  // replaced by an earlier one
                 st_.repolls++;
                 run_switch(e.node);
                 break;
