@@ -71,6 +71,9 @@ struct FlowSpec {
     // The flow's ideal FCT when its path is known (rocesim: roce/results.h path_ideal_fct_ns);
     // 0: its bytes at the sender's line rate + the configured base RTT.
     uint64_t ideal_ns = 0;
+    // With ideal_ns: its part beyond the flow's bytes at the path's bottleneck rate (the
+    // path's base RTT, flows.csv's base_rtt_ns).
+    uint64_t base_rtt_ns = 0;
     std::optional<FlowClass> cls{};  // unset: the run's TrafficConfig
 };
 

@@ -112,8 +112,13 @@ uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns, int32_t job, uin
     spec.start_ns = start_ns;
     if (f.pg) spec.cls = flow_class(f.src, *f.pg);
     const PathInfo p = routing_.path(f.src, f.dst, s_.roce.standalone.payload_bytes);
-    if (p.reachable && !s_.roce.base_rtt_ns)
+    if (p.reachable && !s_.roce.base_rtt_ns) {
         spec.ideal_ns = roce::path_ideal_fct_ns(f.size_bytes, s_.roce.mtu, p.links);
+        uint64_t bottleneck = UINT64_MAX;
+        for (const roce::PathLink &l : p.links) bottleneck = std::min(bottleneck, l.rate_bps);
+        const uint64_t bytes_ns = roce::ideal_fct_ns(f.size_bytes, s_.roce.mtu, bottleneck, 0);
+        spec.base_rtt_ns = spec.ideal_ns > bytes_ns ? spec.ideal_ns - bytes_ns : 0;
+    }
     const uint32_t id = hs_->add_flow(spec);
     SimFlowInfo in;
     in.src = f.src;

@@ -155,6 +155,12 @@ TEST(SimRoce, OneFlowAloneHasSlowdownExactlyOne) {
         ASSERT_EQ(rs.size(), 1u);
         EXPECT_EQ(rs[0].ideal_ns, ideal);
         EXPECT_EQ(rs[0].slowdown(), 1.0);
+        // flows.csv's base RTT: the ideal beyond the bytes at the bottleneck rate: the second
+        // link's first packet, 4 x 1 us, the ACK's two links.
+        EXPECT_EQ(rs[0].base_rtt_ns, 1098u + 4 * 1000 + 2 * 86);
+        const std::string csv = slurp(dir + "/hosts/flows.csv");
+        EXPECT_NE(csv.find(",fct_ns,ideal_ns,base_rtt_ns,slowdown,"), std::string::npos) << csv;
+        EXPECT_NE(csv.find(",1087286,1087286,5270,1.0000,1,"), std::string::npos) << csv;
         std::filesystem::remove_all(dir);
     }
     {
@@ -167,6 +173,7 @@ TEST(SimRoce, OneFlowAloneHasSlowdownExactlyOne) {
         auto rs = roce::flow_results(e.roce()->host_set());
         ASSERT_EQ(rs.size(), 1u);
         EXPECT_EQ(rs[0].ideal_ns, bytes + 3000);
+        EXPECT_EQ(rs[0].base_rtt_ns, 3000u);
         std::filesystem::remove_all(dir);
     }
 }
