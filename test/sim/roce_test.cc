@@ -31,6 +31,22 @@ Scenario load(const std::string &dir, const std::string &yaml) {
     return s;
 }
 
+// A star of `hosts` hosts (100 Gb/s, 1 us), nvidia-roce.yaml switch, DCQCN `profile`: the
+// head of most scenarios here.
+std::string star_roce(uint32_t hosts, const std::string &profile) {
+    return "topology: {type: star, hosts: " + std::to_string(hosts) +
+           ", link_rate: 100Gbps, link_delay: 1us}\n"
+           "qos_profile: " + qos_path() + "\n"
+           "hosts: {dcqcn: {profile: " + profile + "}}\n";
+}
+
+// Runs to the end, checks every switch's accounting identity, writes the files.
+void run_to_end(Engine &e) {
+    e.run();
+    test::expect_accounting_balanced(e);
+    e.finish(0, 0, 0);
+}
+
 struct RunResult {
     std::vector<roce::FlowTimeline> timelines;
     roce::OverlapFairness fair;
@@ -411,17 +427,12 @@ TEST(SimRoce, PfcStormFromAHostPausesTheFabric) {
 // the flow, pauses host 0 when its ingress fills; at 400 us host 2 drains and sends XON.
 TEST(SimRoce, SlowReceiverPausesTheSwitch) {
     const std::string dir = tmpdir("slow");
-    Scenario s = load(dir,
-                      "topology: {type: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
-                      "qos_profile: " + qos_path() + "\n"
-                      "hosts: {dcqcn: {profile: hpcc-ns3}}\n"
-                      "roce_flows:\n  - {src: 0, dst: 2, size: 10000000}\n"
-                      "events:\n  - {at: 100us, slow_receiver: 2, until: 400us, xoff: 65536, "
-                      "interval: 10us, priority: 3}\n");
+    Scenario s = load(dir, star_roce(3, "hpcc-ns3") +
+                               "roce_flows:\n  - {src: 0, dst: 2, size: 10000000}\n"
+                               "events:\n  - {at: 100us, slow_receiver: 2, until: 400us, "
+                               "xoff: 65536, interval: 10us, priority: 3}\n");
     Engine e(s, dir);
-    e.run();
-    test::expect_accounting_balanced(e);
-    e.finish(0, 0, 0);
+    run_to_end(e);
     const auto &st = e.stats();
     std::printf("  slow receiver: held %lu frames (max %lu B), %lu pause frames from host 2, "
                 "%lu PFC frames in all\n",
@@ -445,10 +456,7 @@ TEST(SimRoce, SlowReceiverPausesTheSwitch) {
 // pg 1 has no DSCP. With ACKs in a class of their own (ack_dscp 48, priority 6), they keep it.
 TEST(SimRoce, FlowPgIsTheFlowsTrafficClass) {
     const std::string dir = tmpdir("pg");
-    Scenario s = load(dir,
-                      "topology: {type: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
-                      "qos_profile: " + qos_path() + "\n"
-                      "hosts: {dcqcn: {profile: nvidia}}\n");
+    Scenario s = load(dir, star_roce(3, "nvidia"));
     // Two 100,000-byte flows into host 2 at once: 100 packets each (hosts.mtu 1000).
     s.flows = parse_flows("2\n0 2 3 100 100000 0\n1 2 0 100 100000 0\n", "flow.txt", s.topo);
     ASSERT_EQ(s.flows[1].pg, std::optional<uint8_t>(0));
@@ -458,9 +466,7 @@ TEST(SimRoce, FlowPgIsTheFlowsTrafficClass) {
     EXPECT_EQ(rh.flow_class(0, 0), (roce::FlowClass{0, 0, 0, 0}));
     EXPECT_EQ(rh.flow_class(0, 6), (roce::FlowClass{48, 6, 48, 6}));
     EXPECT_THROW(rh.flow_class(0, 1), std::runtime_error);
-    e.run();
-    test::expect_accounting_balanced(e);
-    e.finish(0, 0, 0);
+    run_to_end(e);
     ASSERT_EQ(rh.host_set().done_flows(), 2u);
     for (auto d : e.drops()) EXPECT_EQ(d, 0u);
     // The switch (node 3; port i is host i): each flow's data in its own queue toward host 2,
@@ -515,17 +521,12 @@ TEST(SimRoce, FlowPgIsTheFlowsTrafficClass) {
 // no UDP drops, the RoCE flow 377 us instead of ~170 us alone, 44 CNPs.
 TEST(SimRoce, UdpBlastAndRoceFlowShareABottleneck) {
     const std::string dir = tmpdir("mixed");
-    Scenario s = load(dir,
-                      "topology: {type: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
-                      "qos_profile: " + qos_path() + "\n"
-                      "hosts: {dcqcn: {profile: nvidia}}\n"
-                      "roce_flows:\n  - {src: 1, dst: 2, size: 2000000}\n"
-                      "udp_flows:\n  - {src: 0, dst: 2, rate: 100Gbps, size: 1000, start: 0us, "
-                      "stop: 200us, dscp: 0}\n");
+    Scenario s = load(dir, star_roce(3, "nvidia") +
+                               "roce_flows:\n  - {src: 1, dst: 2, size: 2000000}\n"
+                               "udp_flows:\n  - {src: 0, dst: 2, rate: 100Gbps, size: 1000, "
+                               "start: 0us, stop: 200us, dscp: 0}\n");
     Engine e(s, dir);
-    e.run();
-    test::expect_accounting_balanced(e);
-    e.finish(0, 0, 0);
+    run_to_end(e);
     const UdpFlowStats &u = e.udp().stats()[0];
     // Packet k leaves at k x 1024 B x 80 ps = k x 81.92 ns: ceil(200,000 / 81.92) = 2,442.
     EXPECT_EQ(u.sent, 2442u);
