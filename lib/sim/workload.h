@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "roce/workload.h"
 #include "sim/topology.h"
 
 namespace rocesw::sim {
@@ -43,23 +44,7 @@ class Rng {
 // Natural logarithm of x > 0 from +, *, / and frexp only: the same bits everywhere.
 double det_log(double x);
 
-// A flow-size CDF in HPCC's traffic_gen format: "<size bytes> <cumulative percent>" per line,
-// the first percent 0, the last 100, sizes and percents strictly increasing ('#' comments and
-// blank lines allowed).
-class SizeCdf {
-  public:
-    // Throws InputError "<source>:<line>: ..." naming the field.
-    static SizeCdf parse(std::string_view text, const std::string &source);
-    static SizeCdf load(const std::string &path);
-    // HPCC's getValueFromPercentile(u * 100) truncated to an integer, at least 1.
-    uint64_t sample(double u) const;
-    // HPCC's getAvg: the mean of the piecewise-linear distribution, bytes.
-    double mean_bytes() const;
-    const std::vector<std::pair<double, double>> &points() const { return pts_; }
-
-  private:
-    std::vector<std::pair<double, double>> pts_;  // (size, percent)
-};
+using roce::SizeCdf;  // HPCC's traffic_gen CDF; rocesim samples it as HPCC does (_hpcc)
 
 struct PoissonSpec {
     std::vector<uint32_t> hosts;  // senders and receivers (node ids)
