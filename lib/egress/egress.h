@@ -35,6 +35,16 @@ class Egress {
     virtual uint32_t queued(uint16_t port) const = 0;
     // Frees everything held, counting each as `reason` on its port.
     virtual void discard_all(DropReason reason) = 0;
+    // After a flush at `now_ns`: the earliest later time at which a flush could do something
+    // the egress itself holds back now - a shaper or TX-ring-model credit, a received PFC
+    // pause expiring, an XOFF to refresh, a watchdog deadline - or kNoEventNs.
+    // What the device refused is the device's to announce. The simulator runs a switch at
+    // this time instead of polling it (doc/rocesim.md).
+    static constexpr uint64_t kNoEventNs = UINT64_MAX;
+    virtual uint64_t next_event_ns(uint64_t now_ns) const {
+        (void)now_ns;
+        return kNoEventNs;
+    }
 };
 
 }  // namespace rocesw

@@ -60,6 +60,18 @@ class PfcWatchdog {
         return Event::none;
     }
 
+    // When update() could next change state if nothing else happens (the queue stays paused
+    // and stuck, no pause frame arrives): the restoration time while stormed, the detection
+    // time (at least detection_ns, and 99 % of it paused) while a candidate; 0: none.
+    uint64_t deadline(uint64_t last_pause_rx) const {
+        if (stormed_) return (last_pause_rx > storm_at_ ? last_pause_rx : storm_at_) + restore_;
+        if (!candidate_) return 0;
+        // Paused from last_ on: (p + x) x 100 >= (e + x) x 99  <=>  x >= 99 e - 100 p.
+        const uint64_t e = last_ - start_, need = 99 * e, have = 100 * paused_ns_;
+        const uint64_t at = last_ + (need > have ? need - have : 0);
+        return at > start_ + detect_ ? at : start_ + detect_;
+    }
+
   private:
     uint64_t detect_ = 0, restore_ = 0;
     bool stormed_ = false, candidate_ = false;

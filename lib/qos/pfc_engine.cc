@@ -3,6 +3,8 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
+
 namespace rocesw {
 
 PfcEngine::PfcEngine(const QosPlan &plan) : plan_(plan) {
@@ -181,6 +183,33 @@ PfcPortView PfcEngine::snapshot(uint16_t port, uint64_t now_ns) const {
         o.restores = st.wd_restores[q].load();
     }
     return v;
+}
+
+uint64_t PfcEngine::next_event_ns(uint16_t port, uint64_t now_ns, uint8_t backlog) const {
+    const Port &ps = *ports_[port];
+    const PfcPortStats &st = *stats_[port];
+    uint64_t t = UINT64_MAX;
+    const auto later = [&](uint64_t x) {
+        if (x > now_ns && x < t) t = x;
+    };
+    if (backlog) {
+        if (st.rx_global_clock.active(now_ns)) later(st.rx_global_clock.until());
+        for (unsigned pr = 0; pr < kNumPriorities; pr++)
+            if ((ps.prio_queue[pr] & backlog) && st.rx_clock[pr].active(now_ns))
+                later(st.rx_clock[pr].until());
+    }
+    // Pending frames (refused by the device) go when the device takes them: its to announce.
+    for (unsigned left = ps.xoff; left; left &= left - 1)
+        later(ps.last_sent[unsigned(__builtin_ctz(left))] + ps.pause_ns / 2);
+    for (unsigned qi = 0; qi < kNumQueues; qi++) {
+        if (!(ps.wd_queues >> qi & 1)) continue;
+        uint64_t last_rx = 0;
+        for (unsigned pr = 0; pr < kNumPriorities; pr++)
+            if (ps.prio_queue[pr] == (1u << qi))
+                last_rx = std::max(last_rx, st.last_rx_pause_ns[pr].load(std::memory_order_relaxed));
+        later(ps.wd[qi].deadline(last_rx));
+    }
+    return t;
 }
 
 }  // namespace rocesw

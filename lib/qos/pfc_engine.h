@@ -184,6 +184,10 @@ class PfcEngine {
 
     // --- Readers: any thread. ---
     const PfcPortStats &stats(uint16_t port) const { return *stats_[port]; }
+    // The port's next PFC deadline after `now_ns` (QosEgress::next_event_ns): the received
+    // pauses of the queues in `backlog` ending, an XOFF refresh due, a watchdog deadline;
+    // UINT64_MAX: none.
+    uint64_t next_event_ns(uint16_t port, uint64_t now_ns, uint8_t backlog) const;
     PfcPortView snapshot(uint16_t port, uint64_t now_ns) const;
 
   private:

@@ -1131,6 +1131,31 @@ void QosEgress::sample_ecn_marks(uint16_t port, uint64_t now_ns) {
         }
 }
 
+uint64_t QosEgress::next_event_ns(uint64_t now_ns) const {
+    uint64_t t = kNoEventNs;
+    const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
+    for (uint16_t p : owned_) {
+        const TrafficManager::Port &ps = *tm_.ports_[p];
+        t = std::min(t, tm_.pfc_.next_event_ns(p, now_ns, ps.nonempty));
+        // The shaper and the ring model, when they hold back a queue not paused from outside
+        // (a PFC-paused one is covered above: at worst one poll finds nothing to do). Staged
+        // frames wait for the device.
+        const unsigned open = ps.nonempty & ~unsigned(ps.paused.load(std::memory_order_relaxed));
+        if (!open || ps.staged_n) continue;
+        uint64_t at = ps.shaper.ready() ? 0 : ps.shaper.ready_at_ns();
+        uint32_t smallest = UINT32_MAX;
+        for (unsigned qi = 0; qi < kNumQueues; qi++)
+            if (open >> qi & 1) {
+                const TrafficManager::Queue &q = ps.q[qi];
+                const uint32_t l = q.slots[q.head & q.mask].len;
+                smallest = std::min(smallest, (l < min_frame ? min_frame : l) + overhead);
+            }
+        if (!ps.ring.fits(smallest)) at = std::max(at, ps.ring.fits_at_ns(smallest));
+        if (at > now_ns) t = std::min(t, at);
+    }
+    return t;
+}
+
 uint32_t QosEgress::backlog() const {
     uint32_t n = 0;
     for (uint16_t p : owned_) {

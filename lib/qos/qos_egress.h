@@ -258,6 +258,7 @@ class QosEgress final : public Egress {
     uint32_t flush(uint64_t now_ns) override;
     // Packets held for the ports this worker owns (queues, device retries, handoff rings).
     uint32_t backlog() const override;
+    uint64_t next_event_ns(uint64_t now_ns) const override;
     uint32_t queued(uint16_t port) const override {
         return port < tm_.n_ports() && tm_.owner(port) == worker_ ? tm_.held(port) : 0;
     }

@@ -54,6 +54,11 @@ class TokenBucket {
     }
     int64_t credit_bytes() const { return credit_ / kCreditPerByte; }
     uint64_t rate_bps() const { return rate_; }
+    // The first ns at which ready() holds, refilling from the last refill (UINT64_MAX: never).
+    uint64_t ready_at_ns() const {
+        if (ready()) return last_;
+        return last_ + uint64_t(-credit_) / rate_ + 1;  // credit + dt x rate > 0
+    }
 
   private:
     uint64_t rate_ = 0;
@@ -93,6 +98,16 @@ class TxRingModel {
     void add(uint32_t wire_bytes) { inflight_ += int64_t(wire_bytes) * kCreditPerByte; }
     void remove(uint32_t wire_bytes) {
         inflight_ = std::max<int64_t>(0, inflight_ - int64_t(wire_bytes) * kCreditPerByte);
+    }
+    // The first ns at which fits(wire_bytes) holds, draining from the last drain.
+    uint64_t fits_at_ns(uint32_t wire_bytes) const {
+        if (fits(wire_bytes)) return last_;
+        if (rate_ == 0) return UINT64_MAX;
+        const auto ceil_div = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
+        const uint64_t empty = ceil_div(uint64_t(inflight_), rate_);  // an empty ring takes any
+        const uint64_t room =
+            ceil_div(uint64_t(inflight_ + int64_t(wire_bytes) * kCreditPerByte - cap_), rate_);
+        return last_ + std::min(empty, room);
     }
     // Bytes still in the ring, rounded up.
     uint64_t inflight_bytes() const {

@@ -35,14 +35,15 @@ std::vector<const RecvEntry *> receivers_of(const Host &h) {
 bool write_flows(const HostSet &hs, const std::string &dir, const std::vector<FlowResult> &rs) {
     std::ofstream f;
     if (!open_out(dir, "flows.csv", f)) return false;
-    f << "flow,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_ns,slowdown,completed,"
-         "packets_tx,retransmitted,naks,timeouts,cnps_rx\n";
+    f << "flow,src,dst,size_bytes,start_ns,finish_ns,fct_ns,ideal_ns,base_rtt_ns,slowdown,"
+         "completed,packets_tx,retransmitted,naks,timeouts,cnps_rx\n";
     size_t i = 0;
     for (const Flow &fl : hs.flows()) {
         if (fl.host < 0) continue;
         const FlowResult &r = rs[i++];
         f << r.id << ',' << r.src << ',' << r.dst << ',' << r.size_bytes << ',' << r.start_ns << ','
-          << r.finish_ns << ',' << r.fct_ns() << ',' << r.ideal_ns << ',' << fixed4(r.slowdown())
+          << r.finish_ns << ',' << r.fct_ns() << ',' << r.ideal_ns << ',' << r.base_rtt_ns << ','
+          << fixed4(r.slowdown())
           << ',' << (r.completed ? 1 : 0) << ',' << fl.packets_tx << ',' << r.retransmitted << ','
           << fl.qp.naks() << ',' << fl.qp.timeouts() << ',' << fl.cnps_rx << '\n';
     }
@@ -269,6 +270,7 @@ std::vector<FlowResult> flow_results(const HostSet &hs) {
                          ? fl.spec.ideal_ns
                          : ideal_fct_ns(fl.spec.size_bytes, cfg.run.mtu, h.cfg.line_rate_bps,
                                         cfg.run.base_rtt_ns, h.cfg.ip.addr.is_v6);
+        r.base_rtt_ns = fl.spec.ideal_ns ? fl.spec.base_rtt_ns : cfg.run.base_rtt_ns;
         r.retransmitted = fl.qp.retransmitted();
         results.push_back(r);
     }

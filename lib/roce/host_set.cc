@@ -332,12 +332,19 @@ void HostSet::handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now)
         }
         RecvAction a = e.qp.on_data(op, p.bth.psn, p.bth.ack_req, p.payload_len);
         if (a.reply) {
+            // Flow i uses QP kQpnBase + i at both ends, and every process knows every flow:
+            // a flow with its own class gets its ACK/NAKs in that class.
+            const uint32_t fi = p.bth.dest_qp - kQpnBase;
+            const FlowClass *fc = p.bth.dest_qp >= kQpnBase && fi < flows_.size() &&
+                                          flows_[fi].spec.cls
+                                      ? &*flows_[fi].spec.cls
+                                      : nullptr;
             L2L3 l = base_l2l3(h, peer_mac, src);
-            l.dscp = cfg_.traffic.ack_dscp;
+            l.dscp = fc ? fc->ack_dscp : cfg_.traffic.ack_dscp;
             l.ecn = Ecn::not_ect;
             l.udp_src = udp_src_port_for_qp(fold(h.cfg.ip.addr), p.bth.dest_qp);
             send_ctl(h, ack_spec(l, p.bth.dest_qp, a.psn, a.syndrome, a.msn),
-                     cfg_.traffic.ack_prio());
+                     fc ? fc->ack_priority : cfg_.traffic.ack_prio());
         }
         return;
     }
@@ -462,7 +469,7 @@ rte_mbuf *HostSet::build_data(Host &h, Flow &f, const MacAddr &mac, uint64_t now
     Segment seg = f.qp.next_segment();
     PacketSpec s;
     s.l = base_l2l3(h, mac, cfg_.hosts[f.spec.dst].ip.addr);
-    s.l.dscp = cfg_.traffic.data_dscp;
+    s.l.dscp = f.spec.cls ? f.spec.cls->data_dscp : cfg_.traffic.data_dscp;
     s.l.ecn = cfg_.traffic.data_ecn;
     s.l.udp_src = f.udp_src;
     s.bth.opcode = seg.opcode;
@@ -504,7 +511,7 @@ uint32_t HostSet::send_data(Host &h, uint64_t now) {
         h.backlog.erase(h.backlog.begin(), h.backlog.begin() + sent);
         if (!h.backlog.empty()) return 0;
     }
-    if (h.active.empty() || h.pause.paused(cfg_.traffic.data_priority, now)) return 0;
+    if (h.active.empty()) return 0;
     rte_mbuf *out[kBurst];
     uint16_t n = 0;
     size_t tried = 0;
@@ -514,7 +521,7 @@ uint32_t HostSet::send_data(Host &h, uint64_t now) {
         h.rr++;
         MacAddr mac;
         IpAddr nh;
-        if (!f.qp.has_segment() || !f.pacer.ready(now) ||
+        if (!f.qp.has_segment() || !f.pacer.ready(now) || h.pause.paused(data_priority(f), now) ||
             !next_hop_mac(h, cfg_.hosts[f.spec.dst].ip.addr, &mac, &nh)) {
             tried++;
             continue;
@@ -688,8 +695,6 @@ uint64_t HostSet::host_next_event(const Host &h) const {
         t = std::min(t, cfg_.run.start_delay_ns + flows_[h.pending[h.next_pending]].spec.start_ns);
     for (const Host::Ctl &c : h.ctl) t = std::min(t, std::max(now, h.pause.paused_until(c.prio)));
     bool unresolved = false, sampling = false;
-    const uint64_t data_at =
-        std::max(h.line.next_ns(), h.pause.paused_until(cfg_.traffic.data_priority));
     for (uint32_t fi : h.active) {
         const Flow &f = flows_[fi];
         if (f.done) {
@@ -707,6 +712,8 @@ uint64_t HostSet::host_next_event(const Host &h) const {
             unresolved = true;
             continue;
         }
+        const uint64_t data_at =
+            std::max(h.line.next_ns(), h.pause.paused_until(data_priority(f)));
         t = std::min(t, std::max(data_at, f.pacer.next_ns()));
     }
     if (unresolved) t = std::min(t, h.next_arp_ns);

@@ -188,6 +188,10 @@ class HostSet {
     void handle_arp(Host &h, const uint8_t *f, uint32_t len);
     void handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now);
     void send_ctl(Host &h, const PacketSpec &s, uint8_t prio);
+    // The 802.1p priority of a flow's data (its own class, or the run's).
+    uint8_t data_priority(const Flow &f) const {
+        return f.spec.cls ? f.spec.cls->data_priority : cfg_.traffic.data_priority;
+    }
     void send_arp(Host &h, uint16_t op, const MacAddr &dst_mac, uint32_t dst_ip,
                   const MacAddr &target_mac);
     // ICMPv6 neighbour solicitation (type 135) or advertisement (136) for `target`.

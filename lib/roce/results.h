@@ -16,6 +16,7 @@ struct FlowResult {
     uint64_t size_bytes = 0;
     uint64_t start_ns = 0, finish_ns = 0;  // finish: the ACK of the last packet arrived
     uint64_t ideal_ns = 0;
+    uint64_t base_rtt_ns = 0;  // the base RTT in ideal_ns (beyond the bytes at line rate)
     uint64_t retransmitted = 0;
     bool completed = false;
     uint64_t fct_ns() const { return completed ? finish_ns - start_ns : 0; }

@@ -8,50 +8,89 @@
 
 namespace rocesw::roce {
 
-SizeCdf SizeCdf::parse(const std::string &text, const std::string &source) {
+SizeCdf SizeCdf::parse(std::string_view text, const std::string &source) {
     SizeCdf c;
-    std::istringstream in(text);
-    std::string line;
-    int n = 0;
-    auto fail = [&](const std::string &what) {
-        throw std::runtime_error(source + ": line " + std::to_string(n) + ": " + what);
+    uint32_t line = 0, last_point_line = 0;
+    size_t pos = 0;
+    auto fail = [&](const std::string &msg) -> void {
+        throw std::runtime_error(source + ":" + std::to_string(line) + ": " + msg);
     };
-    while (std::getline(in, line)) {
-        n++;
-        auto hash = line.find('#');
-        if (hash != std::string::npos) line.resize(hash);
-        std::istringstream ls(line);
-        double size, pct;
-        if (!(ls >> size)) continue;  // blank
-        if (!(ls >> pct)) fail("expected '<size bytes> <cumulative percent>'");
-        std::string extra;
-        if (ls >> extra) fail("unexpected '" + extra + "'");
-        if (size < 0 || pct < 0 || pct > 100) fail("size must be >= 0 and percent in 0..100");
-        if (!c.pts_.empty() && (size < c.pts_.back().first || pct / 100 < c.pts_.back().second))
-            fail("points must be ascending in size and percent");
-        c.pts_.emplace_back(size, pct / 100);
+    while (pos <= text.size()) {
+        size_t nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) nl = text.size();
+        std::string l(text.substr(pos, nl - pos));
+        pos = nl + 1;
+        ++line;
+        if (auto h = l.find('#'); h != std::string::npos) l.resize(h);
+        std::istringstream ss(l);
+        std::string a, b, extra;
+        if (!(ss >> a)) {
+            if (nl == text.size()) break;
+            continue;
+        }
+        if (!(ss >> b)) fail("field 2 (cumulative percent): missing");
+        if (ss >> extra) fail("field 3: unexpected '" + extra + "' (a line is: size percent)");
+        char *end = nullptr;
+        double x = std::strtod(a.c_str(), &end);
+        if (*end != '\0' || !(x >= 0)) fail("field 1 (size): '" + a + "' is not a size in bytes");
+        double y = std::strtod(b.c_str(), &end);
+        if (*end != '\0' || !(y >= 0 && y <= 100))
+            fail("field 2 (cumulative percent): '" + b + "' is not a percent in [0, 100]");
+        if (c.pts_.empty() && y != 0)
+            fail("field 2 (cumulative percent): the first point must be 0");
+        if (!c.pts_.empty()) {
+            if (x <= c.pts_.back().first) fail("field 1 (size): sizes must increase");
+            if (y <= c.pts_.back().second)
+                fail("field 2 (cumulative percent): percents must increase");
+        }
+        c.pts_.emplace_back(x, y);
+        last_point_line = line;
+        if (nl == text.size()) break;
     }
-    if (c.pts_.size() < 2) throw std::runtime_error(source + ": a CDF needs at least 2 points");
-    if (std::abs(c.pts_.back().second - 1.0) > 1e-9)
-        throw std::runtime_error(source + ": the last point must be at 100 percent");
+    if (c.pts_.size() < 2) throw std::runtime_error(source + ": a CDF needs at least two points");
+    if (c.pts_.back().second != 100)
+        throw std::runtime_error(source + ":" + std::to_string(last_point_line) +
+                         ": field 2 (cumulative percent): the last point must be 100");
     return c;
 }
 
 SizeCdf SizeCdf::load(const std::string &path) {
     std::ifstream f(path);
-    if (!f) throw std::runtime_error(path + ": cannot open file");
-    std::stringstream ss;
+    if (!f) throw std::runtime_error(path + ": cannot open");
+    std::ostringstream ss;
     ss << f.rdbuf();
     return parse(ss.str(), path);
 }
 
+uint64_t SizeCdf::sample_hpcc(double u) const {
+    const double r = u * 100;
+    for (size_t i = 1; i < pts_.size(); ++i) {
+        if (r <= pts_[i].second) {
+            const auto [x0, y0] = pts_[i - 1];
+            const auto [x1, y1] = pts_[i];
+            const double v = x0 + (x1 - x0) / (y1 - y0) * (r - y0);
+            const uint64_t s = uint64_t(v);
+            return s == 0 ? 1 : s;
+        }
+    }
+    return uint64_t(pts_.back().first);
+}
+
+double SizeCdf::mean_bytes_hpcc() const {
+    double s = 0;
+    for (size_t i = 1; i < pts_.size(); ++i)
+        s += (pts_[i].first + pts_[i - 1].first) / 2.0 * (pts_[i].second - pts_[i - 1].second);
+    return s / 100;
+}
+
 uint64_t SizeCdf::sample(double u) const {
     if (pts_.empty()) return 0;
-    if (u <= pts_.front().second) return uint64_t(std::llround(std::max(1.0, pts_.front().first)));
+    if (u <= pts_.front().second / 100)
+        return uint64_t(std::llround(std::max(1.0, pts_.front().first)));
     for (size_t i = 1; i < pts_.size(); i++) {
-        const auto &[s1, p1] = pts_[i];
+        const double s1 = pts_[i].first, p1 = pts_[i].second / 100;
         if (u <= p1) {
-            const auto &[s0, p0] = pts_[i - 1];
+            const double s0 = pts_[i - 1].first, p0 = pts_[i - 1].second / 100;
             double s = p1 > p0 ? s0 + (s1 - s0) * (u - p0) / (p1 - p0) : s1;
             return uint64_t(std::max<long long>(1, std::llround(s)));
         }
@@ -62,7 +101,8 @@ uint64_t SizeCdf::sample(double u) const {
 double SizeCdf::mean_bytes() const {
     double m = 0;
     for (size_t i = 1; i < pts_.size(); i++)
-        m += (pts_[i].second - pts_[i - 1].second) * (pts_[i].first + pts_[i - 1].first) / 2;
+        m += (pts_[i].second / 100 - pts_[i - 1].second / 100) *
+             (pts_[i].first + pts_[i - 1].first) / 2;
     return m;
 }
 

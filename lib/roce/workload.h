@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,20 +39,36 @@ class SplitMix64 {
     uint64_t s_;
 };
 
-// A flow-size CDF: points (size in bytes, cumulative fraction 0..1), ascending.
+// A flow-size CDF in HPCC's traffic_gen format (rocehost's cdf workload and rocesim's share
+// it): "<size bytes> <cumulative percent>" per line, the first percent 0, the last 100, sizes
+// and percents strictly increasing ('#' comments and blank lines allowed).
 class SizeCdf {
   public:
-    // Parses "<size> <cumulative percent>" lines ('#' comments and blank lines allowed).
-    // Throws std::runtime_error "<source>: line N: <problem>".
-    static SizeCdf parse(const std::string &text, const std::string &source);
+    // Throws std::runtime_error "<source>:<line>: field N (<name>): <problem>".
+    static SizeCdf parse(std::string_view text, const std::string &source);
     static SizeCdf load(const std::string &path);
-    // Inverse transform with linear interpolation between points; u in [0, 1).
+    // rocehost: inverse transform, linear interpolation between points, rounded to the
+    // nearest byte, at least 1; u in [0, 1).
     uint64_t sample(double u) const;
+    // rocehost: the distribution's mean, bytes.
     double mean_bytes() const;
+    // rocesim (HPCC's traffic_gen): getValueFromPercentile(u * 100) truncated, at least 1.
+    uint64_t sample_hpcc(double u) const;
+    // rocesim: HPCC's getAvg (the same mean, HPCC's order of operations).
+    double mean_bytes_hpcc() const;
     const std::vector<std::pair<double, double>> &points() const { return pts_; }
 
   private:
-    std::vector<std::pair<double, double>> pts_;  // (size, fraction)
+    std::vector<std::pair<double, double>> pts_;  // (size, percent)
+};
+
+// A flow's own traffic class, when it is not the run's (TrafficConfig): its data packets'
+// DSCP and 802.1p priority (the priority whose PFC pauses them) and its ACK/NAKs' (rocesim:
+// flow.txt's pg, HPCC's priority group).
+struct FlowClass {
+    uint8_t data_dscp = 26, data_priority = 3;
+    uint8_t ack_dscp = 26, ack_priority = 3;
+    bool operator==(const FlowClass &) const = default;
 };
 
 struct FlowSpec {
@@ -61,6 +79,10 @@ struct FlowSpec {
     // The flow's ideal FCT when its path is known (rocesim: roce/results.h path_ideal_fct_ns);
     // 0: its bytes at the sender's line rate + the configured base RTT.
     uint64_t ideal_ns = 0;
+    // With ideal_ns: its part beyond the flow's bytes at the path's bottleneck rate (the
+    // path's base RTT, flows.csv's base_rtt_ns).
+    uint64_t base_rtt_ns = 0;
+    std::optional<FlowClass> cls{};  // unset: the run's TrafficConfig
 };
 
 enum class Pattern { pairs, incast, all_to_all, permutation, cdf, list };

@@ -70,10 +70,6 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
     : s_(s), out_(out_dir), routing_(s_.topo), udp_(s.udp.size()) {
     const Topology &t = s_.topo;
     if (t.node_count() > 65536) throw std::runtime_error("at most 65536 nodes");
-    if (uses_roce(s_) && !s_.udp.empty())
-        throw std::runtime_error(
-            "udp_flows and RoCE traffic (flow.txt, roce_flows, workloads, hosts) in one run: "
-            "a host is either a UDP host or a RoCE host");
     udp_.keep_deliveries(s_.delays);
 
     const uint32_t data_room = RTE_PKTMBUF_HEADROOM + std::max<uint32_t>(2048, s_.mtu + 18);
@@ -119,12 +115,10 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         Node &nd = nodes_[n];
         SimSwitchSpec spec;
         spec.name = "sw" + std::to_string(n);
-        uint64_t max_rate = 0;
         for (uint16_t p = 0; p < t.ports(n).size(); p++) {
             const TopoLink &tl = t.link(t.ports(n)[p].link);
             spec.ports.push_back(
                 SimSwitchPort{"p" + std::to_string(p), port_mac(n, p), tl.rate_bps, s_.mtu});
-            max_rate = std::max(max_rate, tl.rate_bps);
         }
         spec.lb.default_policy = s_.lb_policy;
         if (auto it = s_.lb_per_switch.find(n); it != s_.lb_per_switch.end())
@@ -139,8 +133,6 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         nd.ports = std::make_unique<SimPorts>(*this, n, uint16_t(spec.ports.size()));
         nd.sw = std::make_unique<SimSwitch>(spec, plan, *nd.ports, pool_);
         nd.wake_at.assign(spec.ports.size(), 0);
-        // Re-poll period: one maximum-size frame at the fastest port.
-        nd.repoll_ps = std::max<TimePs>(1, serialisation_ps(s_.mtu + 18, max_rate));
         for (uint16_t p = 0; p < t.ports(n).size(); p++) {
             const PortRef &r = t.ports(n)[p];
             nd.sw->add_neighbour(uint8_t(p), IpAddr{false, port_addr(r.peer, r.peer_port), {}},
@@ -161,6 +153,7 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         // as a static gateway (no ARP), line rate = its link's rate.
         std::vector<roce::HostConfig> hosts;
         std::vector<uint32_t> ids;
+        std::vector<PortQos> access;
         for (uint32_t n = 0; n < t.node_count(); n++) {
             if (!t.is_host(n) || t.ports(n).empty()) continue;
             const PortRef &r = t.ports(n)[0];
@@ -174,15 +167,24 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
             h.line_rate_bps = t.link(r.link).rate_bps;
             hosts.push_back(h);
             ids.push_back(n);
+            access.push_back(t.is_switch(r.peer)
+                                 ? nodes_[r.peer].sw->qos().plan().ports[r.peer_port].cls
+                                 : PortQos{});
         }
-        roce_ = std::make_unique<RoceHosts>(s_, std::move(hosts), ids, routing_, pool_, fct_f_);
-        for (uint32_t n : ids) {
-            nodes_[n].host = std::make_unique<RoceSimHost>(*roce_, n);
-            schedule_host(n);
-        }
-    } else {
-        for (uint32_t n = 0; n < t.node_count(); n++) {
-            if (!t.is_host(n) || t.ports(n).empty()) continue;
+        roce_ = std::make_unique<RoceHosts>(s_, std::move(hosts), ids, std::move(access),
+                                            routing_, pool_, fct_f_);
+    }
+    // UDP hosts: every host of a run without RoCE traffic; with RoCE, the hosts that send or
+    // receive a UDP flow are both (MixedSimHost), the others RoCE hosts.
+    std::vector<bool> udp_node(t.node_count(), !roce_);
+    for (const UdpFlowSpec &f : flows) udp_node[f.src] = udp_node[f.dst] = true;
+    for (uint32_t n = 0; n < t.node_count(); n++) {
+        if (!t.is_host(n) || t.ports(n).empty()) continue;
+        std::unique_ptr<RoceSimHost> roce_host;
+        if (roce_) roce_host = std::make_unique<RoceSimHost>(*roce_, n);
+        if (!udp_node[n]) {
+            nodes_[n].host = std::move(roce_host);
+        } else {
             const PortRef &r = t.ports(n)[0];
             UdpHostParams hp;
             hp.node = n;
@@ -191,9 +193,14 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
             hp.peer_mac = port_mac(r.peer, r.peer_port);
             hp.port_rate_bps = t.link(r.link).rate_bps;
             hp.pool = pool_;
-            nodes_[n].host = std::make_unique<UdpHost>(hp, flows, udp_);
-            schedule_host(n);
+            auto udp_host = std::make_unique<UdpHost>(hp, flows, udp_);
+            if (roce_host)
+                nodes_[n].host = std::make_unique<MixedSimHost>(std::move(udp_host),
+                                                                std::move(roce_host), pool_);
+            else
+                nodes_[n].host = std::move(udp_host);
         }
+        schedule_host(n);
     }
     for (size_t i = 0; i < s_.host_events.size(); i++) {
         const HostEvent &he = s_.host_events[i];
@@ -439,12 +446,15 @@ void Engine::run_switch(uint32_t node) {
         nd.wake_at[p] = t;
         q_.schedule(t, wire_free, node, p);
     }
-    bool waiting = false;
-    for (TimePs t : nd.wake_at) waiting |= t > q_.now();
-    // Backlog that no wire is holding up (paused queues, the shaper): look again later.
-    if (!waiting && nd.sw->backlog() && nd.repoll_at <= q_.now()) {
-        nd.repoll_at = q_.now() + nd.repoll_ps;
-        q_.schedule(nd.repoll_at, poll, node);
+    // What the egress holds back by itself (PFC pause expiry, XOFF refresh, watchdog, shaper):
+    // run the switch exactly then. One pending poll per switch, replaced by an earlier one.
+    const uint64_t next_ns = nd.sw->next_event_ns(now_ns);
+    if (next_ns != Egress::kNoEventNs) {
+        const TimePs t = from_ns(std::max(next_ns, now_ns + 1));
+        if (nd.repoll_at <= q_.now() || t < nd.repoll_at) {
+            nd.repoll_at = t;
+            q_.schedule(t, poll, node);
+        }
     }
 }
 
@@ -556,6 +566,7 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                 break;
             }
             case poll:
+                if (e.time != nodes_[e.node].repoll_at) break;  // replaced by an earlier one
                 st_.repolls++;
                 run_switch(e.node);
                 break;

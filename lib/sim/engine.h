@@ -6,9 +6,9 @@
 //              switch runs (worker.poll_once(now_ns)); or to the host's on_rx, then the host's
 //              next wake-up is rescheduled.
 //   wire_free  a switch port whose egress was refused (wire busy) can send again: run it.
-//   poll       a switch holds backlog it could not send on any busy wire (PFC-paused queues,
-//              shaper): run it again one MTU serialisation time later. Only while backlog
-//              remains; an idle switch has no event at all.
+//   poll       the time the switch's egress says it next can do something by itself
+//              (Egress::next_event_ns: a received PFC pause expiring, an XOFF refresh, a
+//              watchdog deadline, the shaper): run it then. An idle switch has no event.
 //   host       a host's timer (pacing, pause expiry, wire free): run it.
 //   link       a link goes down or up (arg: index of the LinkEvent); routing is recomputed
 //   reroute    ... this long after (the convergence delay): changed switches get new routes.
@@ -149,8 +149,7 @@ class Engine {
         std::unique_ptr<SimSwitch> sw;
         std::unique_ptr<SimHost> host;
         std::vector<TimePs> wake_at;  // switch: pending wire_free per port (0: none)
-        TimePs repoll_at = 0;
-        TimePs repoll_ps = 0;
+        TimePs repoll_at = 0;  // the pending poll (egress next_event_ns)
         TimePs host_at = kNever;  // host: the pending wake-up
         uint64_t host_gen = 0;
         // slow_receiver: frames held until slow_until; the PFC pause it has sent.

@@ -196,7 +196,7 @@ json lab_description(const Scenario &s) {
                          {"start_ns", f.start_ns},
                          {"sport", sports.next(f.src)},
                          {"dport", f.dport},
-                         {"pg", f.pg},
+                         {"pg", f.pg ? json(*f.pg) : json(nullptr)},
                          {"hops", p.hops},
                          {"standalone_fct_ns",
                           p.reachable ? standalone_fct_ns(f.size_bytes, p, R.standalone) : 0}});

@@ -4,14 +4,20 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include <rte_mbuf.h>
+
 #include "roce/host_results.h"
 
 namespace rocesw::sim {
 
 RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
-                     std::vector<uint32_t> nodes, const EcmpRouting &routing, rte_mempool *pool,
-                     std::FILE *fct)
-    : s_(s), routing_(routing), nodes_(std::move(nodes)), sports_(s.topo.node_count()) {
+                     std::vector<uint32_t> nodes, std::vector<PortQos> access,
+                     const EcmpRouting &routing, rte_mempool *pool, std::FILE *fct)
+    : s_(s),
+      routing_(routing),
+      nodes_(std::move(nodes)),
+      access_(std::move(access)),
+      sports_(s.topo.node_count()) {
     const RoceHostSpec &R = s.roce;
     cfg_.source = s.source.empty() ? "rocesim" : s.source;
     cfg_.run.name = "rocesim";
@@ -37,6 +43,14 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     cfg_.workload.spec.n_hosts = uint32_t(cfg_.hosts.size());
     index_.assign(s.topo.node_count(), -1);
     for (size_t i = 0; i < nodes_.size(); i++) index_[nodes_[i]] = int(i);
+    // Hosts honour PFC for every pg their flows use that the switch treats as lossless.
+    auto honour = [&](uint32_t src, const std::optional<uint8_t> &pg) {
+        if (!pg || index(src) < 0 || !flow_class(src, *pg)) return;
+        if (access_[size_t(index(src))].pfc_enable >> *pg & 1) cfg_.traffic.pfc_mask |= uint8_t(1u << *pg);
+    };
+    for (const FlowRecord &f : s.flows) honour(f.src, f.pg);
+    for (const CollectiveWorkload &j : s.jobs)
+        for (uint32_t h : j.spec.hosts) honour(h, j.spec.pg);
     hs_ = std::make_unique<roce::HostSet>(cfg_, cfg_.hosts.size(), io_, pool);
     if (fct) fct_ = std::make_unique<FctWriter>(fct);
 
@@ -58,6 +72,32 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     }
 }
 
+std::optional<roce::FlowClass> RoceHosts::flow_class(uint32_t src, uint8_t pg) const {
+    const PortQos &c = access_.at(size_t(index(src)));
+    const roce::TrafficConfig &t = cfg_.traffic;
+    const bool dscp_ok = c.trust == Trust::dscp;
+    if (dscp_ok && c.dscp_to_tc[t.data_dscp & 63] == pg && t.data_priority == pg) return std::nullopt;
+    roce::FlowClass fc;
+    fc.data_priority = pg;
+    int dscp = -1;
+    if (dscp_ok && c.dscp_to_tc[t.data_dscp & 63] == pg) dscp = t.data_dscp;
+    for (int d = 0; dscp_ok && dscp < 0 && d < int(kNumDscp); d++)
+        if (c.dscp_to_tc[size_t(d)] == pg) dscp = d;
+    if (dscp < 0)
+        throw std::runtime_error("pg " + std::to_string(pg) + ": no DSCP maps to TC " +
+                                 std::to_string(pg) + " at host " + std::to_string(src) +
+                                 "'s switch port (" + s_.qos_source + ")");
+    fc.data_dscp = uint8_t(dscp);
+    if (t.ack_dscp == t.data_dscp && t.ack_prio() == t.data_priority) {
+        fc.ack_dscp = fc.data_dscp;
+        fc.ack_priority = pg;
+    } else {
+        fc.ack_dscp = t.ack_dscp;
+        fc.ack_priority = t.ack_prio();
+    }
+    return fc;
+}
+
 RoceHosts::~RoceHosts() {
     hs_->release();
 }
@@ -70,9 +110,15 @@ uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns, int32_t job, uin
     spec.dst = uint32_t(di);
     spec.size_bytes = f.size_bytes;
     spec.start_ns = start_ns;
+    if (f.pg) spec.cls = flow_class(f.src, *f.pg);
     const PathInfo p = routing_.path(f.src, f.dst, s_.roce.standalone.payload_bytes);
-    if (p.reachable && !s_.roce.base_rtt_ns)
+    if (p.reachable && !s_.roce.base_rtt_ns) {
         spec.ideal_ns = roce::path_ideal_fct_ns(f.size_bytes, s_.roce.mtu, p.links);
+        uint64_t bottleneck = UINT64_MAX;
+        for (const roce::PathLink &l : p.links) bottleneck = std::min(bottleneck, l.rate_bps);
+        const uint64_t bytes_ns = roce::ideal_fct_ns(f.size_bytes, s_.roce.mtu, bottleneck, 0);
+        spec.base_rtt_ns = spec.ideal_ns > bytes_ns ? spec.ideal_ns - bytes_ns : 0;
+    }
     const uint32_t id = hs_->add_flow(spec);
     SimFlowInfo in;
     in.src = f.src;
@@ -166,6 +212,37 @@ bool RoceHosts::write_results(const std::string &dir, const std::string &jobs_di
     }
     std::fclose(f);
     return ok;
+}
+
+void MixedSimHost::on_rx(rte_mbuf **frames, uint16_t n, TimePs now) {
+    for (uint16_t i = 0; i < n; i++) {
+        rte_mbuf *m = frames[i];
+        if (UdpHost::is_udp_flow_frame(m)) {
+            udp_->on_rx(&m, 1, now);
+        } else if (UdpHost::is_mac_control(m)) {
+            rte_mbuf *c = rte_pktmbuf_copy(m, pool_, 0, UINT32_MAX);
+            if (c)
+                udp_->on_rx(&c, 1, now);
+            else
+                clone_failed_++;
+            roce_->on_rx(&m, 1, now);
+        } else {
+            roce_->on_rx(&m, 1, now);
+        }
+    }
+}
+
+void MixedSimHost::run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) {
+    const size_t n0 = out.size();
+    // A sender that finds a frame already on the wire sees it busy (wire free after now).
+    auto wire = [&] { return out.size() > n0 ? now + 1 : wire_free; };
+    if (udp_->next_event(wire_free) <= roce_->next_event(wire_free)) {
+        udp_->run(now, wire_free, out);
+        roce_->run(now, wire(), out);
+    } else {
+        roce_->run(now, wire_free, out);
+        udp_->run(now, wire(), out);
+    }
 }
 
 }  // namespace rocesw::sim

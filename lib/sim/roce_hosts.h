@@ -18,13 +18,16 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "port/port_io.h"
+#include "qos/plan.h"
 #include "roce/host_config.h"
 #include "roce/host_set.h"
 #include "sim/fct.h"
@@ -75,10 +78,20 @@ struct JobResult {
 
 class RoceHosts {
   public:
-    // `hosts[i]` is host node `nodes[i]`; `routing` must outlive this (standalone FCTs).
-    // `fct` (may be null) receives fct.txt lines.
+    // `hosts[i]` is host node `nodes[i]`, cabled to a switch port classifying as `access[i]`;
+    // `routing` must outlive this (standalone FCTs). `fct` (may be null) receives fct.txt
+    // lines. Throws std::runtime_error when a flow's pg has no class (flow_class).
     RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts, std::vector<uint32_t> nodes,
-              const EcmpRouting &routing, rte_mempool *pool, std::FILE *fct);
+              std::vector<PortQos> access, const EcmpRouting &routing, rte_mempool *pool,
+              std::FILE *fct);
+
+    // The class of a flow from host node `src` with priority group `pg` (HPCC: pg is the
+    // switch queue and the PFC priority; here TC pg, priority pg): unset when hosts.traffic
+    // already is TC pg (data DSCP maps to TC pg at the access port, data priority pg);
+    // else data DSCP = hosts.traffic's if it maps to TC pg, or the lowest DSCP that does,
+    // priority pg; ACK/NAKs follow (as HPCC's take the data's pg) when hosts.traffic gives
+    // them the data's class, else keep theirs. Throws when no DSCP maps to TC pg.
+    std::optional<roce::FlowClass> flow_class(uint32_t src, uint8_t pg) const;
     ~RoceHosts();
 
     int index(uint32_t node) const { return node < index_.size() ? index_[node] : -1; }
@@ -106,6 +119,7 @@ class RoceHosts {
     roce::HostRunConfig cfg_;
     std::vector<uint32_t> nodes_;
     std::vector<int> index_;  // node -> host index (-1: not a host)
+    std::vector<PortQos> access_;  // host index -> its switch port's classification
     HostPorts io_;
     std::unique_ptr<roce::HostSet> hs_;
     std::unique_ptr<FctWriter> fct_;
@@ -129,6 +143,30 @@ class RoceSimHost final : public SimHost {
   private:
     RoceHosts &h_;
     uint32_t node_;
+};
+
+// A host with UDP flows in a run that also has RoCE traffic: one NIC, two senders. Frames in:
+// the UDP flows' ('RSIM' payload) to the UdpHost, PFC/PAUSE frames to both (each honours
+// them for its own priorities), everything else to the RoCE host. Frames out: one per run
+// (the wire is idle only for one), from the sender whose next frame is due first (ties: UDP);
+// the other still runs its timers, seeing a busy wire.
+class MixedSimHost final : public SimHost {
+  public:
+    MixedSimHost(std::unique_ptr<UdpHost> udp, std::unique_ptr<RoceSimHost> roce,
+                 rte_mempool *pool)
+        : udp_(std::move(udp)), roce_(std::move(roce)), pool_(pool) {}
+    void on_rx(rte_mbuf **frames, uint16_t n, TimePs now) override;
+    TimePs next_event(TimePs wire_free) const override {
+        return std::min(udp_->next_event(wire_free), roce_->next_event(wire_free));
+    }
+    void run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) override;
+    uint64_t pfc_clone_failures() const { return clone_failed_; }
+
+  private:
+    std::unique_ptr<UdpHost> udp_;
+    std::unique_ptr<RoceSimHost> roce_;
+    rte_mempool *pool_;
+    uint64_t clone_failed_ = 0;
 };
 
 }  // namespace rocesw::sim

@@ -111,8 +111,10 @@ class Reader {
 Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &dir) {
     r.check_keys(t, "topology",
                  {"type", "hosts", "leaves", "spines", "hosts_per_leaf", "oversubscription",
-                  "uplink_rate", "k", "file", "link_rate", "fabric_rate", "link_delay"});
-    if (!t["type"]) r.fail(t, "topology.type", "missing (star, leaf_spine, fat_tree or file)");
+                  "uplink_rate", "k", "file", "link_rate", "fabric_rate", "link_delay", "pods",
+                  "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores_per_agg"});
+    if (!t["type"])
+        r.fail(t, "topology.type", "missing (star, leaf_spine, fat_tree, three_tier or file)");
     const std::string type = r.str(t["type"], "topology.type");
     const uint64_t rate =
         t["link_rate"] ? r.rate(t["link_rate"], "topology.link_rate") : 100'000'000'000ull;
@@ -148,6 +150,15 @@ Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &
             return make_leaf_spine(s);
         }
         if (type == "fat_tree") return make_fat_tree({u("k", 4, 2, 64), rate, fabric, delay});
+        if (type == "three_tier") {  // HPCC's fat.txt shape; its defaults (fabric 400 Gb/s)
+            const ThreeTierSpec d;
+            return make_three_tier(
+                {u("pods", d.pods, 1, 4096), u("tors_per_pod", d.tors_per_pod, 1, 4096),
+                 u("aggs_per_pod", d.aggs_per_pod, 1, 4096),
+                 u("hosts_per_tor", d.hosts_per_tor, 1, 4096),
+                 u("cores_per_agg", d.cores_per_agg, 1, 4096), rate,
+                 t["fabric_rate"] ? fabric : d.fabric_rate_bps, delay});
+        }
         if (type == "file") {
             if (!t["file"]) r.fail(t, "topology.file", "missing (an HPCC topology.txt)");
             std::filesystem::path p = r.str(t["file"], "topology.file");
@@ -159,7 +170,8 @@ Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &
     } catch (const std::exception &e) {
         r.fail(t, "topology", e.what());
     }
-    r.fail(t["type"], "topology.type", "'" + type + "' (star, leaf_spine, fat_tree or file)");
+    r.fail(t["type"], "topology.type",
+           "'" + type + "' (star, leaf_spine, fat_tree, three_tier or file)");
 }
 
 uint32_t node_id(const Reader &r, const YAML::Node &n, const std::string &f, const Topology &t,
@@ -341,7 +353,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
         for (size_t i = 0; i < fl.size(); i++) {
             const YAML::Node f = fl[i];
             const std::string w = "roce_flows[" + std::to_string(i) + "]";
-            r.check_keys(f, w, {"src", "dst", "size", "start", "dport"});
+            r.check_keys(f, w, {"src", "dst", "size", "start", "dport", "pg"});
             for (const char *k : {"src", "dst", "size"})
                 if (!f[k]) r.fail(f, w + "." + k, "missing");
             FlowRecord fr;
@@ -352,6 +364,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             fr.size_bytes = r.uint(f["size"], w + ".size", 1, UINT32_MAX);
             if (f["start"]) fr.start_ns = ns(r.time(f["start"], w + ".start"));
             if (f["dport"]) fr.dport = uint16_t(r.uint(f["dport"], w + ".dport", 0, 65535));
+            if (f["pg"]) fr.pg = uint8_t(r.uint(f["pg"], w + ".pg", 0, 7));
             s.flows.push_back(fr);
         }
     }
@@ -364,7 +377,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
             const std::string type = r.str(x["type"], w + ".type");
             const uint64_t start = x["start"] ? ns(r.time(x["start"], w + ".start")) : 0;
             if (type == "cdf") {
-                r.check_keys(x, w, {"type", "cdf", "load", "duration", "start", "hosts", "dport", "seed"});
+                r.check_keys(x, w, {"type", "cdf", "load", "duration", "start", "hosts", "dport", "seed", "pg"});
                 if (!x["cdf"]) r.fail(x, w + ".cdf", "missing (a flow-size CDF file)");
                 if (!x["duration"]) r.fail(x, w + ".duration", "missing");
                 PoissonSpec p;
@@ -384,9 +397,10 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
                 p.host_rate_bps = s.topo.link(s.topo.ports(p.hosts[0]).at(0).link).rate_bps;
                 p.seed = x["seed"] ? r.uint(x["seed"], w + ".seed", 0, UINT64_MAX) : s.seed + i;
                 if (x["dport"]) p.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                if (x["pg"]) p.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
                 for (const FlowRecord &f : poisson_cdf_flows(p)) s.flows.push_back(f);
             } else if (type == "incast") {
-                r.check_keys(x, w, {"type", "senders", "receiver", "size", "start", "dport"});
+                r.check_keys(x, w, {"type", "senders", "receiver", "size", "start", "dport", "pg"});
                 for (const char *k : {"senders", "receiver", "size"})
                     if (!x[k]) r.fail(x, w + "." + k, "missing");
                 IncastSpec in;
@@ -397,10 +411,11 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
                 in.size_bytes = r.uint(x["size"], w + ".size", 1, UINT32_MAX);
                 in.start_ns = start;
                 if (x["dport"]) in.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                if (x["pg"]) in.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
                 for (const FlowRecord &f : incast_flows(in)) s.flows.push_back(f);
             } else if (type == "ring_allreduce" || type == "all_to_all") {
                 r.check_keys(x, w, {"type", "hosts", "bytes", "iterations", "compute_gap",
-                                    "step_gap", "schedule", "start", "dport"});
+                                    "step_gap", "schedule", "start", "dport", "pg"});
                 for (const char *k : {"hosts", "bytes"})
                     if (!x[k]) r.fail(x, w + "." + k, "missing");
                 CollectiveWorkload j;
@@ -421,6 +436,7 @@ void parse_scenario(const std::string &yaml, const std::string &source, Scenario
                         r.fail(x["schedule"], w + ".schedule", "'" + sc + "' (simultaneous, pairwise)");
                 }
                 if (x["dport"]) j.spec.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
+                if (x["pg"]) j.spec.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
                 s.jobs.push_back(j);
             } else {
                 r.fail(x["type"], w + ".type", "'" + type + "' (cdf, incast, ring_allreduce, all_to_all)");

@@ -3,9 +3,10 @@
 // the YAML reading is all in scenario.cc). Errors throw InputError naming file, line, field.
 //
 // YAML scenario (every key optional except a topology, given here or by --topology):
-//   topology: {type: star|leaf_spine|fat_tree|file, hosts: 2, leaves: 2, spines: 2,
-//              hosts_per_leaf: 2, oversubscription: "3:1", k: 4, file: topo.txt,
-//              link_rate: 100Gbps, fabric_rate: 100Gbps, link_delay: 1us}
+//   topology: {type: star|leaf_spine|fat_tree|three_tier|file, hosts: 2, leaves: 2,
+//              spines: 2, hosts_per_leaf: 2, oversubscription: "3:1", k: 4, file: topo.txt,
+//              pods: 5, tors_per_pod: 4, aggs_per_pod: 4, hosts_per_tor: 16,
+//              cores_per_agg: 4, link_rate: 100Gbps, fabric_rate: 100Gbps, link_delay: 1us}
 //   qos_profile: config/qos/nvidia-roce.yaml   (relative to the scenario file; default:
 //                                               the SONiC default profile)
 //   mtu: 9000                                  (L3 MTU of every switch port)
@@ -15,7 +16,7 @@
 //   mbufs: 32767                               (frames that can exist at once)
 //   until: 10ms
 //   seed: 1
-//   udp_flows:
+//   udp_flows:                                 (may be mixed with RoCE traffic)
 //     - {src: 0, dst: 2, rate: 50Gbps, size: 1000, start: 0us, stop: 100us, dscp: 26,
 //        ecn: false, sport: 10000, dport: 100}
 //   hosts:                                     (the lib/roce hosts: RoCE flows, workloads)
@@ -25,7 +26,8 @@
 //     mtu: 1000, ack_every: 16, window: 0, rto: 1ms, byte_samples: 10us,
 //     standalone_header: 48
 //   roce_flows:
-//     - {src: 0, dst: 2, size: 1000000, start: 10us, dport: 100}
+//     - {src: 0, dst: 2, size: 1000000, start: 10us, dport: 100, pg: 3}   (pg: the flow's TC;
+//       also on workloads; flow.txt's pg column)
 //   workloads:
 //     - {type: cdf, cdf: websearch.txt, load: 0.3, duration: 10ms, start: 0us, hosts: [..]}
 //     - {type: incast, senders: [0, 1], receiver: 2, size: 1000000, start: 0us}

@@ -133,12 +133,23 @@ void UdpHost::run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) {
     advance(*best);
 }
 
+bool UdpHost::is_mac_control(const rte_mbuf *m) {
+    const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+    return rte_pktmbuf_data_len(m) >= 14 && rd16(b + 12) == kEtherTypeMacControl;
+}
+
+bool UdpHost::is_udp_flow_frame(const rte_mbuf *m) {
+    const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
+    return rte_pktmbuf_data_len(m) >= kMinFrame && rd16(b + 12) == kEtherTypeIpv4 &&
+           b[23] == kProtoUdp && rd32(b + kPayloadOff) == kMagic;
+}
+
 void UdpHost::on_rx(rte_mbuf **frames, uint16_t n, TimePs now) {
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = frames[i];
         const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
         const uint32_t len = rte_pktmbuf_data_len(m);
-        if (len >= 14 && rd16(b + 12) == kEtherTypeMacControl) {
+        if (is_mac_control(m)) {
             MacControlFrame mc;
             if (parse_mac_control(b, len, &mc) == MacControlError::none) {
                 pause_frames_++;
@@ -151,8 +162,7 @@ void UdpHost::on_rx(rte_mbuf **frames, uint16_t n, TimePs now) {
                         q ? now + TimePs((bits + p_.port_rate_bps - 1) / p_.port_rate_bps) : 0;
                 }
             }
-        } else if (len >= kMinFrame && rd16(b + 12) == kEtherTypeIpv4 && b[23] == kProtoUdp &&
-                   rd32(b + kPayloadOff) == kMagic) {
+        } else if (is_udp_flow_frame(m)) {
             const uint8_t *pl = b + kPayloadOff;
             rec_.on_delivery(rd32(pl + 4), rd64(pl + 8), rd64(pl + 16), now);
         } else {

@@ -102,6 +102,10 @@ class UdpHost final : public SimHost {
     TimePs next_event(TimePs wire_free) const override;
     void run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) override;
 
+    // What on_rx makes of a frame: a UDP flow's (an 'RSIM' payload), a MAC control frame.
+    static bool is_udp_flow_frame(const rte_mbuf *m);
+    static bool is_mac_control(const rte_mbuf *m);
+
     uint64_t pause_frames() const { return pause_frames_; }
     uint64_t rx_other() const { return rx_other_; }
 

@@ -69,6 +69,8 @@ class SimSwitch {
     // One worker pass (RX of every port, pipeline, egress flush) at `now_ns`.
     uint32_t poll(uint64_t now_ns) { return dp_->poll(0, now_ns); }
     uint32_t backlog() const { return dp_->egress(0).backlog(); }
+    // When the egress next wants to run (Egress::next_event_ns).
+    uint64_t next_event_ns(uint64_t now_ns) const { return dp_->egress(0).next_event_ns(now_ns); }
 
     // Routing: replaces the routes (one per destination prefix) and the neighbours; only what
     // changed reaches the Fib. `paths` empty: withdraw.

@@ -98,6 +98,39 @@ Topology make_fat_tree(const FatTreeSpec &s) {
     return t;
 }
 
+Topology make_three_tier(const ThreeTierSpec &s) {
+    require(s.pods >= 1 && s.tors_per_pod >= 1 && s.aggs_per_pod >= 1 && s.hosts_per_tor >= 1 &&
+                s.cores_per_agg >= 1,
+            "three-tier: pods, ToRs, aggregation switches, hosts and cores must be >= 1");
+    require(s.host_rate_bps > 0 && s.fabric_rate_bps > 0, "three-tier: rates must be > 0");
+    require(uint64_t(s.pods) * s.tors_per_pod * s.hosts_per_tor <= 65536,
+            "three-tier: more than 65536 hosts");
+    const uint32_t tors = s.pods * s.tors_per_pod, aggs = s.pods * s.aggs_per_pod;
+    const uint32_t hosts = tors * s.hosts_per_tor;
+    const uint32_t tor0 = hosts, agg0 = tor0 + tors, core0 = agg0 + aggs;
+    Topology t;
+    for (uint32_t i = 0; i < hosts; ++i) t.add_node(NodeKind::host, n("host", i));
+    for (uint32_t i = 0; i < tors; ++i)
+        t.add_node(NodeKind::switch_node, "pod" + std::to_string(i / s.tors_per_pod) + "-tor" +
+                                              std::to_string(i % s.tors_per_pod));
+    for (uint32_t i = 0; i < aggs; ++i)
+        t.add_node(NodeKind::switch_node, "pod" + std::to_string(i / s.aggs_per_pod) + "-agg" +
+                                              std::to_string(i % s.aggs_per_pod));
+    for (uint32_t c = 0; c < s.aggs_per_pod * s.cores_per_agg; ++c)
+        t.add_node(NodeKind::switch_node, n("core", c));
+    for (uint32_t i = 0; i < hosts; ++i)
+        t.add_link(i, tor0 + i / s.hosts_per_tor, s.host_rate_bps, s.delay_ps);
+    for (uint32_t i = 0; i < tors; ++i)
+        for (uint32_t a = 0; a < s.aggs_per_pod; ++a)
+            t.add_link(tor0 + i, agg0 + (i / s.tors_per_pod) * s.aggs_per_pod + a,
+                       s.fabric_rate_bps, s.delay_ps);
+    for (uint32_t i = 0; i < aggs; ++i)
+        for (uint32_t c = 0; c < s.cores_per_agg; ++c)
+            t.add_link(agg0 + i, core0 + (i % s.aggs_per_pod) * s.cores_per_agg + c,
+                       s.fabric_rate_bps, s.delay_ps);
+    return t;
+}
+
 Topology make_rail_optimized(const RailSpec &s) {
     require(s.groups >= 1 && s.servers_per_group >= 1 && s.rails >= 1,
             "rail-optimized: groups, servers per group and rails must be >= 1");

@@ -51,6 +51,27 @@ struct FatTreeSpec {
 };
 Topology make_fat_tree(const FatTreeSpec &s);
 
+// Three tiers in HPCC's shape (its ns-3 `mix/fat.txt`): `pods` pods of `tors_per_pod` ToRs
+// with `hosts_per_tor` hosts each and `aggs_per_pod` aggregation switches; every ToR links to
+// every aggregation switch of its pod; aggregation switch j of every pod links to the j-th
+// group of `cores_per_agg` cores (aggs_per_pod * cores_per_agg cores in all). Nodes: hosts
+// (ToR-major), ToRs, aggregation switches (pod-major), cores; links in that order too: host
+// links, then per ToR its uplinks, then per aggregation switch its core links. The defaults
+// are HPCC's file: 320 hosts, 20 ToRs, 20 aggregation switches, 16 cores (56 switches), 480
+// links, hosts at 100 Gb/s, the fabric at 400 Gb/s, 1 us; to_hpcc() writes that file's links
+// line for line. Hosts per ToR x host rate = 1,600 Gb/s down, 4 x 400 Gb/s up: 1:1.
+struct ThreeTierSpec {
+    uint32_t pods = 5;
+    uint32_t tors_per_pod = 4;
+    uint32_t aggs_per_pod = 4;
+    uint32_t hosts_per_tor = 16;
+    uint32_t cores_per_agg = 4;
+    uint64_t host_rate_bps = 100'000'000'000;
+    uint64_t fabric_rate_bps = 400'000'000'000;  // ToR-agg and agg-core links
+    TimePs delay_ps = 1 * kPsPerUs;
+};
+Topology make_three_tier(const ThreeTierSpec &s);
+
 // Rail-optimized (the GPU cluster layout of NVIDIA's DGX SuperPOD and others). Model:
 //  - `groups` scalable units of `servers_per_group` servers; each server has `rails` NICs
 //    (one per GPU). Each NIC is a host node of its own (its own address): a GPU endpoint.

@@ -388,7 +388,7 @@ std::string format_flows(const std::vector<FlowRecord> &flows) {
     char buf[128];
     for (const auto &f : flows) {
         std::snprintf(buf, sizeof buf, "%u %u %u %u %" PRIu64 " %" PRIu64 ".%09" PRIu64 "\n", f.src,
-                      f.dst, unsigned(f.pg), unsigned(f.dport), f.size_bytes,
+                      f.dst, unsigned(f.pg.value_or(3)), unsigned(f.dport), f.size_bytes,
                       f.start_ns / 1000000000u, f.start_ns % 1000000000u);
         out += buf;
     }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -79,7 +80,10 @@ class Topology {
 // A flow of HPCC's flow.txt: `src dst pg dport size start_seconds`.
 struct FlowRecord {
     uint32_t src = 0, dst = 0;
-    uint8_t pg = 3;        // priority group (HPCC's traffic_gen writes 3)
+    // Priority group: the TC (queue, PFC priority) of the flow's packets, as HPCC's pg is
+    // the switch queue (RoceHosts::flow_class); unset: the hosts' traffic class. flow.txt
+    // always sets it (HPCC's traffic_gen writes 3).
+    std::optional<uint8_t> pg{};
     uint16_t dport = 100;  // fct_analysis.py selects 100 (normal) or 200 (incast)
     uint64_t size_bytes = 0;
     uint64_t start_ns = 0;  // start_seconds, exact to the nanosecond (rounded half up below)

@@ -59,87 +59,12 @@ double Rng::exponential(double mean) {
     return -det_log(1.0 - uniform()) * mean;
 }
 
-SizeCdf SizeCdf::parse(std::string_view text, const std::string &source) {
-    SizeCdf c;
-    uint32_t line = 0, last_point_line = 0;
-    size_t pos = 0;
-    auto fail = [&](const std::string &msg) -> void {
-        throw InputError(source + ":" + std::to_string(line) + ": " + msg);
-    };
-    while (pos <= text.size()) {
-        size_t nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) nl = text.size();
-        std::string l(text.substr(pos, nl - pos));
-        pos = nl + 1;
-        ++line;
-        if (auto h = l.find('#'); h != std::string::npos) l.resize(h);
-        std::istringstream ss(l);
-        std::string a, b, extra;
-        if (!(ss >> a)) {
-            if (nl == text.size()) break;
-            continue;
-        }
-        if (!(ss >> b)) fail("field 2 (cumulative percent): missing");
-        if (ss >> extra) fail("field 3: unexpected '" + extra + "' (a line is: size percent)");
-        char *end = nullptr;
-        double x = std::strtod(a.c_str(), &end);
-        if (*end != '\0' || !(x >= 0)) fail("field 1 (size): '" + a + "' is not a size in bytes");
-        double y = std::strtod(b.c_str(), &end);
-        if (*end != '\0' || !(y >= 0 && y <= 100))
-            fail("field 2 (cumulative percent): '" + b + "' is not a percent in [0, 100]");
-        if (c.pts_.empty() && y != 0)
-            fail("field 2 (cumulative percent): the first point must be 0");
-        if (!c.pts_.empty()) {
-            if (x <= c.pts_.back().first) fail("field 1 (size): sizes must increase");
-            if (y <= c.pts_.back().second)
-                fail("field 2 (cumulative percent): percents must increase");
-        }
-        c.pts_.emplace_back(x, y);
-        last_point_line = line;
-        if (nl == text.size()) break;
-    }
-    if (c.pts_.size() < 2) throw InputError(source + ": a CDF needs at least two points");
-    if (c.pts_.back().second != 100)
-        throw InputError(source + ":" + std::to_string(last_point_line) +
-                         ": field 2 (cumulative percent): the last point must be 100");
-    return c;
-}
-
-SizeCdf SizeCdf::load(const std::string &path) {
-    std::ifstream f(path);
-    if (!f) throw InputError(path + ": cannot open");
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return parse(ss.str(), path);
-}
-
-uint64_t SizeCdf::sample(double u) const {
-    const double r = u * 100;
-    for (size_t i = 1; i < pts_.size(); ++i) {
-        if (r <= pts_[i].second) {
-            const auto [x0, y0] = pts_[i - 1];
-            const auto [x1, y1] = pts_[i];
-            const double v = x0 + (x1 - x0) / (y1 - y0) * (r - y0);
-            const uint64_t s = uint64_t(v);
-            return s == 0 ? 1 : s;
-        }
-    }
-    return uint64_t(pts_.back().first);
-}
-
-double SizeCdf::mean_bytes() const {
-    double s = 0;
-    for (size_t i = 1; i < pts_.size(); ++i)
-        s += (pts_[i].first + pts_[i - 1].first) / 2.0 * (pts_[i].second - pts_[i - 1].second);
-    return s / 100;
-}
-
 std::vector<FlowRecord> poisson_cdf_flows(const PoissonSpec &s) {
     if (s.hosts.size() < 2) throw std::invalid_argument("poisson: needs at least two hosts");
     if (!(s.load > 0 && s.load <= 1))
         throw std::invalid_argument("poisson: load must be in (0, 1]");
     if (s.host_rate_bps == 0) throw std::invalid_argument("poisson: host rate must be > 0");
-    const double mean_gap_ns = s.cdf.mean_bytes() * 8e9 / (double(s.host_rate_bps) * s.load);
+    const double mean_gap_ns = s.cdf.mean_bytes_hpcc() * 8e9 / (double(s.host_rate_bps) * s.load);
     struct Tagged {
         FlowRecord f;
         uint32_t host_index;
@@ -158,7 +83,7 @@ std::vector<FlowRecord> poisson_cdf_flows(const PoissonSpec &s) {
             uint64_t d = rng.below(s.hosts.size() - 1);
             if (d >= hi) ++d;  // uniform over the other hosts
             f.dst = s.hosts[d];
-            f.size_bytes = s.cdf.sample(rng.uniform());
+            f.size_bytes = s.cdf.sample_hpcc(rng.uniform());
             f.start_ns = t;
             f.pg = s.pg;
             f.dport = s.dport;

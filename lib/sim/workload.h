@@ -14,11 +14,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "roce/workload.h"
 #include "sim/topology.h"
 
 namespace rocesw::sim {
@@ -42,23 +44,7 @@ class Rng {
 // Natural logarithm of x > 0 from +, *, / and frexp only: the same bits everywhere.
 double det_log(double x);
 
-// A flow-size CDF in HPCC's traffic_gen format: "<size bytes> <cumulative percent>" per line,
-// the first percent 0, the last 100, sizes and percents strictly increasing ('#' comments and
-// blank lines allowed).
-class SizeCdf {
-  public:
-    // Throws InputError "<source>:<line>: ..." naming the field.
-    static SizeCdf parse(std::string_view text, const std::string &source);
-    static SizeCdf load(const std::string &path);
-    // HPCC's getValueFromPercentile(u * 100) truncated to an integer, at least 1.
-    uint64_t sample(double u) const;
-    // HPCC's getAvg: the mean of the piecewise-linear distribution, bytes.
-    double mean_bytes() const;
-    const std::vector<std::pair<double, double>> &points() const { return pts_; }
-
-  private:
-    std::vector<std::pair<double, double>> pts_;  // (size, percent)
-};
+using roce::SizeCdf;  // HPCC's traffic_gen CDF; rocesim samples it as HPCC does (_hpcc)
 
 struct PoissonSpec {
     std::vector<uint32_t> hosts;  // senders and receivers (node ids)
@@ -68,7 +54,7 @@ struct PoissonSpec {
     uint64_t start_ns = 0;
     uint64_t duration_ns = 0;  // arrivals in [start, start + duration)
     uint64_t seed = 1;
-    uint8_t pg = 3;
+    std::optional<uint8_t> pg{};  // FlowRecord::pg
     uint16_t dport = 100;
 };
 // Per host, inter-arrival times ~ Exp(mean = mean_size * 8e9 / (rate * load)) ns, truncated
@@ -81,7 +67,7 @@ struct IncastSpec {
     uint32_t receiver = 0;
     uint64_t size_bytes = 1 << 20;
     uint64_t start_ns = 0;
-    uint8_t pg = 3;
+    std::optional<uint8_t> pg{};  // FlowRecord::pg
     uint16_t dport = 200;  // fct_analysis.py's incast selector
 };
 std::vector<FlowRecord> incast_flows(const IncastSpec &s);
@@ -97,7 +83,7 @@ struct CollectiveSpec {
     uint64_t compute_gap_ns = 0;  // before each iteration's first step
     uint64_t step_gap_ns = 0;     // between steps of an iteration
     AllToAllSchedule a2a = AllToAllSchedule::simultaneous;
-    uint8_t pg = 3;
+    std::optional<uint8_t> pg{};  // FlowRecord::pg
     uint16_t dport = 100;
 };
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -28,6 +29,22 @@ Scenario load(const std::string &dir, const std::string &yaml) {
     Scenario s;
     load_scenario(dir + "/s.yaml", s);
     return s;
+}
+
+// A star of `hosts` hosts (100 Gb/s, 1 us), nvidia-roce.yaml switch, DCQCN `profile`: the
+// head of most scenarios here.
+std::string star_roce(uint32_t hosts, const std::string &profile) {
+    return "topology: {type: star, hosts: " + std::to_string(hosts) +
+           ", link_rate: 100Gbps, link_delay: 1us}\n"
+           "qos_profile: " + qos_path() + "\n"
+           "hosts: {dcqcn: {profile: " + profile + "}}\n";
+}
+
+// Runs to the end, checks every switch's accounting identity, writes the files.
+void run_to_end(Engine &e) {
+    e.run();
+    test::expect_accounting_balanced(e);
+    e.finish(0, 0, 0);
 }
 
 struct RunResult {
@@ -154,6 +171,12 @@ TEST(SimRoce, OneFlowAloneHasSlowdownExactlyOne) {
         ASSERT_EQ(rs.size(), 1u);
         EXPECT_EQ(rs[0].ideal_ns, ideal);
         EXPECT_EQ(rs[0].slowdown(), 1.0);
+        // flows.csv's base RTT: the ideal beyond the bytes at the bottleneck rate: the second
+        // link's first packet, 4 x 1 us, the ACK's two links.
+        EXPECT_EQ(rs[0].base_rtt_ns, 1098u + 4 * 1000 + 2 * 86);
+        const std::string csv = slurp(dir + "/hosts/flows.csv");
+        EXPECT_NE(csv.find(",fct_ns,ideal_ns,base_rtt_ns,slowdown,"), std::string::npos) << csv;
+        EXPECT_NE(csv.find(",1087286,1087286,5270,1.0000,1,"), std::string::npos) << csv;
         std::filesystem::remove_all(dir);
     }
     {
@@ -166,6 +189,7 @@ TEST(SimRoce, OneFlowAloneHasSlowdownExactlyOne) {
         auto rs = roce::flow_results(e.roce()->host_set());
         ASSERT_EQ(rs.size(), 1u);
         EXPECT_EQ(rs[0].ideal_ns, bytes + 3000);
+        EXPECT_EQ(rs[0].base_rtt_ns, 3000u);
         std::filesystem::remove_all(dir);
     }
 }
@@ -403,17 +427,12 @@ TEST(SimRoce, PfcStormFromAHostPausesTheFabric) {
 // the flow, pauses host 0 when its ingress fills; at 400 us host 2 drains and sends XON.
 TEST(SimRoce, SlowReceiverPausesTheSwitch) {
     const std::string dir = tmpdir("slow");
-    Scenario s = load(dir,
-                      "topology: {type: star, hosts: 3, link_rate: 100Gbps, link_delay: 1us}\n"
-                      "qos_profile: " + qos_path() + "\n"
-                      "hosts: {dcqcn: {profile: hpcc-ns3}}\n"
-                      "roce_flows:\n  - {src: 0, dst: 2, size: 10000000}\n"
-                      "events:\n  - {at: 100us, slow_receiver: 2, until: 400us, xoff: 65536, "
-                      "interval: 10us, priority: 3}\n");
+    Scenario s = load(dir, star_roce(3, "hpcc-ns3") +
+                               "roce_flows:\n  - {src: 0, dst: 2, size: 10000000}\n"
+                               "events:\n  - {at: 100us, slow_receiver: 2, until: 400us, "
+                               "xoff: 65536, interval: 10us, priority: 3}\n");
     Engine e(s, dir);
-    e.run();
-    test::expect_accounting_balanced(e);
-    e.finish(0, 0, 0);
+    run_to_end(e);
     const auto &st = e.stats();
     std::printf("  slow receiver: held %lu frames (max %lu B), %lu pause frames from host 2, "
                 "%lu PFC frames in all\n",
@@ -427,6 +446,117 @@ TEST(SimRoce, SlowReceiverPausesTheSwitch) {
     const std::string ev = slurp(dir + "/pfc_events.csv");
     EXPECT_NE(ev.find("400000,2,0,3,xon,0\n"), std::string::npos) << ev.substr(0, 300);
     if (!HasFailure() && !getenv("KEEP")) std::filesystem::remove_all(dir);
+}
+
+// --- flow.txt's pg: the flow's traffic class, as HPCC's pg is the switch queue -------------
+//
+// nvidia-roce.yaml: DSCP 26 -> TC3 (lossless, ECN), 48 -> TC6, 56 -> TC7, every other DSCP ->
+// TC0; hosts.traffic: data DSCP 26 priority 3, ACKs with the data. pg 3 is that class (no
+// override); pg 0 is DSCP 0 (the lowest mapping to TC0), priority 0, ACKs too; pg 6 is DSCP 48;
+// pg 1 has no DSCP. With ACKs in a class of their own (ack_dscp 48, priority 6), they keep it.
+TEST(SimRoce, FlowPgIsTheFlowsTrafficClass) {
+    const std::string dir = tmpdir("pg");
+    Scenario s = load(dir, star_roce(3, "nvidia"));
+    // Two 100,000-byte flows into host 2 at once: 100 packets each (hosts.mtu 1000).
+    s.flows = parse_flows("2\n0 2 3 100 100000 0\n1 2 0 100 100000 0\n", "flow.txt", s.topo);
+    ASSERT_EQ(s.flows[1].pg, std::optional<uint8_t>(0));
+    Engine e(s, dir);
+    const RoceHosts &rh = *e.roce();
+    EXPECT_EQ(rh.flow_class(0, 3), std::nullopt);
+    EXPECT_EQ(rh.flow_class(0, 0), (roce::FlowClass{0, 0, 0, 0}));
+    EXPECT_EQ(rh.flow_class(0, 6), (roce::FlowClass{48, 6, 48, 6}));
+    EXPECT_THROW(rh.flow_class(0, 1), std::runtime_error);
+    run_to_end(e);
+    ASSERT_EQ(rh.host_set().done_flows(), 2u);
+    for (auto d : e.drops()) EXPECT_EQ(d, 0u);
+    // The switch (node 3; port i is host i): each flow's data in its own queue toward host 2,
+    // each flow's ACKs in the same class toward its sender, nothing in the other queues
+    // (the CNPs of the ECN-marked TC3 flow go in queue 6 toward host 0).
+    const TrafficManager &tm = e.switch_at(3)->qos();
+    auto enq = [&](uint16_t port, uint8_t q) { return tm.queue(port, q).enq_packets; };
+    const roce::HostCounters &h0 = rh.host_set().hosts()[0].c, &h1 = rh.host_set().hosts()[1].c;
+    const roce::HostCounters &h2 = rh.host_set().hosts()[2].c;
+    EXPECT_EQ(h0.tx_data, 100u);
+    EXPECT_EQ(h1.tx_data, 100u);
+    EXPECT_EQ(enq(2, 3), 100u);
+    EXPECT_EQ(enq(2, 0), 100u);
+    EXPECT_EQ(enq(0, 3), h0.acks_rx + h0.naks_rx);
+    EXPECT_EQ(enq(0, 6), h0.cnps_rx);
+    EXPECT_EQ(enq(1, 0), h1.acks_rx + h1.naks_rx);
+    EXPECT_GT(h1.acks_rx, 0u);
+    EXPECT_EQ(h1.cnps_rx, 0u);  // TC0 does not mark
+    EXPECT_EQ(h2.cnps_tx, h0.cnps_rx);
+    for (uint8_t q = 0; q < kNumQueues; q++) {
+        if (q != 3 && q != 0) {
+            EXPECT_EQ(enq(2, q), 0u) << "queue " << int(q);
+        }
+        if (q != 3 && q != 6) {
+            EXPECT_EQ(enq(0, q), 0u) << "queue " << int(q);
+        }
+        if (q != 0) {
+            EXPECT_EQ(enq(1, q), 0u) << "queue " << int(q);
+        }
+    }
+    std::filesystem::remove_all(dir);
+
+    // ACKs in a class of their own keep it.
+    const std::string dir2 = tmpdir("pg_ack");
+    Scenario s2 = load(dir2,
+                       "topology: {type: star, hosts: 2, link_rate: 100Gbps, link_delay: 1us}\n"
+                       "qos_profile: " + qos_path() + "\n"
+                       "hosts: {traffic: {ack_dscp: 48, ack_priority: 6}}\n");
+    Engine e2(s2, "");
+    EXPECT_EQ(e2.roce()->flow_class(0, 0), (roce::FlowClass{0, 0, 48, 6}));
+    std::filesystem::remove_all(dir2);
+}
+
+// --- UDP and RoCE hosts in one run ---------------------------------------------------------
+//
+// Star, 100 Gb/s, 1 us, nvidia-roce.yaml: host 0 blasts UDP at line rate (DSCP 0 -> TC0, lossy)
+// into host 2 for 200 us while host 1 writes 2 MB (TC3, lossless, DCQCN) to host 2; both meet
+// in the switch's port 2 (DWRR 50/50 between queues 0 and 3). Host 0 and 2 are UDP and RoCE
+// hosts at once (MixedSimHost), host 1 a RoCE host. Every frame is accounted for: UDP sent =
+// received + dropped in queue 0; the RoCE flow loses nothing and completes; port 2's queues
+// hold exactly the UDP deliveries (queue 0) and the RoCE data packets (queue 3). Measured:
+// no UDP drops, the RoCE flow 377 us instead of ~170 us alone, 44 CNPs.
+TEST(SimRoce, UdpBlastAndRoceFlowShareABottleneck) {
+    const std::string dir = tmpdir("mixed");
+    Scenario s = load(dir, star_roce(3, "nvidia") +
+                               "roce_flows:\n  - {src: 1, dst: 2, size: 2000000}\n"
+                               "udp_flows:\n  - {src: 0, dst: 2, rate: 100Gbps, size: 1000, "
+                               "start: 0us, stop: 200us, dscp: 0}\n");
+    Engine e(s, dir);
+    run_to_end(e);
+    const UdpFlowStats &u = e.udp().stats()[0];
+    // Packet k leaves at k x 1024 B x 80 ps = k x 81.92 ns: ceil(200,000 / 81.92) = 2,442.
+    EXPECT_EQ(u.sent, 2442u);
+    const auto d = e.drops();
+    uint64_t drops = 0;
+    for (auto x : d) drops += x;
+    EXPECT_EQ(u.received + drops, u.sent);
+    EXPECT_EQ(drops, 0u);  // queue 0's share of the buffer holds the blast's excess
+    const roce::HostSet &hs = e.roce()->host_set();
+    ASSERT_EQ(hs.done_flows(), 1u);
+    const roce::HostCounters &h1 = hs.hosts()[1].c, &h2 = hs.hosts()[2].c;
+    EXPECT_EQ(h1.tx_data, 2000u);  // 2 MB in 1000 B packets, none resent
+    EXPECT_EQ(h1.naks_rx, 0u);
+    EXPECT_EQ(h2.rx_roce, 2000u);
+    EXPECT_EQ(h2.rx_not_roce, 0u);  // the UDP frames went to host 2's UDP side
+    const TrafficManager &tm = e.switch_at(3)->qos();
+    EXPECT_EQ(tm.queue(2, 0).enq_packets, u.received);
+    EXPECT_EQ(tm.queue(2, 3).enq_packets, 2000u);
+    EXPECT_EQ(tm.queue(2, 0).drops_total(), drops);
+    EXPECT_EQ(h2.cnps_tx, h1.cnps_rx);
+    EXPECT_GT(h1.cnps_rx, 0u);  // TC3 marked while the blast held half the port
+    // Alone the flow takes ~170 us at line rate; with at most half the port during the
+    // blast's 200 us (1.25 MB), the other 0.75 MB take >= 60 us more: >= 260 us.
+    const roce::Flow &f = hs.flows()[0];
+    EXPECT_GT(f.finish_ns - f.start_ns, 260'000u);
+    std::printf("  mixed: UDP %lu sent, %lu received, %lu dropped; RoCE 2 MB in %.1f us, "
+                "%lu CNPs\n",
+                (unsigned long)u.sent, (unsigned long)u.received, (unsigned long)drops,
+                double(f.finish_ns - f.start_ns) / 1000, (unsigned long)h1.cnps_rx);
+    if (!HasFailure()) std::filesystem::remove_all(dir);
 }
 
 }  // namespace

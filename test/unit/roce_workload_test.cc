@@ -104,7 +104,8 @@ TEST(SizeCdf, ParsesSamplesByInterpolationAndRejectsBadFiles) {
         SizeCdf::parse("0 0\n100 x\n", "t.txt");
         FAIL();
     } catch (const std::runtime_error &e) {
-        EXPECT_STREQ(e.what(), "t.txt: line 2: expected '<size bytes> <cumulative percent>'");
+        EXPECT_STREQ(e.what(),
+                     "t.txt:2: field 2 (cumulative percent): 'x' is not a percent in [0, 100]");
     }
 }
 

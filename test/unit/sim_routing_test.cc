@@ -51,6 +51,63 @@ TEST(SimTopoGen, FatTreeK4Counts) {
     EXPECT_EQ(k8.switch_count(), 80u);
 }
 
+// HPCC's mix/fat.txt: 376 nodes (320 hosts, then switches 320..375), 480 links; ToR t
+// (320..339) has hosts 16(t-320)..+15 and links to the 4 aggregation switches of its pod
+// (340 + 4 x pod ..), aggregation switch j of a pod to cores 360 + 4j .. 363 + 4j.
+TEST(SimTopoGen, ThreeTierHasHpccFatTxtShape) {
+    Topology t = make_three_tier({});
+    EXPECT_EQ(t.node_count(), 376u);
+    EXPECT_EQ(t.host_count(), 320u);
+    EXPECT_EQ(t.switch_count(), 56u);
+    EXPECT_EQ(t.link_count(), 480u);
+    const std::string txt = t.to_hpcc();
+    auto line = [&](size_t i) {  // line i of the file, from 0
+        size_t p = 0;
+        for (size_t k = 0; k < i; k++) p = txt.find('\n', p) + 1;
+        return txt.substr(p, txt.find('\n', p) - p);
+    };
+    EXPECT_EQ(line(0), "376 56 480");
+    EXPECT_EQ(line(1).substr(0, 12), "320 321 322 ");
+    EXPECT_EQ(line(2), "0 320 100Gbps 1000ns 0.000000");        // links from line 2
+    EXPECT_EQ(line(2 + 16), "16 321 100Gbps 1000ns 0.000000");
+    EXPECT_EQ(line(2 + 319), "319 339 100Gbps 1000ns 0.000000");
+    EXPECT_EQ(line(2 + 320), "320 340 400Gbps 1000ns 0.000000");   // ToR uplinks
+    EXPECT_EQ(line(2 + 323), "320 343 400Gbps 1000ns 0.000000");
+    EXPECT_EQ(line(2 + 336), "324 344 400Gbps 1000ns 0.000000");   // pod 1
+    EXPECT_EQ(line(2 + 399), "339 359 400Gbps 1000ns 0.000000");
+    EXPECT_EQ(line(2 + 400), "340 360 400Gbps 1000ns 0.000000");   // aggregation - core
+    EXPECT_EQ(line(2 + 404), "341 364 400Gbps 1000ns 0.000000");
+    EXPECT_EQ(line(2 + 416), "344 360 400Gbps 1000ns 0.000000");   // pod 1's agg 0
+    EXPECT_EQ(line(2 + 479), "359 375 400Gbps 1000ns 0.000000");
+    uint64_t host_links = 0, fabric_links = 0;
+    for (uint32_t i = 0; i < t.link_count(); i++) {
+        const TopoLink &l = t.link(i);
+        EXPECT_EQ(l.delay_ps, 1 * kPsPerUs);
+        (t.is_host(l.a) ? host_links : fabric_links)++;
+        EXPECT_EQ(l.rate_bps, t.is_host(l.a) ? 100'000'000'000u : 400'000'000'000u);
+    }
+    EXPECT_EQ(host_links, 320u);
+    EXPECT_EQ(fabric_links, 160u);
+    for (uint32_t s = 320; s < 340; s++) EXPECT_EQ(t.ports(s).size(), 16u + 4u) << t.name(s);
+    for (uint32_t s = 340; s < 360; s++) EXPECT_EQ(t.ports(s).size(), 4u + 4u) << t.name(s);
+    for (uint32_t s = 360; s < 376; s++) EXPECT_EQ(t.ports(s).size(), 5u) << t.name(s);
+    // Routing: a ToR has 4 next hops toward another ToR's host, an aggregation switch 4 (its
+    // cores) toward another pod, a core 1; host 0 to host 319 is 6 hops, to host 16 4.
+    EcmpRouting r(t);
+    EXPECT_EQ(r.next_hops(320, 319).size(), 4u);
+    EXPECT_EQ(r.next_hops(340, 319).size(), 4u);
+    EXPECT_EQ(r.next_hops(360, 319).size(), 1u);
+    EXPECT_EQ(r.next_hops(340, 16).size(), 1u);
+    EXPECT_EQ(r.distance(0, 319), 6u);
+    EXPECT_EQ(r.distance(0, 16), 4u);
+    // Other shapes: 2 pods x 2 ToRs x 3 hosts, 2 aggs per pod, 1 core per agg.
+    Topology small = make_three_tier({2, 2, 2, 3, 1, 25'000'000'000, 50'000'000'000, 1 * kPsPerUs});
+    EXPECT_EQ(small.host_count(), 12u);
+    EXPECT_EQ(small.switch_count(), 4u + 4u + 2u);
+    EXPECT_EQ(small.link_count(), 12u + 8u + 4u);
+    EXPECT_THROW(make_three_tier({0}), std::invalid_argument);
+}
+
 TEST(SimTopoGen, RailOptimizedAttachesNicRToRailR) {
     RailSpec s{2, 2, 2, 2, 400'000'000'000, 400'000'000'000, 1 * kPsPerUs};
     Topology t = make_rail_optimized(s);
