@@ -287,8 +287,6 @@ rsw_wait_counter() {
 
 # --- readiness ------------------------------------------------------------------------------
 
-# rsw_wait_listen NS tcp|udp PORT [TIMEOUT_S=10]: waits until a socket in namespace NS listens
-# on (TCP) or is bound to (UDP) PORT, as `ss` shows it. Returns 1 (logged) on timeout.
 # rsw_rocelab_init: what a rocelab real-engine test needs: the four binaries built (else the
 # test fails), ROCELAB_BUILD exported, LAB (tools/rocelab) set.
 rsw_rocelab_init() {
@@ -299,9 +297,12 @@ rsw_rocelab_init() {
         [ -x "$b" ] || { rsw_fail "$b is not built"; rsw_finish; }
     done
     export ROCELAB_BUILD="$BUILD_DIR"
+    # shellcheck disable=SC2034  # read by the tests
     LAB="$RSW_REPO/tools/rocelab"
 }
 
+# rsw_wait_listen NS tcp|udp PORT [TIMEOUT_S=10]: waits until a socket in namespace NS listens
+# on (TCP) or is bound to (UDP) PORT, as `ss` shows it. Returns 1 (logged) on timeout.
 rsw_wait_listen() {
     local ns="$1" proto="$2" port="$3" timeout="${4:-10}" deadline opt
     case "$proto" in
@@ -384,6 +385,19 @@ make_veth() {
     ethtool -K "$peer" tx off >/dev/null
     ip link set dev "$name" up
     ip link set dev "$peer" up
+}
+
+# rsw_require_root TOOL...: the start of a test that needs root (namespaces, TAP devices): SKIP
+# (exit RSW_SKIP) without root, FAIL when a TOOL is not installed (tools/bootstrap installs them).
+rsw_require_root() {
+    local tool
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
+        exit "$RSW_SKIP"
+    fi
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed (tools/bootstrap)"; exit 1; }
+    done
 }
 
 # rsw_require_af_xdp TOOL...: the start of an AF_XDP test. SKIP (exit RSW_SKIP) without root or

@@ -25,10 +25,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib_bgp.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
+rsw_require_root
 if [ "$RSW_BGP_KERNEL" = 1 ]; then
     echo "SKIP $(basename "$0"): RSW_BGP_KERNEL_SWITCH=1 is not supported here (FRR beside roceswd only)"
     exit "$RSW_SKIP"

@@ -17,10 +17,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib_bgp.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
+rsw_require_root
 
 LIMIT=200
 PPS="${RSW_COPP_PPS:-2000}"

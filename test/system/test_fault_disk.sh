@@ -16,13 +16,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
-for tool in ip ping curl; do
-    command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
-done
+rsw_require_root ip ping curl
 [ -c /dev/full ] || { echo "SKIP $(basename "$0"): no /dev/full"; exit "$RSW_SKIP"; }
 
 rsw_init

@@ -24,13 +24,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
-for tool in ip ping; do
-    command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
-done
+rsw_require_root ip ping
 "$RSW_PYTHON" -c 'import scapy.contrib.mac_control' 2>/dev/null ||
     { echo "FAIL: python3-scapy (scapy.contrib.mac_control) not installed"; exit 1; }
 

@@ -31,13 +31,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib_bgp.sh"   # bgp_udp_flows, bgp_wait_if_counter
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
-for tool in ip ping iperf3 curl; do
-    command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
-done
+rsw_require_root ip ping iperf3 curl
 
 rsw_init
 IF0="$(rsw_ifname p0)"

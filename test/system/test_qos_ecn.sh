@@ -15,13 +15,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
-for tool in ip iperf3 tshark; do
-    command -v "$tool" >/dev/null || { echo "FAIL: $tool not installed"; exit 1; }
-done
+rsw_require_root ip iperf3 tshark
 
 rsw_init
 IF0="$(rsw_ifname p0)"

@@ -16,11 +16,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
-command -v iperf3 >/dev/null || { echo "FAIL: iperf3 not installed"; exit 1; }
+rsw_require_root iperf3
 
 rsw_init
 IF0="$(rsw_ifname p0)"

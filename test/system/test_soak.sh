@@ -8,10 +8,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIP $(basename "$0"): needs root (network namespaces, TAP devices)"
-    exit "$RSW_SKIP"
-fi
+rsw_require_root
 if [ "${RSW_BGP_KERNEL_SWITCH:-0}" = 1 ]; then
     echo "SKIP $(basename "$0"): the soak runs roceswd (no kernel mode)"
     exit "$RSW_SKIP"
