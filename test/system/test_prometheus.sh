@@ -61,6 +61,8 @@ ports:
 neighbours:
   - {ip: 10.0.1.2, mac: "02:00:00:00:01:02"}
   - {ip: 10.0.2.2, mac: "02:00:00:00:02:02"}
+control_plane:
+  allow_route_learn: true  # the ECMP route below (refused by default: doc/security.md)
 telemetry:
   prometheus:
     listen: "127.0.0.1:${PORT}"
