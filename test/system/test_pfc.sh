@@ -154,6 +154,7 @@ CAP1="$RSW_TMP/h1.pcap"
 rsw_capture "$H1" "$RSW_TMP/tshark-h1.log" -q -i "$IF0" -f "ether proto 0x8808" -w "$CAP1" \
     -a duration:6 || rsw_fail "tshark captures on h1"
 TSHARK="$RSW_LAST_PID"
+H1_RX0="$(ip netns exec "$H1" cat "/sys/class/net/$IF0/statistics/rx_packets")"
 # 2000 x 1000 bytes (2 MB, about 0.33 s at 50 Mb/s) as fast as h1 can send them: p1's queue 3
 # and p0's PG 3 pass 64 KB, so PFC goes to h1; then everything drains and XON follows.
 ip netns exec "$H1" "$RSW_PYTHON" "$SEND" "$IF0" 26 2000 1000 10000
@@ -187,8 +188,18 @@ check_ge "tshark decodes PFC XOFF out of p0: priority 3, time 0xFFFF ($XOFF)" "$
 check_ge "tshark decodes PFC XON (time 0) for priority 3 after the drain ($XON)" "$XON" 1
 check_eq "every PFC frame names exactly priority 3 with 0xFFFF or 0" "$VEC_BAD" 0
 check_eq "PFC frames go from p0's MAC to 01:80:c2:00:00:01" "$SRC_BAD" 0
-check_eq "rocectl: PFC XOFF frames sent on p0 match the capture" "$(pfc_field p0 3 tx_pause)" "$XOFF"
-check_eq "rocectl: XON frames sent on p0 match the capture" "$(pfc_field p0 3 tx_xon)" "$XON"
+# Two witnesses of the count, both outside the switch: the capture decodes every frame it saw,
+# but can miss a few the interface received on a loaded machine (CI saw 185 of 187, no drop
+# reported by tshark); h1's kernel counts every frame its interface received (PFC and whatever
+# else the switch sent to h1 meanwhile). rocectl's count lies between them.
+H1_RX="$(( $(ip netns exec "$H1" cat "/sys/class/net/$IF0/statistics/rx_packets") - H1_RX0 ))"
+TX_XOFF="$(pfc_field p0 3 tx_pause)"
+TX_XON="$(pfc_field p0 3 tx_xon)"
+rsw_log "p0 PFC frames: rocectl $TX_XOFF XOFF + $TX_XON XON; captured $XOFF + $XON; h1's $IF0 received $H1_RX frames"
+check_ge "rocectl: PFC XOFF frames sent on p0 >= the capture's ($XOFF)" "$TX_XOFF" "$XOFF"
+check_ge "rocectl: XON frames sent on p0 >= the capture's ($XON)" "$TX_XON" "$XON"
+check_ge "h1's interface received at least the PFC frames rocectl says p0 sent ($((TX_XOFF + TX_XON)))" \
+    "$H1_RX" "$((TX_XOFF + TX_XON))"
 DROPS="$(rsw_ctl --json call drops | "$RSW_PYTHON" -c '
 import json, sys
 lost = ("headroom_exhausted", "queue_full", "buffer_full", "wred_drop", "tx_full", "handoff_full")
