@@ -77,8 +77,8 @@ rsw_ifname() {
 # A namespace name for this run: rsw<5 hex>-<suffix>.
 rsw_ns() { printf '%s\n' "${RSW_TAG}-$1"; }
 
-# The EAL file prefix for this run's switch (its runtime dir /var/run/dpdk/<prefix> is removed
-# on cleanup).
+# The EAL file prefix for this run's switch (its runtime dir /var/run/dpdk/<prefix>, and any
+# /var/run/dpdk/<prefix><suffix>, is removed on cleanup).
 rsw_file_prefix() { printf '%s\n' "${RSW_TAG}"; }
 
 # rsw_mktemp VAR: a new temp dir (removed on cleanup), its path in VAR. Not `$(...)`: in a
@@ -539,8 +539,11 @@ cleanup() {
     for ns in "${RSW_NETNS[@]}"; do
         ip netns del "$ns" 2>/dev/null
     done
-    if [ -n "$RSW_TAG" ] && [ -d "/var/run/dpdk/$RSW_TAG" ] && [ "${RSW_KEEP:-0}" != 1 ]; then
-        rm -rf -- "/var/run/dpdk/$RSW_TAG"
+    # Every EAL runtime dir of this run: the switch's (<tag>) and those a test named after it
+    # (<tag><suffix>: rocehost, further switches). Tags have a fixed length, so <tag>* is this
+    # run's only.
+    if [ -n "$RSW_TAG" ] && [ "${RSW_KEEP:-0}" != 1 ]; then
+        rm -rf -- "/var/run/dpdk/$RSW_TAG" "/var/run/dpdk/$RSW_TAG"*
     fi
     if [ -n "$RSW_SWITCH_SOCKET" ] && [ -S "$RSW_SWITCH_SOCKET" ] && [ "${RSW_KEEP:-0}" != 1 ]; then
         case "$RSW_SWITCH_SOCKET" in /tmp/rsw*) rm -f "$RSW_SWITCH_SOCKET" ;; esac
