@@ -237,23 +237,28 @@ bgp_state() {
 # bgp_wait_established TIMEOUT_S SOCKET PROTOCOL...: waits until every PROTOCOL is
 # Established. Prints the seconds it took (3 decimals); status 1 on timeout.
 bgp_wait_established() {
-    local timeout="$1" sock="$2" t0 deadline p ok
+    local timeout="$1" sock="$2"
+    shift 2
+    bgp_wait_all_established "$timeout" "bgp_state $sock" "$@"
+}
+
+# bgp_wait_all_established TIMEOUT_S "STATE_CMD ARG" PEER...: waits until `STATE_CMD ARG PEER`
+# prints Established for every PEER (BIRD's bgp_state, FRR's bgp_frr_state). Prints the seconds
+# it took (3 decimals); status 1 on timeout.
+bgp_wait_all_established() {
+    local timeout="$1" t0 deadline p ok
+    local -a state
+    read -r -a state <<<"$2"
     shift 2
     t0=$(date +%s%N)
     deadline=$(( t0 + timeout * 1000000000 ))
     while :; do
         ok=1
         for p in "$@"; do
-            [ "$(bgp_state "$sock" "$p")" = Established ] || { ok=0; break; }
+            [ "$("${state[@]}" "$p")" = Established ] || { ok=0; break; }
         done
-        if [ "$ok" = 1 ]; then
-            bgp_elapsed "$t0"
-            return 0
-        fi
-        if [ "$(date +%s%N)" -ge "$deadline" ]; then
-            bgp_elapsed "$t0"
-            return 1
-        fi
+        if [ "$ok" = 1 ]; then bgp_elapsed "$t0"; return 0; fi
+        if [ "$(date +%s%N)" -ge "$deadline" ]; then bgp_elapsed "$t0"; return 1; fi
         sleep 0.05
     done
 }
@@ -356,19 +361,9 @@ except ValueError:
 # bgp_frr_wait_established TIMEOUT_S DIR NEIGHBOUR...: waits until FRR's sessions to every
 # NEIGHBOUR are Established; prints the seconds it took; status 1 on timeout.
 bgp_frr_wait_established() {
-    local timeout="$1" dir="$2" t0 deadline n ok
+    local timeout="$1" dir="$2"
     shift 2
-    t0=$(date +%s%N)
-    deadline=$(( t0 + timeout * 1000000000 ))
-    while :; do
-        ok=1
-        for n in "$@"; do
-            [ "$(bgp_frr_state "$dir" "$n")" = Established ] || { ok=0; break; }
-        done
-        if [ "$ok" = 1 ]; then bgp_elapsed "$t0"; return 0; fi
-        if [ "$(date +%s%N)" -ge "$deadline" ]; then bgp_elapsed "$t0"; return 1; fi
-        sleep 0.1
-    done
+    bgp_wait_all_established "$timeout" "bgp_frr_state $dir" "$@"
 }
 
 # --- the switch's view ----------------------------------------------------------------------
