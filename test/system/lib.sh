@@ -321,13 +321,14 @@ rsw_wait_listen() {
 }
 
 # rsw_capture NS LOG TSHARK_ARGS...: tshark in namespace NS in the background (PID in
-# RSW_LAST_PID, its messages in LOG), and waits (up to 10 s) until it says the capture started.
-# Returns 1 (log tail printed) when it does not.
+# RSW_LAST_PID, its messages in LOG), and waits (up to 30 s: tshark loads its dissectors slowly
+# on a busy machine) until it says the capture started. Returns 1 (log tail printed) when it
+# does not.
 rsw_capture() {
     local ns="$1" log="$2" deadline
     shift 2
     rsw_bg ip netns exec "$ns" tshark "$@" >"$log" 2>&1
-    deadline=$(( $(date +%s%N) + 10 * 1000000000 ))
+    deadline=$(( $(date +%s%N) + 30 * 1000000000 ))
     until grep -qE "Capture started|Capturing on" "$log" 2>/dev/null; do
         if ! rsw_alive "$RSW_LAST_PID" || [ "$(date +%s%N)" -ge "$deadline" ]; then
             rsw_log "rsw_capture: tshark did not start capturing; log tail:"

@@ -78,6 +78,13 @@ for t in "${tests[@]}"; do
         results+=("FAIL  $name (exit $rc, ${secs} s)")
         failed=$((failed + 1))
     fi
+    # A failed test's own FAIL lines go into the summary too: the summary is the part of a
+    # long log that a CI report keeps.
+    if [ "${results[-1]:0:4}" = FAIL ]; then
+        while IFS= read -r line; do
+            results+=("      $line")
+        done < <(grep -E '^FAIL ' "$out" | head -n 8)
+    fi
 done
 
 echo "===== summary"
