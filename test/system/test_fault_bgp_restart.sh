@@ -27,6 +27,9 @@
 # roceswd and BIRD (-R) restart; the sessions are Established, graceful restart is done (routes
 # refreshed), r1's kernel route had both next hops at every sample, traffic resumes, pings
 # pass, the accounting identity balances.
+# BIRD 2.0.12's `show route` does not print a route's stale flag: "stale" is read from `show
+# protocols all` (graceful restart active, the channel's "Neighbor GR: Regular") while the
+# routes are still listed for the session that is down.
 # Phase 2 (restart time 6 s, announced by the BIRD started in phase 1): kill -9 and no restart:
 # r1 keeps the stale routes, then withdraws them when the restart timer runs out.
 # Needs root (namespaces, veth), bird2. Run: sudo test/system/test_fault_bgp_restart.sh
@@ -248,6 +251,9 @@ for f in "$S12:h1 -> h2" "$S21:h2 -> h1"; do
     rsw_pass "${f#*:}: $got of $sent datagrams received; $lost lost while the switch was down ($(awk -v l="$lost" -v r="$PPS" 'BEGIN { printf "%.2f", l / r }') s at $PPS/s)"
 done
 rsw_assert_accounting
+# What the restarted switch dropped: no_route is h1 -> h2 traffic before BIRD re-learned the
+# route; punted traffic to next hops not yet resolved (glean) is policed.
+rsw_ctl show punt | sed 's/^/    punt: /'
 
 # --- phase 2: kill -9 and no restart: r1 withdraws after the restart time -------------------
 echo "-- phase 2: kill -9, no restart: withdrawal after the restart time ($GR_TIME_2 s)"
