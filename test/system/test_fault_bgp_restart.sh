@@ -100,6 +100,15 @@ both_gr_done() {
 }
 r1_routes_gone() { [ "$(r1_paths)" = 0 ] && [ "$(r1_bird_routes)" = 0 ]; }
 bfd_up() { [ "$(birdc -s "$R1_BIRD" show bfd sessions 2>/dev/null | grep -c ' Up ')" = 2 ]; }
+# kill_switch SUFFIX: SIGKILL to roceswd (t_kill: when), checks that it died of it.
+kill_switch() {
+    local old="$RSW_SWITCH_PID"
+    t_kill=$(date +%s%N)
+    kill -KILL "$old"
+    rsw_wait_pid "$old" 10 || true
+    check_eq "roceswd ends by SIGKILL$1" "$RSW_WAIT_RC" 137
+    RSW_SWITCH_PID=""
+}
 since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
 
 if bgp_wait_established 20 "$R1_BIRD" sw_a sw_b >/dev/null; then
@@ -153,12 +162,7 @@ wait_until 5 test -s "$RSW_TMP/watch.txt" >/dev/null || true
 
 # --- phase 1: kill -9, graceful restart, recovery -------------------------------------------
 echo "-- phase 1: kill -9 under traffic, restart within the restart time ($BGP_GR_TIME s)"
-OLD="$RSW_SWITCH_PID"
-t_kill=$(date +%s%N)
-kill -KILL "$OLD"
-rsw_wait_pid "$OLD" 10 || true
-check_eq "roceswd ends by SIGKILL" "$RSW_WAIT_RC" 137
-RSW_SWITCH_PID=""
+kill_switch ""
 check_fails "the host interface p1 went with roceswd" ip -n "$RSW_SW_NS" link show dev p1
 check "r1 keeps its interface (veth) $IF1" ip -n "$R1" link show dev "$IF1"
 
@@ -257,12 +261,7 @@ rsw_ctl show punt | sed 's/^/    punt: /'
 
 # --- phase 2: kill -9 and no restart: r1 withdraws after the restart time -------------------
 echo "-- phase 2: kill -9, no restart: withdrawal after the restart time ($GR_TIME_2 s)"
-OLD="$RSW_SWITCH_PID"
-t_kill=$(date +%s%N)
-kill -KILL "$OLD"
-rsw_wait_pid "$OLD" 10 || true
-check_eq "roceswd ends by SIGKILL (phase 2)" "$RSW_WAIT_RC" 137
-RSW_SWITCH_PID=""
+kill_switch " (phase 2)"
 if wait_until 10 both_gr_active >/dev/null; then
     t_gr=$(date +%s%N)
     rsw_pass "r1: graceful restart detected $(since "$t_kill" "$t_gr") s after the kill"
