@@ -16,6 +16,11 @@
 #                             <tag>-sw with `control_plane: {host_interfaces: true, netlink: true}`;
 #                             each port is a net_tap whose interface (<tag>pN) is moved into the
 #                             peer namespace; roceswd creates the host interfaces pN in <tag>-sw.
+#   BGP_LAB_PORTS=af_packet   roceswd mode with net_af_packet ports on veth pairs instead of
+#                             net_tap: the switch's end <tag>xpN stays in <tag>-sw, the peer's
+#                             end <tag>pN is moved as the TAP would be. A veth outlives roceswd,
+#                             so after a kill -9 the peers keep their interfaces (the TAPs would
+#                             vanish with the process): test_fault_bgp_restart.sh.
 #   RSW_BGP_KERNEL_SWITCH=1   no roceswd: the Linux kernel of <tag>-sw plays the switch, with
 #                             veth pairs pN (in <tag>-sw) <-> <tag>pN (moved to the peer). Runs
 #                             the same BIRD, topology and traffic checks; the checks that need
@@ -80,6 +85,7 @@ bgp_start_switch() {
         : >"$log"
         return 0
     fi
+    [ "${BGP_LAB_PORTS:-tap}" != af_packet ] || bgp_switch_veths "$@"
     wrapper="$RSW_TMP/roceswd-in-ns"
     printf '#!/bin/sh\nexec ip netns exec %s %s "$@"\n' "$RSW_SW_NS" "$ROCESWD" >"$wrapper"
     chmod +x "$wrapper"
@@ -107,6 +113,40 @@ bgp_start_switch() {
         fi
     done
     return 0
+}
+
+# bgp_port_device N PORT: the device string of switch port PORT (the N-th DPDK vdev of its kind):
+# net_tapN,iface=<tag>PORT, or with BGP_LAB_PORTS=af_packet net_af_packetN on the switch's end
+# of PORT's veth pair (bgp_switch_veths).
+bgp_port_device() {
+    if [ "${BGP_LAB_PORTS:-tap}" = af_packet ]; then
+        printf 'net_af_packet%s,iface=%s\n' "$1" "$(rsw_ifname "x$2")"
+    else
+        printf 'net_tap%s,iface=%s\n' "$1" "$(rsw_ifname "$2")"
+    fi
+}
+
+# bgp_switch_veths PORT...: for BGP_LAB_PORTS=af_packet, a veth pair per port in the switch's
+# namespace, unless it exists (a restarted roceswd finds its veths): <tag>xPORT for roceswd's
+# net_af_packet, <tag>PORT for the peer (bgp_attach moves it; TX checksum offload off, see
+# make_veth). The switch's ends are ports of a bridge that stays down, so the namespace's
+# kernel, which holds the switch's addresses on the host interfaces, drops what arrives on
+# them (a bridge port's frames go to its bridge after AF_PACKET has its copy) instead of
+# answering ARP or taking BGP segments a second time; no IPv6 on them.
+bgp_switch_veths() {
+    local p sw peer br
+    br="$(rsw_ifname xbr)"
+    ip -n "$RSW_SW_NS" link show dev "$br" >/dev/null 2>&1 ||
+        ip -n "$RSW_SW_NS" link add "$br" type bridge
+    for p in "$@"; do
+        sw="$(rsw_ifname "x$p")"; peer="$(rsw_ifname "$p")"
+        ip -n "$RSW_SW_NS" link show dev "$sw" >/dev/null 2>&1 && continue
+        ip -n "$RSW_SW_NS" link add "$sw" type veth peer name "$peer"
+        ip netns exec "$RSW_SW_NS" sysctl -qw "net.ipv6.conf.$sw.disable_ipv6=1" >/dev/null
+        ip netns exec "$RSW_SW_NS" ethtool -K "$peer" tx off >/dev/null
+        ip -n "$RSW_SW_NS" link set dev "$sw" master "$br"
+        ip -n "$RSW_SW_NS" link set dev "$sw" up
+    done
 }
 
 # Several switches in one test. bgp_switch_save NAME records the current switch (the one
@@ -209,17 +249,21 @@ bgp_host() {
 
 # --- BIRD -----------------------------------------------------------------------------------
 
-# bgp_start_bird NS CONFIG SOCKET LOG: BIRD in the foreground (logs to LOG) in NS, with its
-# own control socket; waits for the socket. PID recorded for cleanup.
+# bgp_start_bird NS CONFIG SOCKET LOG [ARG...]: BIRD in the foreground (logs to LOG, appended)
+# in NS, with its own control socket and ARGs (e.g. -R: graceful restart recovery); waits for
+# the socket. PID recorded for cleanup (and in BGP_BIRD_PID).
+BGP_BIRD_PID=""
 bgp_start_bird() {
     local ns="$1" conf="$2" sock="$3" log="$4"
+    shift 4
     if ! bird -p -c "$conf" 2>"$log.parse"; then
         rsw_log "bgp_start_bird: $conf does not parse:"
         sed 's/^/  | /' "$log.parse" >&2
         return 1
     fi
-    rsw_bg ip netns exec "$ns" bird -f -c "$conf" -s "$sock" -P "$sock.pid" >"$log" 2>&1
+    rsw_bg ip netns exec "$ns" bird -f -c "$conf" -s "$sock" -P "$sock.pid" "$@" >>"$log" 2>&1
     RSW_BIRD_PIDS+=("$RSW_LAST_PID")
+    BGP_BIRD_PID="$RSW_LAST_PID"
     for _ in $(seq 1 50); do
         [ -S "$sock" ] && birdc -s "$sock" show status >/dev/null 2>&1 && return 0
         sleep 0.1
@@ -578,7 +622,9 @@ bgp_mac() { ip -n "$1" -j link show dev "$2" | "$RSW_PYTHON" -c 'import json,sys
 
 # bgp_bird_conf FILE ROUTER_ID LOCAL_AS EXPORT_EXPR EXTRA SESSION...: writes a BIRD 2 config
 # in the shape of config/bgp/bird-*.conf with test timers (keepalive 1 s, hold 3 s, connect
-# retry 1 s), TCP-MD5 and GTSM on every session. EXPORT_EXPR is a filter expression for what
+# retry 1 s), TCP-MD5, GTSM and graceful restart (RFC 4724; restart time BGP_GR_TIME, default
+# 120 s as config/bgp) on every session; BGP_BIRD_SESSION_EXTRA is more session options (e.g.
+# "bfd graceful; debug { events };"). EXPORT_EXPR is a filter expression for what
 # the sessions announce (e.g. 'source = RTS_DEVICE'); EXTRA is more config text (static or
 # direct protocols). SESSION is NAME:NEIGHBOUR_IP:PEER_AS:IFACE; a session to an IPv6
 # neighbour (NAME:fd00:11::2:65201:p1) carries the ipv6 channel, one to an IPv4 neighbour the
@@ -597,19 +643,23 @@ protocol device { scan time 1; }
 protocol kernel {
   ipv4 { import none; export where source = RTS_BGP; };
   merge paths on limit 16;
+  graceful restart on;
 }
 protocol kernel {
   ipv6 { import none; export where source = RTS_BGP; };
   merge paths on limit 16;
+  graceful restart on;
 }
 $extra
 template bgp peer {
   local as $as;
   hold time 3; keepalive time 1; connect retry time 1; connect delay time 1;
   error wait time 1, 3; error forget time 5;
+  graceful restart on; graceful restart time ${BGP_GR_TIME:-120};
   password "$BGP_PASSWORD";
   ttl security on;
-  direct;
+  direct;${BGP_BIRD_SESSION_EXTRA:+
+  $BGP_BIRD_SESSION_EXTRA}
   ipv4 {
     import where net ~ [ 10.0.0.0/8{8,32} ];
     export where $export_expr;
@@ -619,9 +669,11 @@ template bgp peer6 {
   local as $as;
   hold time 3; keepalive time 1; connect retry time 1; connect delay time 1;
   error wait time 1, 3; error forget time 5;
+  graceful restart on; graceful restart time ${BGP_GR_TIME:-120};
   password "$BGP_PASSWORD";
   ttl security on;
-  direct;
+  direct;${BGP_BIRD_SESSION_EXTRA:+
+  $BGP_BIRD_SESSION_EXTRA}
   ipv6 {
     import where net ~ [ fd00::/8{8,128} ];
     export where $export_expr;
@@ -659,8 +711,10 @@ EOC
 # bgp_lab CONFIG_EXTRA R1_EXTRA: writes the switch config (ports p0-p2 + CONFIG_EXTRA, YAML
 # text such as a routes: list and the control_plane: section), starts the switch, builds h1,
 # r1, h2, writes both BIRD configs (R1_EXTRA: more protocols for r1) and starts both BIRDs.
-# Sets IF0 IF1 IF2 IFR2 IFH2 H1 H2 R1 CFG LOG SOCK SW_BIRD R1_BIRD R1_CONF P0_MAC. Status 1
-# (with a FAIL line) when the switch or a BIRD does not start.
+# Sets IF0 IF1 IF2 IFR2 IFH2 H1 H2 R1 CFG LOG SOCK SW_BIRD R1_BIRD R1_CONF P0_MAC SW_BIRD_PID
+# R1_BIRD_PID. Status 1
+# (with a FAIL line) when the switch or a BIRD does not start. BGP_LAB_PORTS=af_packet: veth
+# ports (bgp_port_device); BGP_LAB_BFD=1: BFD on both BIRDs (bgp_lab_bfd).
 bgp_lab() {
     local cfg_extra="$1" r1_extra="${2:-}" a v6="${BGP_LAB_V6:-0}" p0v6="" p1v6="" p2v6=""
     local sw_sessions r1_sessions af="ipv4;" r1_v6_static=""
@@ -689,15 +743,15 @@ switch:
   telemetry: false
 ports:
   - name: p0
-    device: "net_tap0,iface=${IF0}"
+    device: "$(bgp_port_device 0 p0)"
     mac: "02:00:00:00:01:01"
     ipv4: ["10.0.1.1/24"]${p0v6}
   - name: p1
-    device: "net_tap1,iface=${IF1}"
+    device: "$(bgp_port_device 1 p1)"
     mac: "02:00:00:00:11:01"
     ipv4: ["10.0.11.1/24"]${p1v6}
   - name: p2
-    device: "net_tap2,iface=${IF2}"
+    device: "$(bgp_port_device 2 p2)"
     mac: "02:00:00:00:12:01"
     ipv4: ["10.0.12.1/24"]${p2v6}
 ${cfg_extra}
@@ -745,9 +799,11 @@ EOC
     fi
 
     bgp_bird_conf "$RSW_TMP/bird-sw.conf" 10.0.11.1 65101 'source = RTS_DEVICE' \
-        "protocol direct d_hosts { $af interface \"p0\"; }" "${sw_sessions[@]}"
+        "protocol direct d_hosts { $af interface \"p0\"; }
+$(bgp_lab_bfd p1 p2)" "${sw_sessions[@]}"
     bgp_bird_conf "$R1_CONF" 10.0.11.2 65201 'source ~ [ RTS_DEVICE, RTS_STATIC ]' \
         "protocol direct d_h2 { $af interface \"$IFR2\"; }
+$(bgp_lab_bfd "$IF1" "$IF2")
 protocol static s_keep { ipv4; route 10.201.0.2/32 via \"lo\"; route 10.201.0.3/32 via \"lo\"; }
 protocol static s_wd { ipv4; route 10.201.0.1/32 via \"lo\"; }
 $r1_v6_static
@@ -756,9 +812,23 @@ $r1_extra" \
     BGP_T_BIRD=$(date +%s%N)
     bgp_start_bird "$RSW_SW_NS" "$RSW_TMP/bird-sw.conf" "$SW_BIRD" "$RSW_TMP/bird-sw.log" ||
         { rsw_fail "BIRD starts in $RSW_SW_NS"; return 1; }
+    # shellcheck disable=SC2034  # read by the tests
+    SW_BIRD_PID="$BGP_BIRD_PID"
     bgp_start_bird "$R1" "$R1_CONF" "$R1_BIRD" "$RSW_TMP/bird-r1.log" ||
         { rsw_fail "BIRD starts in $R1"; return 1; }
+    # shellcheck disable=SC2034  # read by the tests
+    R1_BIRD_PID="$BGP_BIRD_PID"
     return 0
+}
+
+# bgp_lab_bfd IFACE...: with BGP_LAB_BFD=1, BIRD's BFD protocol on IFACE... (200 ms x 5: a
+# failure is noticed within about 1 s, and a loaded 2-core machine does not miss 5 in a row);
+# the sessions need "bfd on;" or "bfd graceful;" in BGP_BIRD_SESSION_EXTRA. Else nothing.
+bgp_lab_bfd() {
+    [ "${BGP_LAB_BFD:-0}" = 1 ] || return 0
+    local i list=""
+    for i in "$@"; do list="${list:+$list, }\"$i\""; done
+    printf 'protocol bfd { interface %s { min rx interval 200 ms; min tx interval 200 ms; multiplier 5; }; }\n' "$list"
 }
 
 # bgp_lab_sessions TIMEOUT_S: PASS/FAIL line for both sessions Established (time since BIRD

@@ -18,6 +18,7 @@
 # time from the restart to the first reply is reported), the accounting identity balances, a
 # clean SIGTERM leaves no files in the runtime directory, and a start after a clean stop logs
 # no stale-file line.
+# BGP peers across the same fault (graceful restart): test_fault_bgp_restart.sh.
 # Needs root (namespaces, TAP). Run: sudo test/system/test_fault_restart.sh
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

@@ -24,6 +24,7 @@ import sys; t = open(sys.argv[1]).read(); sys.exit(not ("host_interfaces: true" 
 done
 check "bgp: leaf0 peers with both spines in AS 65000 over /31s" grep -q 'neighbor 10.0.0.9 as 65000; interface "p2"' "$d/bgp/leaf0/bird.conf"
 check "bgp: spine0 peers with leaf1 in its own AS" grep -q 'neighbor 10.0.0.12 as 65101; interface "p1"' "$d/bgp/spine0/bird.conf"
+check "bgp: graceful restart with a restart time (leaf0)" grep -q 'graceful restart on; graceful restart time 120;' "$d/bgp/leaf0/bird.conf"
 check "bgp: leaf1 uses the inventory's AF_XDP interface" grep -q 'af_xdp: {interface: "enp1s0f0"' "$d/bgp/leaf1/roceswd.yaml"
 check "bgp: leaf0 uses the inventory's PCI device" grep -q 'device: "0000:3b:00.0"' "$d/bgp/leaf0/roceswd.yaml"
 check "render (static) with --check" "$LAB" render "$SCEN" --inventory "$INV" --out "$d/static" --routing static --check
