@@ -16,7 +16,8 @@
 #     move by the engine): BIRD's sessions over it go down with the carrier, every FIB reaches
 #     the converged routes (convergence time recorded), the flows complete, the only drops
 #     are the down link's, 6 sessions Established at the end, accounting balanced.
-#  3. SIGTERM while BIRD converges: exit 130, nothing left.
+#  3. SIGTERM while BIRD converges, 4. SIGINT (Ctrl-C) during the workload: exit 130, nothing
+#     left.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib_bgp.sh"
@@ -95,7 +96,7 @@ for sw in sws:
     print("%s: %d learned routes, %s" % (sw["name"], len(have),
           "; ".join("%s via %s" % (p, ",".join("%s:%s" % x for x in v)) for p, v in sorted(have.items()))))
     assert have == want, (sw["name"], have, want)
-    assert len(want) == 2 and all(len(x) == (2 if leaf else 1) for x in want.values()), want
+    assert len(want) == (2 if leaf else 4) and all(len(x) == (2 if leaf else 1) for x in want.values()), want
 PY
 n="$(json "$s" 'd["flows"]')"
 check_eq "every flow completed" "$(json "$s" 'd["completed"]')" "$n"
@@ -129,10 +130,13 @@ sys.exit(not (e["kind"] == "link_down" and e["bgp_converged"] and "late_us" not 
               and e["routes_moved_at_ns"] >= e["link_set_at_ns"] and 0 < e["convergence_us"] < 20e6))' "$s"
 check_eq "link down: leaf0 and spine0 lost their session, 6 of 8 Established" \
     "$(json "$s" 'sum(st == "Established" for v in d["bgp"]["sessions_at_end"].values() for st in v.values())')" "6"
-check "link down: the only drops are the down link's, counted per link" "$RSW_PYTHON" -c '
+# While BGP converges, frames meet the down link (port_stopped, the link's loss) or a switch
+# that lost its route before its peers moved theirs (no_route at spine0, BGP's loss).
+check "link down: the only drops are the down link's and no_route while BGP converged" "$RSW_PYTHON" -c '
 import json, sys; s = json.load(open(sys.argv[1]))
 print("switch drops", s["switch_drops"], "link_drops", s["link_drops"])
-sys.exit(not (s["switch_drops"] == {} and all(set(x["drops_by_reason"]) <= {"port_stopped"} for x in s["switches"].values())))' "$s"
+sys.exit(not (set(s["switch_drops"]) <= {"no_route"} and s["link_drops"]["link_down"] > 0
+              and all(set(x["drops_by_reason"]) <= {"port_stopped", "no_route"} for x in s["switches"].values())))' "$s"
 check_eq "link down: every switch's accounting identity balanced" "$(json "$s" 'd["accounting"]["verdict"]')" "balanced"
 check_eq "link down: nothing of the run is left" "$(leftovers "$(json "$s" 'd["tag"]')" "$d/ld")" ""
 
@@ -152,5 +156,20 @@ rsw_wait_pid "$lab_pid" 60 || true
 cat "$d/term.log"
 check_eq "SIGTERM stops the run with status 130" "$RSW_WAIT_RC" "130"
 check_eq "nothing of the terminated run is left" "$(leftovers "$tag" "$d/term")" ""
+# --- 4. Ctrl-C during the workload (BIRD and rocehost running)
+"$LAB" run "$SCEN" --engine real --routing bgp --out "$d/int" --timeout 60 > "$d/int.log" 2>&1 &
+lab_pid=$!
+RSW_PIDS+=("$lab_pid")
+for _ in $(seq 1 600); do
+    grep -q "rocehost: " "$d/int.log" 2>/dev/null && break
+    sleep 0.05
+done
+tag="$(run_tag "$d/int")"
+check "the workload was running when SIGINT came ($tag)" grep -q "rocehost: " "$d/int.log"
+kill -INT "$lab_pid"
+rsw_wait_pid "$lab_pid" 60 || true
+cat "$d/int.log"
+check_eq "Ctrl-C stops the run with status 130" "$RSW_WAIT_RC" "130"
+check_eq "nothing of the interrupted run is left" "$(leftovers "$tag" "$d/int")" ""
 echo "test time: $(( $(date +%s) - start )) s"
 rsw_finish

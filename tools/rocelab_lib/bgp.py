@@ -38,8 +38,11 @@ class Netns:
         subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
         self.names.append(name)
         subprocess.run(["ip", "-n", name, "link", "set", "dev", "lo", "up"], check=True)
+        # The lab is IPv4: no IPv6 on the host interfaces (their router and multicast listener
+        # solicitations would reach the peers, which drop them as l3_multicast).
         subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw",
-                        "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"],
+                        "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                        "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"],
                        check=True)
 
     def remove(self):
@@ -59,7 +62,8 @@ def bird_configs(lab, out, sws):
         rid = (fab[0] if fab else sw["ports"][0])["ipv4"].split("/")[0]
         paths[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.bird.conf")
         with open(paths[sw["id"]], "w") as f:
-            f.write(render.bird_conf(lab, sw, asn_of, rid, log="stderr all", timers=LAB_TIMERS))
+            f.write(render.bird_conf(lab, sw, asn_of, rid, log="stderr all", timers=LAB_TIMERS,
+                                    debug="{ states }"))
         p = subprocess.run(["bird", "-p", "-c", paths[sw["id"]]], capture_output=True, text=True)
         if p.returncode:
             raise SystemExit(f"rocelab: {paths[sw['id']]}: {(p.stderr or p.stdout).strip()}")

@@ -133,6 +133,17 @@ def ctl(sock, *args):
     return json.loads(p.stdout)
 
 
+def ctl_many(calls):
+    """rocectl for each (socket, args...) of `calls`, all started at once; raises as ctl()."""
+    ps = [(c, subprocess.Popen([labmod.binary("rocectl"), "--socket", c[0], "--json", *c[1:]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+          for c in calls]
+    for c, p in ps:
+        _, err = p.communicate(timeout=20)
+        if p.returncode != 0:
+            raise RuntimeError(f"rocectl {' '.join(c[1:])}: {err.strip()}")
+
+
 def check_supported(lab, any_rate=False):
     if lab["udp_flows"]:
         raise SystemExit("rocelab: the real engine runs RoCE hosts only (udp_flows: not yet)")
@@ -405,8 +416,11 @@ def _run(a, lab, tag, work, out, procs, t0):
             if what == "link":
                 state = "down" if e["kind"] == "link_down" else "up"
                 ln = next(l for i, l in enumerate(lab["links"]) if l.get("index", i) == e["link"])
-                for n, port in ((ln["a"], ln["port_a"]), (ln["b"], ln["port_b"])):
-                    ctl(ctl_sock[n], "call", "port_link", f"p{port}", state)
+                # Both ends at once, as a cable: with BGP each end's carrier follows, and the
+                # kernel, shared by every switch here, handles a second carrier change up to
+                # 1 s after the first (linkwatch), so the two must not trail each other.
+                ctl_many([(ctl_sock[n], "call", "port_link", f"p{port}", state)
+                          for n, port in ((ln["a"], ln["port_a"]), (ln["b"], ln["port_b"]))])
                 late = time.monotonic() - due
                 entry = {"kind": e["kind"], "link": e["link"], "at_ns": e["at_ns"],
                          "convergence_ns": e["convergence_ns"],

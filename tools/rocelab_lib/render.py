@@ -172,9 +172,10 @@ def asns(lab, inv, defaults):
 BGP_TIMERS = "hold time 9; keepalive time 3; connect retry time 5;"
 
 
-def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS):
+def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS, debug=None):
     """BIRD 2 config of switch node `sw` (RFC 7938-style eBGP): `log` BIRD's log target,
-    `timers` the BGP template's timer statements (the real engine's lab shortens them)."""
+    `timers` the BGP template's timer statements (the real engine's lab shortens them),
+    `debug` what BIRD logs of its protocols (e.g. "{ states }": sessions up and down)."""
     nodes = node_by_id(lab)
     host_ports = [f'"p{p["port"]}"' for p in sw["ports"] if nodes[p["peer"]]["kind"] == "host"]
     fabric = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
@@ -186,6 +187,7 @@ def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS
         "# namespace (control_plane.host_interfaces: the TAPs are named as the ports).",
         "#   ip netns exec NS bird -c bird.conf -s /run/bird-NS.ctl      check: bird -p -c bird.conf",
         f"log {log};",
+        *([f"debug protocols {debug};"] if debug else []),
         f"router id {router_id};",
         f"define LOCAL_AS = {asn_of[sw['id']]};",
         "define FABRIC4 = [ 10.0.0.0/8{31,32}, 11.0.0.0/8{24,32} ];",
