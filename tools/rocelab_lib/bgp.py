@@ -55,11 +55,9 @@ def bird_configs(lab, out, sws):
     """OUT/configs/<switch>.bird.conf for every switch (render.bird_conf with the lab's
     timers, logging to stderr: the process log). Returns {switch id: path}, {switch id: ASN}."""
     asn_of = render.asns(lab, {sw["id"]: {} for sw in sws}, {})
-    nodes = render.node_by_id(lab)
     paths = {}
     for sw in sws:
-        fab = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
-        rid = (fab[0] if fab else sw["ports"][0])["ipv4"].split("/")[0]
+        rid = render.default_router_id(lab, sw)
         paths[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.bird.conf")
         with open(paths[sw["id"]], "w") as f:
             f.write(render.bird_conf(lab, sw, asn_of, rid, log="stderr all", timers=LAB_TIMERS,
@@ -178,19 +176,22 @@ class Converger:
         return not fib_differences(self.ctl, self.socks, self.want)
 
 
-def wait_converged(ctl, bird_socks, ctl_socks, want, timeout, check_procs):
-    """Waits until every BGP session of every switch is Established, then until every switch's
-    FIB holds exactly its lab routes. Returns {"established_s", "converged_s", "sessions"}
-    (seconds since the call); raises SystemExit naming what is missing on timeout."""
+def wait_converged(ctl, bird_socks, ctl_socks, want, n_sessions, timeout, check_procs):
+    """Waits until every BGP session of every switch is Established (n_sessions: {switch
+    name: its fabric links}), then until every switch's FIB holds exactly its lab routes.
+    Returns {"established_s", "converged_s", "sessions"} (seconds since the call); raises
+    SystemExit naming what is missing on timeout."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     est = None
-    last = {}
+    last = {}   # every switch's sessions
+    diff = {}   # what the FIBs lack
     while time.monotonic() < deadline:
         check_procs()
         if est is None:
             last = {n: sessions(s) for n, s in bird_socks.items()}
-            if all(v and all(st == "Established" for st in v.values()) for v in last.values()):
+            if all(len(v) == n_sessions[n] and all(st == "Established" for st in v.values())
+                   for n, v in last.items()):
                 est = time.monotonic() - t0
             else:
                 time.sleep(0.1)
@@ -199,11 +200,10 @@ def wait_converged(ctl, bird_socks, ctl_socks, want, timeout, check_procs):
         if not diff:
             return {"established_s": round(est, 3), "converged_s": round(time.monotonic() - t0, 3),
                     "sessions": sum(len(v) for v in last.values())}
-        last = diff
         time.sleep(0.1)
     what = "every BGP session Established" if est is None else "every switch's FIB to hold the lab's routes"
     raise SystemExit(f"rocelab: timed out after {timeout:.0f} s waiting for {what}: "
-                     + json.dumps(last, sort_keys=True))
+                     + json.dumps(last if est is None else diff, sort_keys=True))
 
 
 def check_tools():

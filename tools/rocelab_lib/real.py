@@ -39,7 +39,7 @@ MIN_FAULT_INTERVAL_US = 100
 # variants at 1 Gb/s.
 MAX_RATE_BPS = 1_000_000_000
 # How the switches get their routes (--routing; doc/rocelab.md, "Routing").
-DEFAULT_ROUTING = "static"
+DEFAULT_ROUTING = "bgp"
 
 
 class Interrupted(Exception):
@@ -312,8 +312,10 @@ def _run(a, lab, tag, work, out, procs, t0):
                                                             bird_sock[sw["name"]]),
                         f"{sw['name']}.bird.log")
         want = bgp.expected_routes(lab, {sw["id"]: sw["routes"] for sw in sws})
+        fabric_ports = {sw["name"]: sum(nodes[p["peer"]]["kind"] == "switch" for p in sw["ports"])
+                        for sw in sws}
         conv = bgp.wait_converged(ctl, bird_sock, by_name,
-                                  {names[i]: r for i, r in want.items()}, 60,
+                                  {names[i]: r for i, r in want.items()}, fabric_ports, 60,
                                   lambda: check_alive("BGP", procs.procs))
         routing_info["bgp"] = dict(conv, asn={sw["name"]: asn_of[sw["id"]] for sw in sws},
                                    namespaces={sw["name"]: bgp.netns_name(tag, sw) for sw in sws},
@@ -430,6 +432,9 @@ def _run(a, lab, tag, work, out, procs, t0):
                 applied.append(entry)
                 log(f"{e['kind']} {pair}: link set {state} {late * 1e3:.1f} ms after at")
                 if use_bgp:
+                    for c in [c for c in converging if c.entry["link"] == e["link"]]:
+                        c.entry["bgp_superseded"] = True  # the link changed again first
+                        converging.remove(c)
                     (down_links.add if state == "down" else down_links.discard)((e["a"], e["b"]))
                     after = {int(k): v for k, v in e["routes_after"].items()}
                     want = bgp.expected_routes(lab, after, down_links)

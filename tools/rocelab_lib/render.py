@@ -165,6 +165,13 @@ def asns(lab, inv, defaults):
     return out
 
 
+def default_router_id(lab, sw):
+    """BIRD's router id of switch node `sw`: its first fabric address (or first address)."""
+    nodes = node_by_id(lab)
+    fab = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
+    return (fab[0] if fab else sw["ports"][0])["ipv4"].split("/")[0]
+
+
 # BGP timers of a deployment: a session goes down at once when its link does (`check link`:
 # roceswd mirrors a port's link on its host interface's carrier), the hold timer catches the
 # rest; after a link-down, BIRD waits `error wait time` (its default, 60-300 s) before it
@@ -265,9 +272,7 @@ def run(a):
             f.write(text)
         files.append(("roceswd", path))
         if a.routing == "bgp":
-            fab = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
-            rid = e.get("router_id") or (fab[0]["ipv4"].split("/")[0] if fab
-                                         else sw["ports"][0]["ipv4"].split("/")[0])
+            rid = e.get("router_id") or default_router_id(lab, sw)
             path = os.path.join(d, "bird.conf")
             with open(path, "w") as f:
                 f.write(bird_conf(lab, sw, asn_of, rid))
