@@ -17,7 +17,8 @@
 #     and DPDK runtime directories are gone.
 #  3. --engine both on victim-flow-lab (tools/demo's fabric lab): both reports, the table, the
 #     victim's slowdown in rocesim, the real run's distortion named under the table.
-#  4. Ctrl-C: SIGINT while the lab runs stops it with status 130 and leaves nothing behind.
+#  4. Ctrl-C: SIGINT while the lab runs (BGP: BIRD too) stops it with status 130 and leaves
+#     nothing behind (process, namespace, socket, runtime directory).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rsw_init
@@ -34,11 +35,13 @@ accounting_balanced() {
         "balanced $(json "$1" 'len(d["switches"])')/$(json "$1" 'len(d["switches"])') ['balanced']"
 }
 
-leftovers() {  # leftovers TAG WORKDIR: prints what the run left behind (nothing when clean)
+leftovers() {  # leftovers TAG WORKDIR OUT: prints what the run left behind (nothing when clean)
     local pids
-    pids="$(pgrep -f -- "$1-" || true)"
+    # rocehost (--file-prefix TAG-hosts), BIRD (its socket in /tmp/TAG.*), roceswd (OUT/configs)
+    pids="$(pgrep -f -- "$1[-.]|$3/configs" || true)"
     [ -n "$pids" ] && echo "processes: $pids"
     [ -e "$2" ] && echo "work dir $2"
+    ip netns list | awk '{print $1}' | grep -- "^$1-" | sed 's/^/netns /' || true  # BGP routing
     ls -d /var/run/dpdk/"$1"-* 2>/dev/null || true
 }
 
@@ -76,12 +79,7 @@ check_eq "summary.json says whether the run was distorted" \
     "$(json "$s" 'type(d["distorted"]).__name__ + str(len(d["distortion"]["switch_poll_gaps"]))')" "bool4"
 echo "distortion: $(json "$s" 'd["distortion"]["reasons"] or "none"')"
 echo "wall time: $(json "$s" 'd["wall_time"]')"
-for leaf in leaf0 leaf1; do
-    up="$(json "$s" '[p["tx_packets"] for p in d["switches"]["'$leaf'"]["ports"] if p["peer"].startswith("spine")]')"
-    echo "$leaf uplink tx packets (spine0, spine1): $up"
-    check "$leaf sent on both uplinks (ECMP used both spines)" "$RSW_PYTHON" -c \
-        'import sys; v = eval(sys.argv[1]); sys.exit(not (len(v) == 2 and min(v) >= 100))' "$up"
-done
+rsw_lab_uplinks_used "$s" "ECMP used both spines"
 for sp in spine0 spine1; do
     check_ge "$sp forwarded packets" "$(json "$s" 'sum(p["tx_packets"] for p in d["switches"]["'$sp'"]["ports"])')" 100
 done
@@ -136,7 +134,7 @@ assert sum(sim.values()) == 16 and sim == real, (sim, real)
 PY
 tag="$(json "$s" 'd["tag"]')"
 work="$(json "$s" 'd["work_dir"]')"
-check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work")" ""
+check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work" "$d/ls/real")" ""
 
 # A link failure and a slow receiver, --routing static: leaf0 - spine0 down at time 0 (no
 # convergence delay): both ends stop sending (rocectl call port_link: what they would have sent
@@ -262,6 +260,6 @@ cat "$d/int.log"
 check_eq "Ctrl-C stops the run with status 130" "$RSW_WAIT_RC" "130"
 tag="$(sed -n 's#.*/tmp/\(rl[0-9a-f]*\)\..*#\1#p' "$d/int/configs/leaf0.yaml" | head -n1)"
 check "the interrupted run's tag is known ($tag)" test -n "$tag"
-check_eq "nothing of the interrupted run is left" "$(leftovers "$tag" "$(ls -d /tmp/"$tag".* 2>/dev/null || true)")" ""
+check_eq "nothing of the interrupted run is left" "$(leftovers "$tag" "$(ls -d /tmp/"$tag".* 2>/dev/null || true)" "$d/int")" ""
 echo "test time: $(( $(date +%s) - start )) s"
 rsw_finish
