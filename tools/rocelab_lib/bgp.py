@@ -1,4 +1,4 @@
-"""The real engine's BGP routing (`--routing bgp`, doc/rocelab.md "BGP routing"): every switch
+"""The real engine's BGP routing (`--routing bgp`, doc/rocelab.md "Routing"): every switch
 in its own network namespace with host interfaces, and its own BIRD speaking eBGP over every
 fabric link (render.bird_conf, the config `rocelab render` writes for a deployment). The
 engine waits until every session is Established and every switch's FIB holds the lab's routes
