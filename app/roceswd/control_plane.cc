@@ -184,9 +184,13 @@ void Switch::request_resolves() {
     }
 }
 
-// Called from the control loop when a port's link changes.
-void Switch::on_link_change(size_t port, bool up) {
+// Called from the control loop when a port's link changes, and by port_link: the host
+// interface's carrier is up while the port's link is up and not set down by port_link (a
+// pulled cable), so the kernel, the routing daemon (BIRD's `check link`) and the route sync
+// see both alike.
+void Switch::on_link_change(size_t port) {
     if (!hostif_ || port >= track_link_.size() || !track_link_[port]) return;
+    const bool up = ports_->ports()[port].link.link_status && !(qos_ && qos_->link_down(uint16_t(port)));
     std::string err;
     if (!hostif_->set_carrier(uint16_t(port), up, &err))
         spdlog::warn("host interface {}: {}", cfg_.ports[port].name, err);

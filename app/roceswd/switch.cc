@@ -236,7 +236,7 @@ void Switch::run(const std::atomic<bool> &stop) {
                 const auto &p = ports_->ports()[i];
                 spdlog::info("port {}: link {} {} Mb/s", p.name, p.link.link_status ? "up" : "down",
                              p.link.link_speed);
-                on_link_change(i, p.link.link_status);
+                on_link_change(i);
             }
             log_pfc_watchdog();
             ports_->rearm_tap_rx();

@@ -137,7 +137,7 @@ class Switch {
     bool open_subscription(std::string *err);
     void netlink_loop();
     void record_sync_latency(std::chrono::steady_clock::duration d);
-    void on_link_change(size_t port, bool up);
+    void on_link_change(size_t port);
     void register_control_metrics();
     std::unique_ptr<Punt> punt_;
     std::unique_ptr<HostInterfaces> hostif_;

@@ -117,8 +117,11 @@ json Switch::route_learn(const CommandArgs &args) {
     return {{"routes", set.size()}, {"changed", changed}, {"refused", refused}};
 }
 
-// "port_link PORT up|down" (TrafficManager::set_link_down). Routes stay: moving them is the
-// routing's job (BGP's hold timer, rocelab's route_learn at the scenario's convergence).
+// "port_link PORT up|down" (TrafficManager::set_link_down). Moving routes is the routing's
+// job: with host interfaces the port's carrier follows (on_link_change), as for a pulled
+// cable, so the route sync stops using the port and BIRD's sessions over it go down (`check
+// link`); without, routes stay (rocelab's route_learn moves them at the scenario's
+// convergence).
 json Switch::port_link(const CommandArgs &args) {
     if (args.size() != 2 || (args[1] != "up" && args[1] != "down"))
         throw CommandError("port_link: expected PORT up|down");
@@ -129,7 +132,10 @@ json Switch::port_link(const CommandArgs &args) {
     const bool down = args[1] == "down";
     const bool was = qos_->link_down(uint16_t(i));
     qos_->set_link_down(uint16_t(i), down);
-    if (was != down) spdlog::info("port {}: link set {} (port_link)", args[0], args[1]);
+    if (was != down) {
+        spdlog::info("port {}: link set {} (port_link)", args[0], args[1]);
+        on_link_change(i);
+    }
     return {{"port", args[0]}, {"admin_down", down}, {"changed", was != down}};
 }
 

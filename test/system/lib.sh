@@ -301,6 +301,18 @@ rsw_rocelab_init() {
     LAB="$RSW_REPO/tools/rocelab"
 }
 
+# rsw_lab_uplinks_used SUMMARY WHY: a check per leaf (leaf0, leaf1) of a rocelab run's
+# summary.json that it sent at least 100 packets on each of its two uplinks (to the spines).
+rsw_lab_uplinks_used() {
+    local leaf up
+    for leaf in leaf0 leaf1; do
+        up="$("$RSW_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print([p["tx_packets"] for p in d["switches"][sys.argv[2]]["ports"] if p["peer"].startswith("spine")])' "$1" "$leaf")"
+        echo "$leaf uplink tx packets (spine0, spine1): $up"
+        check "$leaf sent on both uplinks ($2)" "$RSW_PYTHON" -c \
+            'import sys; v = eval(sys.argv[1]); sys.exit(not (len(v) == 2 and min(v) >= 100))' "$up"
+    done
+}
+
 # rsw_wait_listen NS tcp|udp PORT [TIMEOUT_S=10]: waits until a socket in namespace NS listens
 # on (TCP) or is bound to (UDP) PORT, as `ss` shows it. Returns 1 (logged) on timeout.
 rsw_wait_listen() {

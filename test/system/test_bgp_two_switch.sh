@@ -47,7 +47,8 @@ MEMIF="$RSW_TMP/ab.memif.sock"
 A_BIRD="$RSW_TMP/bird-a.ctl"; B_BIRD="$RSW_TMP/bird-b.ctl"
 
 # Port p0 a TAP (hA or hB), p1 the memif (A the server); bgp_switch_conf writes the rest.
-bgp_switch_conf a "" "" "p0|net_tap0,iface=$IFA|02:00:00:0a:01:01|10.0.1.1/24" \
+# A allows port_link (a pulled cable, below).
+BGP_CP_EXTRA="  allow_port_link: true" bgp_switch_conf a "" "" "p0|net_tap0,iface=$IFA|02:00:00:0a:01:01|10.0.1.1/24" \
     "p1|net_memif0,role=server,id=0,socket=$MEMIF,socket-abstract=no|02:00:00:0a:0c:01|10.0.12.1/24" \
     >"$RSW_TMP/swA.yaml"
 bgp_switch_conf b "" "" "p0|net_tap0,iface=$IFB|02:00:00:0b:02:01|10.0.2.1/24" \
@@ -212,6 +213,36 @@ else
 fi
 check "ping hA -> hB after the re-announcement (3 packets)" rsw_ping_ok ip netns exec "$HA" ping -c 3 -i 0.2 -W 2 10.0.2.2
 rsw_log "  (re-announcement to ping through: $(bgp_elapsed "$t_re") s)"
+
+# A pulled cable at A (rocectl call port_link p1 down): A's host interface p1 loses its
+# carrier and A stops using p1 (the route to B's subnet leaves A's FIB) without waiting for
+# BGP; up again: the carrier and the route come back. (The kernel reports a carrier change up
+# to 1 s late when another came just before: linkwatch.)
+# carrier_is NS IF on|off: waits up to 4 s until IF's carrier is as asked.
+carrier_is() {
+    local st
+    for _ in $(seq 1 40); do
+        st="$(ip -n "$1" link show dev "$2" 2>/dev/null | head -n 1)"
+        case "$3:$st" in off:*NO-CARRIER*) return 0 ;; on:*NO-CARRIER*) ;; on:*LOWER_UP*) return 0 ;; esac
+        sleep 0.1
+    done
+    return 1
+}
+bgp_switch_use A
+check "A: rocectl call port_link p1 down" rsw_ctl call port_link p1 down
+check "A: port_link down drops p1's carrier (a pulled cable)" carrier_is "$(rsw_ns swA)" p1 off
+if secs="$(bgp_wait_paths 0 4 "$B_NET")"; then
+    rsw_pass "A: no route to $B_NET through the pulled cable ($secs s after the carrier)"
+else
+    rsw_fail "A: still $(bgp_route_paths "$B_NET") path(s) to $B_NET with p1's cable pulled"
+fi
+check "A: rocectl call port_link p1 up" rsw_ctl call port_link p1 up
+check "A: port_link up restores p1's carrier" carrier_is "$(rsw_ns swA)" p1 on
+if secs="$(bgp_wait_paths 1 4 "$B_NET")"; then
+    rsw_pass "A: the route to $B_NET is back with the cable ($secs s)"
+else
+    rsw_fail "A: no route to $B_NET 4 s after port_link p1 up"
+fi
 
 # What the switches saw (for the report): punt and drop counters.
 for sw in A B; do

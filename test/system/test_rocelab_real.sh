@@ -1,7 +1,8 @@
 #!/bin/bash
 # rocelab's real engine (and --engine both) on the 2-leaf, 2-spine, 4-host leaf-spine at 1 Gb/s
 # (config/scenarios/leaf-spine-small.yaml): four roceswd joined by memif, one rocehost with the
-# four hosts, static ECMP routes from rocesim --emit-lab.
+# four hosts; the routes from BGP (the default, each switch with its own BIRD; its checks are
+# in test_rocelab_bgp.sh), or with --routing static rocesim's ECMP routes set by the engine.
 #  1. The run: every flow completes; fct.txt has one line per flow in HPCC's format with the
 #     scenario's addresses, ports, sizes and standalone FCTs (the same fields rocesim writes);
 #     summary.json has every switch's counters and says whether the run was distorted; each
@@ -10,11 +11,14 @@
 #     rocesim's totals in summary.json are written (so report and compare read the run), and
 #     compare names a distorted run. It runs with --engine both: rocesim and the real switches
 #     send every flow over the same spine (the same ECMP member keys).
+#     The link-down run uses --routing static: the engine moves the routes at the scenario's
+#     convergence time (BGP's own handling of a link down: test_rocelab_bgp.sh).
 #  2. Clean-up: no process of the run is left, its work directory (memif and control sockets)
 #     and DPDK runtime directories are gone.
 #  3. --engine both on victim-flow-lab (tools/demo's fabric lab): both reports, the table, the
 #     victim's slowdown in rocesim, the real run's distortion named under the table.
-#  4. Ctrl-C: SIGINT while the lab runs stops it with status 130 and leaves nothing behind.
+#  4. Ctrl-C: SIGINT while the lab runs (BGP: BIRD too) stops it with status 130 and leaves
+#     nothing behind (process, namespace, socket, runtime directory).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rsw_init
@@ -31,11 +35,13 @@ accounting_balanced() {
         "balanced $(json "$1" 'len(d["switches"])')/$(json "$1" 'len(d["switches"])') ['balanced']"
 }
 
-leftovers() {  # leftovers TAG WORKDIR: prints what the run left behind (nothing when clean)
+leftovers() {  # leftovers TAG WORKDIR OUT: prints what the run left behind (nothing when clean)
     local pids
-    pids="$(pgrep -f -- "$1-" || true)"
+    # rocehost (--file-prefix TAG-hosts), BIRD (its socket in /tmp/TAG.*), roceswd (OUT/configs)
+    pids="$(pgrep -f -- "$1[-.]|$3/configs" || true)"
     [ -n "$pids" ] && echo "processes: $pids"
     [ -e "$2" ] && echo "work dir $2"
+    ip netns list | awk '{print $1}' | grep -- "^$1-" | sed 's/^/netns /' || true  # BGP routing
     ls -d /var/run/dpdk/"$1"-* 2>/dev/null || true
 }
 
@@ -46,6 +52,8 @@ cat "$d/run.log"
 check_eq "rocelab run --engine both exits 0" "$rc" "0"
 ln -s "$d/ls/real" "$d/real"
 s="$d/real/summary.json"
+check_eq "the real engine's routes came from BGP (the default), every session up" \
+    "$(json "$s" 'd["routing"] + " " + str(d["bgp"]["sessions"])')" "bgp 8"
 n="$(json "$s" 'd["flows"]')"
 check_eq "every flow completed" "$(json "$s" 'd["completed"]')" "$n"
 check_eq "fct.txt has a line per flow" "$(wc -l < "$d/real/fct.txt")" "$n"
@@ -71,12 +79,7 @@ check_eq "summary.json says whether the run was distorted" \
     "$(json "$s" 'type(d["distorted"]).__name__ + str(len(d["distortion"]["switch_poll_gaps"]))')" "bool4"
 echo "distortion: $(json "$s" 'd["distortion"]["reasons"] or "none"')"
 echo "wall time: $(json "$s" 'd["wall_time"]')"
-for leaf in leaf0 leaf1; do
-    up="$(json "$s" '[p["tx_packets"] for p in d["switches"]["'$leaf'"]["ports"] if p["peer"].startswith("spine")]')"
-    echo "$leaf uplink tx packets (spine0, spine1): $up"
-    check "$leaf sent on both uplinks (ECMP used both spines)" "$RSW_PYTHON" -c \
-        'import sys; v = eval(sys.argv[1]); sys.exit(not (len(v) == 2 and min(v) >= 100))' "$up"
-done
+rsw_lab_uplinks_used "$s" "ECMP used both spines"
 for sp in spine0 spine1; do
     check_ge "$sp forwarded packets" "$(json "$s" 'sum(p["tx_packets"] for p in d["switches"]["'$sp'"]["ports"])')" 100
 done
@@ -131,19 +134,19 @@ assert sum(sim.values()) == 16 and sim == real, (sim, real)
 PY
 tag="$(json "$s" 'd["tag"]')"
 work="$(json "$s" 'd["work_dir"]')"
-check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work")" ""
+check_eq "nothing of the run is left (processes, sockets, DPDK runtime dirs)" "$(leftovers "$tag" "$work" "$d/ls/real")" ""
 
-# A link failure and a slow receiver: leaf0 - spine0 down at time 0 (no convergence delay):
-# both ends stop sending (rocectl call port_link: what they would have sent is dropped and
-# counted, port_stopped), every switch's routes move to the simulator's converged ones (leaves
-# reach each other through spine1 only); host2 stops taking frames from 2 ms to 40 ms of the
-# workload: its NIC pauses leaf1 once 32 KB wait, and sends XON when it takes them.
+# A link failure and a slow receiver, --routing static: leaf0 - spine0 down at time 0 (no
+# convergence delay): both ends stop sending (rocectl call port_link: what they would have sent
+# is dropped and counted, port_stopped), every switch's routes move to the simulator's converged
+# ones (leaves reach each other through spine1 only); host2 stops taking frames from 2 ms to
+# 40 ms of the workload: its NIC pauses leaf1 once 32 KB wait, and sends XON when it takes them.
 { sed "s#^qos_profile: \.\./#qos_profile: $RSW_REPO/config/#" "$SCEN"
   echo "events:"
   echo "  - {at: 0us, link_down: [4, 6], convergence: 0us}"
   echo "  - {at: 2ms, slow_receiver: 2, until: 40ms, xoff: 32768, priority: 3, interval: 100us}"; } > "$d/linkdown.yaml"
 rc=0
-timeout 150 "$LAB" run "$d/linkdown.yaml" --engine real --out "$d/ld" --timeout 90 > "$d/ld.log" 2>&1 || rc=$?
+timeout 150 "$LAB" run "$d/linkdown.yaml" --engine real --routing static --out "$d/ld" --timeout 90 > "$d/ld.log" 2>&1 || rc=$?
 cat "$d/ld.log"
 s="$d/ld/summary.json"
 check_eq "link down: rocelab run exits 0" "$rc" "0"
@@ -257,6 +260,6 @@ cat "$d/int.log"
 check_eq "Ctrl-C stops the run with status 130" "$RSW_WAIT_RC" "130"
 tag="$(sed -n 's#.*/tmp/\(rl[0-9a-f]*\)\..*#\1#p' "$d/int/configs/leaf0.yaml" | head -n1)"
 check "the interrupted run's tag is known ($tag)" test -n "$tag"
-check_eq "nothing of the interrupted run is left" "$(leftovers "$tag" "$(ls -d /tmp/"$tag".* 2>/dev/null || true)")" ""
+check_eq "nothing of the interrupted run is left" "$(leftovers "$tag" "$(ls -d /tmp/"$tag".* 2>/dev/null || true)" "$d/int")" ""
 echo "test time: $(( $(date +%s) - start )) s"
 rsw_finish

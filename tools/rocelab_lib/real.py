@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 
+from . import bgp
 from . import lab as labmod
 from . import render
 
@@ -37,6 +38,8 @@ MIN_FAULT_INTERVAL_US = 100
 # 200 Mb/s of fabric (doc/rocelab.md, "Defaults for two cores"); faster scenarios have -lab
 # variants at 1 Gb/s.
 MAX_RATE_BPS = 1_000_000_000
+# How the switches get their routes (--routing; doc/rocelab.md, "Routing").
+DEFAULT_ROUTING = "bgp"
 
 
 class Interrupted(Exception):
@@ -50,6 +53,10 @@ def add_arguments(p):
                    help="keep the work directory (configs, memif sockets) and print it")
     p.add_argument("--any-rate", action="store_true",
                    help="real engine: run links faster than 1 Gb/s too (the run will be distorted)")
+    p.add_argument("--routing", choices=["bgp", "static"], default=DEFAULT_ROUTING,
+                   help="real engine: bgp: every switch in its own network namespace with BIRD "
+                        "speaking eBGP per fabric link (root); static: the lab's routes set over "
+                        f"the control socket (default {DEFAULT_ROUTING})")
 
 
 def log(msg):
@@ -62,6 +69,7 @@ class Lab:
     def __init__(self, out, work):
         self.out, self.work = out, work
         self.procs = []  # (name, Popen, log path)
+        self.netns = bgp.Netns()  # removed once every process is stopped
 
     def runtime_dirs(self, tag):
         """The DPDK runtime directories of this run's processes (EAL leaves its config and
@@ -98,14 +106,19 @@ class Lab:
                 p.wait()
 
 
+def check_alive(what, procs):
+    """Stops the run (SystemExit with its log's tail) when one of `procs` exited."""
+    for name, p, path in procs:
+        if p.poll() is not None:
+            tail = open(path).read().strip().splitlines()[-5:]
+            raise SystemExit(f"rocelab: {name} exited ({p.returncode}) while waiting for "
+                             f"{what}:\n  " + "\n  ".join(tail))
+
+
 def wait_for(what, cond, timeout, procs=()):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for name, p, path in procs:
-            if p.poll() is not None:
-                tail = open(path).read().strip().splitlines()[-5:]
-                raise SystemExit(f"rocelab: {name} exited ({p.returncode}) while waiting for "
-                                 f"{what}:\n  " + "\n  ".join(tail))
+        check_alive(what, procs)
         if cond():
             return
         time.sleep(0.2)
@@ -118,6 +131,17 @@ def ctl(sock, *args):
     if p.returncode != 0:
         raise RuntimeError(f"rocectl {' '.join(args)}: {p.stderr.strip()}")
     return json.loads(p.stdout)
+
+
+def ctl_many(calls):
+    """rocectl for each (socket, args...) of `calls`, all started at once; raises as ctl()."""
+    ps = [(c, subprocess.Popen([labmod.binary("rocectl"), "--socket", c[0], "--json", *c[1:]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+          for c in calls]
+    for c, p in ps:
+        _, err = p.communicate(timeout=20)
+        if p.returncode != 0:
+            raise RuntimeError(f"rocectl {' '.join(c[1:])}: {err.strip()}")
 
 
 def check_supported(lab, any_rate=False):
@@ -164,7 +188,8 @@ def run_real(scenario, out_dir, args):
     return run(argparse.Namespace(scenario=scenario, out=out_dir,
                                   timeout=getattr(args, "timeout", 100),
                                   keep=getattr(args, "keep", False),
-                                  any_rate=getattr(args, "any_rate", False)))
+                                  any_rate=getattr(args, "any_rate", False),
+                                  routing=getattr(args, "routing", DEFAULT_ROUTING)))
 
 
 def run(a):
@@ -174,6 +199,8 @@ def run(a):
     lab = labmod.emit(a.scenario, os.path.join(out, "lab.json"),
                       topology=os.path.join(out, "topology.txt"))
     check_supported(lab, getattr(a, "any_rate", False))
+    if a.routing == "bgp":
+        bgp.check_tools()
     tag = "rl" + secrets.token_hex(3)[:5]
     # Short: memif and control socket paths must fit sockaddr_un (107 bytes).
     work = tempfile.mkdtemp(prefix=tag + ".", dir="/tmp")
@@ -195,6 +222,7 @@ def run(a):
             signal.signal(s, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         procs.stop()
         if all(p.poll() is not None for _, p, _ in procs.procs):
+            procs.netns.remove()
             for d in procs.runtime_dirs(tag):
                 shutil.rmtree(d, ignore_errors=True)
         if a.keep:
@@ -208,6 +236,7 @@ def run(a):
 def _run(a, lab, tag, work, out, procs, t0):
     nodes = render.node_by_id(lab)
     sws = labmod.switches(lab)
+    use_bgp = a.routing == "bgp"
     sock_of_link = {l["index"]: os.path.join(work, f"l{l['index']}.sock") for l in lab["links"]}
     ctl_sock = {}
     # --- switches. A memif client whose server socket does not exist yet never connects
@@ -227,8 +256,9 @@ def _run(a, lab, tag, work, out, procs, t0):
             lab, sw, name, devices,
             switch_extra={"workers": 1, "idle": "adaptive", "mbufs": 8192,
                           "control_socket": ctl_sock[sw["id"]], "file_prefix": name},
-            static_routes=False,  # installed over the control socket once the switch runs
-            route_learn=True,
+            static_routes=False,  # static: installed over the control socket once it runs
+            host_interfaces=use_bgp,  # bgp: TAPs p0.. in the switch's namespace, BIRD on them
+            allow=("port_link",) if use_bgp else ("route_learn", "port_link"),
             telemetry=["prometheus: {listen: \"127.0.0.1:0\"}"],
             header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
         cfgs[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.yaml")
@@ -244,8 +274,11 @@ def _run(a, lab, tag, work, out, procs, t0):
                 all(os.path.exists(c) for c in clients[sw["id"]]) for sw in pending), 60, procs.procs)
             continue
         for sw in wave:
-            procs.start(sw["name"], [labmod.binary("roceswd"), "--config", cfgs[sw["id"]]],
-                        f"{sw['name']}.log")
+            argv = [labmod.binary("roceswd"), "--config", cfgs[sw["id"]]]
+            if use_bgp:  # `ip netns exec` execs: the process is roceswd itself
+                procs.netns.add(bgp.netns_name(tag, sw))
+                argv = ["ip", "netns", "exec", bgp.netns_name(tag, sw)] + argv
+            procs.start(sw["name"], argv, f"{sw['name']}.log")
             pending.remove(sw)
             started.append(sw)
     log(f"{len(sws)} switches starting")
@@ -264,12 +297,39 @@ def _run(a, lab, tag, work, out, procs, t0):
                     return False
         return True
     wait_for("the fabric links (memif) to come up", fabric_up, 60, procs.procs)
-    t_up = time.monotonic()
-    log(f"fabric up in {t_up - t0:.1f} s")
+    log(f"fabric up in {time.monotonic() - t0:.1f} s")
     write_scrape_config(out, {sw["name"]: ctl(ctl_sock[sw["id"]], "show", "info").get("prometheus_port")
-                              for sw in sws})
-    for sw in sws:  # the simulator's ECMP routes, as learned routes (rocectl call route_learn)
-        learn_routes(ctl_sock[sw["id"]], sw["routes"])
+                              for sw in sws},
+                        {sw["name"]: bgp.netns_name(tag, sw) for sw in sws} if use_bgp else None)
+    names = {sw["id"]: sw["name"] for sw in sws}
+    by_name = {sw["name"]: ctl_sock[sw["id"]] for sw in sws}
+    routing_info = {"routing": a.routing}
+    if use_bgp:  # BIRD per switch; the workload waits for every session and every FIB
+        confs, asn_of = bgp.bird_configs(lab, out, sws)
+        bird_sock = {sw["name"]: os.path.join(work, f"{sw['name']}.bird") for sw in sws}
+        for sw in sws:
+            procs.start(f"{sw['name']}.bird", bgp.bird_argv(bgp.netns_name(tag, sw), confs[sw["id"]],
+                                                            bird_sock[sw["name"]]),
+                        f"{sw['name']}.bird.log")
+        want = bgp.expected_routes(lab, {sw["id"]: sw["routes"] for sw in sws})
+        fabric_ports = {sw["name"]: sum(nodes[p["peer"]]["kind"] == "switch" for p in sw["ports"])
+                        for sw in sws}
+        conv = bgp.wait_converged(ctl, bird_sock, by_name,
+                                  {names[i]: r for i, r in want.items()}, fabric_ports, 60,
+                                  lambda: check_alive("BGP", procs.procs))
+        routing_info["bgp"] = dict(conv, asn={sw["name"]: asn_of[sw["id"]] for sw in sws},
+                                   namespaces={sw["name"]: bgp.netns_name(tag, sw) for sw in sws},
+                                   routes={names[i]: len(r) for i, r in want.items()})
+        os.makedirs(os.path.join(out, "switches"), exist_ok=True)
+        for sw in sws:  # what BGP installed, as the workload starts
+            with open(os.path.join(out, "switches", f"{sw['name']}.routes.json"), "w") as f:
+                json.dump({v: ctl(ctl_sock[sw["id"]], "show", v) for v in ("routes", "lb")}, f, indent=1)
+        log(f"BGP: {conv['sessions']} sessions Established in {conv['established_s']:.1f} s, "
+            f"every FIB converged in {conv['converged_s']:.1f} s")
+    else:
+        for sw in sws:  # the simulator's ECMP routes, as learned routes (rocectl call route_learn)
+            learn_routes(ctl_sock[sw["id"]], sw["routes"])
+    t_up = time.monotonic()  # routes in place: the set-up ends, the workload starts
 
     # --- hosts: one rocehost process
     hp = lab["hosts_profile"]
@@ -327,10 +387,15 @@ def _run(a, lab, tag, work, out, procs, t0):
     # down|up: frames lost on it are counted as port_stopped drops); at at + convergence every
     # switch's routes move to the simulator's converged ones.
     actions = []
+    # With BGP, no route move: the link going down reaches BIRD (its carrier) and BGP moves
+    # the routes; the engine watches every FIB until it holds the event's routes.
     for e in lab["events"]:
         if e["kind"] in ("link_down", "link_up"):
             actions.append((e["at_ns"], 0, "link", e))
-            actions.append((e["at_ns"] + e["convergence_ns"], 1, "routes", e))
+            if not use_bgp:
+                actions.append((e["at_ns"] + e["convergence_ns"], 1, "routes", e))
+    down_links = set()
+    converging = []  # bgp.Converger per link event until every FIB holds its routes
     actions.sort(key=lambda x: (x[0], x[1]))
     skipped = []
     rh = procs.start("rocehost", [labmod.binary("rocehost"), "--config", hcfg,
@@ -353,8 +418,11 @@ def _run(a, lab, tag, work, out, procs, t0):
             if what == "link":
                 state = "down" if e["kind"] == "link_down" else "up"
                 ln = next(l for i, l in enumerate(lab["links"]) if l.get("index", i) == e["link"])
-                for n, port in ((ln["a"], ln["port_a"]), (ln["b"], ln["port_b"])):
-                    ctl(ctl_sock[n], "call", "port_link", f"p{port}", state)
+                # Both ends at once, as a cable: with BGP each end's carrier follows, and the
+                # kernel, shared by every switch here, handles a second carrier change up to
+                # 1 s after the first (linkwatch), so the two must not trail each other.
+                ctl_many([(ctl_sock[n], "call", "port_link", f"p{port}", state)
+                          for n, port in ((ln["a"], ln["port_a"]), (ln["b"], ln["port_b"]))])
                 late = time.monotonic() - due
                 entry = {"kind": e["kind"], "link": e["link"], "at_ns": e["at_ns"],
                          "convergence_ns": e["convergence_ns"],
@@ -363,6 +431,16 @@ def _run(a, lab, tag, work, out, procs, t0):
                 link_applied[id(e)] = entry
                 applied.append(entry)
                 log(f"{e['kind']} {pair}: link set {state} {late * 1e3:.1f} ms after at")
+                if use_bgp:
+                    for c in [c for c in converging if c.entry["link"] == e["link"]]:
+                        c.entry["bgp_superseded"] = True  # the link changed again first
+                        converging.remove(c)
+                    (down_links.add if state == "down" else down_links.discard)((e["a"], e["b"]))
+                    after = {int(k): v for k, v in e["routes_after"].items()}
+                    want = bgp.expected_routes(lab, after, down_links)
+                    entry["bgp_converged"] = False
+                    converging.append(bgp.Converger(ctl, by_name, {names[i]: r for i, r in want.items()},
+                                                    entry, time.monotonic()))
             else:
                 for sw in sws:
                     learn_routes(ctl_sock[sw["id"]], e["routes_after"][str(sw["id"])])
@@ -372,16 +450,25 @@ def _run(a, lab, tag, work, out, procs, t0):
                     "late_us": int(late * 1e6)})
                 log(f"{e['kind']} {pair}: routes moved {late * 1e3:.1f} ms after at + convergence")
             actions.pop(0)
+        for c in list(converging):
+            if c.poll(time.monotonic()):
+                now = time.monotonic()
+                c.entry.update({"bgp_converged": True,
+                                "routes_moved_at_ns": int((now - t_ref) * 1e9),
+                                "convergence_us": int((now - c.t_set) * 1e6)})
+                log(f"{c.entry['kind']}: every FIB holds BGP's new routes "
+                    f"{(now - c.t_set) * 1e3:.0f} ms after the link was set")
+                converging.remove(c)
         for name, p, path in procs.procs[:-1]:
             if p.poll() is not None:
-                raise SystemExit(f"rocelab: switch {name} exited ({p.returncode}) during the run; "
-                                 f"see {path}")
+                raise SystemExit(f"rocelab: {'BIRD of ' + name[:-5] if name.endswith('.bird') else 'switch ' + name} "
+                                 f"exited ({p.returncode}) during the run; see {path}")
         if time.monotonic() > deadline:
             log("the workload did not finish in time: stopping rocehost (its results are kept)")
             rh.send_signal(signal.SIGTERM)
             rh.wait(timeout=30)
             break
-        time.sleep(0.01 if actions else 0.2)
+        time.sleep(0.01 if actions or converging else 0.2)
     t_done = time.monotonic()
 
     # --- counters of every switch
@@ -395,13 +482,19 @@ def _run(a, lab, tag, work, out, procs, t0):
         with open(os.path.join(out, "switches", f"{sw['name']}.json"), "w") as f:
             json.dump(views, f, indent=1)
         switches[sw["name"]] = switch_summary(sw, nodes, views)
+    if use_bgp:  # the sessions at the end (a link set down leaves its session down)
+        routing_info["bgp"]["sessions_at_end"] = {
+            n: bgp.sessions(bird_sock[n]) for n in bird_sock}
     procs.stop()  # the switches' exit status is part of the result
-    exits = {name: p.returncode for name, p, _ in procs.procs}
+    exits = {name: p.returncode for name, p, _ in procs.procs if not name.endswith(".bird")}
+    if use_bgp:
+        routing_info["bgp"]["bird_exit_status"] = {
+            name[:-5]: p.returncode for name, p, _ in procs.procs if name.endswith(".bird")}
     # Events due after the workload ended; a link event counts as applied once its link was set.
     skipped += [e for _, _, what, e in actions if what == "link" or id(e) not in link_applied]
     return write_results(a, lab, out, switches, exits, skipped, applied, tag, work, accounting, {
         "start_s": round(t_up - t0, 2), "workload_s": round(t_done - t_up, 2),
-        "total_s": round(time.monotonic() - t0, 2)}, mtu, rto_us)
+        "total_s": round(time.monotonic() - t0, 2)}, mtu, rto_us, routing_info)
 
 
 def collect_accounting(socks, settle_s=5.0):
@@ -435,17 +528,22 @@ def learn_routes(sock, routes):
             raise SystemExit(f"rocelab: {sock}: the FIB refused {res['refused']} routes")
 
 
-def write_scrape_config(out, ports):
+def write_scrape_config(out, ports, netns=None):
     """OUT/prometheus.yml: every switch of the running lab (ports picked at start-up), with a
-    `switch` label, for a Prometheus started next to the lab."""
+    `switch` label, for a Prometheus started next to the lab (with BGP routing, in the switch's
+    namespace: `netns` names it per switch)."""
     with open(os.path.join(out, "prometheus.yml"), "w") as f:
-        f.write("# Scrape config for the switches of this rocelab run (valid while it runs).\n"
-                "scrape_configs:\n  - job_name: rocelab\n    scrape_interval: 1s\n"
+        f.write("# Scrape config for the switches of this rocelab run (valid while it runs).\n")
+        if netns:
+            f.write("# BGP routing: each exporter listens on 127.0.0.1 of its switch's network\n"
+                    "# namespace (ip netns exec NS prometheus ..., or one Prometheus per switch).\n")
+        f.write("scrape_configs:\n  - job_name: rocelab\n    scrape_interval: 1s\n"
                 "    static_configs:\n")
         for name, port in ports.items():
             if port:
                 f.write(f"      - targets: [\"127.0.0.1:{port}\"]\n"
-                        f"        labels: {{switch: \"{name}\"}}\n")
+                        f"        labels: {{switch: \"{name}\"}}"
+                        + (f"   # namespace {netns[name]}" if netns else "") + "\n")
 
 
 def switch_summary(sw, nodes, v):
@@ -562,7 +660,7 @@ def write_links(lab, out, switches, applied):
 
 
 def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, accounting, timing,
-                  mtu, rto_us):
+                  mtu, rto_us, routing_info):
     hosts_dir = os.path.join(out, "hosts")
     hsum = {}
     p = os.path.join(hosts_dir, "summary.json")
@@ -660,6 +758,8 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
                                 "least MIN_RTO_US (scheduling stalls of a shared machine); host "
                                 "faults send a PFC frame at most every MIN_FAULT_INTERVAL_US"},
         "wall_time": timing,
+        # static, or bgp with its sessions, ASNs and convergence (doc/rocelab.md, "Routing")
+        **routing_info,
     }
     hosts_list = hsum.get("hosts", [])
     summary["roce"].update({"flows": len(lab["flows"]), "completed": len(done),

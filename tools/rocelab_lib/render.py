@@ -19,7 +19,7 @@ def node_by_id(lab):
 
 def switch_yaml(lab, sw, name, devices, *, switch_extra=None, static_routes=True,
                 host_interfaces=False, telemetry=None, header="", neighbours=True,
-                qos_path=None, macs=None, route_learn=False):
+                qos_path=None, macs=None, allow=()):
     """roceswd's config for switch node `sw`: port i on devices[i] (a device string, or a dict
     {"af_xdp": {...}}), the lab's addresses, static neighbours for every peer, and (static
     routing) the simulator's ECMP routes."""
@@ -68,13 +68,12 @@ def switch_yaml(lab, sw, name, devices, *, switch_extra=None, static_routes=True
     if telemetry:
         out.append("telemetry:")
         out.extend("  " + line for line in telemetry)
-    if host_interfaces or route_learn:
+    if host_interfaces or allow:
         out.append("control_plane:")
     if host_interfaces:
         out.append("  host_interfaces: true")
-    if route_learn:  # routes and link events over the control socket (route_learn, port_link)
-        out.append("  allow_route_learn: true")
-        out.append("  allow_port_link: true")
+    for cmd in allow:  # control socket commands: route_learn (routes), port_link (link events)
+        out.append(f"  allow_{cmd}: true")
     return "\n".join(out) + "\n"
 
 
@@ -166,7 +165,24 @@ def asns(lab, inv, defaults):
     return out
 
 
-def bird_conf(lab, sw, asn_of, router_id):
+def default_router_id(lab, sw):
+    """BIRD's router id of switch node `sw`: its first fabric address (or first address)."""
+    nodes = node_by_id(lab)
+    fab = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
+    return (fab[0] if fab else sw["ports"][0])["ipv4"].split("/")[0]
+
+
+# BGP timers of a deployment: a session goes down at once when its link does (`check link`:
+# roceswd mirrors a port's link on its host interface's carrier), the hold timer catches the
+# rest; after a link-down, BIRD waits `error wait time` (its default, 60-300 s) before it
+# tries again, damping a flapping link.
+BGP_TIMERS = "hold time 9; keepalive time 3; connect retry time 5;"
+
+
+def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS, debug=None):
+    """BIRD 2 config of switch node `sw` (RFC 7938-style eBGP): `log` BIRD's log target,
+    `timers` the BGP template's timer statements (the real engine's lab shortens them),
+    `debug` what BIRD logs of its protocols (e.g. "{ states }": sessions up and down)."""
     nodes = node_by_id(lab)
     host_ports = [f'"p{p["port"]}"' for p in sw["ports"] if nodes[p["peer"]]["kind"] == "host"]
     fabric = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
@@ -177,7 +193,8 @@ def bird_conf(lab, sw, asn_of, router_id):
         "# host subnets only, upper tiers pass on what they learn. Runs in roceswd's network",
         "# namespace (control_plane.host_interfaces: the TAPs are named as the ports).",
         "#   ip netns exec NS bird -c bird.conf -s /run/bird-NS.ctl      check: bird -p -c bird.conf",
-        "log syslog all;",
+        f"log {log};",
+        *([f"debug protocols {debug};"] if debug else []),
         f"router id {router_id};",
         f"define LOCAL_AS = {asn_of[sw['id']]};",
         "define FABRIC4 = [ 10.0.0.0/8{31,32}, 11.0.0.0/8{24,32} ];",
@@ -199,11 +216,12 @@ def bird_conf(lab, sw, asn_of, router_id):
         "}",
         "template bgp fabric {",
         "  local as LOCAL_AS;",
-        "  hold time 9; keepalive time 3; connect retry time 5;",
+        f"  {timers}",
         "  # RFC 4724: a peer keeps this switch's routes (stale) for the restart time while the",
         "  # session comes back (doc/control-plane.md, \"Graceful restart across a roceswd restart\").",
         "  graceful restart on; graceful restart time 120;",
         "  direct;",
+        "  check link on;   # the host interface's carrier is the port's link (roceswd)",
         "  ipv4 { import filter fabric_in; export filter fabric_out; };",
         "}",
     ]
@@ -256,9 +274,7 @@ def run(a):
             f.write(text)
         files.append(("roceswd", path))
         if a.routing == "bgp":
-            fab = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
-            rid = e.get("router_id") or (fab[0]["ipv4"].split("/")[0] if fab
-                                         else sw["ports"][0]["ipv4"].split("/")[0])
+            rid = e.get("router_id") or default_router_id(lab, sw)
             path = os.path.join(d, "bird.conf")
             with open(path, "w") as f:
                 f.write(bird_conf(lab, sw, asn_of, rid))

@@ -45,6 +45,21 @@ def findings(r):
     if len(up) > 1:
         out.append("Uplink imbalance of the busiest leaf (max/mean - 1 of the bytes sent on "
                    "its uplinks; 0 is even): %.2f." % r.imbalance())
+    b = r.summary.get("bgp")
+    if b:  # the real engine's BGP routing (doc/rocelab.md, "Routing")
+        out.append("Routing: BGP, %d sessions Established %.1f s after BIRD started, every "
+                   "switch's FIB converged after %.1f s, before the workload."
+                   % (b["sessions"], b["established_s"], b["converged_s"]))
+        for e in r.summary.get("events_applied", []):
+            if e.get("kind") in ("link_down", "link_up") and "bgp_converged" in e:
+                name = "link %d %s at %.1f ms" % (e["link"], e["kind"].split("_")[1],
+                                                   e["link_set_at_ns"] / 1e6)
+                out.append(name + (": BGP moved every FIB's routes %.0f ms after the link was set."
+                                   % (e["convergence_us"] / 1e3) if e["bgp_converged"] else
+                                   ": BGP had not moved every FIB's routes when the run ended."))
+        if r.summary.get("switch_drops", {}).get("no_route"):
+            out.append("%d frames dropped for want of a route while BGP converged (no_route)."
+                       % r.summary["switch_drops"]["no_route"])
     if t["flows"] and t["flows_completed"] < t["flows"]:
         out.append("%d of %d flows did not complete." % (t["flows"] - t["flows_completed"],
                                                           t["flows"]))
