@@ -331,7 +331,8 @@ class Loader : YamlReader {
 
     AfXdpConfig parse_af_xdp(const YAML::Node &node, const std::string &p) {
         Fields f = fields(node, p,
-                          {"interface", "mode", "queue_count", "copy", "zero_copy", "busy_budget"});
+                          {"interface", "mode", "queue_count", "copy", "zero_copy", "busy_budget",
+                           "xdp_mode"});
         AfXdpConfig ax;
         ax.interface = string(require(f, p, "interface"), at(p, "interface"));
         if (!valid_name(ax.interface, 15, "_.-@:"))
@@ -359,6 +360,22 @@ class Loader : YamlReader {
         if (auto *n = f.find("zero_copy")) ax.zero_copy = boolean(*n, at(p, "zero_copy"));
         if (auto *n = f.find("busy_budget"))
             ax.busy_budget = uint32_t(integer(*n, at(p, "busy_budget"), 0, 1024));
+        if (auto *n = f.find("xdp_mode")) {
+            std::string m = string(*n, at(p, "xdp_mode"));
+            if (m == "auto")
+                ax.xdp_mode = XdpAttach::automatic;
+            else if (m == "native")
+                ax.xdp_mode = XdpAttach::native;
+            else if (m == "generic")
+                ax.xdp_mode = XdpAttach::generic;
+            else
+                fail(at(p, "xdp_mode"), "'" + m + "' is not one of auto, native, generic");
+            // A zero-copy socket needs the driver's XDP: generic mode copies every frame.
+            if (ax.xdp_mode == XdpAttach::generic && ax.zero_copy)
+                fail(at(p, "xdp_mode"),
+                     "generic XDP copies every frame into the socket: it does not go with "
+                     "zero_copy (use copy, or xdp_mode native)");
+        }
         return ax;
     }
 
