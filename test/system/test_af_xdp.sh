@@ -11,7 +11,8 @@
 # 3. shared mode: while iperf3 runs through the switch, h1 talks TCP to the kernel's own address
 #    on <tag>s0 (an echo server here); the counters show the split (to the switch / to kernel).
 # 4. generic XDP (xdp_mode: generic): the program runs in SKB mode (ip link: xdpgeneric,
-#    bpftool net), the same forwarding checks, the counters; detached on exit.
+#    bpftool net), the same forwarding checks, the counters; after kill -9 the next start
+#    replaces the stale generic program; detached on exit.
 # 5. xdp_mode native on an interface whose driver has no native XDP (a macvlan): roceswd stops
 #    at start with the reason; nothing stays attached.
 # Sections 1 and 3 run with xdp_mode auto, which on veth is native (ip link: xdp), checked too.
@@ -300,6 +301,21 @@ check_eq "[generic] p0 XDP pass_kernel" "$(xdp_counter p0 pass_kernel)" 0
 check_eq "[generic] p0 XDP pass_no_socket" "$(xdp_counter p0 pass_no_socket)" 0
 rsw_ctl show ports | sed 's/^/    /'
 rsw_assert_accounting
+# kill -9 leaves the program in the generic slot; the next start detaches it from there.
+kill -KILL "$RSW_SWITCH_PID"
+rsw_wait_pid "$RSW_SWITCH_PID" 5 || true
+RSW_SWITCH_PID=""
+rm -f "$SOCK"
+check "[generic] after kill -9 the program is still attached to $S0 (xdpgeneric)" \
+    bash -c 'ip -d link show dev "$0" | grep -q " xdpgeneric "' "$S0"
+if ! start_switch "$RSW_TMP/generic.yaml" "$RSW_TMP/generic2.log" 30; then
+    rsw_fail "[generic] roceswd starts again over the stale generic program"
+    rsw_finish
+fi
+check "[generic] the stale generic program was found and replaced (log line)" \
+    grep -q "still has XDP program 'rsw_xdp'" "$RSW_TMP/generic2.log"
+check_attach generic-restart xdpgeneric generic
+check "[generic] IPv4 ping h1 -> h2 after the restart" rsw_ping_ok in1 ping -c 5 -i 0.1 -W 2 10.0.2.2
 rc=0
 stop_switch 10 || rc=$?
 check_eq "[generic] roceswd exits 0 on SIGTERM" "$rc" 0
