@@ -343,15 +343,10 @@ class Loader : YamlReader {
             if (cfg_.ports[j].af_xdp && cfg_.ports[j].af_xdp->interface == ax.interface)
                 fail(at(p, "interface"),
                      "'" + ax.interface + "' is already used by " + at("ports", j));
-        if (auto *n = f.find("mode")) {
-            std::string m = string(*n, at(p, "mode"));
-            if (m == "dedicated")
-                ax.mode = AfXdpMode::dedicated;
-            else if (m == "shared")
-                ax.mode = AfXdpMode::shared;
-            else
-                fail(at(p, "mode"), "'" + m + "' is not one of dedicated, shared");
-        }
+        if (auto *n = f.find("mode"))
+            ax.mode = enumeration<AfXdpMode>(
+                *n, at(p, "mode"),
+                {{"dedicated", AfXdpMode::dedicated}, {"shared", AfXdpMode::shared}});
         if (auto *n = f.find("queue_count"))
             ax.queue_count = uint32_t(integer(*n, at(p, "queue_count"), 1, 64));
         if (f.find("copy") && f.find("zero_copy"))
@@ -361,15 +356,10 @@ class Loader : YamlReader {
         if (auto *n = f.find("busy_budget"))
             ax.busy_budget = uint32_t(integer(*n, at(p, "busy_budget"), 0, 1024));
         if (auto *n = f.find("xdp_mode")) {
-            std::string m = string(*n, at(p, "xdp_mode"));
-            if (m == "auto")
-                ax.xdp_mode = XdpAttach::automatic;
-            else if (m == "native")
-                ax.xdp_mode = XdpAttach::native;
-            else if (m == "generic")
-                ax.xdp_mode = XdpAttach::generic;
-            else
-                fail(at(p, "xdp_mode"), "'" + m + "' is not one of auto, native, generic");
+            ax.xdp_mode = enumeration<XdpAttach>(*n, at(p, "xdp_mode"),
+                                                 {{"auto", XdpAttach::automatic},
+                                                  {"native", XdpAttach::native},
+                                                  {"generic", XdpAttach::generic}});
             // A zero-copy socket needs the driver's XDP: generic mode copies every frame.
             if (ax.xdp_mode == XdpAttach::generic && ax.zero_copy)
                 fail(at(p, "xdp_mode"),
