@@ -404,6 +404,10 @@ def main(args, bench):
             order = DUTS if rd % 2 == 0 else list(reversed(DUTS))
             for dut in order:
                 seq += 1
+                if dut == "rsw-tap" and size > 1500:  # module doc: net_tap takes 1522 B at most
+                    runs.append({"dut": dut, "size": size, "seq": seq, "round": rd, "mpps": None,
+                                 "error": "not run: DPDK 22.11's net_tap takes 1522-byte frames"})
+                    continue
                 r = one_run(bench, args, dut, size, seq, ctx)
                 r["round"] = rd
                 runs.append(r)
