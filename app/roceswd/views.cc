@@ -155,6 +155,7 @@ json Switch::view_ports() const {
             for (size_t r = 0; r < v.size(); r++) c[afxdp_reason_names()[r]] = v[r];
             xdp = {{"interface", pc.af_xdp->interface},
                    {"mode", xdp_[i]->mode()},
+                   {"attach", xdp_[i]->attach()},
                    {"prog_id", xdp_[i]->prog_id()},
                    {"packets", c}};
         }

@@ -91,6 +91,29 @@ uint32_t attached_prog(int ifindex) {
     return id;
 }
 
+// The XDP_FLAGS_*_MODE bit of the program attached to the interface, 0 when none: a detach
+// without it means the driver's (native) slot on an interface that has one, and would leave a
+// generic program in place.
+uint32_t attached_mode_flag(int ifindex) {
+    bpf_xdp_query_opts q{};
+    q.sz = sizeof(q);
+    if (bpf_xdp_query(ifindex, 0, &q) != 0) return 0;
+    switch (q.attach_mode) {
+        case XDP_ATTACHED_DRV:
+            return XDP_FLAGS_DRV_MODE;
+        case XDP_ATTACHED_SKB:
+            return XDP_FLAGS_SKB_MODE;
+        case XDP_ATTACHED_HW:
+            return XDP_FLAGS_HW_MODE;
+        default:
+            return 0;
+    }
+}
+
+int detach_prog(int ifindex) {
+    return bpf_xdp_detach(ifindex, attached_mode_flag(ifindex), nullptr);
+}
+
 }  // namespace
 
 std::string afxdp_program_path() {
@@ -128,16 +151,20 @@ void afxdp_preflight(const Config &cfg) {
                      ? "; " + ax.interface + " has " + std::to_string(q.rx_queues) +
                            " RX queues but no combined channels (veth), so one queue only"
                      : ""));
-        if (ax.queue_count < q.rx_queues)
+        const std::string driver = interface_driver(ax.interface);
+        // In generic mode a veth hands every frame to the program as queue 0: without native
+        // XDP it receives through netif_rx, which records no RX queue (doc/ports.md, "Queues").
+        const bool one_queue_seen = ax.xdp_mode == XdpAttach::generic && driver == "veth";
+        if (ax.queue_count < q.rx_queues && !one_queue_seen)
             spdlog::warn(
                 "port {}: {} has {} RX queues and queue_count is {}: frames the kernel steers to "
                 "queues {}..{} reach no socket and pass to the kernel (XDP counter "
                 "pass_no_socket); give queue_count: {} or fewer queues (ethtool -L {} combined {}; "
                 "on veth: rx {} tx {})",
-                pc.name, ax.interface, q.rx_queues, ax.queue_count, ax.queue_count,
-                q.rx_queues - 1, std::min(q.rx_queues, q.pmd_max), ax.interface, ax.queue_count,
-                ax.queue_count, ax.queue_count);
-        if (interface_driver(ax.interface) == "veth")
+                pc.name, ax.interface, q.rx_queues, ax.queue_count, ax.queue_count, q.rx_queues - 1,
+                std::min(q.rx_queues, q.pmd_max), ax.interface, ax.queue_count, ax.queue_count,
+                ax.queue_count);
+        if (driver == "veth")
             spdlog::warn(
                 "port {}: {} is a veth: turn TX checksum offload off on its peer (ethtool -K "
                 "<peer> tx off), or TCP/UDP the peer sends reaches the far host with an "
@@ -157,7 +184,7 @@ void afxdp_preflight(const Config &cfg) {
                     "port {}: interface {} still has XDP program '{}' (id {}) from an "
                     "earlier run that did not detach it; replacing it",
                     pc.name, ax.interface, name, id);
-                if (bpf_xdp_detach(ifindex, 0, nullptr) != 0)
+                if (detach_prog(ifindex) != 0)
                     throw std::runtime_error(port_path(cfg, i, "interface") +
                                              ": cannot detach the stale XDP program from " +
                                              ax.interface);
@@ -190,10 +217,13 @@ AfXdpProgram::AfXdpProgram(const PortConfig &pc, bool host_interfaces)
     info.map_ids = reinterpret_cast<uint64_t>(map_ids.data());
     uint32_t len = sizeof(info);
     int rc = bpf_obj_get_info_by_fd(prog_fd, &info, &len);
-    close(prog_fd);
+    if (rc != 0 || std::string(info.name) != RSW_XDP_PROG_NAME) close(prog_fd);
     if (rc != 0) fail("cannot read the XDP program's information");
     if (std::string(info.name) != RSW_XDP_PROG_NAME)
         fail(std::string("the attached XDP program is '") + info.name + "', not rocesw's");
+    const std::string placed = place_program(pc.af_xdp->xdp_mode, pc.name, prog_fd);
+    close(prog_fd);
+    if (!placed.empty()) fail(placed);
     int cfg_fd = -1;
     for (uint32_t m = 0; m < std::min<uint32_t>(info.nr_map_ids, map_ids.size()); m++) {
         int fd = bpf_map_get_fd_by_id(map_ids[m]);
@@ -231,15 +261,45 @@ AfXdpProgram::AfXdpProgram(const PortConfig &pc, bool host_interfaces)
     rc = bpf_map_update_elem(cfg_fd, &key, &c, BPF_ANY);
     close(cfg_fd);
     if (rc != 0) fail("cannot write the XDP program's configuration");
-    spdlog::info("port {}: XDP program {} (id {}) on {} in {} mode", pc.name, RSW_XDP_PROG_NAME,
-                 prog_id_, interface_, mode_);
+    spdlog::info("port {}: XDP program {} (id {}) on {} in {} mode, attached {}", pc.name,
+                 RSW_XDP_PROG_NAME, prog_id_, interface_, mode_, attach_);
+}
+
+std::string AfXdpProgram::place_program(XdpAttach want, const std::string &port, int prog_fd) {
+    const uint32_t flag = attached_mode_flag(ifindex_);
+    if (flag == XDP_FLAGS_SKB_MODE && want == XdpAttach::native)
+        return "xdp_mode is native, but the kernel attached the XDP program in generic mode: " +
+               interface_ + " (driver '" + interface_driver(interface_) +
+               "') has no native XDP; use xdp_mode generic or auto";
+    if (flag == XDP_FLAGS_DRV_MODE && want == XdpAttach::generic) {
+        // DPDK 22.11's net_af_xdp attached the program in the kernel's choice of mode (native
+        // on a driver with an XDP hook) and has no argument to ask otherwise. The sockets are
+        // bound to (interface, queue) in copy mode and the xsks_map belongs to the program, so
+        // the same program moved to the generic slot keeps redirecting to them. Native and
+        // generic cannot be attached together: detach first. In between frames go to the
+        // kernel, as they do anyway until the configuration is written.
+        int rc = bpf_xdp_detach(ifindex_, XDP_FLAGS_DRV_MODE, nullptr);
+        if (rc == 0)
+            rc = bpf_xdp_attach(ifindex_, prog_fd, XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST,
+                                nullptr);
+        if (rc != 0)
+            return std::string("cannot move the XDP program to generic mode: ") + strerror(-rc);
+        spdlog::info("port {}: XDP program moved from native to generic (SKB) mode on {}", port,
+                     interface_);
+    }
+    const uint32_t now = attached_mode_flag(ifindex_);
+    attach_ = now == XDP_FLAGS_SKB_MODE   ? "generic"
+              : now == XDP_FLAGS_DRV_MODE ? "native"
+                                          : "offloaded";
+    return "";
 }
 
 AfXdpProgram::~AfXdpProgram() {
     if (stats_fd_ >= 0) close(stats_fd_);
-    // The PMD detaches on close; this covers a close that did not happen or failed.
+    // The PMD detaches on close, but only from the driver's slot (its detach names no mode);
+    // this covers the generic slot and a close that did not happen or failed.
     if (ifindex_ && attached_prog(ifindex_) == prog_id_ && prog_id_) {
-        if (bpf_xdp_detach(ifindex_, 0, nullptr) == 0)
+        if (detach_prog(ifindex_) == 0)
             spdlog::info("interface {}: XDP program detached", interface_);
     }
 }

@@ -29,7 +29,9 @@ const std::vector<std::string> &afxdp_reason_names();
 
 class AfXdpProgram {
   public:
-    // After the port started: finds the program on the interface and writes its configuration.
+    // After the port started: finds the program on the interface, moves it to generic mode when
+    // the port's xdp_mode asks (DPDK 22.11's PMD attaches it native where the driver can), and
+    // writes its configuration.
     // Throws std::runtime_error naming the port when the program or its maps are not there.
     AfXdpProgram(const PortConfig &pc, bool host_interfaces);
     ~AfXdpProgram();  // detaches the program if it is still rocesw's
@@ -39,10 +41,17 @@ class AfXdpProgram {
     // Packets per reason, summed over CPUs (control thread; a map lookup syscall).
     std::vector<uint64_t> counters() const;
     const std::string &mode() const { return mode_; }
+    // Where the kernel runs it: "native" (the driver's XDP) or "generic" (SKB mode).
+    const std::string &attach() const { return attach_; }
     uint32_t prog_id() const { return prog_id_; }
 
   private:
-    std::string interface_, mode_;
+    // Moves the program to the slot `want` asks for (generic: out of the driver's) and sets
+    // attach_; returns what went wrong (native asked but only generic possible, a failed
+    // move), empty when nothing did.
+    std::string place_program(XdpAttach want, const std::string &port, int prog_fd);
+
+    std::string interface_, mode_, attach_;
     int ifindex_ = 0;
     uint32_t prog_id_ = 0;
     int stats_fd_ = -1;

@@ -331,7 +331,8 @@ class Loader : YamlReader {
 
     AfXdpConfig parse_af_xdp(const YAML::Node &node, const std::string &p) {
         Fields f = fields(node, p,
-                          {"interface", "mode", "queue_count", "copy", "zero_copy", "busy_budget"});
+                          {"interface", "mode", "queue_count", "copy", "zero_copy", "busy_budget",
+                           "xdp_mode"});
         AfXdpConfig ax;
         ax.interface = string(require(f, p, "interface"), at(p, "interface"));
         if (!valid_name(ax.interface, 15, "_.-@:"))
@@ -342,15 +343,10 @@ class Loader : YamlReader {
             if (cfg_.ports[j].af_xdp && cfg_.ports[j].af_xdp->interface == ax.interface)
                 fail(at(p, "interface"),
                      "'" + ax.interface + "' is already used by " + at("ports", j));
-        if (auto *n = f.find("mode")) {
-            std::string m = string(*n, at(p, "mode"));
-            if (m == "dedicated")
-                ax.mode = AfXdpMode::dedicated;
-            else if (m == "shared")
-                ax.mode = AfXdpMode::shared;
-            else
-                fail(at(p, "mode"), "'" + m + "' is not one of dedicated, shared");
-        }
+        if (auto *n = f.find("mode"))
+            ax.mode = enumeration<AfXdpMode>(
+                *n, at(p, "mode"),
+                {{"dedicated", AfXdpMode::dedicated}, {"shared", AfXdpMode::shared}});
         if (auto *n = f.find("queue_count"))
             ax.queue_count = uint32_t(integer(*n, at(p, "queue_count"), 1, 64));
         if (f.find("copy") && f.find("zero_copy"))
@@ -359,6 +355,17 @@ class Loader : YamlReader {
         if (auto *n = f.find("zero_copy")) ax.zero_copy = boolean(*n, at(p, "zero_copy"));
         if (auto *n = f.find("busy_budget"))
             ax.busy_budget = uint32_t(integer(*n, at(p, "busy_budget"), 0, 1024));
+        if (auto *n = f.find("xdp_mode")) {
+            ax.xdp_mode = enumeration<XdpAttach>(*n, at(p, "xdp_mode"),
+                                                 {{"auto", XdpAttach::automatic},
+                                                  {"native", XdpAttach::native},
+                                                  {"generic", XdpAttach::generic}});
+            // A zero-copy socket needs the driver's XDP: generic mode copies every frame.
+            if (ax.xdp_mode == XdpAttach::generic && ax.zero_copy)
+                fail(at(p, "xdp_mode"),
+                     "generic XDP copies every frame into the socket: it does not go with "
+                     "zero_copy (use copy, or xdp_mode native)");
+        }
         return ax;
     }
 

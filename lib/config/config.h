@@ -55,12 +55,18 @@ struct TelemetryConfig {
 // The `af_xdp:` section of a port (doc/ports.md): a kernel interface driven through DPDK's
 // net_af_xdp with rocesw's XDP program. roceswd derives the device string from it.
 enum class AfXdpMode { dedicated, shared };
+// Where the kernel runs the XDP program: `native` in the driver, `generic` (SKB mode) in the
+// core stack after the skb is built (any interface, slower), `auto` the kernel's choice (native
+// when the driver has an XDP hook). DPDK 22.11's net_af_xdp always attaches in the kernel's
+// choice; roceswd moves the program to generic mode after the port starts (doc/ports.md).
+enum class XdpAttach { automatic, native, generic };
 struct AfXdpConfig {
     std::string interface;                  // kernel interface name, 1..15 characters
     AfXdpMode mode = AfXdpMode::dedicated;  // dedicated: all frames; shared: the switch's only
     uint32_t queue_count = 1;               // queues from queue 0, 1..64, <= the interface's
     bool zero_copy = false;                 // false: copy mode (force_copy=1), works everywhere
     uint32_t busy_budget = 64;              // packets per busy poll, 0..1024; 0 = off (see doc)
+    XdpAttach xdp_mode = XdpAttach::automatic;
 };
 
 // Each AF_XDP queue pins mbufs of the shared pool: its fill ring (2048, DPDK 22.11

@@ -314,8 +314,8 @@ std::string ports_view(const json &ports) {
     for (const auto &p : ports) {
         const json &x = field(p, "af_xdp");
         if (!x.is_object()) continue;
-        xdp +=
-            "xdp " + text(p, "name") + " (" + text(x, "interface") + ", " + text(x, "mode") + "):";
+        xdp += "xdp " + text(p, "name") + " (" + text(x, "interface") + ", " + text(x, "mode") +
+               (field(x, "attach").is_string() ? ", " + text(x, "attach") + " XDP" : "") + "):";
         const json &c = field(x, "packets");
         if (c.is_object())
             for (auto it = c.begin(); it != c.end(); ++it)

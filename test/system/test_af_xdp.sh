@@ -10,6 +10,12 @@
 # 2. kill -9: the program stays attached; the next start finds it, says so and replaces it.
 # 3. shared mode: while iperf3 runs through the switch, h1 talks TCP to the kernel's own address
 #    on <tag>s0 (an echo server here); the counters show the split (to the switch / to kernel).
+# 4. generic XDP (xdp_mode: generic): the program runs in SKB mode (ip link: xdpgeneric,
+#    bpftool net), the same forwarding checks, the counters; after kill -9 the next start
+#    replaces the stale generic program; detached on exit.
+# 5. xdp_mode native on an interface whose driver has no native XDP (a macvlan): roceswd stops
+#    at start with the reason; nothing stays attached.
+# Sections 1 and 3 run with xdp_mode auto, which on veth is native (ip link: xdp), checked too.
 # Needs root, the kernel's AF_XDP sockets and a roceswd built with clang (the XDP program).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -35,7 +41,7 @@ make_host "$H2" "$HI1" 02:00:00:00:02:02 10.0.2.2/24 fd00:2::2/64 10.0.2.1 fd00:
 in1() { ip netns exec "$H1" "$@"; }
 in2() { ip netns exec "$H2" "$@"; }
 
-# write_config MODE FILE
+# write_config MODE FILE [XDP_MODE=auto]
 write_config() {
     cat >"$2" <<EOC
 switch:
@@ -50,12 +56,12 @@ telemetry:
     listen: "127.0.0.1:${PROM_PORT}"
 ports:
   - name: p0
-    af_xdp: {interface: ${S0}, mode: $1}
+    af_xdp: {interface: ${S0}, mode: $1, xdp_mode: ${3:-auto}}
     mac: "02:00:00:00:01:01"
     ipv4: ["10.0.1.1/24"]
     ipv6: ["fd00:1::1/64"]
   - name: p1
-    af_xdp: {interface: ${S1}, mode: $1}
+    af_xdp: {interface: ${S1}, mode: $1, xdp_mode: ${3:-auto}}
     mac: "02:00:00:00:02:01"
     ipv4: ["10.0.2.1/24"]
     ipv6: ["fd00:2::1/64"]
@@ -118,6 +124,25 @@ forwarding_checks() {
     fi
 }
 
+# check_attach LABEL IPLINK_KIND ATTACH: rocesw's program runs on S0 and S1 in the mode ip link
+# calls IPLINK_KIND (xdp: native, xdpgeneric: generic), bpftool net agrees (driver, generic)
+# and show ports says ATTACH (native, generic).
+check_attach() {
+    local label="$1" kind="$2" attach="$3" i bt bword=driver
+    [ "$attach" = generic ] && bword=generic
+    bt="$(bpftool net show 2>/dev/null || true)"
+    for i in "$S0" "$S1"; do
+        check "[$label] $i: ip link shows '$kind' and rsw_xdp" \
+            bash -c 'l="$(ip -d link show dev "$0")"; grep -q " mtu [0-9]* $1 " <<<"$l" &&
+                     grep -q "prog/xdp id [0-9]* name rsw_xdp " <<<"$l"' "$i" "$kind"
+        check "[$label] $i: bpftool net lists the program as $bword" \
+            grep -Eq "^$i\([0-9]+\) $bword id [0-9]+" <<<"$bt"
+    done
+    rsw_log "[$label] bpftool net: $(grep -E "^($S0|$S1)\(" <<<"$bt" | tr '\n' ';')"
+    check_eq "[$label] show ports: p0 af_xdp.attach" \
+        "$(rsw_ctl --json show ports | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["ports"][0]["af_xdp"]["attach"])')" "$attach"
+}
+
 echo "== $(basename "$0"): tag $RSW_TAG, temp dir $RSW_TMP"
 
 # --- 1. dedicated ---------------------------------------------------------------------------
@@ -127,7 +152,7 @@ if ! start_switch "$RSW_TMP/dedicated.yaml" "$RSW_TMP/dedicated.log" 30; then
     rsw_finish
 fi
 rsw_pass "[dedicated] roceswd starts (pid $RSW_SWITCH_PID)"
-rsw_log "XDP on $S0: $(ip -d link show dev "$S0" | grep -o 'prog/xdp[a-z]* id [0-9]*' || echo none)"
+check_attach dedicated xdp native
 forwarding_checks dedicated
 check_ge "[dedicated] p0 XDP to_switch_all" "$(xdp_counter p0 to_switch_all)" 100
 
@@ -255,4 +280,64 @@ if ip -d link show dev "$S0" | grep -q 'prog/xdp'; then
 else
     rsw_pass "XDP program detached from $S0 on exit"
 fi
+
+# --- 4. generic XDP -------------------------------------------------------------------------
+# DPDK 22.11's net_af_xdp attaches the program native on veth; roceswd moves it to the generic
+# slot once the port runs (doc/ports.md, "Generic XDP").
+ip addr del "$KADDR/24" dev "$S0"
+write_config dedicated "$RSW_TMP/generic.yaml" generic
+if ! start_switch "$RSW_TMP/generic.yaml" "$RSW_TMP/generic.log" 30; then
+    rsw_fail "[generic] roceswd starts"
+    rsw_finish
+fi
+rsw_pass "[generic] roceswd starts (pid $RSW_SWITCH_PID)"
+check "[generic] log: the program moved from native to generic mode" \
+    grep -q "port p0: XDP program moved from native to generic (SKB) mode on $S0" "$RSW_TMP/generic.log"
+check_attach generic xdpgeneric generic
+xa0="$(xdp_counter p0 to_switch_all)"
+forwarding_checks generic
+check_ge "[generic] p0 XDP to_switch_all rose" "$(( $(xdp_counter p0 to_switch_all) - xa0 ))" 100
+check_eq "[generic] p0 XDP pass_kernel" "$(xdp_counter p0 pass_kernel)" 0
+check_eq "[generic] p0 XDP pass_no_socket" "$(xdp_counter p0 pass_no_socket)" 0
+rsw_ctl show ports | sed 's/^/    /'
+rsw_assert_accounting
+# kill -9 leaves the program in the generic slot; the next start detaches it from there.
+kill -KILL "$RSW_SWITCH_PID"
+rsw_wait_pid "$RSW_SWITCH_PID" 5 || true
+RSW_SWITCH_PID=""
+rm -f "$SOCK"
+check "[generic] after kill -9 the program is still attached to $S0 (xdpgeneric)" \
+    bash -c 'ip -d link show dev "$0" | grep -q " xdpgeneric "' "$S0"
+if ! start_switch "$RSW_TMP/generic.yaml" "$RSW_TMP/generic2.log" 30; then
+    rsw_fail "[generic] roceswd starts again over the stale generic program"
+    rsw_finish
+fi
+check "[generic] the stale generic program was found and replaced (log line)" \
+    grep -q "still has XDP program 'rsw_xdp'" "$RSW_TMP/generic2.log"
+check_attach generic-restart xdpgeneric generic
+check "[generic] IPv4 ping h1 -> h2 after the restart" rsw_ping_ok in1 ping -c 5 -i 0.1 -W 2 10.0.2.2
+rc=0
+stop_switch 10 || rc=$?
+check_eq "[generic] roceswd exits 0 on SIGTERM" "$rc" 0
+for i in "$S0" "$S1"; do
+    check "[generic] XDP program detached from $i on exit (generic slot too)" \
+        bash -c '! ip -d link show dev "$0" | grep -q "prog/xdp"' "$i"
+done
+
+# --- 5. native asked where the driver has none ------------------------------------------------
+MV="$(rsw_ifname mv)"
+ip link add link "$S0" name "$MV" type macvlan mode bridge
+ip link set dev "$MV" up
+write_config dedicated "$RSW_TMP/native.yaml" native
+sed -i "s/interface: ${S0},/interface: ${MV},/" "$RSW_TMP/native.yaml"
+rc=0
+timeout 60 "$ROCESWD" --config "$RSW_TMP/native.yaml" >"$RSW_TMP/native.log" 2>&1 || rc=$?
+check "[native on macvlan] roceswd refuses to run (exit $rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "[native on macvlan] the error says why and what to use" \
+    grep -q "port p0 (AF_XDP on $MV): xdp_mode is native, but the kernel attached the XDP program in generic mode: $MV (driver 'macvlan') has no native XDP; use xdp_mode generic or auto" "$RSW_TMP/native.log"
+for i in "$MV" "$S1"; do
+    check "[native on macvlan] nothing left attached to $i" \
+        bash -c '! ip -d link show dev "$0" | grep -q "prog/xdp"' "$i"
+done
+ip link del "$MV"
 rsw_finish

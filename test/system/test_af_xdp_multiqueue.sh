@@ -10,7 +10,10 @@
 #     most the interface's *combined* channels, and veth has none (RX 2, TX 2, combined n/a).
 #  2. queue_count 1 on the 2-queue veth: roceswd warns at start; the datagrams that land on
 #     queue 1 reach no socket and pass to the kernel: h2 receives exactly N - pass_no_socket.
-#  3. After `ethtool -L ... rx 1 tx 1` on both ends: no warning, every datagram crosses.
+#  3. The same in generic XDP (xdp_mode: generic): veth without native XDP receives through
+#     netif_rx, which records no RX queue, so the program sees every frame as queue 0: no
+#     warning, every datagram reaches the socket and crosses, pass_no_socket 0.
+#  4. After `ethtool -L ... rx 1 tx 1` on both ends: no warning, every datagram crosses.
 # Needs root; skips (exit 77) only when the kernel has no AF_XDP sockets.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -34,7 +37,7 @@ make_host "$H2" "$HI1" 02:00:00:00:02:02 10.0.2.2/24 fd00:2::2/64 10.0.2.1 fd00:
 ip -n "$H1" neigh replace 10.0.1.1 lladdr 02:00:00:00:01:01 dev "$HI0"
 ip -n "$H2" neigh replace 10.0.2.1 lladdr 02:00:00:00:02:01 dev "$HI1"
 
-write_config() {  # write_config QUEUE_COUNT FILE
+write_config() {  # write_config QUEUE_COUNT FILE [XDP_MODE=auto]
     cat >"$2" <<EOC
 switch:
   name: ${RSW_TAG}
@@ -47,11 +50,11 @@ telemetry:
   prometheus: {enabled: false}
 ports:
   - name: p0
-    af_xdp: {interface: ${S0}, queue_count: $1}
+    af_xdp: {interface: ${S0}, queue_count: $1, xdp_mode: ${3:-auto}}
     mac: "02:00:00:00:01:01"
     ipv4: ["10.0.1.1/24"]
   - name: p1
-    af_xdp: {interface: ${S1}, queue_count: $1}
+    af_xdp: {interface: ${S1}, queue_count: $1, xdp_mode: ${3:-auto}}
     mac: "02:00:00:00:02:01"
     ipv4: ["10.0.2.1/24"]
 neighbours:
@@ -150,7 +153,30 @@ rc=0
 stop_switch 10 || rc=$?
 check_eq "[2 RX queues, queue_count 1] roceswd exits 0 on SIGTERM" "$rc" 0
 
-# --- 3. the interface cut to one queue: everything crosses ------------------------------------
+# --- 3. generic XDP on the 2-queue veth: every frame is queue 0's -----------------------------
+write_config 1 "$RSW_TMP/q1g.yaml" generic
+if ! start_switch "$RSW_TMP/q1g.yaml" "$RSW_TMP/q1g.log" 30; then
+    rsw_fail "[2 RX queues, generic XDP] roceswd starts"
+    rsw_finish
+fi
+rsw_pass "[2 RX queues, generic XDP] roceswd starts (pid $RSW_SWITCH_PID)"
+check "[2 RX queues, generic XDP] no queue warning" \
+    bash -c '! grep -q "RX queues and queue_count" "$0"' "$RSW_TMP/q1g.log"
+check_eq "[2 RX queues, generic XDP] p0 attached generic" "$(port_field p0 'p["af_xdp"]["attach"]')" generic
+in1 ping -c 3 -i 0.2 -W 1 10.0.2.2 >/dev/null 2>&1 || true
+ns0="$(port_field p0 'p["af_xdp"]["packets"]["pass_no_socket"]')"
+x0="$(port_field p0 'p["af_xdp"]["packets"]["to_switch_all"]')"
+got="$(send_count)"
+check_eq "[2 RX queues, generic XDP] h2 received every datagram" "$got" "$N"
+check_ge "[2 RX queues, generic XDP] p0's program gave the socket every datagram" \
+    "$(( $(port_field p0 'p["af_xdp"]["packets"]["to_switch_all"]') - x0 ))" "$N"
+check_eq "[2 RX queues, generic XDP] p0 XDP pass_no_socket" \
+    "$(( $(port_field p0 'p["af_xdp"]["packets"]["pass_no_socket"]') - ns0 ))" 0
+rc=0
+stop_switch 10 || rc=$?
+check_eq "[2 RX queues, generic XDP] roceswd exits 0 on SIGTERM" "$rc" 0
+
+# --- 4. the interface cut to one queue: everything crosses ------------------------------------
 # The peers first: veth refuses XDP on an end with fewer RX queues than its peer has TX queues
 # ("veth: XDP expects number of rx queues not less than peer tx queues").
 ip netns exec "$H1" ethtool -L "$HI0" rx 1 tx 1

@@ -1365,7 +1365,35 @@ TEST(ConfigLoader, ReadsEveryAfXdpField) {
     EXPECT_EQ(ax.queue_count, 2u);
     EXPECT_TRUE(ax.zero_copy);
     EXPECT_EQ(ax.busy_budget, 0u);
+    EXPECT_EQ(ax.xdp_mode, XdpAttach::automatic);
     EXPECT_EQ(c.ports[0].device, "net_af_xdp0,iface=eth1,queue_count=2,busy_budget=0");
+}
+
+TEST(ConfigLoader, ReadsTheXdpAttachMode) {
+    for (auto [text, want] : {std::pair{"auto", XdpAttach::automatic},
+                              std::pair{"native", XdpAttach::native},
+                              std::pair{"generic", XdpAttach::generic}}) {
+        Config c = load_config_string(
+            af_xdp_yaml(std::string("af_xdp: {interface: eth1, xdp_mode: ") + text + "}"),
+            "t.yaml");
+        EXPECT_EQ(c.ports[0].af_xdp->xdp_mode, want) << text;
+        // The device string is the same: DPDK 22.11's PMD has no attach-mode argument.
+        EXPECT_EQ(c.ports[0].device,
+                  "net_af_xdp0,iface=eth1,queue_count=1,busy_budget=64,force_copy=1");
+    }
+}
+
+TEST(ConfigLoader, RejectsUnknownXdpAttachMode) {
+    EXPECT_CONFIG_ERROR(af_xdp_yaml("af_xdp: {interface: eth1, xdp_mode: skb}"),
+                        "t.yaml: ports[0].af_xdp.xdp_mode: 'skb' is not one of auto, native, "
+                        "generic");
+}
+
+TEST(ConfigLoader, RejectsGenericXdpWithZeroCopy) {
+    EXPECT_CONFIG_ERROR(
+        af_xdp_yaml("af_xdp: {interface: eth1, zero_copy: true, xdp_mode: generic}"),
+        "t.yaml: ports[0].af_xdp.xdp_mode: generic XDP copies every frame into the socket: it "
+        "does not go with zero_copy (use copy, or xdp_mode native)");
 }
 
 TEST(ConfigLoader, RejectsDeviceAndAfXdpTogether) {

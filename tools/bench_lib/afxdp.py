@@ -22,6 +22,12 @@ fit one page), and DPDK 22.11's net_af_xdp has no multi-buffer; 4 KB frames cann
 AF_XDP port on veth, so the large size is 3000 B. rsw-tap does not forward 3000 B frames
 (DPDK 22.11's net_tap reports a 1522-byte maximum frame): its row stays empty. Results and how
 to read them: doc/ports.md.
+
+Latency at half load (64 B, after the throughput rounds): per DUT, rocegen (TSC-paced, on
+net_af_packet on the first far end) offers half of that DUT's median Mpps, and wire_latency.py
+sends a probe every millisecond beside it, stamped by the kernel where it leaves the first far
+end and where it arrives on the second: p50/p99 of that wire-to-wire time. No sink runs (the
+kernel drops the frames after the tap), so the DUT and the generator are the only pollers.
 """
 
 import json
@@ -36,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import control  # noqa: E402
+import wire_latency  # noqa: E402
 from memif import Proc, proc_cpu  # noqa: E402
 
 DUTS = ["testpmd-xdp", "rsw-xdp", "rsw-packet", "rsw-tap"]
@@ -49,6 +56,9 @@ SIZES = [64, 3000]
 # net_af_packet reports a 1518-byte max frame, so the generator and the sink keep their default
 # MTU and send/receive the large frames through the 3200-byte link MTU.
 AF_XDP_MBUF = 3584
+LAT_SIZE = 64  # latency at half load: this frame size
+LAT_LOAD = 0.5  # of the DUT's median Mpps
+LAT_PROBE_INTERVAL_S = 0.001
 
 
 def sh(*cmd):
@@ -168,7 +178,64 @@ def wait_for(cond, what, procs, timeout):
         time.sleep(0.2)
 
 
-def one_run(bench, args, dut, size, seq, ctx):
+def sysfs_count(iface, name):
+    with open(f"/sys/class/net/{iface}/statistics/{name}") as f:
+        return int(f.read())
+
+
+def rocegen_cmd(ctx, prefix, iface, pcap, rate, seconds):
+    # net_af_packet's default 2 KB ring frames: rocegen's default mbufs hold them (64 B here)
+    return [ctx["rocegen"], "--lcores=0@(0,1)", "--no-huge", "-m", "256", "--no-pci",
+            "--file-prefix=" + prefix, "--log-level=error", "--vdev",
+            f"net_af_packet0,iface={iface}", "--", "--pcap", pcap, "--rate", str(int(rate)),
+            "--duration", str(seconds), "--warmup", "0", "--link-timeout", "20"]
+
+
+def latency_phase(args, ctx, ends, procs, prefix, run_dir, rate, out):
+    """rocegen at `rate` pps on ends[0] and probes ends[0] -> ends[1] (module doc)."""
+    gen = None
+    for _ in range(5):  # PACKET_FANOUT id collisions with an af_packet DUT: start again
+        gen = Proc("gen", rocegen_cmd(ctx, prefix + "-gen", ends[0], ctx["lat_pcap"], rate,
+                                      args.warmup + args.duration + 120),
+                   prefix + "-gen", os.path.join(run_dir, "gen.log"))
+        gen.start()
+        rx0 = sysfs_count(ends[1], "rx_packets")
+        deadline = time.monotonic() + args.start_timeout
+        while gen.alive() and sysfs_count(ends[1], "rx_packets") - rx0 < 100 and \
+                time.monotonic() < deadline:
+            time.sleep(0.2)
+        if gen.alive():
+            break
+        gen.stop()
+        with open(gen.log_path, errors="replace") as f:
+            if "PACKET_FANOUT" not in f.read():
+                raise RuntimeError(f"rocegen exited, see {gen.log_path}")
+    procs.append(gen)
+    if sysfs_count(ends[1], "rx_packets") - rx0 < 100:
+        raise RuntimeError("latency: nothing crossed the DUT under rocegen's load")
+    time.sleep(args.warmup)
+    tx0, rx0 = sysfs_count(ends[0], "tx_packets"), sysfs_count(ends[1], "rx_packets")
+    c0 = {p.name: ctx["bench"].thread_cpu(p.proc.pid) for p in procs}
+    l0, w0 = ctx["bench"].loadavg(), time.monotonic()
+    probe = wire_latency.Probe(ends[0], ends[1], GEN_MAC, SW_MAC[0], "10.0.1.2", "10.0.2.2")
+    try:
+        r = probe.run(args.duration, LAT_PROBE_INTERVAL_S, LAT_SIZE)
+    finally:
+        probe.close()
+    wall = time.monotonic() - w0
+    c1 = {p.name: ctx["bench"].thread_cpu(p.proc.pid) for p in procs}
+    out.update(r)
+    out.update({"target_mpps": rate / 1e6,
+                "offered_mpps": (sysfs_count(ends[0], "tx_packets") - tx0) / wall / 1e6,
+                "mpps": (sysfs_count(ends[1], "rx_packets") - rx0) / wall / 1e6,
+                "window_s": round(wall, 3), "loadavg1": l0, "cpu": {}})
+    for p in procs:
+        busy, total = proc_cpu(ctx["bench"], p.proc.pid, c0[p.name], c1[p.name], wall)
+        out["cpu"][p.name] = {"busiest_thread": busy, "process": total}
+
+
+def one_run(bench, args, dut, size, seq, ctx, lat_rate=None):
+    """One DUT at one size: the throughput window, or with lat_rate (pps) the latency phase."""
     tag = f"rbx{os.getpid() % 10000:04d}{seq % 100:02d}"  # interface names: <= 15 characters
     prefix = f"rbxdp-{os.getpid()}-{seq}"
     run_dir = os.path.join(ctx["run_dir"], f"{seq:03d}-{dut}-{size}")
@@ -209,6 +276,10 @@ def one_run(bench, args, dut, size, seq, ctx):
                     return False
             wait_for(dut_ready, f"{dut} not ready", procs, args.start_timeout)
             ends = links.g
+        if lat_rate is not None:
+            out["phase"] = "latency"
+            latency_phase(args, ctx, ends, procs, prefix, run_dir, lat_rate, out)
+            return out
         sink = Proc("sink", testpmd(bench, prefix + "-rx", [af_packet(0, ends[1])], "rxonly",
                                     size), prefix + "-rx", os.path.join(run_dir, "sink.log"))
         gen = Proc("gen", testpmd(bench, prefix + "-tx", [af_packet(0, ends[0])], "txonly",
@@ -264,7 +335,8 @@ def summarize(runs):
     for size in sorted({r["size"] for r in runs}):
         s[size] = {}
         for dut in DUTS:
-            rs = [r for r in runs if r["size"] == size and r["dut"] == dut and r.get("mpps")]
+            rs = [r for r in runs if r["size"] == size and r["dut"] == dut and r.get("mpps")
+                  and r.get("phase") != "latency"]
             if not rs:
                 continue
             s[size][dut] = {
@@ -295,6 +367,24 @@ def print_summary(s, fmt):
     print("goal: rsw-xdp >= 0.8 x testpmd-xdp, well ahead of rsw-packet (figures, not a test)")
 
 
+def print_latency(lat, fmt):
+    if not lat:
+        return
+    print()
+    print(f"latency at half load, {LAT_SIZE} B: wire to wire (far end out -> far end in), "
+          f"a probe every {LAT_PROBE_INTERVAL_S * 1e3:g} ms")
+    print(f"{'DUT':<12} {'target':>8} {'offered':>8} {'through':>8} {'p50 us':>8} {'p99 us':>9} "
+          f"{'max us':>9} {'probes':>13} {'DUT cpu':>8} {'load':>5}")
+    for r in lat:
+        dut_cpu = r.get("cpu", {}).get("roceswd" if r["dut"] != "testpmd-xdp" else r["dut"], {})
+        print(f"{r['dut']:<12} {fmt(r.get('target_mpps'), '{:.4f}'):>8} "
+              f"{fmt(r.get('offered_mpps'), '{:.4f}'):>8} {fmt(r.get('mpps'), '{:.4f}'):>8} "
+              f"{fmt(r.get('p50_us'), '{:.1f}'):>8} {fmt(r.get('p99_us'), '{:.1f}'):>9} "
+              f"{fmt(r.get('max_us'), '{:.0f}'):>9} "
+              f"{str(r.get('probes_received', '-')) + '/' + str(r.get('probes_sent', '-')):>13} "
+              f"{fmt(dut_cpu.get('busiest_thread')):>8} {fmt(r.get('loadavg1'), '{:.1f}'):>5}")
+
+
 def main(args, bench):
     """Entry point from tools/bench (--afxdp); `bench` is tools/bench's module."""
     for tool in ("ip", "ethtool", "dpdk-testpmd"):
@@ -302,7 +392,8 @@ def main(args, bench):
             sys.exit(f"bench --afxdp: {tool} not found")
     run_dir = os.path.join(args.work_dir, f"afxdp-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
     os.makedirs(run_dir)
-    ctx = {"run_dir": run_dir, "roceswd": bench.roceswd_bin(args)}
+    ctx = {"run_dir": run_dir, "roceswd": bench.roceswd_bin(args), "bench": bench,
+           "rocegen": os.path.join(ROOT, args.build_dir, "app", "rocegen", "rocegen")}
     # 64 B as asked; 4096 (in tools/bench's default list) becomes 3000, the largest frame an
     # AF_XDP port on veth takes (module doc); other sizes are left out.
     sizes = sorted({64 if s == 64 else 3000 for s in args.sizes if s in (64, 3000, 4096)})
@@ -313,6 +404,10 @@ def main(args, bench):
             order = DUTS if rd % 2 == 0 else list(reversed(DUTS))
             for dut in order:
                 seq += 1
+                if dut == "rsw-tap" and size > 1500:  # module doc: net_tap takes 1522 B at most
+                    runs.append({"dut": dut, "size": size, "seq": seq, "round": rd, "mpps": None,
+                                 "error": "not run: DPDK 22.11's net_tap takes 1522-byte frames"})
+                    continue
                 r = one_run(bench, args, dut, size, seq, ctx)
                 r["round"] = rd
                 runs.append(r)
@@ -320,14 +415,39 @@ def main(args, bench):
                           f"{bench.fmt(r.get('mpps'), '{:.3f}')} Mpps (offered "
                           f"{bench.fmt(r.get('offered_mpps'), '{:.3f}')})  load {r.get('loadavg1')}")
     s = summarize(runs)
+    # Latency at half load: each DUT at half its own median rate at LAT_SIZE.
+    lat_runs = []
+    if LAT_SIZE in s and os.path.exists(ctx["rocegen"]):
+        from scapy.layers.inet import IP, UDP
+        from scapy.layers.l2 import Ether
+        from scapy.utils import wrpcap
+        ctx["lat_pcap"] = os.path.join(run_dir, "load.pcap")
+        wrpcap(ctx["lat_pcap"], [Ether(src=GEN_MAC, dst=SW_MAC[0]) / IP(src="10.0.1.2", dst="10.0.2.2")
+                                 / UDP(sport=49152, dport=5201) / (b"\0" * (LAT_SIZE - 4 - 42))])
+        for dut in DUTS:
+            e = s[LAT_SIZE].get(dut)
+            if not e:
+                continue
+            seq += 1
+            r = one_run(bench, args, dut, LAT_SIZE, seq, ctx,
+                        lat_rate=e["mpps_median"] * 1e6 * LAT_LOAD)
+            lat_runs.append(r)
+            runs.append(r)
+            bench.log(f"afxdp latency {dut:<12} at {bench.fmt(r.get('target_mpps'), '{:.4f}')} "
+                      f"Mpps: p50 {bench.fmt(r.get('p50_us'), '{:.1f}')} us, p99 "
+                      f"{bench.fmt(r.get('p99_us'), '{:.1f}')} us  load {r.get('loadavg1')}")
+    elif LAT_SIZE in s:
+        bench.log(f"afxdp: no latency runs, {ctx['rocegen']} missing (ninja -C {args.build_dir})")
     print_summary(s, bench.fmt)
+    print_latency(lat_runs, bench.fmt)
     doc = {"command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:]),
            "mode": "afxdp", "started": time.strftime("%Y-%m-%d %H:%M:%S",
                                                      time.localtime(started)),
            "duration_s": round(time.time() - started), "machine": bench.machine_info(),
            "params": {"pairs": args.pairs, "duration_s": args.duration, "warmup_s": args.warmup,
                       "sizes": sizes, "burst": bench.BURST, "lcores": bench.LCORES},
-           "summary": {str(k): v for k, v in s.items()}, "runs": runs}
+           "summary": {str(k): v for k, v in s.items()},
+           "latency": {"size": LAT_SIZE, "load": LAT_LOAD, "runs": lat_runs}, "runs": runs}
     out = args.out or os.path.join(args.work_dir,
                                    f"afxdp-results-{time.strftime('%Y%m%d-%H%M%S')}.json")
     with open(out, "w") as f:
