@@ -263,8 +263,10 @@ check "an XON ends the pause early (first DSCP 26 within 0.1 s of the XON, befor
 check_eq "rocectl: p1 received 2 PFC pause frames for priority 3" "$(pfc_field p1 3 rx_pause)" 2
 check_eq "rocectl: p1 received 1 XON for priority 3" "$(pfc_field p1 3 rx_xon)" 1
 PAUSE_US="$(pfc_field p1 3 rx_pause_us)"
-check "rocectl: p1 priority 3 paused 671 ms + ${XON_AT}s in all (${PAUSE_US} us, +-30 ms)" \
-    "$RSW_PYTHON" -c "import sys; sys.exit(abs($PAUSE_US / 1e6 - 0.67108 - $XON_AT) > 0.03)"
+# XON_AT is h2's send time; the switch reads the XON when its worker next polls p1, which on
+# a loaded two-core machine can be tens of ms later (seen: 37 ms): +-100 ms.
+check "rocectl: p1 priority 3 paused 671 ms + ${XON_AT}s in all (${PAUSE_US} us, +-100 ms)" \
+    "$RSW_PYTHON" -c "import sys; sys.exit(abs($PAUSE_US / 1e6 - 0.67108 - $XON_AT) > 0.1)"
 
 SHOW="$RSW_TMP/show-pfc.txt"
 rsw_ctl show pfc p1 >"$SHOW"
