@@ -90,11 +90,11 @@ void Worker::keep_held() {
 
 void Worker::enqueue_deferred(uint64_t now_ns) {
     // A port's last output is the held burst's, if it has one, else its last segment's.
-    static_assert(kMaxPorts <= 32);
-    uint32_t later = 0;  // ports the held burst sends to
-    for (uint16_t p = 0; p < ctx_.ports.size(); p++)
-        if (n_out_[p]) later |= uint32_t(1) << p;
     if (const size_t n = segs_.size()) {
+        static_assert(kMaxPorts <= 32);
+        uint32_t later = 0;  // ports the held burst sends to
+        for (uint16_t p = 0; p < ctx_.ports.size(); p++)
+            if (n_out_[p]) later |= uint32_t(1) << p;
         last_.resize(n);
         for (size_t i = n; i-- > 0;) {
             const uint32_t bit = uint32_t(1) << segs_[i].port;
