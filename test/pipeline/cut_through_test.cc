@@ -361,35 +361,45 @@ TEST_F(CutThrough, DeviceRefusals) {
     EXPECT_GT(same(s), 0u);
 }
 
-// Random sequences (fixed seeds): sizes, classes, ECN codepoints, both ingress ports, PFC
-// frames, TX budgets and poll intervals; on an unshaped 10G port and a shaped 1G port.
+// A random sequence (fixed seed): sizes, classes (mostly one per burst, as flows arrive,
+// sometimes mixed), ECN codepoints, both ingress ports, PFC frames, TX budgets and poll
+// intervals. Destinations per packet (mostly the other port) or, with `per_burst`, mostly one
+// per burst; `host`: frames from the host interfaces too.
+Script random_script(uint32_t seed, int steps, bool per_burst, bool host) {
+    std::mt19937 rng(seed);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {0, 0, 0, 1, 2, 3, 3, 3, 3, 6, 7};
+    for (int i = 0; i < steps; i++) {
+        Step st;
+        for (uint16_t p = 0; p < 2; p++) {
+            if (pick(3) == 0) continue;
+            const uint32_t n = 1 + pick(40);
+            const bool mixed = pick(4) == 0, spread = !per_burst || pick(4) == 0;
+            uint8_t dscp = dscps[pick(sizeof dscps)];
+            uint16_t to = uint16_t(pick(2) == 0 ? p : 1 - p);
+            for (uint32_t k = 0; k < n; k++) {
+                if (mixed) dscp = dscps[pick(sizeof dscps)];
+                if (spread) to = uint16_t(per_burst ? pick(2) : pick(4) == 0 ? p : 1 - p);
+                st.rx[p].push_back(udp(p, dscp, uint8_t(pick(4)), 60 + pick(1400), seq++, to));
+            }
+            if (host && pick(6) == 0)
+                st.host[p].push_back(udp(uint16_t(1 - p), 0, 0, 60 + pick(200), seq++, p));
+        }
+        if (pick(40) == 0) st.rx[1].push_back(pfc3(uint16_t(pick(3) == 0 ? 0 : pick(3000))));
+        if (pick(25) == 0) st.tx_budget1 = pick(20);
+        st.step_ns = 500 + pick(40'000);
+        s.push_back(st);
+    }
+    return s;
+}
+
+// Random sequences on an unshaped 10G port and a shaped 1G port.
 TEST_F(CutThrough, RandomSequences) {
     uint64_t total = 0;
     for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
-        std::mt19937 rng(seed);
-        auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
-        Script s;
-        uint16_t seq = 0;
-        const uint8_t dscps[] = {0, 0, 0, 1, 2, 3, 3, 3, 3, 6, 7};
-        for (int i = 0; i < 300; i++) {
-            Step st;
-            for (uint16_t p = 0; p < 2; p++) {
-                if (pick(3) == 0) continue;
-                const uint32_t n = 1 + pick(40);
-                // Mostly one class per burst (as flows arrive), sometimes mixed.
-                const bool mixed = pick(4) == 0;
-                uint8_t dscp = dscps[pick(sizeof dscps)];
-                for (uint32_t k = 0; k < n; k++) {
-                    if (mixed) dscp = dscps[pick(sizeof dscps)];
-                    st.rx[p].push_back(udp(p, dscp, uint8_t(pick(4)), 60 + pick(1400), seq++,
-                                           pick(4) == 0 ? p : 1 - p));
-                }
-            }
-            if (pick(40) == 0) st.rx[1].push_back(pfc3(uint16_t(pick(3) == 0 ? 0 : pick(3000))));
-            if (pick(25) == 0) st.tx_budget1 = pick(20);
-            st.step_ns = 500 + pick(40'000);
-            s.push_back(st);
-        }
+        const Script s = random_script(seed, 300, false, false);
         SCOPED_TRACE("seed " + std::to_string(seed));
         total += same(s, seed % 2 ? 10000 : 1000,
                       seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000");
@@ -443,35 +453,11 @@ TEST_F(CutThrough, HostInterfaces) {
     EXPECT_LT(ct, 600u) << "polls with a kernel frame for port 1 are queued";
 }
 
-// Random sequences (fixed seeds) with two workers and with host interfaces.
+// Random sequences with two workers and with host interfaces.
 TEST_F(CutThrough, RandomSequencesTwoWorkersAndHostInterfaces) {
     uint64_t total = 0;
     for (uint32_t seed : {11u, 12u, 13u, 14u}) {
-        std::mt19937 rng(seed);
-        auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
-        Script s;
-        uint16_t seq = 0;
-        const uint8_t dscps[] = {0, 0, 0, 1, 2, 3, 3, 3, 3, 6, 7};
-        for (int i = 0; i < 200; i++) {
-            Step st;
-            for (uint16_t p = 0; p < 2; p++) {
-                if (pick(3) == 0) continue;
-                const uint32_t n = 1 + pick(40);
-                const bool mixed = pick(4) == 0, spread = pick(4) == 0;
-                uint8_t dscp = dscps[pick(sizeof dscps)];
-                uint16_t to = uint16_t(pick(2) == 0 ? p : 1 - p);
-                for (uint32_t k = 0; k < n; k++) {
-                    if (mixed) dscp = dscps[pick(sizeof dscps)];
-                    if (spread) to = uint16_t(pick(2));
-                    st.rx[p].push_back(udp(p, dscp, uint8_t(pick(4)), 60 + pick(1400), seq++, to));
-                }
-                if (pick(6) == 0) st.host[p].push_back(udp(1 - p, 0, 0, 60 + pick(200), seq++, p));
-            }
-            if (pick(40) == 0) st.rx[1].push_back(pfc3(uint16_t(pick(3) == 0 ? 0 : pick(3000))));
-            if (pick(25) == 0) st.tx_budget1 = pick(20);
-            st.step_ns = 500 + pick(40'000);
-            s.push_back(st);
-        }
+        const Script s = random_script(seed, 200, true, true);
         SCOPED_TRACE("seed " + std::to_string(seed));
         const Topology setup{uint16_t(seed % 2 ? 2 : 1), true, seed % 4 == 3};
         total += same(s, seed % 4 < 2 ? 10000 : 1000,
