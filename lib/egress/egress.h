@@ -19,11 +19,13 @@ class Egress {
     virtual ~Egress() = default;
     // Takes ownership of pkts[0..n), all bound for `port`.
     virtual void enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) = 0;
-    // The enqueue() calls from here to the next flush() are the last before it: nothing else
-    // reaches this egress or the switch's state (no RX burst, no PFC frame) in between. An
-    // egress may then send at enqueue what that flush would send (QosEgress: cut-through).
-    // Worker::poll_once calls it before its last non-empty burst. Default: ignored.
-    virtual void final_enqueues() {}
+    // The next enqueue() call is the last one for its port before the next flush(), and
+    // nothing but other ports' enqueues reaches this egress or the switch's state (no RX burst,
+    // no PFC frame) in between. An egress may then send at enqueue what that flush would send
+    // for the port (QosEgress: cut-through). Worker::poll_once, which runs every RX burst of
+    // a poll through the pipeline before it enqueues, calls it before each port's last
+    // enqueue. Default: ignored.
+    virtual void final_enqueue() {}
     // Hands queued packets to the devices. Returns the number the devices took (cut-through
     // sends since the last flush included).
     virtual uint32_t flush(uint64_t now_ns) = 0;

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "pipeline/local.h"
@@ -45,33 +46,77 @@ Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egr
       ctr_(counters),
       rx_(std::move(rx)),
       burst_(burst > kMaxBurst ? kMaxBurst : burst),
-      lb_(id, ctx.fib->groups()) {}
+      lb_(id, ctx.fib->groups()) {
+    // Every packet of a poll's bursts at most once; a burst's packets go to at most one segment
+    // per port.
+    out_all_.resize(size_t(rx_.size()) * burst_);
+    segs_.reserve(size_t(rx_.size()) * std::min<size_t>(burst_, kMaxPorts));
+    last_.reserve(segs_.capacity());
+}
 
 uint32_t Worker::poll_once(uint64_t now_ns) {
-    // One burst ahead: a burst is processed once the next non-empty one has been received, so
-    // that the poll's last non-empty burst is known and the egress can be told that its
-    // enqueues are the last before the flush (Egress::final_enqueues: cut-through).
-    rte_mbuf *pkts[2][kMaxBurst];
-    unsigned cur = 0;
-    uint16_t held = 0, held_port = 0;  // the burst in pkts[cur ^ 1] not yet processed
+    // Every RX burst of the poll goes through the pipeline first; its outputs reach the egress
+    // after the last burst, in the same order, each port's last enqueue after
+    // Egress::final_enqueue(): only other ports' enqueues and the flush follow it (cut-through).
+    // The last burst's outputs stay in out_ (held_); a later burst first moves them to out_all_.
+    rte_mbuf *pkts[kMaxBurst];
     uint32_t total = 0;
+    defer_ = true;
     for (const auto &q : rx_) {
-        uint16_t n = io_.rx_burst(q.port, q.queue, pkts[cur], burst_);
+        uint16_t n = io_.rx_burst(q.port, q.queue, pkts, burst_);
         if (!n) continue;
-        if (held) process_burst(held_port, pkts[cur ^ 1], held, now_ns);
-        held = n;
-        held_port = q.port;
-        cur ^= 1;
+        if (held_) keep_held();
+        process_burst(q.port, pkts, n, now_ns);
         total += n;
     }
-    if (held) {
-        egress_.final_enqueues();
-        process_burst(held_port, pkts[cur ^ 1], held, now_ns);
-    }
+    defer_ = false;
+    if (held_ || !segs_.empty()) enqueue_deferred(now_ns);
     egress_.flush(now_ns);
     ctr_.polls.inc();
     if (total) ctr_.busy_polls.inc();
     return total;
+}
+
+void Worker::keep_held() {
+    for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
+        if (!n_out_[p]) continue;
+        std::copy_n(out_[p].data(), n_out_[p], out_all_.data() + n_out_all_);
+        n_out_all_ += n_out_[p];
+        segs_.push_back({p, n_out_[p]});
+        n_out_[p] = 0;
+    }
+    held_ = false;
+}
+
+void Worker::enqueue_deferred(uint64_t now_ns) {
+    // A port's last output is the held burst's, if it has one, else its last segment's.
+    if (const size_t n = segs_.size()) {
+        static_assert(kMaxPorts <= 32);
+        uint32_t later = 0;  // ports the held burst sends to
+        for (uint16_t p = 0; p < ctx_.ports.size(); p++)
+            if (n_out_[p]) later |= uint32_t(1) << p;
+        last_.resize(n);
+        for (size_t i = n; i-- > 0;) {
+            const uint32_t bit = uint32_t(1) << segs_[i].port;
+            last_[i] = !(later & bit);
+            later |= bit;
+        }
+        uint32_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (last_[i]) egress_.final_enqueue();
+            egress_.enqueue(segs_[i].port, out_all_.data() + at, segs_[i].n, now_ns);
+            at += segs_[i].n;
+        }
+        segs_.clear();
+        n_out_all_ = 0;
+    }
+    for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
+        if (!n_out_[p]) continue;
+        egress_.final_enqueue();
+        egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
+        n_out_[p] = 0;
+    }
+    held_ = false;
 }
 
 void Worker::drop(rte_mbuf *m, uint16_t port, DropReason r) {
@@ -350,6 +395,10 @@ void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
         const uint32_t fwd = n_out_[p] - (p == in_port ? n_replies_ : 0u);
         if (fwd) ctr_.ports[p].forwarded_out.add(fwd);
         forwarded += fwd;
+        if (defer_) {
+            held_ = true;  // poll_once enqueues them
+            continue;
+        }
         egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
         n_out_[p] = 0;
     }

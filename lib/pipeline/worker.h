@@ -62,7 +62,8 @@ class Worker {
            WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst);
 
     // One pass over every owned RX queue, then an egress flush. Returns packets received. The
-    // last non-empty burst goes after Egress::final_enqueues() (cut-through).
+    // bursts' outputs reach the egress after the last burst, in order, each port's last
+    // enqueue after Egress::final_enqueue() (cut-through).
     uint32_t poll_once(uint64_t now_ns);
 
     // The pipeline over one received burst (exposed for tests and the simulator).
@@ -97,6 +98,8 @@ class Worker {
     void to_control(rte_mbuf *m, uint16_t in_port);
     void mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns);
     void flush_outputs(uint16_t in_port, uint64_t now_ns);
+    void keep_held();                        // poll_once: out_ to out_all_, before a burst
+    void enqueue_deferred(uint64_t now_ns);  // poll_once: out_all_'s segments, then out_
 
     uint16_t id_;
     const DataplaneContext &ctx_;
@@ -114,6 +117,19 @@ class Worker {
     std::array<std::array<rte_mbuf *, kMaxBurst>, kMaxPorts> out_{};
     std::array<uint16_t, kMaxPorts> n_out_{};
     uint16_t n_replies_ = 0;  // local replies among out_[in port] in this burst
+
+    // poll_once: the outputs of the poll's bursts before the last, in order, as segments (one
+    // burst's packets for one port) of out_all_. The last burst's stay in out_ (held_):
+    // flush_outputs leaves them there while defer_.
+    struct Segment {
+        uint16_t port;
+        uint16_t n;
+    };
+    bool defer_ = false, held_ = false;
+    std::vector<rte_mbuf *> out_all_;
+    uint32_t n_out_all_ = 0;
+    std::vector<Segment> segs_;
+    std::vector<uint8_t> last_;  // enqueue_deferred: segment i is its port's last
 
     // Packets routed to ECMP groups in this burst, resolved together by the balancer.
     LoadBalancer lb_;

@@ -281,12 +281,16 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now
         rte_pktmbuf_free_bulk(pkts, n);
         return;
     }
+    const bool final = final_;
+    final_ = false;
     if (tm_.owner(port) == worker_) {
         const TrafficManager::Port &ps = *tm_.ports_[port];
-        // Cut-through only from an idle port: nothing queued, staged or owed to a flush, and no
-        // handoff ring (no other producer whose packets the flush would schedule with these).
-        const bool idle =
-            final_ && !ps.nonempty && !ps.staged_n && !ps.ct_pending && !ps.handoff;
+        // Cut-through only from an idle port: nothing queued, staged or owed to a flush, and
+        // its handoff ring (other workers, host interfaces) empty. The flush then leaves that
+        // ring alone (flush()): what another producer puts there meanwhile is admitted at the
+        // next flush, as if it had come just after this one's drain.
+        const bool idle = final && !ps.nonempty && !ps.staged_n && !ps.ct_pending &&
+                          (!ps.handoff || rte_ring_empty(ps.handoff));
         if (idle && admit_cut_through(port, pkts, n, now_ns)) return;
         admit(port, pkts, n, now_ns);
         if (idle) cut_through(port, now_ns);
@@ -529,7 +533,9 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     // Other workers' packets first, so that they are scheduled in this same flush; then the
     // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
     // admissions and departures (its frames go out ahead of every queued packet).
-    for (uint16_t p : owned_) drain_handoff(p, now_ns);
+    // A port whose burst cut through skips its drain (enqueue()).
+    for (uint16_t p : owned_)
+        if (!tm_.ports_[p]->ct_pending) drain_handoff(p, now_ns);
     uint32_t sent = 0;
     for (uint16_t p : owned_) sent += service(p, now_ns);
     ipool_valid_ = 0;

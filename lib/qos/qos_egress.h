@@ -252,9 +252,8 @@ class QosEgress final : public Egress {
     ~QosEgress() override;
 
     void enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) override;
-    // Cut-through for the enqueues that follow, when the plan allows it (QosPlan::cut_through).
-    // They must be at most one per port (as Worker::flush_outputs makes them).
-    void final_enqueues() override { final_ = cut_through_; }
+    // Cut-through for the next enqueue, when the plan allows it (QosPlan::cut_through).
+    void final_enqueue() override { final_ = cut_through_; }
     uint32_t flush(uint64_t now_ns) override;
     // Packets held for the ports this worker owns (queues, device retries, handoff rings).
     uint32_t backlog() const override;
@@ -345,7 +344,7 @@ class QosEgress final : public Egress {
     uint16_t burst_;
     Pcg32 rng_;
     bool cut_through_;    // the plan allows cut-through
-    bool final_ = false;  // final_enqueues() since the last flush
+    bool final_ = false;  // final_enqueue() before this enqueue
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;

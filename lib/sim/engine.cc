@@ -682,9 +682,10 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     std::fprintf(f, "},\n");
     // Switch-side ECN and PFC: CE marks by every queue, PFC frames sent by switches (XOFF:
     // quanta > 0), watchdog storms detected and restored.
-    uint64_t marks = 0, tx_pause = 0, tx_xon = 0, storms = 0, restores = 0;
+    uint64_t marks = 0, tx_pause = 0, tx_xon = 0, storms = 0, restores = 0, cut_through = 0;
     for (const auto &n : nodes_) {
         if (!n.sw) continue;
+        cut_through += n.sw->cut_through_packets();
         const TrafficManager &tm = n.sw->qos();
         for (uint16_t p = 0; p < tm.n_ports(); p++) {
             for (uint8_t q = 0; q < kNumQueues; q++)
@@ -702,9 +703,10 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     }
     std::fprintf(f,
                  "  \"switches\": {\"ecn_marked\": %lu, \"pfc_xoff_sent\": %lu, "
-                 "\"pfc_xon_sent\": %lu, \"watchdog_storms\": %lu, \"watchdog_restores\": %lu},\n",
+                 "\"pfc_xon_sent\": %lu, \"watchdog_storms\": %lu, \"watchdog_restores\": %lu, "
+                 "\"cut_through_packets\": %lu},\n",
                  (unsigned long)marks, (unsigned long)tx_pause, (unsigned long)tx_xon,
-                 (unsigned long)storms, (unsigned long)restores);
+                 (unsigned long)storms, (unsigned long)restores, (unsigned long)cut_through);
     // The accounting identity of every switch (doc/accounting.md); the verdict must be
     // "balanced" at the end of every run.
     const AccountingSummary acct = accounting();

@@ -85,6 +85,8 @@ class SimSwitch {
     size_t set_routes(const std::vector<RouteSet> &routes);
 
     const TrafficManager &qos() const { return dp_->tm(); }
+    // Frames that left by egress cut-through (doc/qos.md, "Cut-through").
+    uint64_t cut_through_packets() const { return dp_->qos_egress(0)->cut_through_packets(); }
     const WorkerCounters &counters() const { return dp_->counters(0); }
     // The accounting identity over this switch's counters (doc/accounting.md): between polls,
     // as the engine always reads it, exact.

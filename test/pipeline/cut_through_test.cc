@@ -3,9 +3,12 @@
 // leaves (every frame, in order, per port, in which poll) and every counter (the full scrape of
 // the port, drop, worker, queue, pool, PG, PFC and accounting families) must be identical.
 // Uncongested, congested, shaped, paused (PFC received), mixed classes, device refusals, and
-// random sequences with fixed seeds; the runs with cut-through on must have used it.
+// random sequences with fixed seeds; with one worker, with two workers (each port's owner
+// receives packets for it from the other through the handoff ring) and with host interfaces
+// (frames injected into the handoff rings); the runs with cut-through on must have used it.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -15,6 +18,8 @@
 #include "exposition.h"
 #include "fixture.h"
 #include "pfc/frame.h"
+#include "pkt/mbuf_meta.h"
+#include "pkt/parser.h"
 #include "pipeline/accounting.h"
 #include "pipeline/dataplane_metrics.h"
 #include "qos/pfc_views.h"
@@ -73,15 +78,26 @@ Bytes pfc3(uint16_t quanta) {
     return b;
 }
 
-// What the test does before one poll: frames into each port's RX, a TX budget for port 1
-// (UINT32_MAX: none), then the poll at now + step_ns.
+// What the test does before one poll: frames into each port's RX, frames from the port's host
+// interface (TrafficManager::inject: Topology::host_interfaces), a TX budget for port 1
+// (UINT32_MAX: none), then the poll at now + step_ns (each worker, in turn).
 struct Step {
     std::vector<Bytes> rx[2];
+    std::vector<Bytes> host[2];
     uint32_t tx_budget1 = UINT32_MAX;
     uint64_t step_ns = 10'000;
     int pause0 = -1;  // >= 0: TrafficManager::set_paused(0, pause0) before the poll
 };
 using Script = std::vector<Step>;
+
+// How the switch is built: one worker polling both ports (owning both), or two workers, worker
+// w polling and owning port w (packets for the other port go through its handoff ring); with
+// host interfaces or not (TrafficManager::enable_inject: a handoff ring on every port).
+struct Topology {
+    uint16_t workers = 1;
+    bool host_interfaces = false;
+    bool reverse_polls = false;  // two workers: worker 1 polls first
+};
 
 struct NullCommands final : CommandTable {
     void add(CommandSpec) override {}
@@ -102,7 +118,7 @@ class CutThrough : public SwitchFixture {
     void TearDown() override {}
 
     Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
-            const std::string &port_fields) {
+                const std::string &port_fields, const Topology &setup) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
         QosPlan plan = build_qos_plan(
@@ -111,19 +127,31 @@ class CutThrough : public SwitchFixture {
         plan.cut_through = cut_through;
         TestPorts tp(unique_name("ct"), 2, 32768);
         {
-            DataplaneOptions o = options();
+            const uint16_t nw = setup.workers;
+            DataplaneOptions o = options(nw);
             o.egress = nullptr;  // QosEgress
             o.pfc_pool = tp.pool();
+            if (nw == 2) o.rx = {{{0, 0}}, {{1, 0}}};  // worker w polls port w (and owns it)
             Dataplane d(spec(), &plan, tp, std::move(o));
+            if (setup.host_interfaces) d.tm().enable_inject();
             uint64_t now = 1'000'000;
             auto poll = [&] {
-                d.poll(0, now);
-                for (uint16_t p = 0; p < 2; p++)
-                    for (auto &f : tp.take_tx(p)) r.sent.emplace_back(now, p, std::move(f));
+                for (uint16_t i = 0; i < nw; i++) {
+                    d.poll(setup.reverse_polls ? uint16_t(nw - 1 - i) : i, now);
+                    for (uint16_t p = 0; p < 2; p++)
+                        for (auto &f : tp.take_tx(p)) r.sent.emplace_back(now, p, std::move(f));
+                }
+            };
+            auto backlog = [&] {
+                uint32_t b = 0;
+                for (uint16_t w = 0; w < nw; w++) b += d.egress(w).backlog();
+                return b;
             };
             for (const Step &s : script) {
                 for (uint16_t p = 0; p < 2; p++)
                     for (const Bytes &f : s.rx[p]) tp.inject(p, f);
+                for (uint16_t p = 0; p < 2; p++)
+                    for (const Bytes &f : s.host[p]) host_frame(d, tp, p, f);
                 tp.set_tx_budget(1, s.tx_budget1);
                 if (s.pause0 >= 0) d.tm().set_paused(0, uint8_t(s.pause0));
                 now += s.step_ns;
@@ -132,11 +160,11 @@ class CutThrough : public SwitchFixture {
             // Everything held leaves: no budget, pauses expire.
             tp.set_tx_budget(1, UINT32_MAX);
             d.tm().set_paused(0, 0);
-            for (int i = 0; i < 2000 && d.egress(0).backlog(); i++) {
+            for (int i = 0; i < 2000 && backlog(); i++) {
                 now += 20'000;
                 poll();
             }
-            EXPECT_EQ(d.egress(0).backlog(), 0u);
+            EXPECT_EQ(backlog(), 0u);
             now += 20'000;
             poll();
 
@@ -144,23 +172,38 @@ class CutThrough : public SwitchFixture {
             MetricRegistry reg;
             NullCommands cmds;
             ViewRegistry views{cmds, reg};
-            register_dataplane_metrics(reg, {names, d.counters(), 1});
+            register_dataplane_metrics(reg, {names, d.counters(), nw});
             register_qos_metrics(reg, names, d.tm());
             register_pfc_views(views, {names, {"pfc", "pfc"}, &d.tm(), [now] { return now; }});
             register_accounting_metrics(reg, accounting_sources(d, names));
             r.scrape = reg.render();
             r.balanced = check_accounting(take_accounting(accounting_sources(d, names))).balanced;
-            r.cut_through_packets = d.qos_egress(0)->cut_through_packets();
+            for (uint16_t w = 0; w < nw; w++)
+                r.cut_through_packets += d.qos_egress(w)->cut_through_packets();
         }
         return r;
+    }
+
+    // A frame the kernel sent on port `port`'s host interface, as HostInterfaces::from_kernel
+    // hands it to the port's owner.
+    static void host_frame(Dataplane &d, TestPorts &tp, uint16_t port, const Bytes &f) {
+        rte_mbuf *m = rte_pktmbuf_alloc(tp.pool());
+        ASSERT_NE(m, nullptr);
+        auto *b = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, uint16_t(f.size())));
+        std::memcpy(b, f.data(), f.size());
+        PacketMeta *meta = meta_of(m);
+        ASSERT_FALSE(parse_frame(b, uint32_t(f.size()), ParseOptions{}, meta));
+        meta->tc = d.tm().plan().switch_tc;
+        meta->in_port = meta->out_port = uint8_t(port);
+        ASSERT_EQ(d.tm().inject(port, &m, 1), 1u);
     }
 
     // The script through both switches: identical output and counters; returns the packets
     // that cut through.
     uint64_t same(const Script &script, uint64_t speed_mbps = 10000,
-                  const std::string &port_fields = "") {
-        const Outcome on = run(script, true, speed_mbps, port_fields);
-        const Outcome off = run(script, false, speed_mbps, port_fields);
+                  const std::string &port_fields = "", const Topology &setup = {}) {
+        const Outcome on = run(script, true, speed_mbps, port_fields, setup);
+        const Outcome off = run(script, false, speed_mbps, port_fields, setup);
         EXPECT_EQ(off.cut_through_packets, 0u);
         EXPECT_TRUE(on.balanced);
         EXPECT_TRUE(off.balanced);
@@ -197,17 +240,24 @@ TEST_F(CutThrough, UncongestedSingleClassAllCutThrough) {
     EXPECT_EQ(same(s), uint64_t(seq)) << "every packet cut through";
 }
 
-// Both ports receive: the first RX burst of a poll is queued, the poll's last one cuts through.
-TEST_F(CutThrough, TwoIngressPortsOnlyTheLastBurstCutsThrough) {
-    Script s;
-    uint16_t seq = 0;
-    for (int i = 0; i < 40; i++) {
-        Step st;
-        for (int k = 0; k < 8; k++) st.rx[0].push_back(udp(0, 3, 1, 200, seq++));
-        for (int k = 0; k < 8; k++) st.rx[1].push_back(udp(1, 3, uint8_t(i % 2), 300, seq++));
-        s.push_back(st);
+// Both ports receive, 8 frames each per poll. Each for the other: each RX burst is the only one
+// of its poll for its egress port, so both cut through. Both for port 1 (2:1): the first burst
+// is queued (the second reaches the same port before the flush), the second finds the port
+// busy; nothing cuts through.
+TEST_F(CutThrough, TwoIngressPorts) {
+    for (const int to : {0, 1}) {  // port 1's frames to port `to`
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 40; i++) {
+            Step st;
+            for (int k = 0; k < 8; k++) st.rx[0].push_back(udp(0, 3, 1, 200, seq++));
+            for (int k = 0; k < 8; k++)
+                st.rx[1].push_back(udp(1, 3, uint8_t(i % 2), 300, seq++, to));
+            s.push_back(st);
+        }
+        SCOPED_TRACE(to == 0 ? "each to the other" : "both to port 1");
+        EXPECT_EQ(same(s), to == 0 ? uint64_t(seq) : 0u);
     }
-    EXPECT_GT(same(s), 0u);
 }
 
 // One ingress burst of lossless (PG 3) frames split over both egress ports: both cut through,
@@ -303,38 +353,107 @@ TEST_F(CutThrough, DeviceRefusals) {
     EXPECT_GT(same(s), 0u);
 }
 
-// Random sequences (fixed seeds): sizes, classes, ECN codepoints, both ingress ports, PFC
-// frames, TX budgets and poll intervals; on an unshaped 10G port and a shaped 1G port.
+// A random sequence (fixed seed): sizes, classes (mostly one per burst, as flows arrive,
+// sometimes mixed), ECN codepoints, both ingress ports, PFC frames, TX budgets and poll
+// intervals. Destinations per packet (mostly the other port) or, with `per_burst`, mostly one
+// per burst; `host`: frames from the host interfaces too.
+Script random_script(uint32_t seed, int steps, bool per_burst, bool host) {
+    std::mt19937 rng(seed);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {0, 0, 0, 1, 2, 3, 3, 3, 3, 6, 7};
+    for (int i = 0; i < steps; i++) {
+        Step st;
+        for (uint16_t p = 0; p < 2; p++) {
+            if (pick(3) == 0) continue;
+            const uint32_t n = 1 + pick(40);
+            const bool mixed = pick(4) == 0, spread = !per_burst || pick(4) == 0;
+            uint8_t dscp = dscps[pick(sizeof dscps)];
+            uint16_t to = uint16_t(pick(2) == 0 ? p : 1 - p);
+            for (uint32_t k = 0; k < n; k++) {
+                if (mixed) dscp = dscps[pick(sizeof dscps)];
+                if (spread) to = uint16_t(per_burst ? pick(2) : pick(4) == 0 ? p : 1 - p);
+                st.rx[p].push_back(udp(p, dscp, uint8_t(pick(4)), 60 + pick(1400), seq++, to));
+            }
+            if (host && pick(6) == 0)
+                st.host[p].push_back(udp(uint16_t(1 - p), 0, 0, 60 + pick(200), seq++, p));
+        }
+        if (pick(40) == 0) st.rx[1].push_back(pfc3(uint16_t(pick(3) == 0 ? 0 : pick(3000))));
+        if (pick(25) == 0) st.tx_budget1 = pick(20);
+        st.step_ns = 500 + pick(40'000);
+        s.push_back(st);
+    }
+    return s;
+}
+
+// Random sequences on an unshaped 10G port and a shaped 1G port.
 TEST_F(CutThrough, RandomSequences) {
     uint64_t total = 0;
     for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
-        std::mt19937 rng(seed);
-        auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
-        Script s;
-        uint16_t seq = 0;
-        const uint8_t dscps[] = {0, 0, 0, 1, 2, 3, 3, 3, 3, 6, 7};
-        for (int i = 0; i < 300; i++) {
-            Step st;
-            for (uint16_t p = 0; p < 2; p++) {
-                if (pick(3) == 0) continue;
-                const uint32_t n = 1 + pick(40);
-                // Mostly one class per burst (as flows arrive), sometimes mixed.
-                const bool mixed = pick(4) == 0;
-                uint8_t dscp = dscps[pick(sizeof dscps)];
-                for (uint32_t k = 0; k < n; k++) {
-                    if (mixed) dscp = dscps[pick(sizeof dscps)];
-                    st.rx[p].push_back(udp(p, dscp, uint8_t(pick(4)), 60 + pick(1400), seq++,
-                                           pick(4) == 0 ? p : 1 - p));
-                }
-            }
-            if (pick(40) == 0) st.rx[1].push_back(pfc3(uint16_t(pick(3) == 0 ? 0 : pick(3000))));
-            if (pick(25) == 0) st.tx_budget1 = pick(20);
-            st.step_ns = 500 + pick(40'000);
-            s.push_back(st);
-        }
+        const Script s = random_script(seed, 300, false, false);
         SCOPED_TRACE("seed " + std::to_string(seed));
         total += same(s, seed % 2 ? 10000 : 1000,
                       seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000");
+    }
+    EXPECT_GT(total, 0u);
+}
+
+// Two workers, each polling and owning one port. Traffic back out of its own ingress port cuts
+// through while the handoff ring is empty; traffic for the other port goes through the ring and
+// is admitted at the owner's next flush (then the port is not idle).
+TEST_F(CutThrough, TwoWorkersHandoff) {
+    for (const bool reverse : {false, true}) {
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 60; i++) {
+            Step st;
+            // 0: own port only; 1: the other port only; 2: alternately (a port's ring is then
+            // empty when its owner polls every other step)
+            const int phase = i / 20;
+            const bool own = phase == 0 || (phase == 2 && i % 2);
+            for (uint16_t p = 0; p < 2; p++)
+                for (int k = 0; k < 6 + p; k++)
+                    st.rx[p].push_back(udp(p, 3, 0, 300 + 50 * p, seq++,
+                                           own ? p : 1 - p));
+            s.push_back(st);
+        }
+        SCOPED_TRACE(reverse ? "worker 1 polls first" : "worker 0 polls first");
+        // Phase 0: every burst; phase 1: none (the other worker's burst is in the ring at
+        // each enqueue); phase 2: the own-port bursts that find the ring empty.
+        const uint64_t ct = same(s, 10000, "", {2, false, reverse});
+        EXPECT_GT(ct, 20u * 13);
+        EXPECT_LT(ct, uint64_t(seq));
+    }
+}
+
+// Host interfaces: every port has a handoff ring for the kernel's frames. Bursts to a port whose
+// ring is empty cut through; a poll with frames from the kernel for that port takes the
+// queued path (the flush schedules them together).
+TEST_F(CutThrough, HostInterfaces) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 60; i++) {
+        Step st;
+        for (int k = 0; k < 10; k++) st.rx[0].push_back(udp(0, 3, 0, 400, seq++));
+        if (i % 5 == 2) st.host[1].push_back(udp(0, 0, 0, 90, seq++));
+        if (i % 7 == 3) st.host[0].push_back(udp(1, 0, 0, 90, seq++));
+        s.push_back(st);
+    }
+    const uint64_t ct = same(s, 10000, "", {1, true, false});
+    EXPECT_GT(ct, 0u);
+    EXPECT_LT(ct, 600u) << "polls with a kernel frame for port 1 are queued";
+}
+
+// Random sequences with two workers and with host interfaces.
+TEST_F(CutThrough, RandomSequencesTwoWorkersAndHostInterfaces) {
+    uint64_t total = 0;
+    for (uint32_t seed : {11u, 12u, 13u, 14u}) {
+        const Script s = random_script(seed, 200, true, true);
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Topology setup{uint16_t(seed % 2 ? 2 : 1), true, seed % 4 == 3};
+        total += same(s, seed % 4 < 2 ? 10000 : 1000,
+                      seed % 4 < 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000", setup);
     }
     EXPECT_GT(total, 0u);
 }
