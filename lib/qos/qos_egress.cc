@@ -86,7 +86,7 @@ void TrafficManager::init(const std::string &name) {
     for (size_t p = 0; p < n_ports; p++) {
         const PortQosPlan &pp = plan_.ports[p];
         auto port = std::make_unique<Port>();
-        port->storage.resize(size_t(kNumQueues) * plan_.queue_packets);
+        port->storage.reset(new Slot[size_t(kNumQueues) * plan_.queue_packets]);
         for (unsigned q = 0; q < kNumQueues; q++) {
             Queue &qu = port->q[q];
             const QueuePlan &qp = pp.queues[q];

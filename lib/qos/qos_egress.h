@@ -53,6 +53,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,8 @@ class TrafficManager final : public Injector {
         // reload every hoisted value in the admission loop.
         uint16_t ecn_ip;
     };
+    static_assert(std::is_trivially_default_constructible_v<Slot>,
+                  "Port::storage relies on new Slot[n] leaving the slots untouched");
     struct Pool;
     // One queue: its state, plus a copy of the QueuePlan fields admission and dequeue read for
     // every packet, so that both touch one structure.
@@ -194,7 +197,11 @@ class TrafficManager final : public Injector {
     };
     struct alignas(kCacheLine) Port {
         std::array<Queue, kNumQueues> q;
-        std::vector<Slot> storage;
+        // The queues' slots, default-initialised (not zeroed): a slot is written before it is
+        // read, and pages no packet reached are never touched, so a queue costs memory only for
+        // the slots it used (the simulator builds hundreds of switches: 16 ports x 8 queues x
+        // 8192 slots would be 16 MB each).
+        std::unique_ptr<Slot[]> storage;
         uint8_t nonempty = 0;
         DwrrScheduler sched;
         TokenBucket shaper;

@@ -1,17 +1,19 @@
-// The native YAML scenario: all of rocesim's YAML reading is in this file (yaml-cpp), so the
-// unified YAML reader can take it over in one place. Errors: "<file>:<line>: <field>: <why>".
+// The native YAML scenario: all of rocesim's YAML reading is in this file, on the project's
+// reader (config/yaml_doc.h: YamlReader), so a scenario is read by the rules of every other
+// config file of ours: decimal integers only, true/false, unknown or repeated fields refused,
+// sizes in bytes or with K/M/G. Two kinds of value are the simulator's own: rates and times are
+// ns-3's spellings (100Gbps, 1us, 250ps: parse_rate_bps, parse_delay_ps) so a scenario writes
+// them as HPCC's files do; a time must carry its unit. Errors: "<file>:<line>: <field>: <why>".
 #include "sim/scenario.h"
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <set>
-#include <sstream>
 
-#include "lb/policy.h"
 #include "config/yaml_doc.h"
+#include "lb/policy.h"
 #include "roce/dcqcn_profile.h"
 #include "roce/host_config_yaml.h"
 #include "sim/routing.h"
@@ -21,177 +23,166 @@ namespace rocesw::sim {
 
 namespace {
 
-class Reader {
+// YamlReader plus the simulator's values: rates, times, node ids.
+class ScenarioReader : public YamlReader {
   public:
-    explicit Reader(std::string source) : src_(std::move(source)) {}
+    using YamlReader::YamlReader;
 
-    [[noreturn]] void fail(const YAML::Node &n, const std::string &field,
-                           const std::string &why) const {
-        const int line = n.Mark().line >= 0 ? n.Mark().line + 1 : 0;
-        throw InputError(src_ + ":" + std::to_string(line) + ": " + field + ": " + why);
+    // `key` of the map `m` (already read into `f`); missing: an error on the map's line.
+    const YAML::Node &need(const Fields &f, const YAML::Node &m, const std::string &path,
+                           std::string_view key, const std::string &what = "") const {
+        if (const YAML::Node *n = f.find(key)) return *n;
+        fail(m, at(path, key), what.empty() ? "required field missing" : "missing (" + what + ")");
     }
-    void check_keys(const YAML::Node &m, const std::string &where,
-                    std::initializer_list<const char *> allowed) const {
-        if (!m.IsMap()) fail(m, where, "expected a mapping");
-        for (const auto &kv : m) {
-            const std::string k = kv.first.as<std::string>();
-            bool ok = false;
-            for (const char *a : allowed) ok |= k == a;
-            if (!ok) {
-                std::string list;
-                for (const char *a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
-                fail(kv.first, where.empty() ? k : where + "." + k,
-                     "unknown key (allowed: " + list + ")");
-            }
-        }
-    }
-    std::string str(const YAML::Node &n, const std::string &f) const {
-        if (!n.IsScalar()) fail(n, f, "expected a scalar");
-        return n.as<std::string>();
-    }
-    uint64_t uint(const YAML::Node &n, const std::string &f, uint64_t lo, uint64_t hi) const {
-        const std::string s = str(n, f);
-        size_t pos = 0;
-        uint64_t v = 0;
-        try {
-            v = std::stoull(s, &pos, 0);
-        } catch (...) {
-            pos = 0;
-        }
-        if (pos == 0 || pos != s.size() || s[0] == '-')
-            fail(n, f, "'" + s + "' is not a whole number");
-        if (v < lo || v > hi)
-            fail(n, f,
-                 std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
-                     std::to_string(hi));
-        return v;
-    }
-    bool boolean(const YAML::Node &n, const std::string &f) const {
-        const std::string s = str(n, f);
-        if (s == "true" || s == "yes" || s == "on") return true;
-        if (s == "false" || s == "no" || s == "off") return false;
-        fail(n, f, "'" + s + "' is not true or false");
-    }
-    uint64_t rate(const YAML::Node &n, const std::string &f) const {
-        const std::string s = str(n, f);
+    uint64_t rate_bps(const YAML::Node &n, const std::string &path) const {
+        const std::string s = string(n, path);
         try {
             return parse_rate_bps(s);
         } catch (const std::exception &e) {
-            fail(n, f, "'" + s + "' is not a rate (e.g. 100Gbps, 25Gbps): " + e.what());
+            fail(n, path, "'" + s + "' is not a rate (e.g. 100Gbps, 25Gbps): " + e.what());
         }
     }
-    TimePs time(const YAML::Node &n, const std::string &f) const {
-        const std::string s = str(n, f);
-        try {
-            return parse_delay_ps(s);
-        } catch (const std::exception &e) {
-            fail(n, f, "'" + s + "' is not a time (e.g. 10us, 1ms, 500ns): " + e.what());
+    TimePs time_ps(const YAML::Node &n, const std::string &path) const {
+        const std::string s = string(n, path);
+        const char *why = "no unit";  // ns-3 reads a bare number as seconds: refused here
+        if (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) {
+            try {
+                return parse_delay_ps(s);
+            } catch (const std::exception &e) {
+                fail(n, path, "'" + s + "' is not a time (e.g. 10us, 1ms, 500ns): " + e.what());
+            }
         }
+        fail(n, path, "'" + s + "' is not a time (e.g. 10us, 1ms, 500ns): " + why);
     }
-    double real(const YAML::Node &n, const std::string &f, double lo, double hi) const {
-        const std::string s = str(n, f);
-        size_t pos = 0;
-        double v = 0;
-        try {
-            v = std::stod(s, &pos);
-        } catch (...) {
-            pos = 0;
-        }
-        if (pos == 0 || pos != s.size()) fail(n, f, "'" + s + "' is not a number");
-        if (!(v >= lo && v <= hi))
-            fail(n, f, s + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+    uint64_t time_ns(const YAML::Node &n, const std::string &path) const {
+        return ns(time_ps(n, path));
+    }
+    uint32_t node(const YAML::Node &n, const std::string &path, const Topology &t,
+                  bool host) const {
+        const uint32_t id = uint32_t(integer(n, path, 0, UINT32_MAX));
+        if (id >= t.node_count())
+            fail(n, path,
+                 std::to_string(id) + " is not a node (0.." + std::to_string(t.node_count() - 1) +
+                     ")");
+        if (host && !t.is_host(id)) fail(n, path, std::to_string(id) + " is not a host");
+        return id;
+    }
+    std::vector<uint32_t> hosts(const YAML::Node &n, const std::string &path,
+                                const Topology &t) const {
+        if (!n.IsSequence()) fail(n, path, "expected a list of host nodes, got " + describe(n));
+        std::vector<uint32_t> v;
+        for (size_t i = 0; i < n.size(); i++) v.push_back(node(n[i], at(path, i), t, true));
         return v;
     }
-    const std::string &source() const { return src_; }
-
-  private:
-    std::string src_;
+    uint8_t pg(const YAML::Node &n, const std::string &path) const {
+        return uint8_t(integer(n, path, 0, 7));
+    }
+    uint16_t port(const YAML::Node &n, const std::string &path, uint64_t lo) const {
+        return uint16_t(integer(n, path, lo, 65535));
+    }
+    // A file named in the scenario: as given when it exists, else relative to the scenario's
+    // directory.
+    std::string file(const YAML::Node &n, const std::string &path, const std::string &dir,
+                     bool prefer_dir = false) const {
+        std::filesystem::path p = string(n, path);
+        if (p.is_relative() && !dir.empty() && (prefer_dir || !std::filesystem::exists(p)))
+            p = std::filesystem::path(dir) / p;
+        return p.string();
+    }
 };
 
-Topology read_topology(const Reader &r, const YAML::Node &t, const std::string &dir) {
-    r.check_keys(t, "topology",
+Topology read_topology(const ScenarioReader &r, const YAML::Node &t, const std::string &dir) {
+    const std::string P = "topology";
+    const Fields f =
+        r.fields(t, P,
                  {"type", "hosts", "leaves", "spines", "hosts_per_leaf", "oversubscription",
                   "uplink_rate", "k", "file", "link_rate", "fabric_rate", "link_delay", "pods",
                   "tors_per_pod", "aggs_per_pod", "hosts_per_tor", "cores_per_agg"});
-    if (!t["type"])
-        r.fail(t, "topology.type", "missing (star, leaf_spine, fat_tree, three_tier or file)");
-    const std::string type = r.str(t["type"], "topology.type");
-    const uint64_t rate =
-        t["link_rate"] ? r.rate(t["link_rate"], "topology.link_rate") : 100'000'000'000ull;
-    const TimePs delay =
-        t["link_delay"] ? r.time(t["link_delay"], "topology.link_delay") : 1 * kPsPerUs;
-    const uint64_t fabric =
-        t["fabric_rate"] ? r.rate(t["fabric_rate"], "topology.fabric_rate") : rate;
-    auto u = [&](const char *k, uint64_t def, uint64_t lo, uint64_t hi) {
-        return t[k] ? uint32_t(r.uint(t[k], std::string("topology.") + k, lo, hi)) : uint32_t(def);
+    enum class Type { star, leaf_spine, fat_tree, three_tier, file };
+    const Type type = r.enumeration<Type>(
+        r.need(f, t, P, "type", "star, leaf_spine, fat_tree, three_tier or file"), "topology.type",
+        {{"star", Type::star},
+         {"leaf_spine", Type::leaf_spine},
+         {"fat_tree", Type::fat_tree},
+         {"three_tier", Type::three_tier},
+         {"file", Type::file}});
+    auto rate_of = [&](std::string_view k, uint64_t def) {
+        const YAML::Node *n = f.find(k);
+        return n ? r.rate_bps(*n, at(P, k)) : def;
     };
-    try {
-        if (type == "star") return make_star({u("hosts", 2, 1, 31), rate, delay});
-        if (type == "leaf_spine") {
-            LeafSpineSpec s;
-            s.leaves = u("leaves", 2, 1, 4096);
-            s.spines = u("spines", 2, 1, 4096);
-            s.hosts_per_leaf = u("hosts_per_leaf", 2, 1, 4096);
-            s.host_rate_bps = rate;
-            s.delay_ps = delay;
-            if (t["uplink_rate"])
-                s.uplink_rate_bps = r.rate(t["uplink_rate"], "topology.uplink_rate");
-            if (t["oversubscription"]) {
-                const std::string o = r.str(t["oversubscription"], "topology.oversubscription");
-                unsigned a = 0, b = 0;
-                char c = 0;
-                std::istringstream is(o);
-                if (!(is >> a >> c >> b) || c != ':' || !a || !b)
-                    r.fail(t["oversubscription"], "topology.oversubscription",
-                           "'" + o + "' is not a ratio like 3:1");
-                s.oversub_num = a;
-                s.oversub_den = b;
+    const uint64_t rate = rate_of("link_rate", 100'000'000'000ull);
+    const YAML::Node *dn = f.find("link_delay");
+    const TimePs delay = dn ? r.time_ps(*dn, "topology.link_delay") : 1 * kPsPerUs;
+    const uint64_t fabric = rate_of("fabric_rate", rate);
+    auto u = [&](std::string_view k, uint64_t def, uint64_t lo, uint64_t hi) {
+        const YAML::Node *n = f.find(k);
+        return uint32_t(n ? r.integer(*n, at(P, k), lo, hi) : def);
+    };
+    LeafSpineSpec ls;
+    ThreeTierSpec tt;
+    FatTreeSpec ft;
+    StarSpec st;
+    std::string file;
+    switch (type) {
+        case Type::star:
+            st = {u("hosts", 2, 1, 31), rate, delay};
+            break;
+        case Type::leaf_spine:
+            ls.leaves = u("leaves", 2, 1, 4096);
+            ls.spines = u("spines", 2, 1, 4096);
+            ls.hosts_per_leaf = u("hosts_per_leaf", 2, 1, 4096);
+            ls.host_rate_bps = rate;
+            ls.delay_ps = delay;
+            ls.uplink_rate_bps = rate_of("uplink_rate", ls.uplink_rate_bps);
+            if (const YAML::Node *o = f.find("oversubscription")) {
+                const std::string s = r.string(*o, "topology.oversubscription");
+                const size_t colon = s.find(':');
+                if (colon == std::string::npos)
+                    r.fail(*o, "topology.oversubscription", "'" + s + "' is not a ratio like 3:1");
+                const std::string_view sv = s;
+                ls.oversub_num = uint32_t(
+                    r.integer(sv.substr(0, colon), "topology.oversubscription", 1, 1'000'000));
+                ls.oversub_den = uint32_t(
+                    r.integer(sv.substr(colon + 1), "topology.oversubscription", 1, 1'000'000));
             }
-            return make_leaf_spine(s);
-        }
-        if (type == "fat_tree") return make_fat_tree({u("k", 4, 2, 64), rate, fabric, delay});
-        if (type == "three_tier") {  // HPCC's fat.txt shape; its defaults (fabric 400 Gb/s)
-            const ThreeTierSpec d;
-            return make_three_tier(
-                {u("pods", d.pods, 1, 4096), u("tors_per_pod", d.tors_per_pod, 1, 4096),
-                 u("aggs_per_pod", d.aggs_per_pod, 1, 4096),
-                 u("hosts_per_tor", d.hosts_per_tor, 1, 4096),
-                 u("cores_per_agg", d.cores_per_agg, 1, 4096), rate,
-                 t["fabric_rate"] ? fabric : d.fabric_rate_bps, delay});
-        }
-        if (type == "file") {
-            if (!t["file"]) r.fail(t, "topology.file", "missing (an HPCC topology.txt)");
-            std::filesystem::path p = r.str(t["file"], "topology.file");
-            if (p.is_relative() && !dir.empty()) p = std::filesystem::path(dir) / p;
-            return load_topology(p.string());
+            break;
+        case Type::fat_tree:
+            ft = {u("k", 4, 2, 64), rate, fabric, delay};
+            break;
+        case Type::three_tier:  // HPCC's fat.txt shape; its defaults (fabric 400 Gb/s)
+            tt = {u("pods", tt.pods, 1, 4096),
+                  u("tors_per_pod", tt.tors_per_pod, 1, 4096),
+                  u("aggs_per_pod", tt.aggs_per_pod, 1, 4096),
+                  u("hosts_per_tor", tt.hosts_per_tor, 1, 4096),
+                  u("cores_per_agg", tt.cores_per_agg, 1, 4096),
+                  rate,
+                  f.find("fabric_rate") ? fabric : tt.fabric_rate_bps,
+                  delay};
+            break;
+        case Type::file:
+            file =
+                r.file(r.need(f, t, P, "file", "an HPCC topology.txt"), "topology.file", dir, true);
+            break;
+    }
+    try {
+        switch (type) {
+            case Type::star:
+                return make_star(st);
+            case Type::leaf_spine:
+                return make_leaf_spine(ls);
+            case Type::fat_tree:
+                return make_fat_tree(ft);
+            case Type::three_tier:
+                return make_three_tier(tt);
+            case Type::file:
+                return load_topology(file);
         }
     } catch (const InputError &) {
-        throw;
+        throw;  // the topology file's own "file:line: field: problem"
     } catch (const std::exception &e) {
-        r.fail(t, "topology", e.what());
+        r.fail(t, P, e.what());  // a generator's refusal (shape out of range)
     }
-    r.fail(t["type"], "topology.type",
-           "'" + type + "' (star, leaf_spine, fat_tree, three_tier or file)");
-}
-
-uint32_t node_id(const Reader &r, const YAML::Node &n, const std::string &f, const Topology &t,
-                 bool host) {
-    const uint32_t id = uint32_t(r.uint(n, f, 0, UINT32_MAX));
-    if (id >= t.node_count())
-        r.fail(
-            n, f,
-            std::to_string(id) + " is not a node (0.." + std::to_string(t.node_count() - 1) + ")");
-    if (host && !t.is_host(id)) r.fail(n, f, std::to_string(id) + " is not a host");
-    return id;
-}
-
-std::vector<uint32_t> host_list(const Reader &r, const YAML::Node &n, const std::string &f,
-                                const Topology &t) {
-    if (!n.IsSequence()) r.fail(n, f, "expected a list of host nodes");
-    std::vector<uint32_t> v;
-    for (size_t i = 0; i < n.size(); i++)
-        v.push_back(node_id(r, n[i], f + "[" + std::to_string(i) + "]", t, true));
-    return v;
+    r.fail(t, P, "unknown type");
 }
 
 // A YAML node as JSON text with every scalar a string (the readers take quoted values).
@@ -208,305 +199,316 @@ nlohmann::json yaml_json(const YAML::Node &n) {
     }
     return n.IsScalar() ? nlohmann::json(n.Scalar()) : nlohmann::json(nullptr);
 }
-std::string yaml_as_json(const YAML::Node &n) {
-    return yaml_json(n).dump();
+
+void read_hosts(const ScenarioReader &r, const YAML::Node &h, RoceHostSpec &R) {
+    const std::string P = "hosts";
+    const Fields f = r.fields(h, P,
+                              {"dcqcn", "traffic", "mtu", "ack_every", "window", "rto",
+                               "byte_samples", "standalone_header", "base_rtt"});
+    for (const Field &e : f) {
+        const std::string w = at(P, e.key);
+        const YAML::Node &v = e.value;
+        if (e.key == "mtu") R.mtu = uint32_t(r.integer(v, w, 256, 4096));
+        if (e.key == "ack_every") R.ack_every = uint32_t(r.integer(v, w, 0, 1 << 20));
+        if (e.key == "window") R.window = uint32_t(r.integer(v, w, 0, 1 << 24));
+        if (e.key == "rto") R.rto_ns = r.time_ns(v, w);
+        if (e.key == "byte_samples") R.byte_samples_ns = r.time_ns(v, w);
+        if (e.key == "base_rtt") R.base_rtt_ns = r.time_ns(v, w);
+        if (e.key == "standalone_header")
+            R.standalone.header_bytes = uint32_t(r.integer(v, w, 0, 1000));
+        // The same fields and rules as rocehost's config (roce/host_config_yaml.h).
+        if (e.key == "traffic") {
+            R.traffic_text = yaml_json(v).dump();
+            roce::read_traffic_section(r, v, w, R.traffic);
+        }
+        if (e.key == "dcqcn") {
+            R.dcqcn_text = yaml_json(v).dump();
+            roce::read_dcqcn_section(r, v, w, R.dcqcn, R.dcqcn_enabled, R.dcqcn_profile);
+        }
+    }
 }
 
-void read_hosts(const Reader &r, const YAML::Node &h, RoceHostSpec &R) {
-    r.check_keys(h, "hosts",
-                 {"dcqcn", "traffic", "mtu", "ack_every", "window", "rto", "byte_samples",
-                  "standalone_header", "base_rtt"});
-    if (h["mtu"]) R.mtu = uint32_t(r.uint(h["mtu"], "hosts.mtu", 256, 4096));
-    if (h["ack_every"]) R.ack_every = uint32_t(r.uint(h["ack_every"], "hosts.ack_every", 0, 1 << 20));
-    if (h["window"]) R.window = uint32_t(r.uint(h["window"], "hosts.window", 0, 1 << 24));
-    if (h["rto"]) R.rto_ns = ns(r.time(h["rto"], "hosts.rto"));
-    if (h["byte_samples"]) R.byte_samples_ns = ns(r.time(h["byte_samples"], "hosts.byte_samples"));
-    if (h["base_rtt"]) R.base_rtt_ns = ns(r.time(h["base_rtt"], "hosts.base_rtt"));
-    if (h["standalone_header"])
-        R.standalone.header_bytes =
-            uint32_t(r.uint(h["standalone_header"], "hosts.standalone_header", 0, 1000));
-    if (h["dcqcn"]) R.dcqcn_text = yaml_as_json(h["dcqcn"]);
-    if (h["traffic"]) R.traffic_text = yaml_as_json(h["traffic"]);
-    // The same fields and rules as rocehost's config (roce/host_config_yaml.h).
-    const YamlReader yr(r.source());
-    try {
-        if (auto t = h["traffic"]) roce::read_traffic_section(yr, t, "hosts.traffic", R.traffic);
-        if (auto d = h["dcqcn"])
-            roce::read_dcqcn_section(yr, d, "hosts.dcqcn", R.dcqcn, R.dcqcn_enabled,
-                                     R.dcqcn_profile);
-    } catch (const ConfigError &e) {
-        throw InputError(e.what());
+void read_lb(const ScenarioReader &r, const YAML::Node &lb, Scenario &s) {
+    const Fields f = r.fields(lb, "lb", {"policy", "seed", "flowlet_gap_us", "switches"});
+    auto policy = [&](const YAML::Node &n, const std::string &path) {
+        const std::string p = r.string(n, path);
+        std::string list;
+        for (auto x : lb_policy_names()) {
+            if (x == p) return p;
+            if (!list.empty()) list += ", ";  // not ("" or ", ") + string: GCC 12's bogus
+            list += x;                        // -Wstringop-overflow at the LTO link
+        }
+        r.fail(n, path, "'" + p + "' is not one of " + list);
+    };
+    if (auto *n = f.find("policy")) s.lb_policy = policy(*n, "lb.policy");
+    if (auto *n = f.find("seed")) s.lb_seed = r.integer(*n, "lb.seed", 0, UINT64_MAX);
+    if (auto *n = f.find("flowlet_gap_us"))
+        s.flowlet_gap_us = uint32_t(r.duration(*n, "lb.flowlet_gap_us", TimeUnit::us, 1, 1000000));
+    if (auto *sw = f.find("switches")) {
+        r.entries(*sw, "lb.switches", "switch");  // a map, no switch twice
+        for (auto it = sw->begin(); it != sw->end(); ++it) {
+            const uint32_t id = uint32_t(r.integer(it->first, "lb.switches", 0, UINT32_MAX));
+            const std::string path = at("lb.switches", std::to_string(id));
+            if (s.has_topology && (id >= s.topo.node_count() || !s.topo.is_switch(id)))
+                r.fail(it->first, path, std::to_string(id) + " is not a switch");
+            s.lb_per_switch[id] = policy(it->second, path);
+        }
+    }
+}
+
+void read_udp_flow(const ScenarioReader &r, const YAML::Node &n, const std::string &w, size_t i,
+                   Scenario &s) {
+    const Fields f = r.fields(
+        n, w, {"src", "dst", "rate", "size", "start", "stop", "dscp", "ecn", "sport", "dport"});
+    UdpFlowSpec u;
+    u.line = uint32_t(n.Mark().line + 1);
+    u.src = r.node(r.need(f, n, w, "src"), at(w, "src"), s.topo, true);
+    u.dst = r.node(r.need(f, n, w, "dst"), at(w, "dst"), s.topo, true);
+    if (u.src == u.dst) r.fail(*f.find("dst"), at(w, "dst"), "same as src");
+    u.rate_bps = r.rate_bps(r.need(f, n, w, "rate"), at(w, "rate"));
+    u.sport = uint16_t(10000 + i);
+    for (const Field &e : f) {
+        const std::string p = at(w, e.key);
+        const YAML::Node &v = e.value;
+        if (e.key == "size") u.frame_bytes = uint32_t(r.size_bytes(v, p, 66, s.mtu + 14));
+        if (e.key == "start") u.start = r.time_ps(v, p);
+        if (e.key == "stop") u.stop = r.time_ps(v, p);
+        if (e.key == "dscp") u.dscp = uint8_t(r.integer(v, p, 0, 63));
+        if (e.key == "ecn") u.ecn = r.boolean(v, p);
+        if (e.key == "sport") u.sport = r.port(v, p, 1);
+        if (e.key == "dport") u.dport = r.port(v, p, 1);
+    }
+    if (u.stop <= u.start)
+        r.fail(f.find("stop") ? *f.find("stop") : n, at(w, "stop"), "must be after start");
+    s.udp.push_back(u);
+}
+
+void read_roce_flow(const ScenarioReader &r, const YAML::Node &n, const std::string &w,
+                    Scenario &s) {
+    const Fields f = r.fields(n, w, {"src", "dst", "size", "start", "dport", "pg"});
+    FlowRecord fr;
+    fr.line = uint32_t(n.Mark().line + 1);
+    fr.src = r.node(r.need(f, n, w, "src"), at(w, "src"), s.topo, true);
+    fr.dst = r.node(r.need(f, n, w, "dst"), at(w, "dst"), s.topo, true);
+    if (fr.src == fr.dst) r.fail(*f.find("dst"), at(w, "dst"), "same as src");
+    fr.size_bytes = r.size_bytes(r.need(f, n, w, "size"), at(w, "size"), 1, UINT32_MAX);
+    if (auto *v = f.find("start")) fr.start_ns = r.time_ns(*v, at(w, "start"));
+    if (auto *v = f.find("dport")) fr.dport = r.port(*v, at(w, "dport"), 0);
+    if (auto *v = f.find("pg")) fr.pg = r.pg(*v, at(w, "pg"));
+    s.flows.push_back(fr);
+}
+
+void read_workload(const ScenarioReader &r, const YAML::Node &x, const std::string &w, size_t i,
+                   const std::string &dir, Scenario &s) {
+    const Fields all = r.entries(x, w);
+    enum class Type { cdf, incast, ring_allreduce, all_to_all };
+    const Type type = r.enumeration<Type>(r.need(all, x, w, "type"), at(w, "type"),
+                                          {{"cdf", Type::cdf},
+                                           {"incast", Type::incast},
+                                           {"ring_allreduce", Type::ring_allreduce},
+                                           {"all_to_all", Type::all_to_all}});
+    const YAML::Node *st = all.find("start");
+    const uint64_t start = st ? r.time_ns(*st, at(w, "start")) : 0;
+    const Topology &topo = s.topo;
+    if (type == Type::cdf) {
+        const Fields f = r.fields(
+            x, w, {"type", "cdf", "load", "duration", "start", "hosts", "dport", "seed", "pg"});
+        PoissonSpec p;
+        const YAML::Node &cn = r.need(f, x, w, "cdf", "a flow-size CDF file");
+        const std::string cdf = r.file(cn, at(w, "cdf"), dir);
+        try {
+            p.cdf = SizeCdf::load(cdf);
+        } catch (const std::exception &e) {
+            r.fail(cn, at(w, "cdf"), e.what());
+        }
+        const YAML::Node *hn = f.find("hosts");
+        p.hosts = hn ? r.hosts(*hn, at(w, "hosts"), topo) : topo.hosts();
+        if (p.hosts.size() < 2) r.fail(hn ? *hn : x, at(w, "hosts"), "needs at least 2 hosts");
+        if (auto *v = f.find("load")) p.load = r.real(*v, at(w, "load"), 1e-9, 1);
+        p.duration_ns = r.time_ns(r.need(f, x, w, "duration"), at(w, "duration"));
+        p.start_ns = start;
+        p.host_rate_bps = topo.link(topo.ports(p.hosts[0]).at(0).link).rate_bps;
+        const YAML::Node *sd = f.find("seed");
+        p.seed = sd ? r.integer(*sd, at(w, "seed"), 0, UINT64_MAX) : s.seed + i;
+        if (auto *v = f.find("dport")) p.dport = r.port(*v, at(w, "dport"), 0);
+        if (auto *v = f.find("pg")) p.pg = r.pg(*v, at(w, "pg"));
+        for (const FlowRecord &fr : poisson_cdf_flows(p)) s.flows.push_back(fr);
+    } else if (type == Type::incast) {
+        const Fields f =
+            r.fields(x, w, {"type", "senders", "receiver", "size", "start", "dport", "pg"});
+        IncastSpec in;
+        const YAML::Node &sn = r.need(f, x, w, "senders");
+        in.senders = r.hosts(sn, at(w, "senders"), topo);
+        in.receiver = r.node(r.need(f, x, w, "receiver"), at(w, "receiver"), topo, true);
+        for (uint32_t h : in.senders)
+            if (h == in.receiver) r.fail(sn, at(w, "senders"), "holds the receiver");
+        in.size_bytes = r.size_bytes(r.need(f, x, w, "size"), at(w, "size"), 1, UINT32_MAX);
+        in.start_ns = start;
+        if (auto *v = f.find("dport")) in.dport = r.port(*v, at(w, "dport"), 0);
+        if (auto *v = f.find("pg")) in.pg = r.pg(*v, at(w, "pg"));
+        for (const FlowRecord &fr : incast_flows(in)) s.flows.push_back(fr);
+    } else {
+        const Fields f = r.fields(x, w,
+                                  {"type", "hosts", "bytes", "iterations", "compute_gap",
+                                   "step_gap", "schedule", "start", "dport", "pg"});
+        CollectiveWorkload j;
+        j.start_ns = start;
+        j.spec.kind =
+            type == Type::ring_allreduce ? Collective::ring_allreduce : Collective::all_to_all;
+        const YAML::Node &hn = r.need(f, x, w, "hosts");
+        j.spec.hosts = r.hosts(hn, at(w, "hosts"), topo);
+        if (j.spec.hosts.size() < 2) r.fail(hn, at(w, "hosts"), "needs at least 2 hosts");
+        j.spec.bytes_per_rank =
+            r.size_bytes(r.need(f, x, w, "bytes"), at(w, "bytes"), 1, UINT32_MAX);
+        if (auto *v = f.find("iterations"))
+            j.spec.iterations = uint32_t(r.integer(*v, at(w, "iterations"), 1, 1000000));
+        if (auto *v = f.find("compute_gap"))
+            j.spec.compute_gap_ns = r.time_ns(*v, at(w, "compute_gap"));
+        if (auto *v = f.find("step_gap")) j.spec.step_gap_ns = r.time_ns(*v, at(w, "step_gap"));
+        if (auto *v = f.find("schedule"))
+            j.spec.a2a =
+                r.enumeration<AllToAllSchedule>(*v, at(w, "schedule"),
+                                                {{"simultaneous", AllToAllSchedule::simultaneous},
+                                                 {"pairwise", AllToAllSchedule::pairwise}});
+        if (auto *v = f.find("dport")) j.spec.dport = r.port(*v, at(w, "dport"), 0);
+        if (auto *v = f.find("pg")) j.spec.pg = r.pg(*v, at(w, "pg"));
+        s.jobs.push_back(j);
+    }
+}
+
+void read_event(const ScenarioReader &r, const YAML::Node &e, const std::string &w, Scenario &s) {
+    const Fields f = r.fields(e, w,
+                              {"at", "link_down", "link_up", "convergence", "pfc_storm",
+                               "slow_receiver", "until", "priority", "interval", "xoff"});
+    const TimePs at_ps = r.time_ps(r.need(f, e, w, "at"), at(w, "at"));
+    const YAML::Node *storm = f.find("pfc_storm"), *slow = f.find("slow_receiver");
+    if (storm || slow) {
+        if (storm && slow) r.fail(e, w, "one of pfc_storm, slow_receiver per event");
+        HostEvent he;
+        he.kind = storm ? HostEvent::pfc_storm : HostEvent::slow_receiver;
+        const char *k = storm ? "pfc_storm" : "slow_receiver";
+        he.node = r.node(storm ? *storm : *slow, at(w, k), s.topo, true);
+        he.at = at_ps;
+        const YAML::Node &un = r.need(f, e, w, "until");
+        he.until = r.time_ps(un, at(w, "until"));
+        if (he.until <= he.at) r.fail(un, at(w, "until"), "must be after at");
+        if (auto *v = f.find("priority")) he.priority = r.pg(*v, at(w, "priority"));
+        if (auto *v = f.find("interval")) {
+            he.interval = r.time_ps(*v, at(w, "interval"));
+            if (!he.interval) r.fail(*v, at(w, "interval"), "must be > 0");
+        }
+        if (auto *v = f.find("xoff"))
+            he.xoff_bytes = r.size_bytes(*v, at(w, "xoff"), 0, 1ull << 40);
+        s.host_events.push_back(he);
+        return;
+    }
+    const YAML::Node *down = f.find("link_down"), *up = f.find("link_up");
+    if (!down == !up) r.fail(e, w, "needs exactly one of link_down, link_up");
+    const YAML::Node &l = down ? *down : *up;
+    const std::string lf = at(w, down ? "link_down" : "link_up");
+    LinkEvent le;
+    le.at = at_ps;
+    le.up = up != nullptr;
+    if (l.IsSequence()) {
+        if (l.size() != 2) r.fail(l, lf, "expected [node_a, node_b] or a link index");
+        const uint32_t a = r.node(l[0], lf, s.topo, false);
+        const uint32_t b = r.node(l[1], lf, s.topo, false);
+        bool found = false;
+        for (uint32_t k = 0; k < s.topo.link_count() && !found; k++) {
+            const TopoLink &tl = s.topo.link(k);
+            if ((tl.a == a && tl.b == b) || (tl.a == b && tl.b == a)) {
+                le.link = k;
+                found = true;
+            }
+        }
+        if (!found)
+            r.fail(l, lf, "no link between " + std::to_string(a) + " and " + std::to_string(b));
+    } else {
+        le.link = uint32_t(r.integer(l, lf, 0, s.topo.link_count() - 1));
+    }
+    if (auto *v = f.find("convergence")) le.convergence = r.time_ps(*v, at(w, "convergence"));
+    s.events.push_back(le);
+}
+
+void read_scenario(const ScenarioReader &r, const YAML::Node &root, Scenario &s) {
+    if (root.IsNull()) return;
+    const Fields f = r.fields(
+        root, "",
+        {"topology", "qos_profile", "mtu", "lb", "sample_interval", "delays", "mbufs", "until",
+         "seed", "udp_flows", "events", "fib", "hosts", "roce_flows", "workloads"});
+    const std::string dir = std::filesystem::path(r.source()).parent_path().string();
+    s.source = r.source();
+    if (auto *t = f.find("topology")) {
+        if (s.has_topology) r.fail(*t, "topology", "given twice (--topology and the scenario)");
+        s.topo = read_topology(r, *t, dir);
+        s.has_topology = true;
+    }
+    if (auto *q = f.find("qos_profile")) {
+        const std::string p = r.file(*q, "qos_profile", dir);
+        try {
+            s.qos = load_qos_file(p);
+        } catch (const std::exception &e) {
+            r.fail(*q, "qos_profile", e.what());
+        }
+        s.qos_source = p;
+    }
+    // The switch MTU first: flow sizes are checked against it.
+    if (auto *n = f.find("mtu")) s.mtu = uint32_t(r.integer(*n, "mtu", 576, 9216));
+    for (const Field &e : f) {
+        const YAML::Node &n = e.value;
+        if (e.key == "sample_interval") s.sample_interval = r.time_ps(n, e.key);
+        if (e.key == "delays") s.delays = r.boolean(n, e.key);
+        if (e.key == "mbufs") s.mbufs = uint32_t(r.integer(n, e.key, 1024, 1u << 26));
+        if (e.key == "until") s.until = r.time_ps(n, e.key);
+        if (e.key == "fib")
+            s.compact_fib = r.enumeration<bool>(n, e.key, {{"compact", true}, {"full", false}});
+        if (e.key == "seed") s.seed = r.integer(n, e.key, 0, UINT64_MAX);
+        if (e.key == "lb") read_lb(r, n, s);
+    }
+    for (const char *k : {"udp_flows", "events", "roce_flows", "workloads"})
+        if (f.find(k) && !s.has_topology)
+            r.fail(*f.find(k), k, "flows and events need a topology (here or --topology)");
+    if (auto *n = f.find("udp_flows")) {
+        const auto l = r.list(*n, "udp_flows");
+        for (size_t i = 0; i < l.size(); i++) read_udp_flow(r, l[i], at("udp_flows", i), i, s);
+    }
+    if (auto *h = f.find("hosts")) {
+        read_hosts(r, *h, s.roce);
+        s.roce_hosts = true;
+    }
+    if (auto *n = f.find("roce_flows")) {
+        const auto l = r.list(*n, "roce_flows");
+        for (size_t i = 0; i < l.size(); i++) read_roce_flow(r, l[i], at("roce_flows", i), s);
+    }
+    if (auto *n = f.find("workloads")) {
+        const auto l = r.list(*n, "workloads");
+        for (size_t i = 0; i < l.size(); i++) read_workload(r, l[i], at("workloads", i), i, dir, s);
+    }
+    if (auto *n = f.find("events")) {
+        const auto l = r.list(*n, "events");
+        for (size_t i = 0; i < l.size(); i++) read_event(r, l[i], at("events", i), s);
     }
 }
 
 }  // namespace
 
 void parse_scenario(const std::string &yaml, const std::string &source, Scenario &s) {
-    Reader r(source);
-    YAML::Node root;
     try {
-        root = YAML::Load(yaml);
-    } catch (const YAML::Exception &e) {
-        throw InputError(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
-    }
-    if (root.IsNull()) return;
-    r.check_keys(root, "",
-                 {"topology", "qos_profile", "mtu", "lb", "sample_interval", "delays", "mbufs",
-                  "until", "seed", "udp_flows", "events", "fib", "hosts", "roce_flows",
-                  "workloads"});
-    const std::string dir = std::filesystem::path(source).parent_path().string();
-    s.source = source;
-    if (auto t = root["topology"]) {
-        if (s.has_topology) r.fail(t, "topology", "given twice (--topology and the scenario)");
-        s.topo = read_topology(r, t, dir);
-        s.has_topology = true;
-    }
-    if (auto q = root["qos_profile"]) {
-        std::filesystem::path p = r.str(q, "qos_profile");
-        if (p.is_relative() && !dir.empty() && !std::filesystem::exists(p))
-            p = std::filesystem::path(dir) / p;
-        try {
-            s.qos = load_qos_file(p.string());
-        } catch (const std::exception &e) {
-            r.fail(q, "qos_profile", e.what());
-        }
-        s.qos_source = p.string();
-    }
-    if (auto n = root["mtu"]) s.mtu = uint32_t(r.uint(n, "mtu", 576, 9216));
-    if (auto n = root["sample_interval"]) s.sample_interval = r.time(n, "sample_interval");
-    if (auto n = root["delays"]) s.delays = r.boolean(n, "delays");
-    if (auto n = root["mbufs"]) s.mbufs = uint32_t(r.uint(n, "mbufs", 1024, 1u << 26));
-    if (auto n = root["until"]) s.until = r.time(n, "until");
-    if (auto n = root["fib"]) {
-        const std::string f = r.str(n, "fib");
-        if (f != "compact" && f != "full") r.fail(n, "fib", "'" + f + "' is not one of compact, full");
-        s.compact_fib = f == "compact";
-    }
-    if (auto n = root["seed"]) s.seed = r.uint(n, "seed", 0, UINT64_MAX);
-    if (auto lb = root["lb"]) {
-        r.check_keys(lb, "lb", {"policy", "seed", "flowlet_gap_us", "switches"});
-        auto policy = [&](const YAML::Node &n, const std::string &f) {
-            std::string p = r.str(n, f);
-            std::string list;
-            bool ok = false;
-            for (auto x : lb_policy_names()) {
-                if (!list.empty()) list += ", ";  // not ("" or ", ") + string: GCC 12's bogus
-                list += x;                        // -Wstringop-overflow at the LTO link
-                ok |= x == p;
-            }
-            if (!ok) r.fail(n, f, "'" + p + "' (" + list + ")");
-            return p;
-        };
-        if (lb["policy"]) s.lb_policy = policy(lb["policy"], "lb.policy");
-        if (lb["seed"]) s.lb_seed = r.uint(lb["seed"], "lb.seed", 0, UINT64_MAX);
-        if (lb["flowlet_gap_us"])
-            s.flowlet_gap_us =
-                uint32_t(r.uint(lb["flowlet_gap_us"], "lb.flowlet_gap_us", 1, 1000000));
-        if (auto sw = lb["switches"]) {
-            if (!sw.IsMap()) r.fail(sw, "lb.switches", "expected a mapping node: policy");
-            for (const auto &kv : sw) {
-                const uint32_t id = uint32_t(r.uint(kv.first, "lb.switches", 0, UINT32_MAX));
-                if (s.has_topology && (id >= s.topo.node_count() || !s.topo.is_switch(id)))
-                    r.fail(kv.first, "lb.switches", std::to_string(id) + " is not a switch");
-                s.lb_per_switch[id] = policy(kv.second, "lb.switches." + std::to_string(id));
-            }
-        }
-    }
-    const bool need_topo =
-        root["udp_flows"] || root["events"] || root["roce_flows"] || root["workloads"];
-    if (need_topo && !s.has_topology)
-        r.fail(root, "topology", "flows and events need a topology (here or --topology)");
-    if (auto fl = root["udp_flows"]) {
-        if (!fl.IsSequence()) r.fail(fl, "udp_flows", "expected a list");
-        for (size_t i = 0; i < fl.size(); i++) {
-            const YAML::Node f = fl[i];
-            const std::string w = "udp_flows[" + std::to_string(i) + "]";
-            r.check_keys(
-                f, w,
-                {"src", "dst", "rate", "size", "start", "stop", "dscp", "ecn", "sport", "dport"});
-            for (const char *k : {"src", "dst", "rate"})
-                if (!f[k]) r.fail(f, w + "." + k, "missing");
-            UdpFlowSpec u;
-            u.line = uint32_t(f.Mark().line + 1);
-            u.src = node_id(r, f["src"], w + ".src", s.topo, true);
-            u.dst = node_id(r, f["dst"], w + ".dst", s.topo, true);
-            if (u.src == u.dst) r.fail(f["dst"], w + ".dst", "same as src");
-            u.rate_bps = r.rate(f["rate"], w + ".rate");
-            if (!u.rate_bps) r.fail(f["rate"], w + ".rate", "must be > 0");
-            if (f["size"]) u.frame_bytes = uint32_t(r.uint(f["size"], w + ".size", 66, s.mtu + 14));
-            if (f["start"]) u.start = r.time(f["start"], w + ".start");
-            if (f["stop"]) u.stop = r.time(f["stop"], w + ".stop");
-            if (u.stop <= u.start) r.fail(f, w + ".stop", "must be after start");
-            if (f["dscp"]) u.dscp = uint8_t(r.uint(f["dscp"], w + ".dscp", 0, 63));
-            if (f["ecn"]) u.ecn = r.boolean(f["ecn"], w + ".ecn");
-            u.sport = uint16_t(f["sport"] ? r.uint(f["sport"], w + ".sport", 1, 65535) : 10000 + i);
-            if (f["dport"]) u.dport = uint16_t(r.uint(f["dport"], w + ".dport", 1, 65535));
-            s.udp.push_back(u);
-        }
-    }
-    if (auto h = root["hosts"]) {
-        read_hosts(r, h, s.roce);
-        s.roce_hosts = true;
-    }
-    if (auto fl = root["roce_flows"]) {
-        if (!fl.IsSequence()) r.fail(fl, "roce_flows", "expected a list");
-        for (size_t i = 0; i < fl.size(); i++) {
-            const YAML::Node f = fl[i];
-            const std::string w = "roce_flows[" + std::to_string(i) + "]";
-            r.check_keys(f, w, {"src", "dst", "size", "start", "dport", "pg"});
-            for (const char *k : {"src", "dst", "size"})
-                if (!f[k]) r.fail(f, w + "." + k, "missing");
-            FlowRecord fr;
-            fr.line = uint32_t(f.Mark().line + 1);
-            fr.src = node_id(r, f["src"], w + ".src", s.topo, true);
-            fr.dst = node_id(r, f["dst"], w + ".dst", s.topo, true);
-            if (fr.src == fr.dst) r.fail(f["dst"], w + ".dst", "same as src");
-            fr.size_bytes = r.uint(f["size"], w + ".size", 1, UINT32_MAX);
-            if (f["start"]) fr.start_ns = ns(r.time(f["start"], w + ".start"));
-            if (f["dport"]) fr.dport = uint16_t(r.uint(f["dport"], w + ".dport", 0, 65535));
-            if (f["pg"]) fr.pg = uint8_t(r.uint(f["pg"], w + ".pg", 0, 7));
-            s.flows.push_back(fr);
-        }
-    }
-    if (auto wl = root["workloads"]) {
-        if (!wl.IsSequence()) r.fail(wl, "workloads", "expected a list");
-        for (size_t i = 0; i < wl.size(); i++) {
-            const YAML::Node x = wl[i];
-            const std::string w = "workloads[" + std::to_string(i) + "]";
-            if (!x.IsMap() || !x["type"]) r.fail(x, w + ".type", "missing (cdf, incast, ring_allreduce, all_to_all)");
-            const std::string type = r.str(x["type"], w + ".type");
-            const uint64_t start = x["start"] ? ns(r.time(x["start"], w + ".start")) : 0;
-            if (type == "cdf") {
-                r.check_keys(x, w, {"type", "cdf", "load", "duration", "start", "hosts", "dport", "seed", "pg"});
-                if (!x["cdf"]) r.fail(x, w + ".cdf", "missing (a flow-size CDF file)");
-                if (!x["duration"]) r.fail(x, w + ".duration", "missing");
-                PoissonSpec p;
-                std::filesystem::path cp = r.str(x["cdf"], w + ".cdf");
-                if (cp.is_relative() && !dir.empty() && !std::filesystem::exists(cp))
-                    cp = std::filesystem::path(dir) / cp;
-                try {
-                    p.cdf = SizeCdf::load(cp.string());
-                } catch (const std::exception &e) {
-                    r.fail(x["cdf"], w + ".cdf", e.what());
-                }
-                p.hosts = x["hosts"] ? host_list(r, x["hosts"], w + ".hosts", s.topo) : s.topo.hosts();
-                if (p.hosts.size() < 2) r.fail(x, w + ".hosts", "needs at least 2 hosts");
-                p.load = x["load"] ? r.real(x["load"], w + ".load", 1e-9, 1) : 0.3;
-                p.duration_ns = ns(r.time(x["duration"], w + ".duration"));
-                p.start_ns = start;
-                p.host_rate_bps = s.topo.link(s.topo.ports(p.hosts[0]).at(0).link).rate_bps;
-                p.seed = x["seed"] ? r.uint(x["seed"], w + ".seed", 0, UINT64_MAX) : s.seed + i;
-                if (x["dport"]) p.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
-                if (x["pg"]) p.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
-                for (const FlowRecord &f : poisson_cdf_flows(p)) s.flows.push_back(f);
-            } else if (type == "incast") {
-                r.check_keys(x, w, {"type", "senders", "receiver", "size", "start", "dport", "pg"});
-                for (const char *k : {"senders", "receiver", "size"})
-                    if (!x[k]) r.fail(x, w + "." + k, "missing");
-                IncastSpec in;
-                in.senders = host_list(r, x["senders"], w + ".senders", s.topo);
-                in.receiver = node_id(r, x["receiver"], w + ".receiver", s.topo, true);
-                for (uint32_t h : in.senders)
-                    if (h == in.receiver) r.fail(x["senders"], w + ".senders", "holds the receiver");
-                in.size_bytes = r.uint(x["size"], w + ".size", 1, UINT32_MAX);
-                in.start_ns = start;
-                if (x["dport"]) in.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
-                if (x["pg"]) in.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
-                for (const FlowRecord &f : incast_flows(in)) s.flows.push_back(f);
-            } else if (type == "ring_allreduce" || type == "all_to_all") {
-                r.check_keys(x, w, {"type", "hosts", "bytes", "iterations", "compute_gap",
-                                    "step_gap", "schedule", "start", "dport", "pg"});
-                for (const char *k : {"hosts", "bytes"})
-                    if (!x[k]) r.fail(x, w + "." + k, "missing");
-                CollectiveWorkload j;
-                j.start_ns = start;
-                j.spec.kind = type == "ring_allreduce" ? Collective::ring_allreduce
-                                                       : Collective::all_to_all;
-                j.spec.hosts = host_list(r, x["hosts"], w + ".hosts", s.topo);
-                if (j.spec.hosts.size() < 2) r.fail(x["hosts"], w + ".hosts", "needs at least 2 hosts");
-                j.spec.bytes_per_rank = r.uint(x["bytes"], w + ".bytes", 1, UINT32_MAX);
-                if (x["iterations"]) j.spec.iterations = uint32_t(r.uint(x["iterations"], w + ".iterations", 1, 1000000));
-                if (x["compute_gap"]) j.spec.compute_gap_ns = ns(r.time(x["compute_gap"], w + ".compute_gap"));
-                if (x["step_gap"]) j.spec.step_gap_ns = ns(r.time(x["step_gap"], w + ".step_gap"));
-                if (x["schedule"]) {
-                    const std::string sc = r.str(x["schedule"], w + ".schedule");
-                    if (sc == "pairwise")
-                        j.spec.a2a = AllToAllSchedule::pairwise;
-                    else if (sc != "simultaneous")
-                        r.fail(x["schedule"], w + ".schedule", "'" + sc + "' (simultaneous, pairwise)");
-                }
-                if (x["dport"]) j.spec.dport = uint16_t(r.uint(x["dport"], w + ".dport", 0, 65535));
-                if (x["pg"]) j.spec.pg = uint8_t(r.uint(x["pg"], w + ".pg", 0, 7));
-                s.jobs.push_back(j);
-            } else {
-                r.fail(x["type"], w + ".type", "'" + type + "' (cdf, incast, ring_allreduce, all_to_all)");
-            }
-        }
-    }
-    if (auto ev = root["events"]) {
-        if (!ev.IsSequence()) r.fail(ev, "events", "expected a list");
-        for (size_t i = 0; i < ev.size(); i++) {
-            const YAML::Node e = ev[i];
-            const std::string w = "events[" + std::to_string(i) + "]";
-            r.check_keys(e, w,
-                         {"at", "link_down", "link_up", "convergence", "pfc_storm",
-                          "slow_receiver", "until", "priority", "interval", "xoff"});
-            if (!e["at"]) r.fail(e, w + ".at", "missing");
-            if (e["pfc_storm"] || e["slow_receiver"]) {
-                if (e["pfc_storm"] && e["slow_receiver"])
-                    r.fail(e, w, "one of pfc_storm, slow_receiver per event");
-                HostEvent he;
-                he.kind = e["pfc_storm"] ? HostEvent::pfc_storm : HostEvent::slow_receiver;
-                const char *k = e["pfc_storm"] ? "pfc_storm" : "slow_receiver";
-                he.node = node_id(r, e[k], w + "." + k, s.topo, true);
-                he.at = r.time(e["at"], w + ".at");
-                if (!e["until"]) r.fail(e, w + ".until", "missing");
-                he.until = r.time(e["until"], w + ".until");
-                if (he.until <= he.at) r.fail(e["until"], w + ".until", "must be after at");
-                if (e["priority"]) he.priority = uint8_t(r.uint(e["priority"], w + ".priority", 0, 7));
-                if (e["interval"]) he.interval = r.time(e["interval"], w + ".interval");
-                if (!he.interval) r.fail(e["interval"], w + ".interval", "must be > 0");
-                if (e["xoff"]) he.xoff_bytes = r.uint(e["xoff"], w + ".xoff", 0, 1ull << 40);
-                s.host_events.push_back(he);
-                continue;
-            }
-            LinkEvent le;
-            le.at = r.time(e["at"], w + ".at");
-            YAML::Node l = e["link_down"] ? e["link_down"] : e["link_up"];
-            if (!l || (e["link_down"] && e["link_up"]))
-                r.fail(e, w, "needs exactly one of link_down, link_up");
-            const std::string lf = w + (e["link_down"] ? ".link_down" : ".link_up");
-            le.up = bool(e["link_up"]);
-            if (l.IsSequence()) {
-                if (l.size() != 2) r.fail(l, lf, "expected [node_a, node_b] or a link index");
-                const uint32_t a = node_id(r, l[0], lf, s.topo, false);
-                const uint32_t b = node_id(r, l[1], lf, s.topo, false);
-                bool found = false;
-                for (uint32_t k = 0; k < s.topo.link_count() && !found; k++) {
-                    const TopoLink &tl = s.topo.link(k);
-                    if ((tl.a == a && tl.b == b) || (tl.a == b && tl.b == a)) {
-                        le.link = k;
-                        found = true;
-                    }
-                }
-                if (!found)
-                    r.fail(l, lf,
-                           "no link between " + std::to_string(a) + " and " + std::to_string(b));
-            } else {
-                le.link = uint32_t(r.uint(l, lf, 0, s.topo.link_count() - 1));
-            }
-            if (e["convergence"]) le.convergence = r.time(e["convergence"], w + ".convergence");
-            s.events.push_back(le);
-        }
+        const ScenarioReader r(source);
+        read_scenario(r, load_yaml_document(yaml, source), s);
+    } catch (const ConfigError &e) {
+        throw InputError(e.what());
     }
 }
 
 void load_scenario(const std::string &path, Scenario &s) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path + ": cannot open");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    parse_scenario(ss.str(), path, s);
+    std::string text;
+    try {
+        text = read_config_file(path);
+    } catch (const ConfigError &e) {
+        throw InputError(e.what());
+    }
+    parse_scenario(text, path, s);
 }
 
 }  // namespace rocesw::sim

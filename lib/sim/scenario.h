@@ -1,6 +1,7 @@
 // What one simulation run is: the fabric, the switch profile, the traffic, the timed events.
 // Built from the command line (HPCC files) and/or the native YAML scenario (load_scenario;
-// the YAML reading is all in scenario.cc). Errors throw InputError naming file, line, field.
+// the YAML reading is all in scenario.cc, on config/yaml_doc.h's YamlReader). Errors throw
+// InputError "<file>:<line>: <field>: <problem>".
 //
 // YAML scenario (every key optional except a topology, given here or by --topology):
 //   topology: {type: star|leaf_spine|fat_tree|three_tier|file, hosts: 2, leaves: 2,
@@ -10,7 +11,7 @@
 //   qos_profile: config/qos/nvidia-roce.yaml   (relative to the scenario file; default:
 //                                               the SONiC default profile)
 //   mtu: 9000                                  (L3 MTU of every switch port)
-//   lb: {policy: hash, seed: 0x5eed, flowlet_gap_us: 50, switches: {20: spray}}
+//   lb: {policy: hash, seed: 24301, flowlet_gap_us: 50, switches: {20: spray}}
 //   sample_interval: 10us                      (queue-depth samples; 0/absent: none)
 //   delays: true                               (udp_delays.csv: one line per delivery)
 //   mbufs: 32767                               (frames that can exist at once)

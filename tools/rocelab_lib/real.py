@@ -152,6 +152,11 @@ def check_supported(lab, any_rate=False):
                          "the real engine: their phases start on completions")
     if not lab["flows"]:
         raise SystemExit("rocelab: the scenario has no RoCE flows")
+    classed = [f["id"] for f in lab["flows"] if f.get("pg") is not None]
+    if classed:  # rocehost's list flows have no class of their own: they would run in another
+        raise SystemExit(f"rocelab: per-flow classes (pg) are not yet in the real engine: "
+                         f"flows with a pg: {len(classed)} of {len(lab['flows'])} (first: flow "
+                         f"{classed[0]}); rocehost would run them in hosts.traffic's class")
     for h in labmod.hosts(lab):
         if len(h["ports"]) != 1:
             raise SystemExit(f"rocelab: host {h['name']} has {len(h['ports'])} links; the real "
