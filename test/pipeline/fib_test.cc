@@ -446,7 +446,9 @@ TEST(Fib, ChurnTouchesTheNodePoolRingsOnceAround) {
     fp.ipv6_tbl8s = 64;
     fp.max_nexthops = 1024;
     Fib f(unique_name("fibP"), fp, nullptr);
-    const uint64_t pool = 2ull * fp.ipv4_max_routes, ring = 1u << 18;
+    const uint64_t pool = 2ull * fp.ipv4_max_routes;
+    uint64_t ring = 1;  // rte_mempool's ring: the power of two above the pool (262 144 here)
+    while (ring < pool + 1) ring <<= 1;
     const uint64_t bound_kb = 2 * (ring - pool) * 8 / 1024 + 2 * 4;  // + a partial page each
     std::vector<FibOp> adds, dels;
     for (uint32_t i = 0; i < 50; i++) {
@@ -474,7 +476,7 @@ TEST(Fib, ChurnTouchesTheNodePoolRingsOnceAround) {
         "rings' free slots); the next %d: %+ld kB\n",
         100 * round, kb1 - kb0, (unsigned long)bound_kb, 100 * round, kb2 - kb1);
     EXPECT_LE(kb1 - kb0, long(bound_kb));
-    EXPECT_EQ(kb2 - kb1, 0);
+    EXPECT_LE(kb2 - kb1, 0);  // nothing newly touched (reclaim could only lower it)
     EXPECT_EQ(f.usage(0), u0);
     EXPECT_EQ(f.usage(1), u0);
 }
