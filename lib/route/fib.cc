@@ -5,7 +5,9 @@
 #include <rte_fib6.h>
 #include <rte_lpm6.h>
 #include <rte_malloc.h>
+#include <rte_mempool.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_rib.h>
 
 #include <stdexcept>
 
@@ -38,6 +40,27 @@ void free_tables(FibTables &t) {
     rte_fib6_free(t.fib6);
     rte_free(t.nexthops);
     t = FibTables{};
+}
+
+// rte_fib_add for IPv4, around a DPDK 22.11 accounting bug in DIR-24-8. It counts the /24s
+// that hold a route longer than /24 (each may need a tbl8 group, and adds beyond the groups are
+// refused up front): an add counts its /24 unless another such route is there, a delete
+// uncounts it when it was the last. But an add whose covering route has the same next hop
+// returns before counting (the table needs no change), while its delete uncounts all the same.
+// The count then drops below the truth and, from zero, wraps: every later route longer than /24
+// in a /24 without one is refused (ENOSPC), the same route too, for the table's life. Routes
+// sharing a next-hop id make that common here: a learned /25 through the gateway of a learned
+// /16, a device route inside the connected subnet. So a new route longer than /24 goes in
+// through next hop 0 (the covering route's is never 0: adds to it are refused), which makes
+// DPDK count it, then is set to its own next hop. The copy is not being read (commit) and
+// rte_fib_add only modifies a route that exists, so the detour is never seen and cannot fail
+// halfway. Compact tables (RTE_FIB_DUMMY) keep no count. Checked by fib_test.cc,
+// RouteChurnReturnsEveryObject.
+bool add4(rte_fib *fib, bool compact, uint32_t ip, uint8_t depth, uint32_t nexthop) {
+    if (depth > 24 && !compact && !rte_rib_lookup_exact(rte_fib_get_rib(fib), ip, depth)) {
+        if (rte_fib_add(fib, ip, depth, kNoRouteNh) != 0) return false;
+    }
+    return rte_fib_add(fib, ip, depth, nexthop) == 0;
 }
 
 }  // namespace
@@ -82,12 +105,22 @@ Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
             throw std::runtime_error(msg);
         }
         for (uint32_t j = 0; j < params.max_nexthops; j++) t.nexthops[j] = NextHop{};
+        t.v4_pool = rte_mempool_lookup(("MP_" + n4).c_str());
+        if (t.fib6) t.v6_pool = rte_mempool_lookup(("MP_" + n6).c_str());
     }
     active_.store(&copies_[0], std::memory_order_release);
 }
 
 Fib::~Fib() {
     for (auto &c : copies_) free_tables(c);
+}
+
+FibUsage Fib::usage(int i) const {
+    const FibTables &t = copies_.at(size_t(i));
+    FibUsage u;
+    if (t.v4_pool) u.v4_nodes = rte_mempool_in_use_count(t.v4_pool);
+    if (t.v6_pool) u.v6_nodes = rte_mempool_in_use_count(t.v6_pool);
+    return u;
 }
 
 bool Fib::apply(FibTables &t, const FibOp &op) {
@@ -110,7 +143,7 @@ bool Fib::apply(FibTables &t, const FibOp &op) {
             if (op.prefix.addr.is_v6)
                 return rte_lpm6_add(t.lpm6, op.prefix.addr.v6.data(), op.prefix.len, op.nexthop) ==
                        0;
-            return rte_fib_add(t.fib4, op.prefix.addr.v4, op.prefix.len, op.nexthop) == 0;
+            return add4(t.fib4, params_.compact, op.prefix.addr.v4, op.prefix.len, op.nexthop);
         case FibOp::Type::del_route:
             if (op.prefix.addr.is_v6 && op.prefix.len == 0) {
                 const bool had = t.v6_default != kNoRouteNh;

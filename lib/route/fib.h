@@ -28,6 +28,7 @@
 
 struct rte_fib6;
 struct rte_lpm6;
+struct rte_mempool;
 struct rte_rcu_qsbr;
 
 namespace rocesw {
@@ -117,6 +118,17 @@ struct FibOp {
     NextHop nh;        // set_nexthop
 };
 
+// Objects one copy of the tables holds from its fixed pools now. rte_rib/rte_rib6 nodes (2 at
+// most per route: the route and a branching node) come from a mempool of 2 * max_routes; a
+// route churned out and in again must give its nodes back (test/pipeline/fib_test.cc,
+// RouteChurnReturnsEveryObject). tbl8 groups have no counter in DPDK; that test counts them by
+// filling the table.
+struct FibUsage {
+    uint32_t v4_nodes = 0;  // rte_rib nodes of the IPv4 table
+    uint32_t v6_nodes = 0;  // rte_rib6 nodes of the IPv6 table (compact; rte_lpm6 keeps none)
+    bool operator==(const FibUsage &) const = default;
+};
+
 // One copy of the tables. Readers get it through Fib::reader().
 struct FibTables {
     rte_fib *fib4 = nullptr;  // next-hop ids; kNoRouteNh for a miss
@@ -126,6 +138,8 @@ struct FibTables {
     // "::/0": rte_lpm6 refuses depth 0, so the IPv6 default route is kept here and a lookup
     // miss reads it. kNoRouteNh when there is none.
     uint32_t v6_default = kNoRouteNh;
+    // The node pools behind fib4 and fib6 (rte_rib names its pool "MP_<name>"), for usage().
+    const rte_mempool *v4_pool = nullptr, *v6_pool = nullptr;
 };
 
 class Fib {
@@ -145,6 +159,9 @@ class Fib {
     const FibTables *reader() const { return active_.load(std::memory_order_acquire); }
 
     const FibParams &params() const { return params_; }
+
+    // What copy `i` (0, or 1 unless single_copy) holds from its pools. Control thread.
+    FibUsage usage(int i) const;
 
     // The ECMP groups next hops of kind ecmp_group name, published under the same QSBR.
     EcmpGroups &groups() { return groups_; }

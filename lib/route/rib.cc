@@ -506,6 +506,11 @@ std::vector<NeighbourView> Rib::neighbours() const {
     return out;
 }
 
+Rib::IdUsage Rib::id_usage() const {
+    std::lock_guard lk(mu_);
+    return IdUsage{nh_by_key_.size(), next_id_ - 1u, groups_.size(), next_group_id_};
+}
+
 size_t Rib::route_count(bool v6) const {
     std::lock_guard lk(mu_);
     size_t n = 0;

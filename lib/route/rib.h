@@ -93,6 +93,15 @@ class Rib {
     // Brings the Fib level with the RIB. Returns the number of routes the Fib refused.
     size_t sync();
 
+    // Next-hop ids and ECMP group ids: how many are in use, and how many distinct ids were
+    // ever handed out. Freed ids are reused before new ones, so route churn brings both back
+    // where they were (rib_test.cc, LearnedRouteChurnReturnsIdsGroupsAndFibObjects).
+    struct IdUsage {
+        size_t nexthops = 0, nexthop_ids = 0, groups = 0, group_ids = 0;
+        bool operator==(const IdUsage &) const = default;
+    };
+    IdUsage id_usage() const;
+
     std::vector<RouteView> routes() const;
     std::vector<NeighbourView> neighbours() const;
     size_t route_count(bool v6) const;

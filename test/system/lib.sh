@@ -400,6 +400,24 @@ make_veth() {
     ip link set dev "$peer" up
 }
 
+# rsw_pfc_frames DIR SRC_MAC PRIORITY NAME=QUANTA...: writes one PFC frame (802.1Qbb, to
+# 01:80:c2:00:00:01, only PRIORITY enabled, pause time QUANTA; 0 is XON) per NAME to
+# DIR/pfc-NAME.bin, built by scapy (an encoder independent of the switch) in one run. Send them
+# with a raw socket: that takes milliseconds, scapy's start-up a second.
+rsw_pfc_frames() {
+    "$RSW_PYTHON" - "$@" <<'PY'
+import sys
+from scapy.all import Ether, raw
+from scapy.contrib.mac_control import MACControlClassBasedFlowControl
+out, src, prio = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for arg in sys.argv[4:]:
+    name, quanta = arg.split("=")
+    fields = {"c%d_enabled" % prio: 1, "c%d_pause_time" % prio: int(quanta, 0)}
+    open("%s/pfc-%s.bin" % (out, name), "wb").write(raw(
+        Ether(src=src, dst="01:80:c2:00:00:01") / MACControlClassBasedFlowControl(**fields)))
+PY
+}
+
 # rsw_require_root TOOL...: the start of a test that needs root (namespaces, TAP devices): SKIP
 # (exit RSW_SKIP) without root, FAIL when a TOOL is not installed (tools/bootstrap installs them).
 rsw_require_root() {

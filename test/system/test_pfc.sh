@@ -116,17 +116,8 @@ for i in range(count):
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
     s.send(eth + ip + udp)
 PY
-# PFC frames for priority 3 (pause 0xFFFF, XON), built by scapy once; sent later by a raw socket,
-# so that sending them takes milliseconds, not scapy's start-up time.
-"$RSW_PYTHON" - "$RSW_TMP" <<'PY'
-import sys
-from scapy.all import Ether, raw
-from scapy.contrib.mac_control import MACControlClassBasedFlowControl
-for name, q in (("pause", 0xFFFF), ("xon", 0)):
-    open(sys.argv[1] + "/pfc-%s.bin" % name, "wb").write(raw(
-        Ether(src="02:00:00:00:02:02", dst="01:80:c2:00:00:01") /
-        MACControlClassBasedFlowControl(c3_enabled=1, c3_pause_time=q)))
-PY
+# PFC frames for priority 3 (pause 0xFFFF, XON) from h2, built once; sent later by a raw socket.
+rsw_pfc_frames "$RSW_TMP" 02:00:00:00:02:02 3 pause=0xFFFF xon=0
 # rawsend.py IFACE FRAME [DELAY_S FRAME2 MARKER]: sends FRAME; with the rest, creates MARKER
 # once FRAME is out, then sends FRAME2 DELAY_S later - one process, so the delay does not
 # include a Python start-up on a loaded machine.

@@ -309,15 +309,7 @@ S4="$RSW_TMP/scrape4.json"
 check "scrape 3 parses and follows the format rules" prom "$URL" "$S3"
 # PFC: h2 sends 5 XOFF frames (pause 10 quanta: 256 us at p1's 20 Mb/s) and 2 XON for
 # priority 3 (lossless in the profile) into p1, through a raw socket.
-"$RSW_PYTHON" - "$RSW_TMP" <<'PY'
-import sys
-from scapy.all import Ether, raw
-from scapy.contrib.mac_control import MACControlClassBasedFlowControl
-for name, q in (("xoff", 10), ("xon", 0)):
-    open(sys.argv[1] + "/pfc-%s.bin" % name, "wb").write(raw(
-        Ether(src="02:00:00:00:02:02", dst="01:80:c2:00:00:01") /
-        MACControlClassBasedFlowControl(c3_enabled=1, c3_pause_time=q)))
-PY
+rsw_pfc_frames "$RSW_TMP" 02:00:00:00:02:02 3 xoff=10 xon=0
 rx0="$(rsw_port_counter p1 rx_packets)"
 ip netns exec "$H2" "$RSW_PYTHON" - "$IF1" "$RSW_TMP" <<'PY'
 import socket, sys

@@ -32,7 +32,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-RUNTIME_DIRS = ("/var/run/dpdk", "/run/dpdk")
+sys.path.insert(0, HERE)
+import telemetry  # noqa: E402
 PORT_MAC = ["02:00:00:00:01:01", "02:00:00:00:02:01"]
 NH_IP, NH_MAC = "10.0.2.2", "02:00:00:00:02:02"
 LCORES = "0@(0,1),1@(0,1)"  # roceswd: main + one worker, both floating
@@ -140,8 +141,7 @@ class Switch:
                 self.proc.kill()
                 self.proc.wait()
         self.logf.close()
-        for d in RUNTIME_DIRS:
-            shutil.rmtree(os.path.join(d, self.prefix), ignore_errors=True)
+        telemetry.remove_runtime_dir(self.prefix)
 
 
 def generate(tools, sw, pcap, rate, args, tag, read=None):
@@ -172,8 +172,7 @@ def generate(tools, sw, pcap, rate, args, tag, read=None):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        for d in RUNTIME_DIRS:
-            shutil.rmtree(os.path.join(d, prefix), ignore_errors=True)
+        telemetry.remove_runtime_dir(prefix)
     return report, extra
 
 

@@ -124,8 +124,7 @@ def run(args, bench, size="16M"):
                 sw.wait()
         sw_log.close()
         for p in (prefix + "-sw", prefix + "-hosts"):
-            for rd in telemetry.RUNTIME_DIRS:
-                shutil.rmtree(os.path.join(rd, p), ignore_errors=True)
+            telemetry.remove_runtime_dir(p)
         if "error" not in out and not args.keep_logs:
             shutil.rmtree(d, ignore_errors=True)
     return out

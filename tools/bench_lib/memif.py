@@ -81,8 +81,7 @@ class Proc:
                 self.proc.kill()
                 self.proc.wait()
         self.logf.close()
-        for d in telemetry.RUNTIME_DIRS:
-            shutil.rmtree(os.path.join(d, self.prefix), ignore_errors=True)
+        telemetry.remove_runtime_dir(self.prefix)
 
 
 def testpmd_cmd(bench, prefix, vdev, mode):

@@ -2,9 +2,21 @@
 
 import json
 import os
+import shutil
 import socket
 
 RUNTIME_DIRS = ("/var/run/dpdk", "/run/dpdk")
+
+
+def remove_runtime_dir(prefix):
+    """Removes the EAL runtime directory of file prefix `prefix` (EAL leaves its config and
+    fbarray files there, a killed process its sockets too): <RUNTIME_DIRS>/<prefix> as root,
+    $XDG_RUNTIME_DIR/dpdk/<prefix> (or /tmp/dpdk/<prefix>) otherwise, as EAL names it. Call it
+    once the process using the prefix has exited."""
+    bases = RUNTIME_DIRS if os.geteuid() == 0 else (
+        os.path.join(os.environ.get("XDG_RUNTIME_DIR") or "/tmp", "dpdk"),)
+    for d in bases:
+        shutil.rmtree(os.path.join(d, prefix), ignore_errors=True)
 
 
 def socket_path(prefix):
