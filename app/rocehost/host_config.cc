@@ -253,7 +253,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         W.pattern = roce::Pattern::pairs;
     }
     // faults: [{host, pfc_storm | slow_receiver: {at_us, until_us, priority, interval_us,
-    // xoff_bytes}}] (doc/rocehost.md, "Host faults").
+    // xoff_bytes, max_catch_up}}] (doc/rocehost.md, "Host faults").
     if (auto fs = root["faults"]) {
         if (!fs.IsSequence()) L.fail("faults", "expected a list");
         for (size_t i = 0; i < fs.size(); i++) {
@@ -270,7 +270,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                                         : roce::HostFault::slow_receiver;
             const std::string kp = fp + (fs[i]["pfc_storm"] ? ".pfc_storm" : ".slow_receiver");
             YAML::Node k = fs[i]["pfc_storm"] ? fs[i]["pfc_storm"] : fs[i]["slow_receiver"];
-            L.check_keys(k, kp, {"at_us", "until_us", "priority", "interval_us", "xoff_bytes"});
+            L.check_keys(k, kp, {"at_us", "until_us", "priority", "interval_us", "xoff_bytes",
+                                 "max_catch_up"});
             if (!k["at_us"] || !k["until_us"]) L.fail(kp, "at_us and until_us are required");
             f.at_ns = L.us_as_ns(k["at_us"], kp + ".at_us");
             f.until_ns = L.us_as_ns(k["until_us"], kp + ".until_us");
@@ -282,6 +283,11 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             }
             if (k["xoff_bytes"])
                 f.xoff_bytes = L.size_bytes(k["xoff_bytes"], kp + ".xoff_bytes", 1, 1u << 30);
+            if (k["max_catch_up"]) {
+                if (f.kind != roce::HostFault::pfc_storm)
+                    L.fail(kp + ".max_catch_up", "only for pfc_storm");
+                f.max_catch_up = uint32_t(L.integer(k["max_catch_up"], kp + ".max_catch_up", 1, 65536));
+            }
             c.faults.push_back(f);
         }
     }

@@ -83,6 +83,9 @@ struct HostFault {
     uint8_t priority = 3;
     uint64_t interval_ns = 1'000;
     uint64_t xoff_bytes = 65536;
+    // pfc_storm: the most frames one poll sends to catch up with the schedule after the loop
+    // came back late; the older frames the schedule owes beyond it are skipped (counted).
+    uint32_t max_catch_up = 256;
 };
 
 struct WorkloadConfig {

@@ -121,6 +121,13 @@ bool write_hosts(const HostSet &hs, const std::string &dir, uint64_t run_ns, nlo
                        {"pfc_xon_tx", h.c.pfc_xon_tx},
                        {"held_frames", h.c.held_frames},
                        {"held_max_bytes", h.c.held_max_bytes}});
+        // A host with a PFC storm: the storm's frames, sent and skipped (HostCounters).
+        if (std::any_of(h.faults.begin(), h.faults.end(), [&](const FaultState &fs) {
+                return hs.config().faults[fs.index].kind == HostFault::pfc_storm;
+            })) {
+            jh->back()["storm_frames"] = h.c.storm_frames;
+            jh->back()["storm_frames_skipped"] = h.c.storm_frames_skipped;
+        }
     }
     return true;
 }

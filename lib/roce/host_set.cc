@@ -598,11 +598,7 @@ void HostSet::run_faults(Host &h, uint64_t now) {
         if (now < t0 + f.at_ns) continue;
         const bool over = now >= t0 + f.until_ns;
         if (f.kind == HostFault::pfc_storm) {
-            if (over) {
-                fs.done = send_pfc(h, f.priority, 0, now);
-            } else if (now >= fs.next_ns && send_pfc(h, f.priority, 0xFFFF, now)) {
-                fs.next_ns = now + f.interval_ns;  // no catching up after a stall: one frame
-            }
+            run_storm(h, fs, f, now);
             continue;
         }
         if (!fs.on && !over) {
@@ -622,6 +618,37 @@ void HostSet::run_faults(Host &h, uint64_t now) {
         } else if (h.rx_xoff && now >= fs.next_ns && send_pfc(h, f.priority, 0xFFFF, now)) {
             fs.next_ns = now + f.interval_ns;
         }
+    }
+}
+
+// A PFC storm keeps its schedule (a frame at at + k * interval, while before until), as a broken
+// NIC sends at line rate whatever its host does: a poll that comes late sends the frames the
+// schedule owes, at most max_catch_up of them (the newest); the older ones are skipped and
+// counted. Once over, the owed frames before until, then one XON. A frame the device refused
+// stays owed for the next poll.
+void HostSet::run_storm(Host &h, FaultState &fs, const HostFault &f, uint64_t now) {
+    const uint64_t start = cfg_.run.start_delay_ns + f.at_ns, end = cfg_.run.start_delay_ns + f.until_ns;
+    if (!fs.on) {
+        fs.on = true;
+        fs.next_ns = start;
+    }
+    const uint64_t last = std::min(now, end - 1);  // the latest slot due now
+    if (fs.next_ns <= last) {
+        const uint64_t owed = (last - fs.next_ns) / f.interval_ns + 1;
+        if (owed > f.max_catch_up) {
+            const uint64_t skip = owed - f.max_catch_up;
+            h.c.storm_frames_skipped += skip;
+            fs.next_ns += skip * f.interval_ns;
+        }
+        while (fs.next_ns <= last && send_pfc(h, f.priority, 0xFFFF, now)) {
+            h.c.storm_frames++;
+            fs.next_ns += f.interval_ns;
+        }
+        if (fs.next_ns <= last) return;  // refused: the rest at the next poll
+    }
+    if (now >= end && send_pfc(h, f.priority, 0, now)) {
+        h.c.storm_frames++;
+        fs.done = true;
     }
 }
 

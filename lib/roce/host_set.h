@@ -90,12 +90,16 @@ struct HostCounters {
     uint64_t alloc_failures = 0, tx_retries = 0;
     // Host faults (HostRunConfig::faults): PFC frames the NIC sent, frames a slow receiver held.
     uint64_t pfc_xoff_tx = 0, pfc_xon_tx = 0, held_frames = 0, held_max_bytes = 0;
+    // PFC storms: frames sent (XOFF on the storm's schedule, the closing XON) and frames the
+    // schedule owed after a late poll beyond HostFault::max_catch_up, skipped. Their sum is the
+    // storm's schedule: what a NIC at line rate sends, and rocesim's storm_frames.
+    uint64_t storm_frames = 0, storm_frames_skipped = 0;
 };
 
 // A fault of one host while it runs (HostRunConfig::faults[index]).
 struct FaultState {
     uint32_t index = 0;
-    uint64_t next_ns = 0;  // the next storm frame or XOFF refresh
+    uint64_t next_ns = 0;  // the next storm frame (on the storm's schedule) or XOFF refresh
     bool on = false, done = false;
 };
 
@@ -182,6 +186,7 @@ class HostSet {
   private:
     uint32_t poll_one(Host &h, uint64_t now);
     void run_faults(Host &h, uint64_t now);
+    void run_storm(Host &h, FaultState &fs, const HostFault &f, uint64_t now);
     void hold(Host &h, rte_mbuf **pkts, uint16_t n, uint64_t now);
     bool send_pfc(Host &h, uint8_t priority, uint16_t quanta, uint64_t now);
     void init_flow(Flow &f, const FlowSpec &spec);

@@ -504,5 +504,86 @@ TEST_F(RoceHostClasses, ARefusedControlFrameKeepsItsClass) {
     EXPECT_EQ(s[0].opcode, kCnp);
 }
 
+// A PFC storm from h2 (HostFault) keeps its schedule when the loop comes back late, as a broken
+// NIC at line rate would: every 100 us from the start (start delay 10 us), polled on time for
+// 1 ms (10 frames), then one poll 10 ms late owes exactly 100 frames.
+class RoceHostStorm : public RoceHostClasses {
+  protected:
+    static constexpr uint64_t kT0 = 10'000, kIv = 100'000, kUntil = 50'000'000;
+    void start_storm(uint32_t max_catch_up) {
+        roce::HostRunConfig c = host_config();
+        roce::HostFault f;
+        f.kind = roce::HostFault::pfc_storm;
+        f.host = 0;  // h2: start_h2 swaps it to index 0, its one local host
+        f.at_ns = 0;
+        f.until_ns = kUntil;
+        f.priority = 3;
+        f.interval_ns = kIv;
+        f.max_catch_up = max_catch_up;
+        c.faults.push_back(f);
+        start_h2(c);
+        for (uint64_t k = 0; k < 10; k++) hosts->poll(kT0 + k * kIv);
+        ASSERT_EQ(port.sent.size(), 10u);
+    }
+    // The PFC frames h2 sent: XOFF (0xFFFF) or XON (0) for priority 3 only.
+    std::pair<size_t, size_t> xoff_xon() const {
+        size_t xoff = 0, xon = 0;
+        for (const Bytes &b : port.sent) {
+            MacControlFrame m;
+            EXPECT_EQ(parse_mac_control(b.data(), uint32_t(b.size()), &m), MacControlError::none);
+            EXPECT_EQ(m.enable, 1 << 3);
+            (m.quanta[3] == 0xFFFF ? xoff : xon)++;
+            if (m.quanta[3] != 0xFFFF) {
+                EXPECT_EQ(m.quanta[3], 0);
+            }
+        }
+        return {xoff, xon};
+    }
+    const roce::HostCounters &c() const { return hosts->hosts()[0].c; }
+};
+
+TEST_F(RoceHostStorm, ALatePollSendsTheFramesTheScheduleOwes) {
+    start_storm(256);
+    // Slots at 1.0 ms .. 10.9 ms after the start are due at 10.9 ms: 100 frames.
+    hosts->poll(kT0 + 9 * kIv + 10'000'000);
+    EXPECT_EQ(port.sent.size(), 110u);
+    EXPECT_EQ(c().storm_frames, 110u);
+    EXPECT_EQ(c().storm_frames_skipped, 0u);
+    // Back on time: the schedule kept its phase (the next slot is 11.0 ms, not 10.9 + 0.1 late).
+    hosts->poll(kT0 + 110 * kIv - 1);
+    EXPECT_EQ(port.sent.size(), 110u);
+    hosts->poll(kT0 + 110 * kIv);
+    EXPECT_EQ(port.sent.size(), 111u);
+    // The end: the remaining slots before until (111 .. 499), then one XON; then nothing.
+    hosts->poll(kT0 + 300 * kIv);
+    hosts->poll(kT0 + kUntil);
+    hosts->poll(kT0 + kUntil + 10 * kIv);
+    EXPECT_EQ(xoff_xon(), std::make_pair(size_t(500), size_t(1)));
+    EXPECT_EQ(c().storm_frames, 501u);
+    EXPECT_EQ(c().storm_frames_skipped, 0u);
+    EXPECT_EQ(c().pfc_xoff_tx, 500u);
+    EXPECT_EQ(c().pfc_xon_tx, 1u);
+}
+
+TEST_F(RoceHostStorm, ALongStallSendsAtMostMaxCatchUpAndCountsTheRestSkipped) {
+    start_storm(32);
+    hosts->poll(kT0 + 9 * kIv + 10'000'000);  // owes 100: the newest 32 leave, 68 skipped
+    EXPECT_EQ(port.sent.size(), 42u);
+    EXPECT_EQ(c().storm_frames, 42u);
+    EXPECT_EQ(c().storm_frames_skipped, 68u);
+    // A refused frame stays owed: the device takes nothing at 11.0 ms, everything at 11.1 ms.
+    port.refuse = true;
+    hosts->poll(kT0 + 110 * kIv);
+    EXPECT_EQ(c().storm_frames, 42u);
+    port.refuse = false;
+    hosts->poll(kT0 + 111 * kIv);
+    EXPECT_EQ(c().storm_frames, 44u);
+    // Sent + skipped is the schedule: 500 XOFF and the XON, as rocesim's storm_frames.
+    for (uint64_t t = kT0 + 112 * kIv; t <= kT0 + kUntil; t += kIv) hosts->poll(t);
+    EXPECT_EQ(c().storm_frames + c().storm_frames_skipped, 501u);
+    EXPECT_EQ(c().storm_frames_skipped, 68u);
+    EXPECT_EQ(xoff_xon(), std::make_pair(size_t(432), size_t(1)));
+}
+
 }  // namespace
 }  // namespace rocesw::test

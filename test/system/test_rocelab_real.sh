@@ -209,6 +209,12 @@ leaf0 = s["switches"]["leaf0"]
 print("storm:", e, "leaf0 pfc", leaf0["pfc"], "drops", s["switch_drops"], "totals", s["switch_totals"])
 assert e["kind"] == "pfc_storm" and e["host"] == "host1", e
 assert e["pfc_xoff_tx"] >= 5 and e["pfc_xon_tx"] == 1, e
+# The storm keeps its schedule through loop stalls: 500 XOFF (50 ms / 100 us) and the XON, sent
+# or (beyond the catch-up bound) skipped, as rocesim's storm_frames.
+assert e["storm_frames"] == e["pfc_xoff_tx"] + 1, e
+assert e["storm_frames"] + e["storm_frames_skipped"] == 501, e
+assert s["host_events"] == {"storm_frames": e["storm_frames"],
+                            "storm_frames_skipped": e["storm_frames_skipped"]}, s["host_events"]
 assert leaf0["pfc"]["pause_rx"] >= e["pfc_xoff_tx"], leaf0["pfc"]
 assert leaf0["pfc"]["watchdog_storms"] >= 1 and leaf0["pfc"]["watchdog_restores"] >= 1, leaf0["pfc"]
 t = s["switch_totals"]

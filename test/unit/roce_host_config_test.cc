@@ -127,8 +127,11 @@ TEST(HostConfig, FaultsOnTheWorkloadClock) {
     HostRunConfig c = load(
         "faults:\n"
         "  - {host: h1, pfc_storm: {at_us: 200, until_us: 2500, priority: 3, interval_us: 100}}\n"
-        "  - {host: h1, slow_receiver: {at_us: 1000, until_us: 2000, xoff_bytes: 32K}}\n");
-    ASSERT_EQ(c.faults.size(), 2u);
+        "  - {host: h1, slow_receiver: {at_us: 1000, until_us: 2000, xoff_bytes: 32K}}\n"
+        "  - {host: h1, pfc_storm: {at_us: 1, until_us: 2, max_catch_up: 8}}\n");
+    ASSERT_EQ(c.faults.size(), 3u);
+    EXPECT_EQ(c.faults[0].max_catch_up, 256u);  // default
+    EXPECT_EQ(c.faults[2].max_catch_up, 8u);
     EXPECT_EQ(c.faults[0].kind, roce::HostFault::pfc_storm);
     EXPECT_EQ(c.faults[0].host, 0u);
     EXPECT_EQ(c.faults[0].at_ns, 200'000u);
@@ -146,6 +149,9 @@ TEST(HostConfig, FaultsOnTheWorkloadClock) {
               "t.yaml: faults[0].pfc_storm.until_us: must be after at_us");
     EXPECT_EQ(error_of(kBase + "faults: [{host: h1, slow_receiver: {at_us: 5}}]\n"),
               "t.yaml: faults[0].slow_receiver: at_us and until_us are required");
+    EXPECT_EQ(error_of(kBase + "faults: [{host: h1, slow_receiver: {at_us: 1, until_us: 2, "
+                               "max_catch_up: 4}}]\n"),
+              "t.yaml: faults[0].slow_receiver.max_catch_up: only for pfc_storm");
 }
 
 TEST(HostConfig, ErrorsNameTheFileAndField) {

@@ -36,6 +36,8 @@ def compare(dir_a, dir_b):
     for k in ("flows_completed", "pfc_frames", "pfc_xoff_by_switches", "ecn_marks", "cnps",
               "switch_drops", "link_drops", "watchdog_storms"):
         rows.append(_row(k, ta[k], tb[k], "count"))
+    if ta["storm_frames"] or tb["storm_frames"]:  # a row only for runs with a PFC storm
+        rows.append(_row("storm_frames", ta["storm_frames"], tb["storm_frames"], "count"))
     la = {(l["from"], l["to"]): l["util"] for l in ra.link_loads()}
     lb = {(l["from"], l["to"]): l["util"] for l in rb.link_loads()}
     topo = ra.topo if ra.topo.nodes else rb.topo  # names from whichever has a topology

@@ -630,9 +630,22 @@ def host_events_applied(lab, hsum):
                     "until_ns": e["until_ns"], "priority": e["priority"],
                     "interval_us": max(MIN_FAULT_INTERVAL_US, e["interval_ns"] // 1000),
                     "pfc_xoff_tx": h.get("pfc_xoff_tx", 0), "pfc_xon_tx": h.get("pfc_xon_tx", 0),
+                    "storm_frames": h.get("storm_frames", 0),
+                    "storm_frames_skipped": h.get("storm_frames_skipped", 0),
                     "held_frames": h.get("held_frames", 0),
                     "held_max_bytes": h.get("held_max_bytes", 0)})
     return out
+
+
+def host_event_totals(host_applied):
+    """rocesim's `host_events` totals from rocehost's: `storm_frames` (XOFF and the closing XON
+    the storms sent; rocesim sends its whole schedule) and `storm_frames_skipped` (frames the
+    schedule owed after a loop stall beyond a storm's catch-up bound, not sent)."""
+    storms = [e for e in host_applied if e["kind"] == "pfc_storm"]
+    if not storms:
+        return {}
+    return {"host_events": {"storm_frames": sum(e["storm_frames"] for e in storms),
+                            "storm_frames_skipped": sum(e["storm_frames_skipped"] for e in storms)}}
 
 
 def write_links(lab, out, switches, applied):
@@ -724,6 +737,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         if g["over_1ms"] or g["max_us"] > DISTORTION_GAP_US:
             reasons.append(f"switch {name}'s worker stalled while forwarding: longest gap "
                            f"{g['max_us']:.0f} us, {g['over_1ms']} gaps > 1 ms")
+    host_applied = host_events_applied(lab, hsum)
     summary = {
         "engine": "real",
         "scenario": lab["source"],
@@ -750,7 +764,8 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
             "pfc_xon_sent": sum(x["pfc"]["xon_tx"] for x in switches.values()),
             "watchdog_storms": sum(x["pfc"]["watchdog_storms"] for x in switches.values()),
             "watchdog_restores": sum(x["pfc"]["watchdog_restores"] for x in switches.values())},
-        "events_applied": applied + host_events_applied(lab, hsum),
+        "events_applied": applied + host_applied,
+        **host_event_totals(host_applied),
         # rocesim's split: what a down link took is a link loss (the switches count it as
         # port_stopped, kept per switch in `switches`), not a switch drop.
         "link_drops": {"link_down": sum(p["link_lost"] for x in switches.values() for p in x["ports"]),

@@ -188,6 +188,9 @@ class Results:
             "watchdog_storms": sw.get("watchdog_storms", 0),
             "watchdog_restores": sw.get("watchdog_restores", 0),
             "naks": roce.get("naks", 0),
+            # PFC frames the hosts' storms sent (rocesim: its whole schedule; the real engine:
+            # what rocehost sent, storm_frames_skipped the rest after loop stalls)
+            "storm_frames": s.get("host_events", {}).get("storm_frames", 0),
         }
 
     # ---- FCT ----------------------------------------------------------------------------
