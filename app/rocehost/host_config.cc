@@ -286,7 +286,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             if (k["max_catch_up"]) {
                 if (f.kind != roce::HostFault::pfc_storm)
                     L.fail(kp + ".max_catch_up", "only for pfc_storm");
-                f.max_catch_up = uint32_t(L.integer(k["max_catch_up"], kp + ".max_catch_up", 1, 65536));
+                f.max_catch_up =
+                    uint32_t(L.integer(k["max_catch_up"], kp + ".max_catch_up", 1, 65536));
             }
             c.faults.push_back(f);
         }

@@ -627,7 +627,8 @@ void HostSet::run_faults(Host &h, uint64_t now) {
 // counted. Once over, the owed frames before until, then one XON. A frame the device refused
 // stays owed for the next poll.
 void HostSet::run_storm(Host &h, FaultState &fs, const HostFault &f, uint64_t now) {
-    const uint64_t start = cfg_.run.start_delay_ns + f.at_ns, end = cfg_.run.start_delay_ns + f.until_ns;
+    const uint64_t start = cfg_.run.start_delay_ns + f.at_ns;
+    const uint64_t end = cfg_.run.start_delay_ns + f.until_ns;
     if (!fs.on) {
         fs.on = true;
         fs.next_ns = start;
