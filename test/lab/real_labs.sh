@@ -23,6 +23,10 @@ declare -A EFFECT=(
   [victim-flow-lab]='d["switch_totals"]["pfc_xoff_sent"] > 0 and d["switch_drops"] == {}'
   [incast-lab]='d["switch_totals"]["pfc_xoff_sent"] > 0 and d["switch_drops"] == {} and d["roce"]["cnps_sent"] == 0'
   [pfc-storm-lab]='d["switches"]["leaf0"]["pfc"]["watchdog_storms"] >= 1 and d["switch_totals"]["watchdog_restores"] >= 1 and d["switch_drops"].get("pfc_watchdog", 0) > 0 and d["events_applied"][0]["pfc_xoff_tx"] >= 5'
+  [ecmp-collision-lab-hash]='imb >= 0.9 and d["switch_drops"] == {}'
+  [ecmp-collision-lab-flowlet]='d["switch_drops"] == {}'
+  [ecn-vs-pfc-lab-below]='d["switch_totals"]["ecn_marked"] > 0 and d["roce"]["cnps_sent"] > 0 and d["switch_drops"] == {}'
+  [ecn-vs-pfc-lab-above]='d["switch_drops"] == {}'
   [link-failure-lab]='[e["kind"] for e in d["events_applied"]] == ["link_down", "link_up"] and all("routes_moved_at_ns" in e for e in d["events_applied"]) and d["switch_drops"] == {} and d["link_drops"]["link_down"] == sum(x["drops_by_reason"].get("port_stopped", 0) for x in d["switches"].values())'
 )
 # Extra rocelab arguments: link-failure-lab's link is down for 20 ms, which the engine's timed
@@ -34,10 +38,15 @@ declare -A WHAT=(
   [victim-flow-lab]="the incast makes the switches send XOFF, no drop"
   [incast-lab]="PFC holds the 3:1 incast: XOFFs, no drop, no CNP (DCQCN off)"
   [pfc-storm-lab]="host1's storm trips leaf0's watchdog (storm, restore, pfc_watchdog drops)"
+  [ecmp-collision-lab-hash]="hash ECMP: both elephants on one uplink of leaf0 (imbalance >= 0.9), no drop"
+  [ecmp-collision-lab-flowlet]="flowlet: no drop (imbalance against hash's below)"
+  [ecn-vs-pfc-lab-below]="ECN below XOFF: marks and CNPs, no drop"
+  [ecn-vs-pfc-lab-above]="ECN above XOFF: no drop (against -below's marks below)"
   [link-failure-lab]="the link goes down and up, routes move each time, losses counted per link"
 )
 
-for name in leaf-spine-small victim-flow-lab incast-lab pfc-storm-lab link-failure-lab; do
+for name in leaf-spine-small victim-flow-lab incast-lab pfc-storm-lab link-failure-lab \
+        ecmp-collision-lab-hash ecmp-collision-lab-flowlet ecn-vs-pfc-lab-below ecn-vs-pfc-lab-above; do
     [ -n "$FILTER" ] && [[ "$name" != *"$FILTER"* ]] && continue
     out="$d/$name"
     rc=0
@@ -50,8 +59,8 @@ for name in leaf-spine-small victim-flow-lab incast-lab pfc-storm-lab link-failu
     [ -f "$s" ] || continue
     check_eq "$name: every switch's accounting identity balanced" \
         "$("$RSW_PYTHON" -c 'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a["verdict"], a["balanced"] == a["switches"])' "$s")" "balanced True"
-    check "$name: ${WHAT[$name]}" "$RSW_PYTHON" -c \
-        'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not eval(sys.argv[2]))' "$s" "${EFFECT[$name]}"
+    check "$name: ${WHAT[$name]}" env PYTHONPATH="$RSW_REPO/tools" "$RSW_PYTHON" -c \
+        'import sys; from rocelab_lib.results import Results; r=Results(sys.argv[1]); d=r.summary; imb=r.imbalance(); sys.exit(not eval(sys.argv[2]))' "$out" "${EFFECT[$name]}"
     rows+=("$("$RSW_PYTHON" - "$out" "$name" <<'PY'
 import json, sys
 out, name = sys.argv[1], sys.argv[2]
@@ -69,6 +78,28 @@ print("| %s | %s s | %d/%d | %s ms | %d | %d | %d | %d/%d | %s |" % (
 PY
 )")
 done
+
+# Variants against each other (both ran): the effect a pair of scenarios is named after.
+pair() {  # pair WHAT A B EXPR (Python; a, b: rocelab_lib.results.Results of A and B)
+    [ -f "$d/$2/summary.json" ] && [ -f "$d/$3/summary.json" ] || return 0
+    check "$1" env PYTHONPATH="$RSW_REPO/tools" "$RSW_PYTHON" -c '
+import sys
+from rocelab_lib.results import Results
+a, b = Results(sys.argv[1]), Results(sys.argv[2])
+ta, tb = a.totals(), b.totals()
+print("  %s: imbalance %.3f, PFC frames %d, ECN marks %d, CNPs %d; %s: imbalance %.3f, PFC frames %d, ECN marks %d, CNPs %d" % (
+    sys.argv[1].rsplit("/", 1)[1], a.imbalance(), ta["pfc_frames"], ta["ecn_marks"], ta["cnps"],
+    sys.argv[2].rsplit("/", 1)[1], b.imbalance(), tb["pfc_frames"], tb["ecn_marks"], tb["cnps"]))
+sys.exit(not eval(sys.argv[3]))' "$d/$2" "$d/$3" "$4"
+}
+pair "ecmp-collision-lab: flowlet's uplink imbalance below half of hash's" \
+    ecmp-collision-lab-hash ecmp-collision-lab-flowlet 'b.imbalance() < a.imbalance() / 2'
+# The PFC side of ecn-vs-pfc (more PFC frames with ECN above XOFF) is asserted in the sim
+# engine only (lab_ecn_vs_pfc): here the hosts do not fill h0's 1 Gb/s port, and the XOFFs
+# come from the switches' scheduling stalls, not from the incast (doc/rocelab.md, "Figures").
+pair "ecn-vs-pfc-lab: ECN below XOFF marks over 5 times as often as ECN above, with more CNPs" \
+    ecn-vs-pfc-lab-below ecn-vs-pfc-lab-above \
+    'ta["ecn_marks"] > 5 * tb["ecn_marks"] and ta["cnps"] > tb["cnps"]'
 
 # Scenarios the real engine refuses, with their messages (no process is started).
 refused() {  # refused SCENARIO MESSAGE

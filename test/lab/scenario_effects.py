@@ -129,6 +129,12 @@ def ecmp_collision(tmp):
           "asymmetric: adaptive sends less over the slow uplink")
     check(last["adaptive"] < last["flowlet"] < last["hash"],
           "asymmetric: adaptive finishes first, then flowlet, then hash")
+    lab = {p: run(tmp, "ecmp-collision-lab-" + p) for p in ("hash", "flowlet")}
+    imb = {p: x.imbalance() for p, x in lab.items()}
+    print("1 Gb/s lab variants: uplink imbalance %s" % imb)
+    check(imb["hash"] >= 0.9, "lab hash ECMP: both elephants on one uplink (imbalance ~1)")
+    check(imb["flowlet"] < imb["hash"] / 2, "lab flowlet: less than half of hash's imbalance")
+    check(all(all_done(x) for x in lab.values()), "lab: every flow completes")
 
 
 def link_failure(tmp):
@@ -174,6 +180,13 @@ def ecn_vs_pfc(tmp):
           % (tb["pfc_frames"], ta["pfc_frames"], tb["ecn_marks"], ta["ecn_marks"]))
     check(tb["pfc_frames"] * 20 < ta["pfc_frames"], "ECN below XOFF: PFC frames far fewer")
     check(tb["ecn_marks"] > ta["ecn_marks"], "ECN below XOFF: ECN does the work")
+    b, a = run(tmp, "ecn-vs-pfc-lab-below"), run(tmp, "ecn-vs-pfc-lab-above")
+    tb, ta = b.totals(), a.totals()
+    print("1 Gb/s lab variants: PFC frames below %d, above %d; ECN marks %d / %d"
+          % (tb["pfc_frames"], ta["pfc_frames"], tb["ecn_marks"], ta["ecn_marks"]))
+    check(tb["pfc_frames"] * 3 < ta["pfc_frames"], "lab, ECN below XOFF: PFC frames far fewer")
+    check(tb["ecn_marks"] > 5 * ta["ecn_marks"] and tb["cnps"] > ta["cnps"],
+          "lab, ECN below XOFF: ECN and DCQCN do the work")
 
 
 GROUPS = {"incast": incast, "victim-flow": victim_flow, "pfc-storm": pfc_storm,

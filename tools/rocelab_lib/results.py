@@ -278,10 +278,15 @@ class Results:
 
     def imbalance(self, node_ports=None):
         """Max/mean - 1 of the bytes sent on the given (node, port)s (0: perfectly even);
-        default: the uplinks of the leaf that sent the most over its uplinks."""
+        default: the uplinks of the leaf that sent the most over its uplinks. From the last
+        port sample, or links.csv's bytes per direction (the real engine samples no ports)."""
         last = {}
         for r in self.port_samples:
             last[(r["node"], r["port"])] = r["tx_bytes"]
+        if not self.port_samples:
+            for l in self.links:
+                last[(l["node_a"], l["port_a"])] = l["bytes_ab"]
+                last[(l["node_b"], l["port_b"])] = l["bytes_ba"]
         if node_ports is None:
             layer = self.topo.layers()
             by = collections.defaultdict(list)
