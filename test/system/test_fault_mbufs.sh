@@ -13,7 +13,7 @@
 #     switch does not crash (alive, no critical/error log line);
 #   - exact: every frame the kernel handed to p0's TAP (its tx_packets in h1's namespace, an
 #     independent counter) is either received by the switch (p0 rx_packets) or counted as
-#     rx_nombuf, nothing else;
+#     rx_nombuf (or rx_errors), nothing else;
 #   - DPDK 22.11's net_tap would stop receiving for good after the shortage (see
 #     EthdevPorts::rearm_tap_rx): the switch re-arms it, counted (tap_rx_rearms) and logged once;
 #   - forwarding resumes when the load stops: 10 of 10 pings h1 -> h2; rx_nombuf no longer rises;
@@ -82,6 +82,7 @@ check_eq "p0 rx_nombuf before the overload" "$(rsw_port_counter p0 rx_nombuf)" 0
 k0="$(tap_tx)"
 r0="$(rsw_port_counter p0 rx_packets)"
 n0="$(rsw_port_counter p0 rx_nombuf)"
+e0="$(rsw_port_counter p0 rx_errors)"
 # UDP as fast as h1 can send it (far above 20 Mb/s), 3 s, to the discard port of h2 (which
 # answers with ICMP port unreachable, routed back like anything else).
 "$RSW_PYTHON" - "$H1" <<'PY' || true
@@ -140,13 +141,23 @@ done
 check "ping h1 -> h2 after the overload (10 of 10)" rsw_ping_ok in1 ping -c 10 -i 0.1 -W 2 10.0.2.2
 check_eq "p0 rx_nombuf did not rise once the load stopped" "$(rsw_port_counter p0 rx_nombuf)" "$n2"
 
-# Exact: the kernel's count of frames given to the TAP = the switch's rx + rx_nombuf.
-sleep 0.5
-k1="$(tap_tx)"
-r1="$(rsw_port_counter p0 rx_packets)"
-n3="$(rsw_port_counter p0 rx_nombuf)"
-check_eq "h1's TAP tx_packets delta = p0 rx_packets delta + rx_nombuf delta ($((r1 - r0)) + $((n3 - n0)))" \
-    "$((k1 - k0))" "$((r1 - r0 + n3 - n0))"
+# Exact: the kernel's count of frames given to the TAP = the switch's rx + rx_nombuf (+ the
+# PMD's rx_errors: a frame too long for its mbuf; 0 here). The kernel counts a frame when
+# net_tap reads it and the worker counts it once the burst is back, so a frame h1 sends
+# just as the counters are read (ARP, IPv6 housekeeping) can be in one and not yet in the
+# other: on a mismatch the three are read again (CI once saw 17207 against 17206), a real
+# uncounted loss stays.
+for _ in 1 2 3; do
+    sleep 0.5
+    k1="$(tap_tx)"
+    r1="$(rsw_port_counter p0 rx_packets)"
+    n3="$(rsw_port_counter p0 rx_nombuf)"
+    e1="$(rsw_port_counter p0 rx_errors)"
+    [ "$((k1 - k0))" = "$((r1 - r0 + n3 - n0 + e1 - e0))" ] && break
+    rsw_log "    TAP tx delta $((k1 - k0)) != rx $((r1 - r0)) + rx_nombuf $((n3 - n0)) + rx_errors $((e1 - e0)): reading again"
+done
+check_eq "h1's TAP tx_packets delta = p0 rx_packets delta + rx_nombuf delta + rx_errors ($((r1 - r0)) + $((n3 - n0)) + $((e1 - e0)))" \
+    "$((k1 - k0))" "$((r1 - r0 + n3 - n0 + e1 - e0))"
 rsw_assert_accounting
 check_fails "no critical or error line in the switch log" grep -E " (critical|error) " "$LOG"
 
