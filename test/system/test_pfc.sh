@@ -123,15 +123,22 @@ rsw_pfc_frames "$RSW_TMP" 02:00:00:00:02:02 3 pause=0xFFFF xon=0
 # include a Python start-up on a loaded machine.
 RAWSEND="$RSW_TMP/rawsend.py"
 cat >"$RAWSEND" <<'PY'
-import socket, sys, time
+# rawsend.py IFACE FIRST.bin [WAIT_S SECOND.bin MARK]: sends FIRST (and SECOND WAIT_S later);
+# appends each frame's send time (time.time(), the clock of pcap timestamps) to $RSW_SENT.
+import os, socket, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((sys.argv[1], 0))
-s.send(open(sys.argv[2], "rb").read())
+def send(frame):
+    t = time.time()
+    s.send(frame)
+    with open(os.environ["RSW_SENT"], "a") as f:
+        f.write("%.6f\n" % t)
+send(open(sys.argv[2], "rb").read())
 if len(sys.argv) > 3:
     second = open(sys.argv[4], "rb").read()
     open(sys.argv[5], "w").close()
     time.sleep(float(sys.argv[3]))
-    s.send(second)
+    send(second)
 PY
 pfc_field() {  # pfc_field PORT PRIORITY FIELD: a per-priority counter from `rocectl call pfc`
     rsw_ctl --json call pfc | "$RSW_PYTHON" -c '
@@ -204,6 +211,7 @@ check_eq "no data packet dropped (headroom absorbs what the kernel host keeps se
 # come from h2's capture, which holds the PFC frames h2 sent as well as the packets it got.
 honor_run() {  # honor_run XON_AFTER_S|none SPORT26 SPORT0
     local cap="$RSW_TMP/h2-$2.pcap" tpid
+    export RSW_SENT="$cap.sent"
     rsw_capture "$H2" "$cap.log" -q -i "$IF1" -f "udp or ether proto 0x8808" -w "$cap" \
         -a duration:4 >&2 || echo "tshark did not start on h2" >&2
     tpid="$RSW_LAST_PID"
@@ -220,7 +228,9 @@ honor_run() {  # honor_run XON_AFTER_S|none SPORT26 SPORT0
     ip netns exec "$H1" "$RSW_PYTHON" "$SEND" "$IF0" 0 20 200 "$3"
     rsw_wait_pid "$tpid" 10 || true
     # Prints: n26 n0 first26-pause last0-pause xon-pause (seconds; -1 when absent).
-    "$RSW_PYTHON" - "$cap" "$2" "$3" <<'PY'
+    # The pause's and XON's times come from h2's capture; a capture that started a moment
+    # late can miss the pause (seen once in CI), so the sender's own send times stand in.
+    "$RSW_PYTHON" - "$cap" "$2" "$3" "$RSW_SENT" <<'PY'
 import sys
 from scapy.all import rdpcap, UDP
 s26, s0 = int(sys.argv[2]), int(sys.argv[3])
@@ -229,6 +239,13 @@ ctl = [(float(p.time), bytes(p)[18 + 2 * 3:20 + 2 * 3]) for p in pkts
        if bytes(p)[12:14] == b"\x88\x08"]
 pause = [t for t, q in ctl if q != b"\x00\x00"]
 xon = [t for t, q in ctl if q == b"\x00\x00"]
+sent = [float(x) for x in open(sys.argv[4]).read().split()]
+if not pause and sent:
+    print("h2's capture lacks the pause; using its send time", file=sys.stderr)
+    pause = sent[:1]
+if not xon and len(sent) > 1:
+    print("h2's capture lacks the XON; using its send time", file=sys.stderr)
+    xon = sent[1:2]
 t0 = pause[0] if pause else 0.0
 a26 = [float(p.time) for p in pkts if UDP in p and s26 <= p[UDP].sport < s26 + 20]
 a0 = [float(p.time) for p in pkts if UDP in p and s0 <= p[UDP].sport < s0 + 20]
