@@ -8,6 +8,7 @@
 
 #include "config/yaml_doc.h"
 #include "roce/host_config_yaml.h"
+#include "roce/udp_flow.h"
 
 namespace rocesw::rocehost {
 
@@ -38,6 +39,59 @@ struct Loader : YamlReader {
     }
 };
 
+// A list flow's own class: {data_dscp, data_priority, ack_dscp, ack_priority}; a field left
+// out is the run's (`traffic`).
+roce::FlowClass read_flow_class(const Loader &L, const YAML::Node &k, const std::string &kp,
+                                const TrafficConfig &t) {
+    L.check_keys(k, kp, {"data_dscp", "data_priority", "ack_dscp", "ack_priority"});
+    roce::FlowClass fc{t.data_dscp, t.data_priority, t.ack_dscp, t.ack_prio()};
+    if (k["data_dscp"]) fc.data_dscp = uint8_t(L.integer(k["data_dscp"], kp + ".data_dscp", 0, 63));
+    if (k["data_priority"]) fc.data_priority = L.priority(k["data_priority"], kp + ".data_priority");
+    if (k["ack_dscp"]) fc.ack_dscp = uint8_t(L.integer(k["ack_dscp"], kp + ".ack_dscp", 0, 63));
+    if (k["ack_priority"]) fc.ack_priority = L.priority(k["ack_priority"], kp + ".ack_priority");
+    return fc;
+}
+
+// udp_flows: [{src, dst, rate, frame_bytes, start_ns, stop_ns, dscp, ecn, priority, sport,
+// dport}] (doc/rocehost.md, "UDP flows"); IPv4 hosts only.
+void read_udp_flows(const Loader &L, const YAML::Node &us, HostRunConfig &c) {
+    if (!us.IsSequence()) L.fail("udp_flows", "expected a list");
+    auto hidx = [&](const YAML::Node &n, const std::string &path) {
+        const std::string s = L.string(n, path);
+        const int i = c.host_index(s);
+        if (i < 0) L.fail(path, "no host or peer named '" + s + "'");
+        return uint32_t(i);
+    };
+    for (size_t i = 0; i < us.size(); i++) {
+        const std::string up = at("udp_flows", i);
+        const YAML::Node &n = us[i];
+        L.check_keys(n, up, {"src", "dst", "rate", "frame_bytes", "start_ns", "stop_ns", "dscp",
+                             "ecn", "priority", "sport", "dport"});
+        if (!n["src"] || !n["dst"] || !n["rate"]) L.fail(up, "src, dst and rate are required");
+        roce::UdpFlowConfig u;
+        u.src = hidx(n["src"], up + ".src");
+        if (!c.hosts[u.src].local())
+            L.fail(up + ".src", "'" + c.hosts[u.src].name + "' is a peer, not a local host");
+        u.dst = hidx(n["dst"], up + ".dst");
+        if (u.dst == u.src) L.fail(up + ".dst", "same as src");
+        if (c.hosts[u.src].ip.addr.is_v6) L.fail(up, "UDP flows are IPv4 only");
+        u.rate_bps = L.rate_bps(n["rate"], up + ".rate");
+        if (n["frame_bytes"])
+            u.frame_bytes = uint32_t(L.size_bytes(n["frame_bytes"], up + ".frame_bytes",
+                                                  roce::kUdpFlowMinFrame, 9000 + 14));
+        const uint64_t day = 86'400'000'000'000ull;
+        if (n["start_ns"]) u.start_ns = L.integer(n["start_ns"], up + ".start_ns", 0, day);
+        if (n["stop_ns"]) u.stop_ns = L.integer(n["stop_ns"], up + ".stop_ns", 0, day);
+        if (u.stop_ns <= u.start_ns) L.fail(up + ".stop_ns", "must be after start_ns");
+        if (n["dscp"]) u.dscp = uint8_t(L.integer(n["dscp"], up + ".dscp", 0, 63));
+        if (n["ecn"]) u.ecn = L.boolean(n["ecn"], up + ".ecn");
+        if (n["priority"]) u.priority = L.priority(n["priority"], up + ".priority");
+        if (n["sport"]) u.sport = uint16_t(L.integer(n["sport"], up + ".sport", 1, 65535));
+        if (n["dport"]) u.dport = uint16_t(L.integer(n["dport"], up + ".dport", 1, 65535));
+        c.udp_flows.push_back(u);
+    }
+}
+
 std::string resolve(const std::string &base, const std::string &p) {
     if (p.empty() || p[0] == '/' || std::filesystem::exists(p)) return p;
     std::string b = base + "/" + p;
@@ -54,7 +108,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     c.source = source;
     if (!root.IsMap()) L.fail("", "expected a map at the top level, got " + describe(root));
     L.check_keys(root, "",
-                 {"rocehost", "traffic", "dcqcn", "hosts", "peers", "workload", "faults"});
+                 {"rocehost", "traffic", "dcqcn", "hosts", "peers", "workload", "faults",
+                  "udp_flows"});
 
     if (auto r = root["rocehost"]) {
         L.check_keys(
@@ -210,11 +265,11 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 W.pairs.emplace_back(hidx(p[i][0], at(pp, 0)), hidx(p[i][1], at(pp, 1)));
             }
         }
-        if (auto fl = w["flows"]) {  // pattern list: {src, dst, size, start_ns} each
+        if (auto fl = w["flows"]) {  // pattern list: {src, dst, size, start_ns, class} each
             if (!fl.IsSequence()) L.fail("workload.flows", "expected a list of flows");
             for (size_t i = 0; i < fl.size(); i++) {
                 const std::string fp = at("workload.flows", i);
-                L.check_keys(fl[i], fp, {"src", "dst", "size", "start_ns"});
+                L.check_keys(fl[i], fp, {"src", "dst", "size", "start_ns", "class"});
                 roce::FlowSpec f;
                 if (!fl[i]["src"] || !fl[i]["dst"] || !fl[i]["size"])
                     L.fail(fp, "src, dst and size are required");
@@ -224,6 +279,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 if (fl[i]["start_ns"])
                     f.start_ns = L.integer(fl[i]["start_ns"], fp + ".start_ns", 0,
                                            86'400'000'000'000ull);
+                if (auto k = fl[i]["class"]) f.cls = read_flow_class(L, k, fp + ".class", c.traffic);
                 W.list.push_back(f);
             }
         } else if (W.pattern == roce::Pattern::list) {
@@ -292,6 +348,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             c.faults.push_back(f);
         }
     }
+    if (auto us = root["udp_flows"]) read_udp_flows(L, us, c);
     return c;
 }
 

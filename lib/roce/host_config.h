@@ -88,6 +88,20 @@ struct HostFault {
     uint32_t max_catch_up = 256;
 };
 
+// A constant-rate UDP flow from a local host (rocesim's udp_flows, which rocelab's real engine
+// hands to rocehost; roce/udp_flow.h: frames, schedule, counts). Times are on the workload's
+// clock (0 = start_delay after the start); IPv4 only.
+struct UdpFlowConfig {
+    uint32_t src = 0, dst = 0;  // indexes in HostRunConfig::hosts (src a local host)
+    uint64_t rate_bps = 0;      // wire bit rate (frame + FCS + preamble/IFG)
+    uint32_t frame_bytes = 1000;  // Ethernet header to payload end, FCS excluded
+    uint64_t start_ns = 0, stop_ns = UINT64_MAX;
+    uint8_t dscp = 0;
+    bool ecn = false;      // ECT(0)
+    uint8_t priority = 0;  // the PFC priority that pauses it (rocesim: its DSCP's TC)
+    uint16_t sport = 10000, dport = 100;
+};
+
 struct WorkloadConfig {
     WorkloadSpec spec;
     std::string cdf_file;
@@ -102,6 +116,7 @@ struct HostRunConfig {
     std::vector<HostConfig> hosts;  // local hosts first (in file order), then peers
     WorkloadConfig workload;
     std::vector<HostFault> faults;
+    std::vector<UdpFlowConfig> udp_flows;
     int host_index(const std::string &name) const {
         for (size_t i = 0; i < hosts.size(); i++)
             if (hosts[i].name == name) return int(i);

@@ -200,6 +200,10 @@ nlohmann::json summary_json(const HostSet &hs, uint64_t run_ns, const LoopStats 
                       {"duplicates", rx.duplicates}, {"ce_packets", rx.ce},
                       {"cnps_sent", rx.cnps}};
     js["hosts"] = std::move(hosts);
+    if (!hs.config().udp_flows.empty())
+        js["udp"] = {{"flows", hs.config().udp_flows.size()},
+                     {"sent", hs.udp().sent()},
+                     {"received", hs.udp().received()}};
     js["loop_gaps"] = {{"max_us", double(loop.gap_max_ns) / 1000},
                        {"over_100us", loop.gaps_100us},
                        {"over_1ms", loop.gaps_1ms}};
@@ -301,6 +305,22 @@ ReceiverTotals receiver_totals(const HostSet &hs) {
     return t;
 }
 
+// udp_flows.csv (roce/udp_flow.h, rocesim's columns; src and dst are host indexes): when the
+// run has UDP flows.
+bool write_udp_flows(const HostSet &hs, const std::string &dir) {
+    const auto &flows = hs.config().udp_flows;
+    if (flows.empty()) return true;
+    std::FILE *f = std::fopen((dir + "/udp_flows.csv").c_str(), "w");
+    if (!f) {
+        spdlog::error("{}/udp_flows.csv: cannot write", dir);
+        return false;
+    }
+    std::vector<UdpFlowRow> rows;
+    for (const UdpFlowConfig &u : flows) rows.push_back({u.src, u.dst, u.sport, u.dport});
+    write_udp_flows_csv(f, rows, hs.udp());
+    return std::fclose(f) == 0;
+}
+
 bool write_host_results(const HostSet &hs, const std::string &dir, uint64_t run_ns,
                         const LoopStats &loop) {
     std::error_code ec;
@@ -309,7 +329,7 @@ bool write_host_results(const HostSet &hs, const std::string &dir, uint64_t run_
     nlohmann::json hosts;
     if (!write_flows(hs, dir, rs) || !write_qp_rates(hs, dir) || !write_flow_bytes(hs, dir) ||
         !write_receivers(hs, dir) || !write_hosts(hs, dir, run_ns, &hosts) ||
-        !write_pauses(hs, dir) || !write_pfc_sent(hs, dir))
+        !write_pauses(hs, dir) || !write_pfc_sent(hs, dir) || !write_udp_flows(hs, dir))
         return false;
     const ReceiverTotals rx = receiver_totals(hs);
     const OverlapFairness ov = overlap_of(hs);

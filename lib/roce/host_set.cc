@@ -60,6 +60,18 @@ HostSet::HostSet(const HostRunConfig &cfg, size_t n_local, PortIo &io, rte_mempo
     for (size_t i = 0; i < cfg.faults.size(); i++)
         if (cfg.faults[i].host < hosts_.size())
             hosts_[cfg.faults[i].host].faults.push_back(FaultState{uint32_t(i)});
+    udp_rec_ = UdpRecorder(cfg.udp_flows.size());
+    udp_rec_.keep_deliveries(false);
+    const uint64_t t0 = cfg.run.start_delay_ns;
+    for (size_t i = 0; i < cfg.udp_flows.size(); i++) {
+        const UdpFlowConfig &u = cfg.udp_flows[i];
+        if (u.src >= hosts_.size()) continue;
+        Host &h = hosts_[u.src];
+        if (h.udp.empty()) h.udp_pause = PauseState(h.cfg.line_rate_bps, 0xFF);
+        const uint64_t stop = u.stop_ns == UINT64_MAX ? kUdpNever : (t0 + u.stop_ns) * 1000;
+        h.udp.push_back({uint32_t(i), UdpSchedule((t0 + u.start_ns) * 1000, stop, u.frame_bytes,
+                                                  u.rate_bps)});
+    }
     auto specs = generate_workload(cfg.workload.spec);
     flows_.resize(specs.size());
     for (size_t i = 0; i < specs.size(); i++) init_flow(flows_[i], specs[i]);
@@ -396,12 +408,17 @@ void HostSet::on_rx(size_t host, rte_mbuf **pkts, uint16_t n, uint64_t now) {
             } else if (et == kEtherTypeMacControl) {
                 h.c.mac_control_rx++;
                 MacControlFrame mc;
-                if (parse_mac_control(f, len, &mc) == MacControlError::none)
+                if (parse_mac_control(f, len, &mc) == MacControlError::none) {
                     h.pause.on_frame(mc, now, &h.pause_trace);
-                else
+                    if (!h.udp.empty()) h.udp_pause.on_frame(mc, now);
+                } else
                     h.c.mac_control_bad++;
             } else if (et == kEtherTypeIpv6 && len >= 14 + 40 && f[14 + 6] == kProtoIcmpv6) {
                 handle_nd(h, f, len);
+            } else if (UdpFlowStamp st;
+                       !cfg_.udp_flows.empty() && parse_udp_flow_frame(f, len, &st)) {
+                h.c.udp_rx++;
+                udp_rec_.on_delivery(st.flow, st.seq, st.sent_ps, now * 1000);
             } else {
                 handle_roce(h, f, len, now);
             }
@@ -541,6 +558,69 @@ uint32_t HostSet::send_data(Host &h, uint64_t now) {
     return n;
 }
 
+// UDP flows: the packets their schedules have made due, oldest first, while the line pacer
+// allows and their priority is not paused; a packet the pool cannot hold is counted
+// (alloc_failed) and skipped, as rocesim's UdpHost does.
+uint32_t HostSet::send_udp(Host &h, uint64_t now) {
+    if (h.udp.empty() || !h.backlog.empty()) return 0;
+    const uint64_t now_ps = now * 1000;
+    rte_mbuf *out[kBurst];
+    uint16_t n = 0;
+    while (n < kBurst && h.line.ready(now)) {
+        Host::Udp *best = nullptr;
+        for (Host::Udp &u : h.udp) {
+            const uint64_t t = u.sched.due_ps();
+            if (t > now_ps || h.udp_pause.paused(cfg_.udp_flows[u.flow].priority, now)) continue;
+            if (!best || t < best->sched.due_ps()) best = &u;
+        }
+        if (!best) break;
+        const UdpFlowConfig &c = cfg_.udp_flows[best->flow];
+        MacAddr mac;
+        IpAddr nh;
+        if (!next_hop_mac(h, cfg_.hosts[c.dst].ip.addr, &mac, &nh)) break;
+        const uint32_t len = udp_flow_frame_len(c.frame_bytes);
+        rte_mbuf *m = alloc(h, len);
+        if (m) {
+            UdpFlowAddr a;
+            a.dst_mac = mac;
+            a.src_mac = h.cfg.mac;
+            a.src_ip = h.cfg.ip.addr.v4;
+            a.dst_ip = cfg_.hosts[c.dst].ip.addr.v4;
+            a.dscp = c.dscp;
+            a.ecn = c.ecn;
+            a.sport = c.sport;
+            a.dport = c.dport;
+            build_udp_flow_frame(rte_pktmbuf_mtod(m, uint8_t *), len, a,
+                                 {best->flow, best->sched.seq(), best->sched.due_ps()});
+            h.line.on_send(std::max<uint32_t>(len, 60) + kWireOverheadBytes, h.cfg.line_rate_bps,
+                           now);
+            udp_rec_.on_sent(best->flow);
+            h.c.udp_tx++;
+            out[n++] = m;
+        } else {
+            udp_rec_.stats()[best->flow].alloc_failed++;
+        }
+        best->sched.advance();
+        if (best->sched.due_ps() == kUdpNever) last_udp_ns_ = now;
+        if (!m) break;
+    }
+    if (!n) return 0;
+    const uint16_t sent = io_.tx_burst(h.port, 0, out, n);
+    h.c.tx_frames += n;
+    if (sent < n) {
+        h.c.tx_retries++;
+        h.backlog.insert(h.backlog.end(), out + sent, out + n);
+    }
+    return n;
+}
+
+bool HostSet::udp_pending() const {
+    for (const Host &h : hosts_)
+        for (const Host::Udp &u : h.udp)
+            if (u.sched.due_ps() != kUdpNever) return true;
+    return false;
+}
+
 // One byte-timeline point per started, unfinished local flow every sample_ns (late loop
 // iterations skip missed points rather than invent them).
 void HostSet::sample_bytes(uint64_t now) {
@@ -555,13 +635,17 @@ void HostSet::sample_bytes(uint64_t now) {
 
 // Resolve the next hops the started flows need (every 50 ms until answered).
 void HostSet::resolve_next_hops(Host &h, uint64_t now) {
-    if (h.active.empty() || now < h.next_arp_ns) return;
+    if ((h.active.empty() && h.udp.empty()) || now < h.next_arp_ns) return;
     h.next_arp_ns = now + kResolveRetryNs;
     std::vector<NeighKey> asked;
-    for (uint32_t fi : h.active) {
+    std::vector<uint32_t> dsts;
+    for (uint32_t fi : h.active) dsts.push_back(flows_[fi].spec.dst);
+    for (const Host::Udp &u : h.udp)
+        if (u.sched.due_ps() != kUdpNever) dsts.push_back(cfg_.udp_flows[u.flow].dst);
+    for (uint32_t dst : dsts) {
         MacAddr mac;
         IpAddr nh;
-        if (next_hop_mac(h, cfg_.hosts[flows_[fi].spec.dst].ip.addr, &mac, &nh)) continue;
+        if (next_hop_mac(h, cfg_.hosts[dst].ip.addr, &mac, &nh)) continue;
         if (std::find(asked.begin(), asked.end(), neigh_key(nh)) != asked.end()) continue;
         asked.push_back(neigh_key(nh));
         solicit(h, nh);
@@ -681,6 +765,7 @@ uint32_t HostSet::poll_one(Host &h, uint64_t now) {
     start_flows(h, now);
     resolve_next_hops(h, now);
     flush_ctl(h, now);
+    send_udp(h, now);
     send_data(h, now);
     return uint32_t(h.c.rx_frames - rx0 + h.c.tx_frames - tx0);
 }
@@ -712,7 +797,7 @@ bool HostSet::active() const {
 
 bool HostSet::finished(uint64_t now_ns) const {
     return cfg_.run.exit_when_done && local_flows_ && done_flows_ == local_flows_ &&
-           now_ns >= last_done_ns_ + cfg_.run.linger_ns;
+           now_ns >= std::max(last_done_ns_, last_udp_ns_) + cfg_.run.linger_ns && !udp_pending();
 }
 
 uint64_t HostSet::host_next_event(const Host &h) const {
@@ -743,6 +828,18 @@ uint64_t HostSet::host_next_event(const Host &h) const {
         const uint64_t data_at =
             std::max(h.line.next_ns(), h.pause.paused_until(data_priority(f)));
         t = std::min(t, std::max(data_at, f.pacer.next_ns()));
+    }
+    for (const Host::Udp &u : h.udp) {
+        const uint64_t due = u.sched.due_ps();
+        if (due == kUdpNever) continue;
+        MacAddr mac;
+        IpAddr nh;
+        if (!next_hop_mac(h, cfg_.hosts[cfg_.udp_flows[u.flow].dst].ip.addr, &mac, &nh)) {
+            unresolved = true;
+            continue;
+        }
+        t = std::min(t, std::max({(due + 999) / 1000, h.line.next_ns(),
+                                  h.udp_pause.paused_until(cfg_.udp_flows[u.flow].priority)}));
     }
     if (unresolved) t = std::min(t, h.next_arp_ns);
     if (sampling && cfg_.run.sample_ns) t = std::min(t, next_sample_ns_);

@@ -8,7 +8,8 @@
 //     50 ms until answered); control frames (ACK, NAK, CNP, ARP, ND) leave unless their priority
 //     is paused; then data, round robin over the started flows whose next hop is resolved,
 //     whose priority is not paused and whose QP pacer (DCQCN rate) and host pacer (line rate)
-//     allow it.
+//     allow it; UDP flows (HostRunConfig::udp_flows, roce/udp_flow.h) go ahead of the data,
+//     each packet once its schedule says and its priority is not paused.
 //
 // Time is an argument, as in the switch's Worker: nothing here reads a clock or calls ethdev.
 //
@@ -43,6 +44,7 @@
 #include "roce/pause.h"
 #include "roce/qp.h"
 #include "roce/results.h"
+#include "roce/udp_flow.h"
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -94,6 +96,7 @@ struct HostCounters {
     // schedule owed after a late poll beyond HostFault::max_catch_up, skipped. Their sum is the
     // storm's schedule: what a NIC at line rate sends, and rocesim's storm_frames.
     uint64_t storm_frames = 0, storm_frames_skipped = 0;
+    uint64_t udp_tx = 0, udp_rx = 0;  // UDP flows' frames (roce/udp_flow.h)
 };
 
 // A fault of one host while it runs (HostRunConfig::faults[index]).
@@ -131,6 +134,14 @@ struct Host {
     uint64_t held_bytes = 0;
     bool rx_xoff = false;               // the slow receiver paused its peer
     std::vector<PauseEvent> pfc_sent;  // PFC frames this host's NIC sent (faults)
+    // UDP flows this host sends (HostRunConfig::udp_flows[flow]); they honour PFC for every
+    // priority, as rocesim's UdpHost does (the switch pauses only lossless ones anyway).
+    struct Udp {
+        uint32_t flow;
+        UdpSchedule sched;
+    };
+    std::vector<Udp> udp;
+    PauseState udp_pause;
 };
 
 class HostSet {
@@ -181,6 +192,9 @@ class HostSet {
     const std::vector<Host> &hosts() const { return hosts_; }
     const std::deque<Flow> &flows() const { return flows_; }  // the whole workload
     uint32_t local_flows() const { return local_flows_; }
+    // The UDP flows' counts (HostRunConfig::udp_flows order; sent by local senders, received
+    // by local receivers), delays in ps.
+    const UdpRecorder &udp() const { return udp_rec_; }
     uint32_t done_flows() const { return done_flows_; }
 
   private:
@@ -208,6 +222,8 @@ class HostSet {
     uint32_t flush_ctl(Host &h, uint64_t now);
     void start_flows(Host &h, uint64_t now);
     uint32_t send_data(Host &h, uint64_t now);
+    uint32_t send_udp(Host &h, uint64_t now);
+    bool udp_pending() const;
     rte_mbuf *build_data(Host &h, Flow &f, const MacAddr &mac, uint64_t now);
     void sample_bytes(uint64_t now);
     bool next_hop_mac(const Host &h, const IpAddr &dst, MacAddr *mac, IpAddr *nh) const;
@@ -225,6 +241,8 @@ class HostSet {
     uint64_t last_done_ns_ = 0;
     uint64_t next_sample_ns_ = 0;
     uint64_t last_poll_ns_ = 0;
+    UdpRecorder udp_rec_;
+    uint64_t last_udp_ns_ = 0;  // the last UDP flow's schedule ended
 };
 
 }  // namespace rocesw::roce

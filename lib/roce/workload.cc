@@ -157,6 +157,7 @@ std::vector<FlowSpec> generate_workload(const WorkloadSpec &w) {
                 check_host(f.dst);
                 if (f.src == f.dst) throw std::invalid_argument("a flow from a host to itself");
                 flows.push_back({0, f.src, f.dst, f.size_bytes, f.start_ns});
+                flows.back().cls = f.cls;  // a flow's own class (rocelab: its resolved pg)
             }
             break;
         case Pattern::pairs:

@@ -104,7 +104,7 @@ struct WorkloadSpec {
     double load = 0.5;  // fraction of each sender's line rate
     uint64_t line_rate_bps = 10'000'000'000;
     uint64_t duration_ns = 0;  // arrivals in [start, start + duration); 0: use count
-    std::vector<FlowSpec> list;  // list: src, dst, size, start (ids are assigned)
+    std::vector<FlowSpec> list;  // list: src, dst, size, start, cls (ids are assigned)
 };
 
 // Flows sorted by start time (ties keep the pattern's order, for `list` the given order), then id; ids are 0..n-1 in that order. Throws

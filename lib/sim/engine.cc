@@ -1,5 +1,7 @@
 #include "sim/engine.h"
 
+#include <optional>
+
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
@@ -66,6 +68,30 @@ static std::FILE *open_out(const std::string &dir, const char *name) {
     return f;
 }
 
+std::vector<SimSwitchPort> sim_switch_ports(const Scenario &s, uint32_t n) {
+    std::vector<SimSwitchPort> ports;
+    for (uint16_t p = 0; p < s.topo.ports(n).size(); p++) {
+        const TopoLink &tl = s.topo.link(s.topo.ports(n)[p].link);
+        ports.push_back(
+            SimSwitchPort{"p" + std::to_string(p), Engine::port_mac(n, p), tl.rate_bps, s.mtu});
+    }
+    return ports;
+}
+
+std::vector<PortQos> host_access_classes(const Scenario &s) {
+    const Topology &t = s.topo;
+    std::vector<PortQos> out(t.node_count());
+    std::vector<std::optional<QosPlan>> plans(t.node_count());
+    for (uint32_t h : t.hosts()) {
+        if (t.ports(h).empty()) continue;
+        const PortRef &r = t.ports(h)[0];
+        if (!t.is_switch(r.peer)) continue;
+        if (!plans[r.peer]) plans[r.peer] = sim_qos_plan(s.qos, sim_switch_ports(s, r.peer));
+        out[h] = plans[r.peer]->ports[r.peer_port].cls;
+    }
+    return out;
+}
+
 Engine::Engine(const Scenario &s, const std::string &out_dir)
     : s_(s), out_(out_dir), routing_(s_.topo), udp_(s.udp.size()) {
     const Topology &t = s_.topo;
@@ -115,11 +141,7 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         Node &nd = nodes_[n];
         SimSwitchSpec spec;
         spec.name = "sw" + std::to_string(n);
-        for (uint16_t p = 0; p < t.ports(n).size(); p++) {
-            const TopoLink &tl = t.link(t.ports(n)[p].link);
-            spec.ports.push_back(
-                SimSwitchPort{"p" + std::to_string(p), port_mac(n, p), tl.rate_bps, s_.mtu});
-        }
+        spec.ports = sim_switch_ports(s_, n);
         spec.lb.default_policy = s_.lb_policy;
         if (auto it = s_.lb_per_switch.find(n); it != s_.lb_per_switch.end())
             spec.lb.default_policy = it->second;
@@ -144,7 +166,7 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         const PortRef &r = t.ports(f.src).at(0);
         if (t.is_switch(r.peer)) {
             const PortQos &cls = nodes_[r.peer].sw->qos().plan().ports[r.peer_port].cls;
-            f.priority = cls.dscp_to_tc[f.dscp & 63];
+            f.priority = udp_flow_priority(cls, f.dscp);
         }
     }
     if (uses_roce(s_)) {
@@ -631,19 +653,9 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     write_port_samples((unsigned long)ns(st_.now));  // the end state, for rates and totals
     write_links();
     std::FILE *f = open_out(out_, "udp_flows.csv");
-    std::fprintf(f,
-                 "flow,src,dst,sport,dport,sent,received,out_of_order,min_delay_ps,"
-                 "mean_delay_ps,max_delay_ps\n");
-    for (size_t i = 0; i < s_.udp.size(); i++) {
-        const UdpFlowSpec &fs = s_.udp[i];
-        const UdpFlowStats &st = udp_.stats()[i];
-        std::fprintf(f, "%zu,%u,%u,%u,%u,%lu,%lu,%lu,%lu,%lu,%lu\n", i, fs.src, fs.dst, fs.sport,
-                     fs.dport, (unsigned long)st.sent, (unsigned long)st.received,
-                     (unsigned long)st.out_of_order,
-                     (unsigned long)(st.received ? st.min_delay : 0),
-                     (unsigned long)(st.received ? uint64_t(st.sum_delay / st.received) : 0),
-                     (unsigned long)st.max_delay);
-    }
+    std::vector<roce::UdpFlowRow> rows;
+    for (const UdpFlowSpec &fs : s_.udp) rows.push_back({fs.src, fs.dst, fs.sport, fs.dport});
+    roce::write_udp_flows_csv(f, rows, udp_);
     std::fclose(f);
     if (s_.delays) {
         f = open_out(out_, "udp_delays.csv");
@@ -727,13 +739,8 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
                  (unsigned long)t.ingress_drops(), (unsigned long)t.pfc_frames,
                  (unsigned long)t.local_replies, (unsigned long)t.injected, (unsigned long)t.tx,
                  (unsigned long)t.egress_drops(), (unsigned long)t.queued);
-    uint64_t sent = 0, recv = 0;
-    for (const auto &s : udp_.stats()) {
-        sent += s.sent;
-        recv += s.received;
-    }
     std::fprintf(f, "  \"udp\": {\"flows\": %zu, \"sent\": %lu, \"received\": %lu},\n",
-                 s_.udp.size(), (unsigned long)sent, (unsigned long)recv);
+                 s_.udp.size(), (unsigned long)udp_.sent(), (unsigned long)udp_.received());
     if (!s_.host_events.empty())
         std::fprintf(f,
                      "  \"host_events\": {\"storm_frames\": %lu, \"slow_pause_frames\": %lu, "

@@ -98,6 +98,14 @@ struct EngineStats {
     TimePs now = 0;
 };
 
+// A switch node's ports as the engine builds it: p0.., the simulator's MACs, each link's
+// rate, the scenario's MTU.
+std::vector<SimSwitchPort> sim_switch_ports(const Scenario &s, uint32_t node);
+// Per node, the classification of the switch port host `node` is cabled to (PortQos{} for
+// switches and hosts not cabled to a switch): what a flow's pg and a UDP flow's DSCP resolve
+// against (the lab description; the engine reads the same from its switches' plans).
+std::vector<PortQos> host_access_classes(const Scenario &s);
+
 class Engine {
   public:
     // EAL must be initialised. Builds switches, hosts, links and routes. `out_dir` must exist

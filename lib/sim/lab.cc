@@ -77,6 +77,26 @@ static json mac_json(const MacAddr &m) {
     return m.str();
 }
 
+static json priorities(uint8_t mask) {
+    json l = json::array();
+    for (unsigned p = 0; p < 8; p++)
+        if (mask >> p & 1) l.push_back(p);
+    return l;
+}
+
+// A flow's own class (null: hosts.traffic's), as rocesim's hosts resolve its pg.
+static json flow_class_json(const Scenario &s, const std::vector<PortQos> &access,
+                            const FlowRecord &f) {
+    if (!f.pg) return nullptr;
+    const auto c = resolve_flow_class(access.at(f.src), s.roce.traffic, *f.pg,
+                                      flow_class_where(s, f.src));
+    if (!c) return nullptr;
+    return {{"data_dscp", c->data_dscp},
+            {"data_priority", c->data_priority},
+            {"ack_dscp", c->ack_dscp},
+            {"ack_priority", c->ack_priority}};
+}
+
 json lab_description(const Scenario &s) {
     const Topology &t = s.topo;
     EcmpRouting routing(t);
@@ -164,6 +184,9 @@ json lab_description(const Scenario &s) {
     lab["links"] = links;
 
     const RoceHostSpec &R = s.roce;
+    // Flows' classes and the priorities the hosts honour PFC for, resolved as rocesim's hosts
+    // do (roce_hosts.h: resolve_flow_class, hosts_pfc_mask) at each sender's switch port.
+    const std::vector<PortQos> access = host_access_classes(s);
     lab["roce"] = uses_roce(s);
     lab["hosts_profile"] = {
         {"mtu", R.mtu},
@@ -175,7 +198,8 @@ json lab_description(const Scenario &s) {
         {"dcqcn_enabled", R.dcqcn_enabled},
         {"dcqcn_profile", R.dcqcn_profile},
         {"standalone_payload", R.standalone.payload_bytes},
-        {"standalone_header", R.standalone.header_bytes}};
+        {"standalone_header", R.standalone.header_bytes},
+        {"pfc_priorities", priorities(hosts_pfc_mask(s, R.traffic, access))}};
 
     // Flows in start order (ties: file order), numbered and given source ports as RoceHosts
     // does, so fct.txt lines match rocesim's.
@@ -197,6 +221,7 @@ json lab_description(const Scenario &s) {
                          {"sport", sports.next(f.src)},
                          {"dport", f.dport},
                          {"pg", f.pg ? json(*f.pg) : json(nullptr)},
+                         {"class", flow_class_json(s, access, f)},
                          {"hops", p.hops},
                          {"standalone_fct_ns",
                           p.reachable ? standalone_fct_ns(f.size_bytes, p, R.standalone) : 0}});
@@ -220,6 +245,8 @@ json lab_description(const Scenario &s) {
                        {"start_ns", u.start / kPsPerNs},
                        {"stop_ns", u.stop == kNever ? json(nullptr) : json(u.stop / kPsPerNs)},
                        {"dscp", u.dscp},
+                       {"ecn", u.ecn},
+                       {"priority", udp_flow_priority(access.at(u.src), u.dscp)},
                        {"sport", u.sport},
                        {"dport", u.dport}});
     lab["udp_flows"] = udp;

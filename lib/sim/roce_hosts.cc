@@ -44,13 +44,9 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     index_.assign(s.topo.node_count(), -1);
     for (size_t i = 0; i < nodes_.size(); i++) index_[nodes_[i]] = int(i);
     // Hosts honour PFC for every pg their flows use that the switch treats as lossless.
-    auto honour = [&](uint32_t src, const std::optional<uint8_t> &pg) {
-        if (!pg || index(src) < 0 || !flow_class(src, *pg)) return;
-        if (access_[size_t(index(src))].pfc_enable >> *pg & 1) cfg_.traffic.pfc_mask |= uint8_t(1u << *pg);
-    };
-    for (const FlowRecord &f : s.flows) honour(f.src, f.pg);
-    for (const CollectiveWorkload &j : s.jobs)
-        for (uint32_t h : j.spec.hosts) honour(h, j.spec.pg);
+    std::vector<PortQos> by_node(s.topo.node_count());
+    for (size_t i = 0; i < nodes_.size(); i++) by_node[nodes_[i]] = access_[i];
+    cfg_.traffic.pfc_mask = hosts_pfc_mask(s, cfg_.traffic, by_node);
     hs_ = std::make_unique<roce::HostSet>(cfg_, cfg_.hosts.size(), io_, pool);
     if (fct) fct_ = std::make_unique<FctWriter>(fct);
 
@@ -72,9 +68,8 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     }
 }
 
-std::optional<roce::FlowClass> RoceHosts::flow_class(uint32_t src, uint8_t pg) const {
-    const PortQos &c = access_.at(size_t(index(src)));
-    const roce::TrafficConfig &t = cfg_.traffic;
+std::optional<roce::FlowClass> resolve_flow_class(const PortQos &c, const roce::TrafficConfig &t,
+                                                  uint8_t pg, const std::string &where) {
     const bool dscp_ok = c.trust == Trust::dscp;
     if (dscp_ok && c.dscp_to_tc[t.data_dscp & 63] == pg && t.data_priority == pg) return std::nullopt;
     roce::FlowClass fc;
@@ -85,8 +80,7 @@ std::optional<roce::FlowClass> RoceHosts::flow_class(uint32_t src, uint8_t pg) c
         if (c.dscp_to_tc[size_t(d)] == pg) dscp = d;
     if (dscp < 0)
         throw std::runtime_error("pg " + std::to_string(pg) + ": no DSCP maps to TC " +
-                                 std::to_string(pg) + " at host " + std::to_string(src) +
-                                 "'s switch port (" + s_.qos_source + ")");
+                                 std::to_string(pg) + " at " + where);
     fc.data_dscp = uint8_t(dscp);
     if (t.ack_dscp == t.data_dscp && t.ack_prio() == t.data_priority) {
         fc.ack_dscp = fc.data_dscp;
@@ -96,6 +90,29 @@ std::optional<roce::FlowClass> RoceHosts::flow_class(uint32_t src, uint8_t pg) c
         fc.ack_priority = t.ack_prio();
     }
     return fc;
+}
+
+std::string flow_class_where(const Scenario &s, uint32_t node) {
+    return "host " + std::to_string(node) + "'s switch port (" + s.qos_source + ")";
+}
+
+uint8_t hosts_pfc_mask(const Scenario &s, const roce::TrafficConfig &t,
+                       const std::vector<PortQos> &access) {
+    uint8_t mask = t.pfc_mask;
+    auto honour = [&](uint32_t src, const std::optional<uint8_t> &pg) {
+        if (!pg || src >= access.size() || !s.topo.is_host(src)) return;
+        if (!resolve_flow_class(access[src], t, *pg, flow_class_where(s, src))) return;
+        if (access[src].pfc_enable >> *pg & 1) mask |= uint8_t(1u << *pg);
+    };
+    for (const FlowRecord &f : s.flows) honour(f.src, f.pg);
+    for (const CollectiveWorkload &j : s.jobs)
+        for (uint32_t h : j.spec.hosts) honour(h, j.spec.pg);
+    return mask;
+}
+
+std::optional<roce::FlowClass> RoceHosts::flow_class(uint32_t src, uint8_t pg) const {
+    return resolve_flow_class(access_.at(size_t(index(src))), cfg_.traffic, pg,
+                              flow_class_where(s_, src));
 }
 
 RoceHosts::~RoceHosts() {

@@ -76,6 +76,29 @@ struct JobResult {
     uint64_t completion_ns = 0;  // 0: not finished
 };
 
+// The class of a flow with priority group `pg` from a host whose switch port classifies as
+// `access` (HPCC: pg is the switch queue and the PFC priority; here TC pg, priority pg): unset
+// when `t` already is TC pg (data DSCP maps to TC pg at the access port, data priority pg);
+// else data DSCP = t's if it maps to TC pg, or the lowest DSCP that does, priority pg;
+// ACK/NAKs follow (as HPCC's take the data's pg) when t gives them the data's class, else keep
+// theirs. Throws std::runtime_error "pg N: no DSCP maps to TC N at <where>" when none does.
+// The one resolution of a pg: rocesim's hosts and the lab description (rocelab's real
+// engine) both call it.
+std::optional<roce::FlowClass> resolve_flow_class(const PortQos &access,
+                                                  const roce::TrafficConfig &t, uint8_t pg,
+                                                  const std::string &where);
+// The priorities the hosts honour PFC for: t's, plus every pg that a flow or a collective job
+// of its own class uses and that its sender's switch port treats as lossless. `access[node]`:
+// the classification of the switch port host `node` is cabled to. Throws as resolve_flow_class.
+uint8_t hosts_pfc_mask(const Scenario &s, const roce::TrafficConfig &t,
+                       const std::vector<PortQos> &access);
+// The PFC priority of a UDP flow: the TC its DSCP maps to at its sender's switch port.
+inline uint8_t udp_flow_priority(const PortQos &access, uint8_t dscp) {
+    return access.dscp_to_tc[dscp & 63];
+}
+// Where a flow from host `node` resolves its class, for messages.
+std::string flow_class_where(const Scenario &s, uint32_t node);
+
 class RoceHosts {
   public:
     // `hosts[i]` is host node `nodes[i]`, cabled to a switch port classifying as `access[i]`;
@@ -85,12 +108,8 @@ class RoceHosts {
               std::vector<PortQos> access, const EcmpRouting &routing, rte_mempool *pool,
               std::FILE *fct);
 
-    // The class of a flow from host node `src` with priority group `pg` (HPCC: pg is the
-    // switch queue and the PFC priority; here TC pg, priority pg): unset when hosts.traffic
-    // already is TC pg (data DSCP maps to TC pg at the access port, data priority pg);
-    // else data DSCP = hosts.traffic's if it maps to TC pg, or the lowest DSCP that does,
-    // priority pg; ACK/NAKs follow (as HPCC's take the data's pg) when hosts.traffic gives
-    // them the data's class, else keep theirs. Throws when no DSCP maps to TC pg.
+    // The class of a flow from host node `src` with priority group `pg`: resolve_flow_class
+    // at its switch port with hosts.traffic.
     std::optional<roce::FlowClass> flow_class(uint32_t src, uint8_t pg) const;
     ~RoceHosts();
 

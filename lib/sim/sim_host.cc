@@ -7,61 +7,24 @@
 
 #include "pfc/frame.h"
 #include "pkt/bytes.h"
-#include "pkt/checksum.h"
+#include "sim/routing.h"
 
 namespace rocesw::sim {
-
-namespace {
-constexpr uint32_t kMagic = 0x5253494d;  // "RSIM"
-constexpr uint32_t kHeaders = 14 + 20 + 8;
-constexpr uint32_t kPayloadOff = kHeaders;
-constexpr uint32_t kMinFrame = kHeaders + 24;
-
-void wr64(uint8_t *p, uint64_t v) {
-    wr32(p, uint32_t(v >> 32));
-    wr32(p + 4, uint32_t(v));
-}
-uint64_t rd64(const uint8_t *p) {
-    return uint64_t(rd32(p)) << 32 | rd32(p + 4);
-}
-}  // namespace
-
-void UdpRecorder::on_delivery(uint32_t flow, uint64_t seq, TimePs sent, TimePs now) {
-    if (flow >= stats_.size()) return;
-    UdpFlowStats &s = stats_[flow];
-    s.received++;
-    if (seq < s.next_seq)
-        s.out_of_order++;
-    else
-        s.next_seq = seq + 1;
-    const TimePs d = now - sent;
-    s.min_delay = std::min(s.min_delay, d);
-    s.max_delay = std::max(s.max_delay, d);
-    s.sum_delay += d;
-    if (keep_) deliveries_.push_back(UdpDelivery{flow, seq, sent, now});
-}
 
 UdpHost::UdpHost(const UdpHostParams &p, const std::vector<UdpFlowSpec> &flows, UdpRecorder &rec)
     : p_(p), rec_(rec) {
     for (uint32_t i = 0; i < flows.size(); i++) {
         if (flows[i].src != p.node) continue;
-        Flow f{i, &flows[i]};
-        f.bits_ps =
-            (unsigned __int128)(std::max(flows[i].frame_bytes, kMinFrame) + 24) * 8 * kPsPerS;
-        f.t = flows[i].start < flows[i].stop && flows[i].rate_bps ? flows[i].start : kNever;
-        flows_.push_back(f);
+        flows_.push_back(Flow{i, &flows[i],
+                              roce::UdpSchedule(flows[i].start, flows[i].stop,
+                                                flows[i].frame_bytes, flows[i].rate_bps)});
     }
 }
 
 TimePs UdpHost::due(const Flow &f) const {
-    if (f.t == kNever) return kNever;
-    return std::max(f.t, paused_until_[f.spec->priority & 7]);
-}
-
-void UdpHost::advance(Flow &f) {
-    f.k++;
-    const TimePs t = f.spec->start + TimePs(f.bits_ps * f.k / f.spec->rate_bps);
-    f.t = t < f.spec->stop ? t : kNever;
+    const TimePs t = f.sched.due_ps();
+    if (t == roce::kUdpNever) return kNever;
+    return std::max(t, paused_until_[f.spec->priority & 7]);
 }
 
 TimePs UdpHost::next_event(TimePs wire_free) const {
@@ -72,7 +35,7 @@ TimePs UdpHost::next_event(TimePs wire_free) const {
 
 rte_mbuf *UdpHost::build(const Flow &f) {
     const UdpFlowSpec &s = *f.spec;
-    const uint32_t len = std::max(s.frame_bytes, kMinFrame);
+    const uint32_t len = roce::udp_flow_frame_len(s.frame_bytes);
     rte_mbuf *m = rte_pktmbuf_alloc(p_.pool);
     if (!m) return nullptr;
     uint8_t *b = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, uint16_t(len)));
@@ -80,32 +43,16 @@ rte_mbuf *UdpHost::build(const Flow &f) {
         rte_pktmbuf_free(m);
         return nullptr;
     }
-    std::memcpy(b, p_.peer_mac.b.data(), 6);
-    std::memcpy(b + 6, p_.mac.b.data(), 6);
-    wr16(b + 12, kEtherTypeIpv4);
-    uint8_t *ip = b + 14;
-    ip[0] = 0x45;
-    ip[1] = uint8_t(s.dscp << 2 | (s.ecn ? 2 : 0));
-    wr16(ip + 2, uint16_t(len - 14));
-    wr16(ip + 4, uint16_t(f.k));
-    wr16(ip + 6, 0x4000);  // DF
-    ip[8] = 64;
-    ip[9] = kProtoUdp;
-    wr16(ip + 10, 0);
-    wr32(ip + 12, p_.ip);
-    wr32(ip + 16, 0x0b000001u + (s.dst / 256) * 0x10000u + (s.dst % 256) * 0x100u);
-    wr16(ip + 10, csum_finish(csum_partial(ip, 20)));
-    uint8_t *udp = ip + 20;
-    wr16(udp, s.sport);
-    wr16(udp + 2, s.dport);
-    wr16(udp + 4, uint16_t(len - 34));
-    wr16(udp + 6, 0);  // no checksum (IPv4 allows it)
-    uint8_t *pl = b + kPayloadOff;
-    std::memset(pl, 0, len - kPayloadOff);
-    wr32(pl, kMagic);
-    wr32(pl + 4, f.id);
-    wr64(pl + 8, f.k);
-    wr64(pl + 16, f.t);
+    roce::UdpFlowAddr a;
+    a.dst_mac = p_.peer_mac;
+    a.src_mac = p_.mac;
+    a.src_ip = p_.ip;
+    a.dst_ip = host_address(s.dst);
+    a.dscp = s.dscp;
+    a.ecn = s.ecn;
+    a.sport = s.sport;
+    a.dport = s.dport;
+    roce::build_udp_flow_frame(b, len, a, {f.id, f.sched.seq(), f.sched.due_ps()});
     return m;
 }
 
@@ -130,7 +77,7 @@ void UdpHost::run(TimePs now, TimePs wire_free, std::vector<rte_mbuf *> &out) {
     } else {
         rec_.stats()[best->id].alloc_failed++;
     }
-    advance(*best);
+    best->sched.advance();
 }
 
 bool UdpHost::is_mac_control(const rte_mbuf *m) {
@@ -139,9 +86,9 @@ bool UdpHost::is_mac_control(const rte_mbuf *m) {
 }
 
 bool UdpHost::is_udp_flow_frame(const rte_mbuf *m) {
-    const uint8_t *b = rte_pktmbuf_mtod(m, const uint8_t *);
-    return rte_pktmbuf_data_len(m) >= kMinFrame && rd16(b + 12) == kEtherTypeIpv4 &&
-           b[23] == kProtoUdp && rd32(b + kPayloadOff) == kMagic;
+    roce::UdpFlowStamp s;
+    return roce::parse_udp_flow_frame(rte_pktmbuf_mtod(m, const uint8_t *),
+                                      rte_pktmbuf_data_len(m), &s);
 }
 
 void UdpHost::on_rx(rte_mbuf **frames, uint16_t n, TimePs now) {
@@ -162,9 +109,8 @@ void UdpHost::on_rx(rte_mbuf **frames, uint16_t n, TimePs now) {
                         q ? now + TimePs((bits + p_.port_rate_bps - 1) / p_.port_rate_bps) : 0;
                 }
             }
-        } else if (is_udp_flow_frame(m)) {
-            const uint8_t *pl = b + kPayloadOff;
-            rec_.on_delivery(rd32(pl + 4), rd64(pl + 8), rd64(pl + 16), now);
+        } else if (roce::UdpFlowStamp st; roce::parse_udp_flow_frame(b, len, &st)) {
+            rec_.on_delivery(st.flow, st.seq, st.sent_ps, now);
         } else {
             rx_other_++;
         }

@@ -6,12 +6,9 @@
 // runs it, collecting the frames it sends. A host sends only while its wire is idle (the
 // engine tells it when the wire is free), so frames wait in the host, not on the link.
 //
-// UdpHost frames: Ethernet / IPv4 (DSCP, ECT(0) when ecn) / UDP / payload
-//   magic 'RSIM' (4) | flow id (4) | sequence (8) | generation time in ps (8) | zero fill.
-// A flow sends packet k at t_k = start + floor(k * (frame + 24) * 8 * 1e12 / rate) for
-// t_k < stop: `rate` counts wire bits (frame, FCS 4, preamble/SFD/IFG 20), so rate = line rate
-// is back to back. The timestamp is t_k, so a packet's one-way delay includes the time it
-// waited in the host (behind its own earlier packets, or while paused). PFC: a received PFC
+// UdpHost frames and their schedule are lib/roce's (roce/udp_flow.h: rocehost sends the same):
+// packet k of a flow at t_k = start + floor(k * (frame + 24) * 8 * 1e12 / rate) for t_k < stop,
+// stamped with t_k. PFC: a received PFC
 // frame pauses the flows of each enabled priority for quanta x 512 bit times at the host's
 // port rate (0 quanta: resume); 802.3x PAUSE pauses every flow.
 #pragma once
@@ -22,6 +19,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "roce/udp_flow.h"
 #include "sim/event_queue.h"
 
 struct rte_mbuf;
@@ -56,34 +54,10 @@ struct UdpFlowSpec {
     uint32_t line = 0;     // scenario line, for messages
 };
 
-// Per-flow results and (optionally) every delivery, written by the engine at the end.
-struct UdpFlowStats {
-    uint64_t sent = 0, received = 0, alloc_failed = 0;
-    uint64_t out_of_order = 0;
-    uint64_t next_seq = 0;
-    TimePs min_delay = kNever, max_delay = 0;
-    unsigned __int128 sum_delay = 0;
-};
-struct UdpDelivery {
-    uint32_t flow;
-    uint64_t seq;
-    TimePs sent, received;
-};
-class UdpRecorder {
-  public:
-    explicit UdpRecorder(size_t flows) : stats_(flows) {}
-    void on_sent(uint32_t flow) { stats_[flow].sent++; }
-    void on_delivery(uint32_t flow, uint64_t seq, TimePs sent, TimePs now);
-    void keep_deliveries(bool on) { keep_ = on; }
-    const std::vector<UdpFlowStats> &stats() const { return stats_; }
-    std::vector<UdpFlowStats> &stats() { return stats_; }
-    const std::vector<UdpDelivery> &deliveries() const { return deliveries_; }
-
-  private:
-    std::vector<UdpFlowStats> stats_;
-    std::vector<UdpDelivery> deliveries_;
-    bool keep_ = true;
-};
+// Per-flow results (and every delivery): lib/roce's, which rocehost's UDP flows count with too.
+using roce::UdpDelivery;
+using roce::UdpFlowStats;
+using roce::UdpRecorder;
 
 struct UdpHostParams {
     uint32_t node = 0;
@@ -113,12 +87,9 @@ class UdpHost final : public SimHost {
     struct Flow {
         uint32_t id;
         const UdpFlowSpec *spec;
-        uint64_t k = 0;                 // next packet
-        TimePs t = 0;                   // its generation time (kNever: done)
-        unsigned __int128 bits_ps = 0;  // wire bits x 1e12 per packet
+        roce::UdpSchedule sched;  // the next packet and its generation time
     };
-    TimePs due(const Flow &f) const;  // t, or later while paused
-    void advance(Flow &f);
+    TimePs due(const Flow &f) const;  // its generation time, or later while paused
     rte_mbuf *build(const Flow &f);
 
     UdpHostParams p_;

@@ -27,6 +27,7 @@ declare -A EFFECT=(
   [ecmp-collision-lab-flowlet]='d["switch_drops"] == {}'
   [ecn-vs-pfc-lab-below]='d["switch_totals"]["ecn_marked"] > 0 and d["roce"]["cnps_sent"] > 0 and d["switch_drops"] == {}'
   [ecn-vs-pfc-lab-above]='d["switch_drops"] == {}'
+  [traffic-classes-lab]='(q := d["switches"]["leaf0"]["queues"])["0"]["drops"] > 0 and q["3"]["enq_packets"] > 0 and all(x["queues"].get("3", {}).get("drops", 0) == 0 for x in d["switches"].values()) and d["udp"]["sent"] > d["udp"]["received"] > 0'
   [link-failure-lab]='[e["kind"] for e in d["events_applied"]] == ["link_down", "link_up"] and all("routes_moved_at_ns" in e for e in d["events_applied"]) and d["switch_drops"] == {} and d["link_drops"]["link_down"] == sum(x["drops_by_reason"].get("port_stopped", 0) for x in d["switches"].values())'
 )
 # Extra rocelab arguments: link-failure-lab's link is down for 20 ms, which the engine's timed
@@ -43,10 +44,11 @@ declare -A WHAT=(
   [ecn-vs-pfc-lab-below]="ECN below XOFF: marks and CNPs, no drop"
   [ecn-vs-pfc-lab-above]="ECN above XOFF: no drop (against -below's marks below)"
   [link-failure-lab]="the link goes down and up, routes move each time, losses counted per link"
+  [traffic-classes-lab]="per-queue counters: leaf0's queue 0 (lossy) drops, queue 3 (lossless) forwards and drops nowhere; UDP loses packets"
 )
 
 for name in leaf-spine-small victim-flow-lab incast-lab pfc-storm-lab link-failure-lab \
-        ecmp-collision-lab-hash ecmp-collision-lab-flowlet ecn-vs-pfc-lab-below ecn-vs-pfc-lab-above; do
+        traffic-classes-lab ecmp-collision-lab-hash ecmp-collision-lab-flowlet ecn-vs-pfc-lab-below ecn-vs-pfc-lab-above; do
     [ -n "$FILTER" ] && [[ "$name" != *"$FILTER"* ]] && continue
     out="$d/$name"
     rc=0
@@ -78,6 +80,12 @@ print("| %s | %s s | %d/%d | %s ms | %d | %d | %d | %d/%d | %s |" % (
 PY
 )")
 done
+
+# traffic-classes-lab: what the sim engine's test asserts (lab_traffic_classes), on the real run.
+if [ -f "$d/traffic-classes-lab/summary.json" ]; then
+    check "traffic-classes-lab: the lossy class drops, the lossless one pauses (scenario_effects.py --classes)" \
+        "$RSW_PYTHON" "$RSW_REPO/test/lab/scenario_effects.py" --classes "$d/traffic-classes-lab"
+fi
 
 # Variants against each other (both ran): the effect a pair of scenarios is named after.
 pair() {  # pair WHAT A B EXPR (Python; a, b: rocelab_lib.results.Results of A and B)

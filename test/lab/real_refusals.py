@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """rocelab's real engine refuses, with a clear message, what it cannot run as the simulator
-does (tools/rocelab_lib/real.py check_supported): UDP flows, collectives, and flows with a
-traffic class of their own (pg), which rocehost would otherwise run silently in the hosts'
-class. The lab descriptions come from rocesim --emit-lab (no processes started)."""
+does (tools/rocelab_lib/real.py check_supported): a UDP flow that never ends (no stop, no
+until); it accepts flows with a class of their own (pg) and UDP flows, and hands rocehost the
+classes and PFC priorities rocesim resolves. The lab descriptions come from rocesim --emit-lab
+(no processes started)."""
 import json
 import os
 import subprocess
@@ -18,13 +19,17 @@ TOPO = "topology: {type: star, hosts: 3, link_rate: 1Gbps, link_delay: 1us}\n"
 failed = 0
 
 
-def refusal(scenario):
+def emit(scenario):
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "s.yaml"), "w") as f:
             f.write(TOPO + scenario)
         subprocess.run([ROCESIM, "--scenario", os.path.join(d, "s.yaml"), "--emit-lab",
                         os.path.join(d, "lab.json")], check=True)
-        lab = json.load(open(os.path.join(d, "lab.json")))
+        return json.load(open(os.path.join(d, "lab.json")))
+
+
+def refusal(scenario):
+    lab = emit(scenario)
     try:
         real.check_supported(lab)
     except SystemExit as e:
@@ -42,12 +47,40 @@ def check(scenario, expected):
         failed += 1
 
 
-check("roce_flows:\n  - {src: 0, dst: 1, size: 1000}\n"
-      "  - {src: 1, dst: 2, size: 1000, start: 5us, pg: 0}\n",
-      "rocelab: per-flow classes (pg) are not yet in the real engine: flows with a pg: 1 of 2 "
-      "(first: flow 1); rocehost would run them in hosts.traffic's class")
-check("roce_flows:\n  - {src: 0, dst: 1, size: 1000}\n"
-      "udp_flows:\n  - {src: 1, dst: 2, rate: 1Mbps, stop: 10us}\n",
-      "rocelab: the real engine runs RoCE hosts only (udp_flows: not yet)")
+def same(what, got, expected):
+    global failed
+    ok = got == expected
+    print("%s: %s" % ("ok  " if ok else "FAIL", what))
+    if not ok:
+        print("      got: %r, expected %r" % (got, expected))
+        failed += 1
+
+
+CLASSED = ("roce_flows:\n  - {src: 0, dst: 1, size: 1000}\n"
+           "  - {src: 1, dst: 2, size: 1000, start: 5us, pg: 0}\n"
+           "  - {src: 2, dst: 0, size: 1000, start: 6us, pg: 4}\n")
+UDP = "udp_flows:\n  - {src: 1, dst: 2, rate: 1Mbps, stop: 10us}\n"
+check(CLASSED, "")
+check("roce_flows:\n  - {src: 0, dst: 1, size: 1000}\n" + UDP, "")
 check("roce_flows:\n  - {src: 0, dst: 1, size: 1000}\n", "")
+check("roce_flows:\n  - {src: 0, dst: 1, size: 1000}\n"
+      "udp_flows:\n  - {src: 1, dst: 2, rate: 1Mbps}\n",
+      "rocelab: udp_flows[0] has no stop and the scenario no until: the real engine's UDP flows "
+      "must end")
+check("until: 1ms\nroce_flows:\n  - {src: 0, dst: 1, size: 1000}\n"
+      "udp_flows:\n  - {src: 1, dst: 2, rate: 1Mbps}\n", "")
+
+# What rocehost gets (real.py), as rocesim resolves it (the built-in SONiC profile: DSCP 8 ->
+# TC 0, DSCP 26 -> TC 1 (so the hosts' default class is not TC 3), TCs 3 and 4 lossless).
+lab = emit(CLASSED + UDP)
+same("a flow in hosts.traffic's class gets no class line", real.flow_class_yaml(lab["flows"][0]), "")
+same("pg 0: the lowest DSCP of TC 0, priority 0, ACKs with the data",
+     real.flow_class_yaml(lab["flows"][1]),
+     ', class: {"ack_dscp": 8, "ack_priority": 0, "data_dscp": 8, "data_priority": 0}')
+same("pg 4 is lossless at the switch: the hosts honour PFC for 3 (hosts.traffic) and 4",
+     real.traffic_yaml(lab["hosts_profile"]), ['traffic: {"pfc_priorities": [3, 4]}'])
+same("a UDP flow: its DSCP's TC as its PFC priority",
+     real.udp_flows_yaml(lab, {0: "h0", 1: "h1", 2: "h2"}),
+     ["udp_flows:", '  - {src: "h1", dst: "h2", rate: 1M, frame_bytes: 1000, start_ns: 0, '
+      'stop_ns: 10000, dscp: 0, ecn: false, priority: 1, sport: 10000, dport: 100}'])
 sys.exit(1 if failed else 0)

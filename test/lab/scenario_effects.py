@@ -3,7 +3,9 @@
 
     scenario_effects.py GROUP [--keep DIR]      GROUP: incast, victim-flow, pfc-storm,
                                                 pfc-deadlock, ecmp-collision, link-failure,
-                                                collective, ecn-vs-pfc
+                                                collective, ecn-vs-pfc, traffic-classes
+    scenario_effects.py --classes OUT           traffic-classes-lab's effect on a result
+                                                directory of either engine (real_labs.sh)
 Runs the group's variants with `rocelab run --engine sim` (rocesim from $ROCESIM or the build
 tree) and asserts on their result files through rocelab's own reader. rocesim is
 deterministic, so the bounds are wide margins around exact, repeatable values (doc/rocelab.md
@@ -189,12 +191,57 @@ def ecn_vs_pfc(tmp):
           "lab, ECN below XOFF: ECN and DCQCN do the work")
 
 
+def classes_effect(r):
+    """traffic-classes-lab's effect, from result files both engines write (test/lab/real_labs.sh
+    asserts the same on the real engine's run): every flow completes; the lossy class takes
+    every drop (buffer_full, no headroom_exhausted) and the lossless one gets the pauses (the
+    switches send XOFFs; pfc_events.csv, which in the real engine holds the frames the hosts
+    received, has priority 3 only); the UDP background loses packets; the lossy RoCE flow (h3)
+    resends, the lossless one (h2) does not. Returns a list of (condition, what)."""
+    import csv
+    d = r.summary
+    drops = d.get("switch_drops", {})
+    with open(os.path.join(r.path, "pfc_events.csv")) as f:
+        pfc = list(csv.DictReader(f))
+    def host(name):  # rocesim's hosts are h<node>, the real engine's the lab's node names
+        return int("".join(c for c in name if c.isdigit()))
+    with open(os.path.join(r.path, "hosts", "flows.csv")) as f:
+        retx = {(host(x["src"]), host(x["dst"])): int(x["retransmitted"])
+                for x in csv.DictReader(f)}
+    udp = d.get("udp", {})
+    print("drops %s; PFC events %d (priorities %s); UDP sent %d received %d; retransmitted %s"
+          % (drops, len(pfc), sorted({x["priority"] for x in pfc}), udp.get("sent", 0),
+             udp.get("received", 0), retx))
+    return [(all_done(r), "every RoCE flow completes"),
+            (drops.get("buffer_full", 0) > 0 and set(drops) == {"buffer_full"},
+             "the lossy class takes the drops (buffer_full only, no headroom_exhausted)"),
+            (r.totals()["pfc_xoff_by_switches"] > 0 and {x["priority"] for x in pfc} <= {"3"},
+             "the lossless class gets the pauses (switch XOFFs; PFC frames at priority 3 only)"),
+            (0 < udp.get("received", 0) < udp.get("sent", 0), "the UDP background loses packets"),
+            (retx.get((3, 0), 0) > 0 and retx.get((2, 0)) == 0,
+             "the lossy RoCE flow resends, the lossless one does not")]
+
+
+def traffic_classes(tmp):
+    r = run(tmp, "traffic-classes-lab")
+    for cond, what in classes_effect(r):
+        check(cond, "traffic-classes-lab: " + what)
+    udp = r.summary["udp"]
+    check(udp["sent"] == 1465, "the UDP flow sends its schedule: 600 Mb/s x 20 ms of 1024-byte "
+          "wire frames = 1465 (%d)" % udp["sent"])
+
+
 GROUPS = {"incast": incast, "victim-flow": victim_flow, "pfc-storm": pfc_storm,
           "pfc-deadlock": pfc_deadlock, "ecmp-collision": ecmp_collision,
-          "link-failure": link_failure, "collective": collective, "ecn-vs-pfc": ecn_vs_pfc}
+          "link-failure": link_failure, "collective": collective, "ecn-vs-pfc": ecn_vs_pfc,
+          "traffic-classes": traffic_classes}
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--classes":
+        for cond, what in classes_effect(Results(sys.argv[2])):
+            check(cond, "traffic-classes-lab: " + what)
+        return 1 if FAILS else 0
     if len(sys.argv) < 2 or sys.argv[1] not in GROUPS:
         print(__doc__)
         return 2

@@ -145,18 +145,12 @@ def ctl_many(calls):
 
 
 def check_supported(lab, any_rate=False):
-    if lab["udp_flows"]:
-        raise SystemExit("rocelab: the real engine runs RoCE hosts only (udp_flows: not yet)")
+    check_udp_flows(lab)
     if lab["jobs"]:
         raise SystemExit("rocelab: collective jobs (ring_allreduce, all_to_all) are not yet in "
                          "the real engine: their phases start on completions")
     if not lab["flows"]:
         raise SystemExit("rocelab: the scenario has no RoCE flows")
-    classed = [f["id"] for f in lab["flows"] if f.get("pg") is not None]
-    if classed:  # rocehost's list flows have no class of their own: they would run in another
-        raise SystemExit(f"rocelab: per-flow classes (pg) are not yet in the real engine: "
-                         f"flows with a pg: {len(classed)} of {len(lab['flows'])} (first: flow "
-                         f"{classed[0]}); rocehost would run them in hosts.traffic's class")
     for h in labmod.hosts(lab):
         if len(h["ports"]) != 1:
             raise SystemExit(f"rocelab: host {h['name']} has {len(h['ports'])} links; the real "
@@ -173,6 +167,89 @@ def check_supported(lab, any_rate=False):
             raise SystemExit(f"rocelab: {e['kind']} at {e['at_ns']} ns: the real engine sets "
                              "switch-to-switch links down only (link "
                              f"{nodes[e['a']]['name']} - {nodes[e['b']]['name']} ends at a host)")
+
+
+def check_udp_flows(lab):
+    """UDP flows run in rocehost (doc/rocelab.md, "Traffic classes and UDP flows") when each
+    ends: at its stop, or at the scenario's `until`."""
+    for i, u in enumerate(lab["udp_flows"]):
+        if u["stop_ns"] is None and not lab["until_ns"]:
+            raise SystemExit(f"rocelab: udp_flows[{i}] has no stop and the scenario no until: "
+                             "the real engine's UDP flows must end")
+
+
+def traffic_yaml(hp):
+    """rocehost's `traffic` section: the scenario's hosts.traffic as written, with the
+    priorities the hosts honour PFC for as rocesim resolves them (hosts.traffic's plus the
+    lossless pgs of flows with a class of their own: the lab's hosts_profile.pfc_priorities)."""
+    t = dict(hp.get("traffic") or {})
+    if "pfc_priorities" in hp:
+        t["pfc_priorities"] = hp["pfc_priorities"]
+    return ["traffic: " + json.dumps(t)] if t else []
+
+
+def flow_class_yaml(f):
+    """A list flow's own class (the lab's resolution of its pg), as rocehost reads it; "" for a
+    flow in hosts.traffic's class."""
+    c = f.get("class")
+    return f", class: {json.dumps(c)}" if c else ""
+
+
+def udp_flows_yaml(lab, hostname):
+    """rocehost's `udp_flows`: the scenario's UDP flows (an unbounded one stops at `until`)."""
+    if not lab["udp_flows"]:
+        return []
+    y = ["udp_flows:"]
+    for u in lab["udp_flows"]:
+        stop = u["stop_ns"] if u["stop_ns"] is not None else lab["until_ns"]
+        y.append(f"  - {{src: {json.dumps(hostname[u['src']])}, dst: {json.dumps(hostname[u['dst']])}, "
+                 f"rate: {labmod.mbps(u['rate_bps'], 'udp flow')}M, frame_bytes: {u['frame_bytes']}, "
+                 f"start_ns: {u['start_ns']}, stop_ns: {stop}, dscp: {u['dscp']}, "
+                 f"ecn: {str(u['ecn']).lower()}, priority: {u['priority']}, sport: {u['sport']}, "
+                 f"dport: {u['dport']}}}")
+    return y
+
+
+def udp_results(lab, out, hosts_dir, hsum):
+    """OUT/udp_flows.csv in rocesim's columns (rocehost's, with its host indexes turned into
+    node ids) and summary.json's `udp` key; nothing when the scenario has no UDP flows."""
+    if not lab["udp_flows"]:
+        return {}
+    node_of = [h["id"] for h in labmod.hosts(lab)]
+    rows = []
+    p = os.path.join(hosts_dir, "udp_flows.csv")
+    if os.path.exists(p):
+        with open(p) as f:
+            rows = list(csv.DictReader(f))
+    cols = ["flow", "src", "dst", "sport", "dport", "sent", "received", "out_of_order",
+            "min_delay_ps", "mean_delay_ps", "max_delay_ps"]
+    with open(os.path.join(out, "udp_flows.csv"), "w") as f:
+        f.write(",".join(cols) + "\n")
+        for r in rows:
+            r["src"], r["dst"] = node_of[int(r["src"])], node_of[int(r["dst"])]
+            f.write(",".join(str(r[c]) for c in cols) + "\n")
+    u = hsum.get("udp", {})
+    return {"udp": {"flows": len(lab["udp_flows"]), "sent": u.get("sent", 0),
+                    "received": u.get("received", 0)}}
+
+
+def queue_classes(socks):
+    """Per switch, each egress queue's totals over its ports (rocectl show queues): packets
+    enqueued, dropped (by reason) and ECN-marked, so that a run shows which classes took the
+    drops and which were held by PFC. Queues that saw nothing are left out."""
+    out = {}
+    for name, sock in socks.items():
+        qs = {}
+        for q in ctl(sock, "show", "queues").get("queues", []):
+            t = qs.setdefault(str(q["queue"]), {"enq_packets": 0, "drops": 0, "ecn_marked": 0,
+                                                "drops_by_reason": {}})
+            t["enq_packets"] += q["enq_packets"]
+            t["drops"] += q["drops"]
+            t["ecn_marked"] += q["ecn_marked"]
+            for r, n in q["drops_by_reason"].items():
+                t["drops_by_reason"][r] = t["drops_by_reason"].get(r, 0) + n
+        out[name] = {q: t for q, t in qs.items() if t["enq_packets"] or t["drops"]}
+    return out
 
 
 def memif(index, role, sock):
@@ -355,8 +432,7 @@ def _run(a, lab, tag, work, out, procs, t0):
          f"  ack_every: {hp['ack_every']}",
          f"  window: {hp['window']}",
          f"  rto_us: {rto_us}"]
-    if hp.get("traffic"):
-        y.append("traffic: " + json.dumps(hp["traffic"]))
+    y += traffic_yaml(hp)
     if hp.get("dcqcn"):
         y.append("dcqcn: " + json.dumps(hp["dcqcn"]))
     y.append("hosts:")
@@ -374,7 +450,7 @@ def _run(a, lab, tag, work, out, procs, t0):
     y.append("  flows:")
     for f in lab["flows"]:
         y.append(f"    - {{src: {json.dumps(hostname[f['src']])}, dst: {json.dumps(hostname[f['dst']])}, "
-                 f"size: {f['size']}, start_ns: {f['start_ns']}}}")
+                 f"size: {f['size']}, start_ns: {f['start_ns']}{flow_class_yaml(f)}}}")
     # Host events: rocehost's faults (it applies them on the workload's clock itself).
     host_events = [e for e in lab["events"] if e["kind"] in ("pfc_storm", "slow_receiver")]
     if host_events:
@@ -385,6 +461,7 @@ def _run(a, lab, tag, work, out, procs, t0):
         y.append(f"  - {{host: {json.dumps(hostname[e['host']])}, {e['kind']}: "
                  f"{{at_us: {e['at_ns'] // 1000}, until_us: {max(e['until_ns'] // 1000, e['at_ns'] // 1000 + 1)}, "
                  f"priority: {e['priority']}, interval_us: {iv}{extra}}}}}")
+    y += udp_flows_yaml(lab, hostname)
     hcfg = os.path.join(out, "configs", "hosts.yaml")
     with open(hcfg, "w") as f:
         f.write("\n".join(y) + "\n")
@@ -487,6 +564,8 @@ def _run(a, lab, tag, work, out, procs, t0):
         with open(os.path.join(out, "switches", f"{sw['name']}.json"), "w") as f:
             json.dump(views, f, indent=1)
         switches[sw["name"]] = switch_summary(sw, nodes, views)
+    for name, qs in queue_classes({sw["name"]: ctl_sock[sw["id"]] for sw in sws}).items():
+        switches[name]["queues"] = qs
     if use_bgp:  # the sessions at the end (a link set down leaves its session down)
         routing_info["bgp"]["sessions_at_end"] = {
             n: bgp.sessions(bird_sock[n]) for n in bird_sock}
@@ -766,6 +845,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
             "watchdog_restores": sum(x["pfc"]["watchdog_restores"] for x in switches.values())},
         "events_applied": applied + host_applied,
         **host_event_totals(host_applied),
+        **udp_results(lab, out, hosts_dir, hsum),
         # rocesim's split: what a down link took is a link loss (the switches count it as
         # port_stopped, kept per switch in `switches`), not a switch drop.
         "link_drops": {"link_down": sum(p["link_lost"] for x in switches.values() for p in x["ports"]),
