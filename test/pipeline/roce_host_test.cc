@@ -504,6 +504,65 @@ TEST_F(RoceHostClasses, ARefusedControlFrameKeepsItsClass) {
     EXPECT_EQ(s[0].opcode, kCnp);
 }
 
+// A UDP flow from h2 (roce/udp_flow.h, rocesim's udp_flows in rocehost): 1 Gb/s of
+// 1000-byte frames (1024 wire bytes: 8192 ns each) from 10 us (the start delay) for 50 us, on
+// DSCP 8 / priority 0, which the hosts do not treat as lossless (pfc_mask: 3): seven frames,
+// each stamped with its schedule time. A PFC pause of priority 0 still holds them (UDP flows
+// honour every priority, as rocesim's UdpHost); what was owed leaves after it, at line rate.
+TEST_F(RoceHostClasses, AUdpFlowKeepsItsScheduleAndHonoursPfcOnItsPriority) {
+    roce::HostRunConfig c = host_config();
+    roce::UdpFlowConfig u;
+    u.src = 2;  // h2: start_h2 swaps it to index 0
+    u.dst = 0;  // h0: swapped to index 2
+    u.rate_bps = 1'000'000'000;
+    u.frame_bytes = 1000;
+    u.start_ns = 0;
+    u.stop_ns = 50'000;
+    u.dscp = 8;
+    u.priority = 0;
+    c.udp_flows.push_back(u);
+    std::swap(c.udp_flows[0].src, c.udp_flows[0].dst);  // indexes after the swap
+    start_h2(c);
+    hosts->poll(10'000);
+    ASSERT_EQ(port.sent.size(), 1u);
+    roce::UdpFlowStamp st;
+    ASSERT_TRUE(roce::parse_udp_flow_frame(port.sent[0].data(), uint32_t(port.sent[0].size()), &st));
+    EXPECT_EQ(port.sent[0].size(), 1000u);
+    EXPECT_EQ(port.sent[0][15] >> 2, 8);  // DSCP
+    EXPECT_EQ(st.flow, 0u);
+    EXPECT_EQ(st.seq, 0u);
+    EXPECT_EQ(st.sent_ps, 10'000'000u);
+    EXPECT_EQ(hosts->next_event_ns(), 18'192u);
+    hosts->poll(18'191);
+    EXPECT_EQ(port.sent.size(), 1u);
+    hosts->poll(18'192);
+    ASSERT_EQ(port.sent.size(), 2u);
+    // Priority 0 paused at 20 us for 0xFFFF quanta at 10 Gb/s (3.36 ms): nothing leaves.
+    Bytes f(kMacControlFrameLen);
+    std::array<uint16_t, kNumPriorities> q{};
+    q[0] = 0xFFFF;
+    build_pfc_frame(f.data(), switch_mac(2).b, 1 << 0, q);
+    push(f, 20'000);
+    hosts->poll(30'000);
+    EXPECT_EQ(port.sent.size(), 2u);
+    const uint64_t until = 20'000 + pause_quanta_to_ns(0xFFFF, 10'000'000'000);
+    EXPECT_EQ(hosts->next_event_ns(), until);
+    for (uint64_t t = until; t < until + 10'000; t += 100) hosts->poll(t);
+    ASSERT_EQ(port.sent.size(), 7u);  // k = 0..6: 6 x 8192 ns < 50 us
+    for (size_t k = 0; k < 7; k++) {
+        ASSERT_TRUE(roce::parse_udp_flow_frame(port.sent[k].data(), uint32_t(port.sent[k].size()), &st));
+        EXPECT_EQ(st.seq, k);
+        EXPECT_EQ(st.sent_ps, (10'000 + 8'192 * k) * 1000);
+    }
+    EXPECT_EQ(hosts->udp().sent(), 7u);
+    EXPECT_EQ(hosts->hosts()[0].c.udp_tx, 7u);
+    // A UDP flow's frame that reaches a host is counted, its delay from its stamp.
+    push(port.sent[6], until + 20'000);
+    const roce::UdpFlowStats &s0 = hosts->udp().stats()[0];
+    EXPECT_EQ(s0.received, 1u);
+    EXPECT_EQ(s0.min_delay, (until + 20'000 - 10'000 - 6 * 8'192) * 1000);
+}
+
 // A PFC storm from h2 (HostFault) keeps its schedule when the loop comes back late, as a broken
 // NIC at line rate would: every 100 us from the start (start delay 10 us), polled on time for
 // 1 ms (10 frames), then one poll 10 ms late owes exactly 100 frames.

@@ -95,6 +95,33 @@ TEST(LabDescription, FlowsInStartOrderWithFctFields) {
     EXPECT_EQ(lab["hosts_profile"]["mtu"], 1024);
 }
 
+// Flows with a pg of their own: the class rocesim's hosts resolve (resolve_flow_class at the
+// sender's switch port), the priorities the hosts honour PFC for, a UDP flow's priority (its
+// DSCP's TC). The built-in SONiC profile: DSCP 8 -> TC 0, DSCP 3 -> TC 3, DSCP 26 -> TC 1,
+// TCs 3 and 4 lossless; hosts.traffic's defaults (DSCP 26, priority 3) are not TC 3 there.
+TEST(LabDescription, FlowClassesAsTheSimulatorResolvesThem) {
+    Scenario s;
+    parse_scenario(R"(
+topology: {type: star, hosts: 3, link_rate: 1Gbps, link_delay: 1us}
+roce_flows:
+  - {src: 0, dst: 1, size: 1000}
+  - {src: 0, dst: 1, size: 1000, pg: 0}
+  - {src: 1, dst: 2, size: 1000, pg: 3}
+udp_flows:
+  - {src: 2, dst: 0, rate: 1Mbps, stop: 1ms, dscp: 3}
+)",
+                   "c.yaml", s);
+    json lab = lab_description(s);
+    EXPECT_EQ(lab["flows"][0]["class"], nullptr);
+    EXPECT_EQ(lab["flows"][1]["class"],
+              json({{"data_dscp", 8}, {"data_priority", 0}, {"ack_dscp", 8}, {"ack_priority", 0}}));
+    EXPECT_EQ(lab["flows"][2]["class"],
+              json({{"data_dscp", 3}, {"data_priority", 3}, {"ack_dscp", 3}, {"ack_priority", 3}}));
+    EXPECT_EQ(lab["hosts_profile"]["pfc_priorities"], json({3}));  // pg 0 is lossy
+    EXPECT_EQ(lab["udp_flows"][0]["priority"], 3);
+    EXPECT_EQ(lab["udp_flows"][0]["stop_ns"], 1'000'000);
+}
+
 TEST(LabDescription, EventsInTimeOrder) {
     json lab = lab_description(leaf_spine());
     const json &e = lab["events"];

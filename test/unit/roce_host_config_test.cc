@@ -123,6 +123,58 @@ TEST(HostConfig, ListWorkloadKeepsEachFlowsStart) {
     EXPECT_EQ(flows[2].dst, 2u);
 }
 
+// A list flow's own class (rocelab: a scenario flow's resolved pg); fields left out are the
+// run's traffic class (kBase: data DSCP 3, priority 4; ACKs with the data).
+TEST(HostConfig, ListFlowsCarryTheirOwnClass) {
+    HostRunConfig c = load(
+        "workload:\n  pattern: list\n  flows:\n"
+        "    - {src: h1, dst: h2, size: 1000}\n"
+        "    - {src: h1, dst: h3, size: 1000, class: {data_dscp: 8, data_priority: 0, "
+        "ack_dscp: 8, ack_priority: 0}}\n"
+        "    - {src: h1, dst: h3, size: 1000, class: {data_priority: 1}}\n");
+    auto flows = roce::generate_workload(c.workload.spec);
+    ASSERT_EQ(flows.size(), 3u);
+    EXPECT_FALSE(flows[0].cls.has_value());
+    EXPECT_EQ(flows[1].cls, (roce::FlowClass{8, 0, 8, 0}));
+    EXPECT_EQ(flows[2].cls, (roce::FlowClass{3, 1, 26, 4}));
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: list, flows: [{src: h1, dst: h2, size: 1, "
+                               "class: {data_priority: 8}}]}\n"),
+              "t.yaml: workload.flows[0].class.data_priority: 8 is out of range 0..7");
+    EXPECT_EQ(error_of(kBase + "workload: {pattern: list, flows: [{src: h1, dst: h2, size: 1, "
+                               "class: {pg: 1}}]}\n"),
+              "t.yaml: workload.flows[0].class: unknown field 'pg'");
+}
+
+// UDP flows (rocesim's udp_flows in rocehost): times on the workload's clock.
+TEST(HostConfig, UdpFlows) {
+    HostRunConfig c = load(
+        "udp_flows:\n"
+        "  - {src: h1, dst: h2, rate: 600M, frame_bytes: 1000, start_ns: 5000, stop_ns: 20000000, "
+        "dscp: 8, ecn: true, priority: 0, sport: 10001, dport: 200}\n"
+        "  - {src: h1, dst: h3, rate: 1G}\n");
+    ASSERT_EQ(c.udp_flows.size(), 2u);
+    const roce::UdpFlowConfig &u = c.udp_flows[0];
+    EXPECT_EQ(u.src, 0u);
+    EXPECT_EQ(u.dst, 1u);
+    EXPECT_EQ(u.rate_bps, 600'000'000u);
+    EXPECT_EQ(u.frame_bytes, 1000u);
+    EXPECT_EQ(u.start_ns, 5000u);
+    EXPECT_EQ(u.stop_ns, 20'000'000u);
+    EXPECT_EQ(u.dscp, 8);
+    EXPECT_TRUE(u.ecn);
+    EXPECT_EQ(u.priority, 0);
+    EXPECT_EQ(u.sport, 10001);
+    EXPECT_EQ(u.dport, 200);
+    EXPECT_EQ(c.udp_flows[1].stop_ns, UINT64_MAX);  // until the run ends
+    EXPECT_EQ(c.udp_flows[1].frame_bytes, 1000u);
+    EXPECT_EQ(error_of(kBase + "udp_flows: [{src: h2, dst: h1, rate: 1G}]\n"),
+              "t.yaml: udp_flows[0].src: 'h2' is a peer, not a local host");
+    EXPECT_EQ(error_of(kBase + "udp_flows: [{src: h1, dst: h2}]\n"),
+              "t.yaml: udp_flows[0]: src, dst and rate are required");
+    EXPECT_EQ(error_of(kBase + "udp_flows: [{src: h1, dst: h2, rate: 1G, start_ns: 5, stop_ns: 5}]\n"),
+              "t.yaml: udp_flows[0].stop_ns: must be after start_ns");
+}
+
 TEST(HostConfig, FaultsOnTheWorkloadClock) {
     HostRunConfig c = load(
         "faults:\n"
