@@ -38,6 +38,9 @@ def compare(dir_a, dir_b):
         rows.append(_row(k, ta[k], tb[k], "count"))
     if ta["storm_frames"] or tb["storm_frames"]:  # a row only for runs with a PFC storm
         rows.append(_row("storm_frames", ta["storm_frames"], tb["storm_frames"], "count"))
+    if ta["udp_flows"] or tb["udp_flows"]:  # rows only for runs with UDP flows
+        for k in ("udp_sent", "udp_received"):
+            rows.append(_row(k, ta[k], tb[k], "count"))
     la = {(l["from"], l["to"]): l["util"] for l in ra.link_loads()}
     lb = {(l["from"], l["to"]): l["util"] for l in rb.link_loads()}
     topo = ra.topo if ra.topo.nodes else rb.topo  # names from whichever has a topology

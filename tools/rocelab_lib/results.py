@@ -191,6 +191,10 @@ class Results:
             # PFC frames the hosts' storms sent (rocesim: its whole schedule; the real engine:
             # what rocehost sent, storm_frames_skipped the rest after loop stalls)
             "storm_frames": s.get("host_events", {}).get("storm_frames", 0),
+            # UDP flows (udp_flows): frames sent and received, the same key in both engines
+            "udp_flows": s.get("udp", {}).get("flows", 0),
+            "udp_sent": s.get("udp", {}).get("sent", 0),
+            "udp_received": s.get("udp", {}).get("received", 0),
         }
 
     # ---- FCT ----------------------------------------------------------------------------
