@@ -28,14 +28,7 @@ start=$(date +%s)
 
 # run_tag DIR: the tag of the run whose configs are in DIR (empty before they are written).
 run_tag() { { sed -n 's#.*/tmp/\(rl[0-9a-f]*\)\..*#\1#p' "$1/configs/leaf0.yaml" 2>/dev/null || true; } | head -n1; }
-leftovers() {  # leftovers TAG OUT: prints what the run left behind (nothing when clean)
-    local pids
-    pids="$(pgrep -f -- "$1|$2/configs" || true)"
-    [ -n "$pids" ] && echo "processes: $pids"
-    ip netns list | awk '{print $1}' | grep -- "^$1-" | sed 's/^/netns /' || true
-    ip -o link show | awk -F': ' '{print $2}' | grep -- "^$1m" | sed 's/^/veth /' || true
-    ls -d /tmp/"$1".* /var/run/dpdk/"$1"-* 2>/dev/null || true
-}
+leftovers() { rsw_lab_leftovers "$@"; }  # TAG OUT: nothing when clean
 # guard TAG: the test's clean-up removes the run's namespaces and veths if rocelab could not.
 guard() {
     local sw

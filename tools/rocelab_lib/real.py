@@ -561,7 +561,7 @@ def write_scrape_config(out, ports, addresses=None, netns=None):
     with open(os.path.join(out, "prometheus.yml"), "w") as f:
         f.write("# Scrape config for the switches of this rocelab run (valid while it runs).\n")
         if netns:
-            f.write(f"# BGP routing: each exporter listens on its switch's management address\n"
+            f.write("# BGP routing: each exporter listens on its switch's management address\n"
                     f"# ({mgmt.NS_IFNAME} in the switch's namespace, a veth to the root namespace).\n")
         f.write("scrape_configs:\n  - job_name: rocelab\n    scrape_interval: 1s\n"
                 "    static_configs:\n")
