@@ -54,6 +54,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check([(s["targets"], s["labels"]) for s in sc] ==
           [(["127.0.0.1:9418"], {"switch": "leaf0"}), (["127.0.0.1:9419"], {"switch": "spine0"})],
           "rocelab's prometheus.yml: one target per running switch with its switch label")
+    # BGP routing: each switch at its management address (mgmt.py), its namespace in a comment
+    real.write_scrape_config(tmp, {"leaf0": 9417, "spine0": 9417},
+                             {"leaf0": "169.254.7.1", "spine0": "169.254.7.3"},
+                             {"leaf0": "rl00000-leaf0", "spine0": "rl00000-spine0"})
+    text = open(os.path.join(tmp, "prometheus.yml")).read()
+    sc = yaml.safe_load(text)["scrape_configs"][0]["static_configs"]
+    check([(s["targets"], s["labels"]) for s in sc] ==
+          [(["169.254.7.1:9417"], {"switch": "leaf0"}), (["169.254.7.3:9417"], {"switch": "spine0"})]
+          and "# namespace rl00000-spine0" in text,
+          "rocelab's prometheus.yml with BGP: the management addresses, the switch labels")
 
 print("%d check(s) failed" % failed if failed else "dashboard: ok")
 sys.exit(1 if failed else 0)

@@ -301,6 +301,19 @@ rsw_rocelab_init() {
     LAB="$RSW_REPO/tools/rocelab"
 }
 
+# rsw_lab_leftovers TAG OUT: what a rocelab real-engine run (its tag, its --out directory) left
+# behind, one line each; nothing when clean: processes (rocehost's file prefix TAG-hosts,
+# BIRD's socket in /tmp/TAG.*, roceswd's OUT/configs), network namespaces TAG-<switch>,
+# management veths TAGm<i>, the work directory /tmp/TAG.*, DPDK runtime directories.
+rsw_lab_leftovers() {
+    local pids
+    pids="$(pgrep -f -- "$1[-.]|$2/configs" || true)"
+    [ -n "$pids" ] && echo "processes: $pids $(ps -o args= -p "${pids//$'\n'/,}" 2>/dev/null | tr '\n' ';')"
+    ip netns list | awk '{print $1}' | grep -- "^$1-" | sed 's/^/netns /' || true
+    ip -o link show | awk -F': ' '{print $2}' | grep -- "^$1m" | sed 's/^/veth /' || true
+    ls -d /tmp/"$1".* /var/run/dpdk/"$1"-* 2>/dev/null || true
+}
+
 # rsw_lab_uplinks_used SUMMARY WHY: a check per leaf (leaf0, leaf1) of a rocelab run's
 # summary.json that it sent at least 100 packets on each of its two uplinks (to the spines).
 rsw_lab_uplinks_used() {

@@ -30,13 +30,7 @@ d="$RSW_TMP"
 json() { "$RSW_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 start=$(date +%s)
 
-leftovers() {  # leftovers TAG OUT: prints what the run left behind (nothing when clean)
-    local pids
-    pids="$(pgrep -f -- "$1|$2/configs" || true)"
-    [ -n "$pids" ] && echo "processes: $pids $(ps -o args= -p "${pids//$'\n'/,}" 2>/dev/null | tr '\n' ';')"
-    ip netns list | awk '{print $1}' | grep -- "^$1-" | sed 's/^/netns /' || true
-    ls -d /tmp/"$1".* /var/run/dpdk/"$1"-* 2>/dev/null || true
-}
+leftovers() { rsw_lab_leftovers "$@"; }  # TAG OUT: nothing when clean (veths included)
 # run_tag DIR: the tag of the run whose configs are in DIR.
 run_tag() { sed -n 's#.*/tmp/\(rl[0-9a-f]*\)\..*#\1#p' "$1/configs/leaf0.yaml" | head -n1; }
 

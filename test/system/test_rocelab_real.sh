@@ -36,13 +36,8 @@ accounting_balanced() {
 }
 
 leftovers() {  # leftovers TAG WORKDIR OUT: prints what the run left behind (nothing when clean)
-    local pids
-    # rocehost (--file-prefix TAG-hosts), BIRD (its socket in /tmp/TAG.*), roceswd (OUT/configs)
-    pids="$(pgrep -f -- "$1[-.]|$3/configs" || true)"
-    [ -n "$pids" ] && echo "processes: $pids"
     [ -e "$2" ] && echo "work dir $2"
-    ip netns list | awk '{print $1}' | grep -- "^$1-" | sed 's/^/netns /' || true  # BGP routing
-    ls -d /var/run/dpdk/"$1"-* 2>/dev/null || true
+    rsw_lab_leftovers "$1" "$3"  # processes, namespaces, management veths, runtime dirs
 }
 
 start=$(date +%s)

@@ -51,9 +51,10 @@ class Netns:
         self.names = []
 
 
-def bird_configs(lab, out, sws):
+def bird_configs(lab, out, sws, mgmt=None):
     """OUT/configs/<switch>.bird.conf for every switch (render.bird_conf with the lab's
-    timers, logging to stderr: the process log). Returns {switch id: path}, {switch id: ASN}."""
+    timers, logging to stderr: the process log; `mgmt` the management network, which BGP
+    never imports nor exports). Returns {switch id: path}, {switch id: ASN}."""
     asn_of = render.asns(lab, {sw["id"]: {} for sw in sws}, {})
     paths = {}
     for sw in sws:
@@ -61,7 +62,7 @@ def bird_configs(lab, out, sws):
         paths[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.bird.conf")
         with open(paths[sw["id"]], "w") as f:
             f.write(render.bird_conf(lab, sw, asn_of, rid, log="stderr all", timers=LAB_TIMERS,
-                                    debug="{ states }"))
+                                    debug="{ states }", mgmt=mgmt))
         p = subprocess.run(["bird", "-p", "-c", paths[sw["id"]]], capture_output=True, text=True)
         if p.returncode:
             raise SystemExit(f"rocelab: {paths[sw['id']]}: {(p.stderr or p.stdout).strip()}")

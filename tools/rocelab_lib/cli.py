@@ -21,7 +21,8 @@ rocelab: whole fabrics from one scenario file (doc/rocelab.md).
       real engine: --timeout SECONDS (workload limit, default 100), --keep (keep the work
       directory: generated configs, memif sockets), --routing bgp|static (bgp, the default:
       every switch in its own network namespace with BIRD speaking eBGP per fabric link;
-      static: the lab's routes set by rocelab)
+      static: the lab's routes set by rocelab), --hold SECONDS (keep the lab up after the
+      workload to scrape it: OUT/prometheus.yml; Ctrl-C ends the hold)
   rocelab render SCENARIO.yaml --inventory FILE --out DIR [--routing bgp|static] [--check]
       per-switch roceswd YAML and BIRD configs for a deployment on servers (--check: every
       file through roceswd --check-config and bird -p)

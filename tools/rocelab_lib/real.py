@@ -21,6 +21,7 @@ import time
 
 from . import bgp
 from . import lab as labmod
+from . import mgmt
 from . import render
 
 # The real engine marks a run "distorted" when a process that moves frames stopped for longer
@@ -57,6 +58,10 @@ def add_arguments(p):
                    help="real engine: bgp: every switch in its own network namespace with BIRD "
                         "speaking eBGP per fabric link (root); static: the lab's routes set over "
                         f"the control socket (default {DEFAULT_ROUTING})")
+    p.add_argument("--hold", type=float, default=0, metavar="SECONDS",
+                   help="real engine: keep the lab running up to SECONDS once the workload is "
+                        "over and its counters are collected, to scrape it (OUT/prometheus.yml) "
+                        "or look around; Ctrl-C or SIGTERM ends the hold and the run normally")
 
 
 def log(msg):
@@ -70,6 +75,7 @@ class Lab:
         self.out, self.work = out, work
         self.procs = []  # (name, Popen, log path)
         self.netns = bgp.Netns()  # removed once every process is stopped
+        self.mgmt = mgmt.Network()  # the management veths (BGP routing), removed on every path
 
     def runtime_dirs(self, tag):
         """The DPDK runtime directories of this run's processes (EAL leaves its config and
@@ -271,7 +277,8 @@ def run_real(scenario, out_dir, args):
                                   timeout=getattr(args, "timeout", 100),
                                   keep=getattr(args, "keep", False),
                                   any_rate=getattr(args, "any_rate", False),
-                                  routing=getattr(args, "routing", DEFAULT_ROUTING)))
+                                  routing=getattr(args, "routing", DEFAULT_ROUTING),
+                                  hold=getattr(args, "hold", 0)))
 
 
 def run(a):
@@ -303,6 +310,7 @@ def run(a):
         for s in old:
             signal.signal(s, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         procs.stop()
+        procs.mgmt.remove()
         if all(p.poll() is not None for _, p, _ in procs.procs):
             procs.netns.remove()
             for d in procs.runtime_dirs(tag):
@@ -321,6 +329,15 @@ def _run(a, lab, tag, work, out, procs, t0):
     use_bgp = a.routing == "bgp"
     sock_of_link = {l["index"]: os.path.join(work, f"l{l['index']}.sock") for l in lab["links"]}
     ctl_sock = {}
+    # Prometheus: with BGP each switch's exporter on its management address (mgmt.py), else on
+    # 127.0.0.1, any free port.
+    prom = {sw["name"]: "127.0.0.1:0" for sw in sws}
+    if use_bgp:  # the namespaces first: the management veths end in them
+        for sw in sws:
+            procs.netns.add(bgp.netns_name(tag, sw))
+        addr = procs.mgmt.create(tag, {sw["name"]: bgp.netns_name(tag, sw) for sw in sws},
+                                 start=int(tag[2:], 16))
+        prom = {n: f"{a}:{mgmt.EXPORTER_PORT}" for n, a in addr.items()}
     # --- switches. A memif client whose server socket does not exist yet never connects
     # (DPDK 22.11 does not retry), so switches start in waves: each once every socket it is a
     # client of exists (leaves, then spines).
@@ -341,7 +358,7 @@ def _run(a, lab, tag, work, out, procs, t0):
             static_routes=False,  # static: installed over the control socket once it runs
             host_interfaces=use_bgp,  # bgp: TAPs p0.. in the switch's namespace, BIRD on them
             allow=("port_link",) if use_bgp else ("route_learn", "port_link"),
-            telemetry=["prometheus: {listen: \"127.0.0.1:0\"}"],
+            telemetry=[f"prometheus: {{listen: \"{prom[sw['name']]}\"}}"],
             header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
         cfgs[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.yaml")
         os.makedirs(os.path.dirname(cfgs[sw["id"]]), exist_ok=True)
@@ -358,7 +375,6 @@ def _run(a, lab, tag, work, out, procs, t0):
         for sw in wave:
             argv = [labmod.binary("roceswd"), "--config", cfgs[sw["id"]]]
             if use_bgp:  # `ip netns exec` execs: the process is roceswd itself
-                procs.netns.add(bgp.netns_name(tag, sw))
                 argv = ["ip", "netns", "exec", bgp.netns_name(tag, sw)] + argv
             procs.start(sw["name"], argv, f"{sw['name']}.log")
             pending.remove(sw)
@@ -382,12 +398,13 @@ def _run(a, lab, tag, work, out, procs, t0):
     log(f"fabric up in {time.monotonic() - t0:.1f} s")
     write_scrape_config(out, {sw["name"]: ctl(ctl_sock[sw["id"]], "show", "info").get("prometheus_port")
                               for sw in sws},
+                        {n: t.rsplit(":", 1)[0] for n, t in prom.items()},
                         {sw["name"]: bgp.netns_name(tag, sw) for sw in sws} if use_bgp else None)
     names = {sw["id"]: sw["name"] for sw in sws}
     by_name = {sw["name"]: ctl_sock[sw["id"]] for sw in sws}
     routing_info = {"routing": a.routing}
     if use_bgp:  # BIRD per switch; the workload waits for every session and every FIB
-        confs, asn_of = bgp.bird_configs(lab, out, sws)
+        confs, asn_of = bgp.bird_configs(lab, out, sws, mgmt=mgmt.MGMT_NET)
         bird_sock = {sw["name"]: os.path.join(work, f"{sw['name']}.bird") for sw in sws}
         for sw in sws:
             procs.start(f"{sw['name']}.bird", bgp.bird_argv(bgp.netns_name(tag, sw), confs[sw["id"]],
@@ -401,6 +418,7 @@ def _run(a, lab, tag, work, out, procs, t0):
                                   lambda: check_alive("BGP", procs.procs))
         routing_info["bgp"] = dict(conv, asn={sw["name"]: asn_of[sw["id"]] for sw in sws},
                                    namespaces={sw["name"]: bgp.netns_name(tag, sw) for sw in sws},
+                                   management=procs.mgmt.links,
                                    routes={names[i]: len(r) for i, r in want.items()})
         os.makedirs(os.path.join(out, "switches"), exist_ok=True)
         for sw in sws:  # what BGP installed, as the workload starts
@@ -569,6 +587,8 @@ def _run(a, lab, tag, work, out, procs, t0):
     if use_bgp:  # the sessions at the end (a link set down leaves its session down)
         routing_info["bgp"]["sessions_at_end"] = {
             n: bgp.sessions(bird_sock[n]) for n in bird_sock}
+    if a.hold:
+        hold(a.hold, out, procs)
     procs.stop()  # the switches' exit status is part of the result
     exits = {name: p.returncode for name, p, _ in procs.procs if not name.endswith(".bird")}
     if use_bgp:
@@ -612,22 +632,39 @@ def learn_routes(sock, routes):
             raise SystemExit(f"rocelab: {sock}: the FIB refused {res['refused']} routes")
 
 
-def write_scrape_config(out, ports, netns=None):
-    """OUT/prometheus.yml: every switch of the running lab (ports picked at start-up), with a
-    `switch` label, for a Prometheus started next to the lab (with BGP routing, in the switch's
-    namespace: `netns` names it per switch)."""
+def write_scrape_config(out, ports, addresses=None, netns=None):
+    """OUT/prometheus.yml: every switch of the running lab (ports picked at start-up) at its
+    exporter's address (`addresses`, default 127.0.0.1), with a `switch` label, for a
+    Prometheus in the root namespace (with BGP routing the addresses are the switches'
+    management addresses; `netns` names each switch's namespace in a comment)."""
     with open(os.path.join(out, "prometheus.yml"), "w") as f:
         f.write("# Scrape config for the switches of this rocelab run (valid while it runs).\n")
         if netns:
-            f.write("# BGP routing: each exporter listens on 127.0.0.1 of its switch's network\n"
-                    "# namespace (ip netns exec NS prometheus ..., or one Prometheus per switch).\n")
+            f.write("# BGP routing: each exporter listens on its switch's management address\n"
+                    f"# ({mgmt.NS_IFNAME} in the switch's namespace, a veth to the root namespace).\n")
         f.write("scrape_configs:\n  - job_name: rocelab\n    scrape_interval: 1s\n"
                 "    static_configs:\n")
         for name, port in ports.items():
             if port:
-                f.write(f"      - targets: [\"127.0.0.1:{port}\"]\n"
+                f.write(f"      - targets: [\"{(addresses or {}).get(name, '127.0.0.1')}:{port}\"]\n"
                         f"        labels: {{switch: \"{name}\"}}"
                         + (f"   # namespace {netns[name]}" if netns else "") + "\n")
+
+
+def hold(seconds, out, procs):
+    """--hold: the lab stays up for `seconds` (or until a process exits) once its counters are
+    collected; Ctrl-C, SIGTERM or SIGHUP ends the hold early and the run goes on to its end."""
+    log(f"holding the lab for {seconds:g} s (scrape config: {os.path.join(out, 'prometheus.yml')}; "
+        "Ctrl-C ends the hold)")
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline and all(p.poll() is None for name, p, _ in procs.procs
+                                                  if name != "rocehost"):
+            time.sleep(0.2)
+    except Interrupted as e:
+        log(f"{e}: hold ended")
+    else:
+        log("hold over")
 
 
 def switch_summary(sw, nodes, v):

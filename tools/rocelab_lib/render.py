@@ -179,10 +179,14 @@ def default_router_id(lab, sw):
 BGP_TIMERS = "hold time 9; keepalive time 3; connect retry time 5;"
 
 
-def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS, debug=None):
+def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS, debug=None,
+              mgmt=None):
     """BIRD 2 config of switch node `sw` (RFC 7938-style eBGP): `log` BIRD's log target,
     `timers` the BGP template's timer statements (the real engine's lab shortens them),
-    `debug` what BIRD logs of its protocols (e.g. "{ states }": sessions up and down)."""
+    `debug` what BIRD logs of its protocols (e.g. "{ states }": sessions up and down), `mgmt`
+    a management network in the namespace (a prefix, e.g. "169.254.0.0/16"): rejected first
+    by both BGP filters (FABRIC4 leaves it out too; the direct protocol names the host ports
+    only and the kernel protocol imports nothing, so BIRD never carries it)."""
     nodes = node_by_id(lab)
     host_ports = [f'"p{p["port"]}"' for p in sw["ports"] if nodes[p["peer"]]["kind"] == "host"]
     fabric = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
@@ -198,6 +202,7 @@ def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS
         f"router id {router_id};",
         f"define LOCAL_AS = {asn_of[sw['id']]};",
         "define FABRIC4 = [ 10.0.0.0/8{31,32}, 11.0.0.0/8{24,32} ];",
+        *([f"define MGMT4 = [ {mgmt}+ ];   # the management network: never in BGP"] if mgmt else []),
         "protocol device { scan time 10; }",
     ]
     if leaf:
@@ -208,8 +213,13 @@ def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS
         "  merge paths on limit 16;   # equal-cost paths -> one multipath route -> an ECMP group",
         "  graceful restart on;",
         "}",
-        "filter fabric_in { if net ~ FABRIC4 then accept; reject; }",
+        "filter fabric_in {",
+        *(["  if net ~ MGMT4 then reject;"] if mgmt else []),
+        "  if net ~ FABRIC4 then accept;",
+        "  reject;",
+        "}",
         "filter fabric_out {",
+        *(["  if net ~ MGMT4 then reject;"] if mgmt else []),
         "  if source = RTS_DEVICE && net ~ FABRIC4 then accept;" if leaf else
         "  if source = RTS_BGP && net ~ FABRIC4 then accept;",
         "  reject;",
