@@ -46,7 +46,8 @@ roce::FlowClass read_flow_class(const Loader &L, const YAML::Node &k, const std:
     L.check_keys(k, kp, {"data_dscp", "data_priority", "ack_dscp", "ack_priority"});
     roce::FlowClass fc{t.data_dscp, t.data_priority, t.ack_dscp, t.ack_prio()};
     if (k["data_dscp"]) fc.data_dscp = uint8_t(L.integer(k["data_dscp"], kp + ".data_dscp", 0, 63));
-    if (k["data_priority"]) fc.data_priority = L.priority(k["data_priority"], kp + ".data_priority");
+    if (k["data_priority"])
+        fc.data_priority = L.priority(k["data_priority"], kp + ".data_priority");
     if (k["ack_dscp"]) fc.ack_dscp = uint8_t(L.integer(k["ack_dscp"], kp + ".ack_dscp", 0, 63));
     if (k["ack_priority"]) fc.ack_priority = L.priority(k["ack_priority"], kp + ".ack_priority");
     return fc;
@@ -279,7 +280,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 if (fl[i]["start_ns"])
                     f.start_ns = L.integer(fl[i]["start_ns"], fp + ".start_ns", 0,
                                            86'400'000'000'000ull);
-                if (auto k = fl[i]["class"]) f.cls = read_flow_class(L, k, fp + ".class", c.traffic);
+                if (auto k = fl[i]["class"])
+                    f.cls = read_flow_class(L, k, fp + ".class", c.traffic);
                 W.list.push_back(f);
             }
         } else if (W.pattern == roce::Pattern::list) {

@@ -90,7 +90,8 @@ rocesw::Config port_config(const rocesw::rocehost::HostRunConfig &c) {
             p.mac = h.mac;
             p.mtu = std::max<uint32_t>(1500, c.run.mtu + 100);  // headers + ICRC over the path MTU
             for (const auto &u : c.udp_flows)  // and the largest UDP flow frame
-                p.mtu = std::max<uint32_t>(p.mtu, rocesw::roce::udp_flow_frame_len(u.frame_bytes) - 14);
+                p.mtu = std::max<uint32_t>(
+                    p.mtu, rocesw::roce::udp_flow_frame_len(u.frame_bytes) - 14);
             p.speed_mbps = h.line_rate_bps / 1'000'000;
             sc.ports.push_back(p);
         }

@@ -526,7 +526,8 @@ TEST_F(RoceHostClasses, AUdpFlowKeepsItsScheduleAndHonoursPfcOnItsPriority) {
     hosts->poll(10'000);
     ASSERT_EQ(port.sent.size(), 1u);
     roce::UdpFlowStamp st;
-    ASSERT_TRUE(roce::parse_udp_flow_frame(port.sent[0].data(), uint32_t(port.sent[0].size()), &st));
+    ASSERT_TRUE(
+        roce::parse_udp_flow_frame(port.sent[0].data(), uint32_t(port.sent[0].size()), &st));
     EXPECT_EQ(port.sent[0].size(), 1000u);
     EXPECT_EQ(port.sent[0][15] >> 2, 8);  // DSCP
     EXPECT_EQ(st.flow, 0u);
@@ -550,7 +551,8 @@ TEST_F(RoceHostClasses, AUdpFlowKeepsItsScheduleAndHonoursPfcOnItsPriority) {
     for (uint64_t t = until; t < until + 10'000; t += 100) hosts->poll(t);
     ASSERT_EQ(port.sent.size(), 7u);  // k = 0..6: 6 x 8192 ns < 50 us
     for (size_t k = 0; k < 7; k++) {
-        ASSERT_TRUE(roce::parse_udp_flow_frame(port.sent[k].data(), uint32_t(port.sent[k].size()), &st));
+        ASSERT_TRUE(
+            roce::parse_udp_flow_frame(port.sent[k].data(), uint32_t(port.sent[k].size()), &st));
         EXPECT_EQ(st.seq, k);
         EXPECT_EQ(st.sent_ps, (10'000 + 8'192 * k) * 1000);
     }

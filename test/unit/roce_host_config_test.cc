@@ -171,7 +171,8 @@ TEST(HostConfig, UdpFlows) {
               "t.yaml: udp_flows[0].src: 'h2' is a peer, not a local host");
     EXPECT_EQ(error_of(kBase + "udp_flows: [{src: h1, dst: h2}]\n"),
               "t.yaml: udp_flows[0]: src, dst and rate are required");
-    EXPECT_EQ(error_of(kBase + "udp_flows: [{src: h1, dst: h2, rate: 1G, start_ns: 5, stop_ns: 5}]\n"),
+    EXPECT_EQ(error_of(kBase +
+                       "udp_flows: [{src: h1, dst: h2, rate: 1G, start_ns: 5, stop_ns: 5}]\n"),
               "t.yaml: udp_flows[0].stop_ns: must be after start_ns");
 }
 
