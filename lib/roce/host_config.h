@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pkt/addr.h"
+#include "roce/collective.h"
 #include "roce/dcqcn.h"
 #include "roce/packet.h"
 #include "roce/workload.h"
@@ -88,6 +89,14 @@ struct HostFault {
     uint32_t max_catch_up = 256;
 };
 
+// A collective job among local hosts (roce/collective.h; rocelab's real engine passes the
+// scenario's jobs): spec.hosts are indexes into HostRunConfig::hosts, start_ns is on the
+// workload's clock.
+struct JobConfig {
+    CollectiveSpec spec;
+    uint64_t start_ns = 0;
+};
+
 struct WorkloadConfig {
     WorkloadSpec spec;
     std::string cdf_file;
@@ -102,6 +111,7 @@ struct HostRunConfig {
     std::vector<HostConfig> hosts;  // local hosts first (in file order), then peers
     WorkloadConfig workload;
     std::vector<HostFault> faults;
+    std::vector<JobConfig> jobs;
     int host_index(const std::string &name) const {
         for (size_t i = 0; i < hosts.size(); i++)
             if (hosts[i].name == name) return int(i);
