@@ -303,13 +303,10 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                           "schedule", "start_ns"});
             roce::JobConfig j;
             if (!js[i]["kind"]) L.fail(jp + ".kind", "required field missing");
-            const std::string kind = L.string(js[i]["kind"], jp + ".kind");
-            if (kind == "ring_allreduce")
-                j.spec.kind = roce::Collective::ring_allreduce;
-            else if (kind == "all_to_all")
-                j.spec.kind = roce::Collective::all_to_all;
-            else
-                L.fail(jp + ".kind", "'" + kind + "' is not ring_allreduce or all_to_all");
+            j.spec.kind = L.enumeration<roce::Collective>(
+                js[i]["kind"], jp + ".kind",
+                {{"ring_allreduce", roce::Collective::ring_allreduce},
+                 {"all_to_all", roce::Collective::all_to_all}});
             auto hn = js[i]["hosts"];
             if (!hn || !hn.IsSequence() || hn.size() < 2)
                 L.fail(jp + ".hosts", "a list of at least two host names is required");
@@ -335,15 +332,11 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             if (js[i]["step_gap_ns"])
                 j.spec.step_gap_ns = L.integer(js[i]["step_gap_ns"], jp + ".step_gap_ns", 0,
                                                3'600'000'000'000ull);
-            if (js[i]["schedule"]) {
-                const std::string sc = L.string(js[i]["schedule"], jp + ".schedule");
-                if (sc == "simultaneous")
-                    j.spec.a2a = roce::AllToAllSchedule::simultaneous;
-                else if (sc == "pairwise")
-                    j.spec.a2a = roce::AllToAllSchedule::pairwise;
-                else
-                    L.fail(jp + ".schedule", "'" + sc + "' is not simultaneous or pairwise");
-            }
+            if (js[i]["schedule"])
+                j.spec.a2a = L.enumeration<roce::AllToAllSchedule>(
+                    js[i]["schedule"], jp + ".schedule",
+                    {{"simultaneous", roce::AllToAllSchedule::simultaneous},
+                     {"pairwise", roce::AllToAllSchedule::pairwise}});
             if (js[i]["start_ns"])
                 j.start_ns =
                     L.integer(js[i]["start_ns"], jp + ".start_ns", 0, 86'400'000'000'000ull);

@@ -188,7 +188,7 @@ TEST(HostConfig, JobsNameLocalRanksInRingOrder) {
 TEST(HostConfig, JobErrorsNameTheField) {
     auto job = [](const std::string &j) { return error_of(kTwoLocal + "jobs: [" + j + "]\n"); };
     EXPECT_EQ(job("{kind: ring, hosts: [a, b], bytes: 1}"),
-              "t.yaml: jobs[0].kind: 'ring' is not ring_allreduce or all_to_all");
+              "t.yaml: jobs[0].kind: 'ring' is not one of ring_allreduce, all_to_all");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a], bytes: 1}"),
               "t.yaml: jobs[0].hosts: a list of at least two host names is required");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, p], bytes: 1}"),
@@ -197,7 +197,7 @@ TEST(HostConfig, JobErrorsNameTheField) {
               "t.yaml: jobs[0].hosts[2]: 'a' is listed twice");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b]}"), "t.yaml: jobs[0].bytes: required field missing");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, schedule: ring}"),
-              "t.yaml: jobs[0].schedule: 'ring' is not simultaneous or pairwise");
+              "t.yaml: jobs[0].schedule: 'ring' is not one of simultaneous, pairwise");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, iterations: 0}"),
               "t.yaml: jobs[0].iterations: 0 is out of range 1..1000000");
 }
