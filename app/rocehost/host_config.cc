@@ -222,8 +222,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 f.dst = hidx(fl[i]["dst"], fp + ".dst");
                 f.size_bytes = L.size_bytes(fl[i]["size"], fp + ".size", 1, 1u << 30);
                 if (fl[i]["start_ns"])
-                    f.start_ns = L.integer(fl[i]["start_ns"], fp + ".start_ns", 0,
-                                           86'400'000'000'000ull);
+                    f.start_ns =
+                        L.integer(fl[i]["start_ns"], fp + ".start_ns", 0, 86'400'000'000'000ull);
                 W.list.push_back(f);
             }
         } else if (W.pattern == roce::Pattern::list) {
@@ -330,8 +330,8 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
                 j.spec.compute_gap_ns = L.integer(js[i]["compute_gap_ns"], jp + ".compute_gap_ns",
                                                   0, 3'600'000'000'000ull);
             if (js[i]["step_gap_ns"])
-                j.spec.step_gap_ns = L.integer(js[i]["step_gap_ns"], jp + ".step_gap_ns", 0,
-                                               3'600'000'000'000ull);
+                j.spec.step_gap_ns =
+                    L.integer(js[i]["step_gap_ns"], jp + ".step_gap_ns", 0, 3'600'000'000'000ull);
             if (js[i]["schedule"])
                 j.spec.a2a = L.enumeration<roce::AllToAllSchedule>(
                     js[i]["schedule"], jp + ".schedule",

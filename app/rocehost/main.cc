@@ -299,8 +299,7 @@ int main(int argc, char **argv) {
                      cfg.dcqcn_enabled ? "on" : "off");
         roce::LoopStats loop;
         const uint64_t run_ns = run_hosts(hosts, jobs, cfg, loop);
-        if (!roce::write_host_results(hosts, cfg.run.out_dir, run_ns, loop, &jobs.runner()))
-            rc = 1;
+        if (!roce::write_host_results(hosts, cfg.run.out_dir, run_ns, loop, &jobs.runner())) rc = 1;
     } catch (const std::exception &e) {
         spdlog::critical("{}", e.what());
         rc = 3;

@@ -87,8 +87,9 @@ CollectiveJob make_collective(const CollectiveSpec &s) {
 }
 
 uint32_t CollectiveJob::phase_of(uint32_t flow) const {
-    auto it = std::upper_bound(phases.begin(), phases.end(), flow,
-                               [](uint32_t f, const CollectivePhase &p) { return f < p.first_flow; });
+    auto it =
+        std::upper_bound(phases.begin(), phases.end(), flow,
+                         [](uint32_t f, const CollectivePhase &p) { return f < p.first_flow; });
     return uint32_t(it - phases.begin()) - 1;
 }
 
@@ -133,7 +134,8 @@ std::vector<JobTracker::Start> JobTracker::initial() const {
     if (phases_ == 0) return out;
     for (uint32_t r = 0; r < n_; ++r) start_phase(r, 0, ready_[r], out);
     // The flows of phase 0 in flow order (every rank's at once).
-    std::sort(out.begin(), out.end(), [](const Start &a, const Start &b) { return a.flow < b.flow; });
+    std::sort(out.begin(), out.end(),
+              [](const Start &a, const Start &b) { return a.flow < b.flow; });
     return out;
 }
 
@@ -248,8 +250,8 @@ void JobRunner::write_csv(std::FILE *f) const {
             const uint64_t e = tr.iteration_end_ns()[i];
             if (!e) break;
             std::fprintf(f, "%zu,%s,%zu,%lu,%zu,%lu,%lu,%lu\n", j, kind, sp.hosts.size(),
-                         (unsigned long)sp.bytes_per_rank, i, (unsigned long)prev,
-                         (unsigned long)e, (unsigned long)(e - prev));
+                         (unsigned long)sp.bytes_per_rank, i, (unsigned long)prev, (unsigned long)e,
+                         (unsigned long)(e - prev));
             prev = e;
         }
         const uint64_t c = tr.completion_ns();

@@ -130,7 +130,7 @@ struct Host {
     std::vector<rte_mbuf *> held;     // frames a slow receiver has not taken yet
     uint64_t held_bytes = 0;
     bool rx_xoff = false;               // the slow receiver paused its peer
-    std::vector<PauseEvent> pfc_sent;  // PFC frames this host's NIC sent (faults)
+    std::vector<PauseEvent> pfc_sent;   // PFC frames this host's NIC sent (faults)
 };
 
 class HostSet {

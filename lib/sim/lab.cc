@@ -209,20 +209,21 @@ json lab_description(const Scenario &s) {
         json standalone = json::array();
         for (const roce::CollectiveFlow &f : roce::make_collective(j.spec).flows) {
             const PathInfo p = routing.path(f.src, f.dst, R.standalone.payload_bytes);
-            standalone.push_back(p.reachable ? standalone_fct_ns(f.size_bytes, p, R.standalone) : 0);
+            standalone.push_back(p.reachable ? standalone_fct_ns(f.size_bytes, p, R.standalone)
+                                             : 0);
         }
-        jobs.push_back({{"kind", roce::collective_name(j.spec.kind)},
-                        {"hosts", j.spec.hosts},
-                        {"bytes", j.spec.bytes_per_rank},
-                        {"iterations", j.spec.iterations},
-                        {"compute_gap_ns", j.spec.compute_gap_ns},
-                        {"step_gap_ns", j.spec.step_gap_ns},
-                        {"schedule", j.spec.a2a == AllToAllSchedule::pairwise ? "pairwise"
-                                                                             : "simultaneous"},
-                        {"dport", j.spec.dport},
-                        {"pg", j.spec.pg ? json(*j.spec.pg) : json(nullptr)},
-                        {"start_ns", j.start_ns},
-                        {"standalone_fct_ns", standalone}});
+        jobs.push_back(
+            {{"kind", roce::collective_name(j.spec.kind)},
+             {"hosts", j.spec.hosts},
+             {"bytes", j.spec.bytes_per_rank},
+             {"iterations", j.spec.iterations},
+             {"compute_gap_ns", j.spec.compute_gap_ns},
+             {"step_gap_ns", j.spec.step_gap_ns},
+             {"schedule", j.spec.a2a == AllToAllSchedule::pairwise ? "pairwise" : "simultaneous"},
+             {"dport", j.spec.dport},
+             {"pg", j.spec.pg ? json(*j.spec.pg) : json(nullptr)},
+             {"start_ns", j.start_ns},
+             {"standalone_fct_ns", standalone}});
     }
     lab["jobs"] = jobs;
     json udp = json::array();

@@ -46,7 +46,8 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     // Hosts honour PFC for every pg their flows use that the switch treats as lossless.
     auto honour = [&](uint32_t src, const std::optional<uint8_t> &pg) {
         if (!pg || index(src) < 0 || !flow_class(src, *pg)) return;
-        if (access_[size_t(index(src))].pfc_enable >> *pg & 1) cfg_.traffic.pfc_mask |= uint8_t(1u << *pg);
+        if (access_[size_t(index(src))].pfc_enable >> *pg & 1)
+            cfg_.traffic.pfc_mask |= uint8_t(1u << *pg);
     };
     for (const FlowRecord &f : s.flows) honour(f.src, f.pg);
     for (const CollectiveWorkload &j : s.jobs)

@@ -150,7 +150,7 @@ TEST(Collective, RunnerMapsEngineFlowsAndWritesJobsCsv) {
     EXPECT_TRUE(r.on_sent(3, 1500).empty());  // not a job flow
     EXPECT_TRUE(r.on_received(id_of[0], 1400).empty());
     EXPECT_TRUE(r.on_sent(id_of[0], 1500).empty());  // rank 5 still waits for its receive
-    auto more = r.on_sent(id_of[1], 1500);  // rank 6: sent, and received at 1400
+    auto more = r.on_sent(id_of[1], 1500);           // rank 6: sent, and received at 1400
     ASSERT_EQ(more.size(), 1u);
     auto rank5 = r.on_received(id_of[1], 1450);  // rank 5: received, and sent at 1500
     ASSERT_EQ(rank5.size(), 1u);

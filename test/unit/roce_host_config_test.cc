@@ -195,7 +195,8 @@ TEST(HostConfig, JobErrorsNameTheField) {
               "t.yaml: jobs[0].hosts[1]: 'p' is a peer: a job's hosts must all be local hosts");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b, a], bytes: 1}"),
               "t.yaml: jobs[0].hosts[2]: 'a' is listed twice");
-    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b]}"), "t.yaml: jobs[0].bytes: required field missing");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b]}"),
+              "t.yaml: jobs[0].bytes: required field missing");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, schedule: ring}"),
               "t.yaml: jobs[0].schedule: 'ring' is not one of simultaneous, pairwise");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, iterations: 0}"),

@@ -121,4 +121,3 @@ TEST(SimIncast, AllSendersAtOnceToOneReceiver) {
     }
     EXPECT_THROW(incast_flows({{0, 1}, 0}), std::invalid_argument);
 }
-
