@@ -110,7 +110,7 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     if (!root.IsMap()) L.fail("", "expected a map at the top level, got " + describe(root));
     L.check_keys(root, "",
                  {"rocehost", "traffic", "dcqcn", "hosts", "peers", "workload", "faults",
-                  "udp_flows"});
+                  "udp_flows", "jobs"});
 
     if (auto r = root["rocehost"]) {
         L.check_keys(
@@ -351,6 +351,57 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
         }
     }
     if (auto us = root["udp_flows"]) read_udp_flows(L, us, c);
+    // jobs: [{kind, hosts, bytes, iterations, compute_gap_ns, step_gap_ns, schedule,
+    // start_ns}] (doc/rocehost.md, "Collective jobs").
+    if (auto js = root["jobs"]) {
+        if (!js.IsSequence()) L.fail("jobs", "expected a list");
+        for (size_t i = 0; i < js.size(); i++) {
+            const std::string jp = at("jobs", i);
+            L.check_keys(js[i], jp,
+                         {"kind", "hosts", "bytes", "iterations", "compute_gap_ns", "step_gap_ns",
+                          "schedule", "start_ns"});
+            roce::JobConfig j;
+            if (!js[i]["kind"]) L.fail(jp + ".kind", "required field missing");
+            j.spec.kind = L.enumeration<roce::Collective>(
+                js[i]["kind"], jp + ".kind",
+                {{"ring_allreduce", roce::Collective::ring_allreduce},
+                 {"all_to_all", roce::Collective::all_to_all}});
+            auto hn = js[i]["hosts"];
+            if (!hn || !hn.IsSequence() || hn.size() < 2)
+                L.fail(jp + ".hosts", "a list of at least two host names is required");
+            for (size_t k = 0; k < hn.size(); k++) {
+                const std::string hp = at(jp + ".hosts", k);
+                const uint32_t h = hidx(hn[k], hp);
+                // A rank's step waits for its own receive: every rank runs in this process.
+                if (!c.hosts[h].local())
+                    L.fail(hp, "'" + c.hosts[h].name +
+                                   "' is a peer: a job's hosts must all be local hosts");
+                for (uint32_t x : j.spec.hosts)
+                    if (x == h) L.fail(hp, "'" + c.hosts[h].name + "' is listed twice");
+                j.spec.hosts.push_back(h);
+            }
+            if (!js[i]["bytes"]) L.fail(jp + ".bytes", "required field missing");
+            j.spec.bytes_per_rank = L.size_bytes(js[i]["bytes"], jp + ".bytes", 1, 1u << 30);
+            if (js[i]["iterations"])
+                j.spec.iterations =
+                    uint32_t(L.integer(js[i]["iterations"], jp + ".iterations", 1, 1'000'000));
+            if (js[i]["compute_gap_ns"])
+                j.spec.compute_gap_ns = L.integer(js[i]["compute_gap_ns"], jp + ".compute_gap_ns",
+                                                  0, 3'600'000'000'000ull);
+            if (js[i]["step_gap_ns"])
+                j.spec.step_gap_ns =
+                    L.integer(js[i]["step_gap_ns"], jp + ".step_gap_ns", 0, 3'600'000'000'000ull);
+            if (js[i]["schedule"])
+                j.spec.a2a = L.enumeration<roce::AllToAllSchedule>(
+                    js[i]["schedule"], jp + ".schedule",
+                    {{"simultaneous", roce::AllToAllSchedule::simultaneous},
+                     {"pairwise", roce::AllToAllSchedule::pairwise}});
+            if (js[i]["start_ns"])
+                j.start_ns =
+                    L.integer(js[i]["start_ns"], jp + ".start_ns", 0, 86'400'000'000'000ull);
+            c.jobs.push_back(j);
+        }
+    }
     return c;
 }
 

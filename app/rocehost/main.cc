@@ -43,7 +43,8 @@ void usage(FILE *out) {
         "  --print-eal-args     print the EAL arguments and exit\n"
         "\n"
         "Outputs in the results directory: flows.csv, qp_rates.csv, receivers.csv,\n"
-        "hosts.csv, pauses.csv, summary.json. SIGINT/SIGTERM stop the run and write them.\n");
+        "hosts.csv, pauses.csv, summary.json (with collective jobs: jobs.csv,\n"
+        "job_flows.csv). SIGINT/SIGTERM stop the run and write them.\n");
 }
 
 std::vector<std::string> eal_args(const rocesw::rocehost::HostRunConfig &c) {
@@ -98,10 +99,53 @@ rocesw::Config port_config(const rocesw::rocehost::HostRunConfig &c) {
     return sc;
 }
 
+// Collective jobs (roce/collective.h, the simulator's code): after every poll, the flows that
+// completed at their sender and the messages the local hosts received whole go to the
+// JobRunner, and the steps they make startable become flows. The jobs run on the workload's
+// clock (0 = start_delay after the loop started).
+class Jobs {
+  public:
+    Jobs(rocesw::roce::HostSet &hs, const rocesw::rocehost::HostRunConfig &cfg)
+        : hs_(hs), t0_(cfg.run.start_delay_ns) {
+        for (const auto &j : cfg.jobs) runner_.add(j.spec, j.start_ns);
+        add(runner_.initial());
+    }
+    void after_poll() {
+        done_.clear();
+        hs_.take_completed(done_);
+        rx_.clear();
+        hs_.take_received(rx_);
+        if (!runner_.size()) return;
+        for (uint32_t id : done_) add(runner_.on_sent(id, clock(hs_.flows()[id].finish_ns)));
+        for (const auto &r : rx_) add(runner_.on_received(r.flow, clock(r.t_ns)));
+    }
+    bool done() const { return runner_.done(); }
+    const rocesw::roce::JobRunner &runner() const { return runner_; }
+
+  private:
+    uint64_t clock(uint64_t t) const { return t > t0_ ? t - t0_ : 0; }
+    void add(const std::vector<rocesw::roce::JobRunner::Start> &starts) {
+        for (const auto &st : starts) {
+            const auto &f = runner_.job(st.job).flows[st.flow];
+            rocesw::roce::FlowSpec spec;
+            spec.src = f.src;
+            spec.dst = f.dst;
+            spec.size_bytes = f.size_bytes;
+            spec.start_ns = st.at_ns;
+            runner_.bind(hs_.add_flow(spec), st.job, st.flow);
+        }
+    }
+    rocesw::roce::HostSet &hs_;
+    uint64_t t0_;
+    rocesw::roce::JobRunner runner_;
+    std::vector<uint32_t> done_;
+    std::vector<rocesw::roce::HostSet::Received> rx_;
+};
+
 // The wall-clock loop: TSC time since the start, until done, the duration or a signal; naps
 // when idle for a while (shared cores). Returns the run's duration in ns.
-uint64_t run_hosts(rocesw::roce::HostSet &hs, const rocesw::rocehost::HostRunConfig &cfg,
-                   rocesw::roce::LoopStats &loop) {
+uint64_t run_hosts(rocesw::roce::HostSet &hs, Jobs &jobs,
+                   const rocesw::rocehost::HostRunConfig &cfg, rocesw::roce::LoopStats &loop) {
     const uint64_t tsc0 = rte_rdtsc();
     const double ns_per_tsc = 1e9 / double(rte_get_tsc_hz());
     uint64_t idle_loops = 0, now = 0, prev = 0;
@@ -111,9 +155,10 @@ uint64_t run_hosts(rocesw::roce::HostSet &hs, const rocesw::rocehost::HostRunCon
         if (was_active) loop.on_gap(now - prev);
         prev = now;
         if (g_stop.load(std::memory_order_relaxed) || now >= cfg.run.duration_ns ||
-            hs.finished(now))
+            (hs.finished(now) && jobs.done()))
             break;
         const bool moved = hs.poll(now) > 0;
+        jobs.after_poll();
         was_active = hs.active();
         if (moved || was_active) {
             idle_loops = 0;
@@ -206,8 +251,9 @@ int main(int argc, char **argv) {
     if (!check_path.empty()) {
         size_t local = 0;
         for (auto &h : cfg.hosts) local += h.local();
-        std::printf("%s: valid: %zu local host(s), %zu peer(s), %zu flow(s)\n", path.c_str(), local,
-                    cfg.hosts.size() - local, roce::generate_workload(cfg.workload.spec).size());
+        std::printf("%s: valid: %zu local host(s), %zu peer(s), %zu flow(s), %zu job(s)\n",
+                    path.c_str(), local, cfg.hosts.size() - local,
+                    roce::generate_workload(cfg.workload.spec).size(), cfg.jobs.size());
         return 0;
     }
     if (!flows_path.empty()) {
@@ -250,12 +296,13 @@ int main(int argc, char **argv) {
                              double(h.line_rate_bps) / 1e9);
             }
         roce::HostSet hosts(cfg, n_local, ports, ports.pool());
-        spdlog::info("running: {} flow(s) in the workload, dcqcn {}",
-                     roce::generate_workload(cfg.workload.spec).size(),
+        Jobs jobs(hosts, cfg);
+        spdlog::info("running: {} flow(s) in the workload, {} collective job(s), dcqcn {}",
+                     roce::generate_workload(cfg.workload.spec).size(), cfg.jobs.size(),
                      cfg.dcqcn_enabled ? "on" : "off");
         roce::LoopStats loop;
-        const uint64_t run_ns = run_hosts(hosts, cfg, loop);
-        if (!roce::write_host_results(hosts, cfg.run.out_dir, run_ns, loop)) rc = 1;
+        const uint64_t run_ns = run_hosts(hosts, jobs, cfg, loop);
+        if (!roce::write_host_results(hosts, cfg.run.out_dir, run_ns, loop, &jobs.runner())) rc = 1;
     } catch (const std::exception &e) {
         spdlog::critical("{}", e.what());
         rc = 3;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pkt/addr.h"
+#include "roce/collective.h"
 #include "roce/dcqcn.h"
 #include "roce/packet.h"
 #include "roce/workload.h"
@@ -102,6 +103,14 @@ struct UdpFlowConfig {
     uint16_t sport = 10000, dport = 100;
 };
 
+// A collective job among local hosts (roce/collective.h; rocelab's real engine passes the
+// scenario's jobs): spec.hosts are indexes into HostRunConfig::hosts, start_ns is on the
+// workload's clock.
+struct JobConfig {
+    CollectiveSpec spec;
+    uint64_t start_ns = 0;
+};
+
 struct WorkloadConfig {
     WorkloadSpec spec;
     std::string cdf_file;
@@ -117,6 +126,7 @@ struct HostRunConfig {
     WorkloadConfig workload;
     std::vector<HostFault> faults;
     std::vector<UdpFlowConfig> udp_flows;
+    std::vector<JobConfig> jobs;
     int host_index(const std::string &name) const {
         for (size_t i = 0; i < hosts.size(); i++)
             if (hosts[i].name == name) return int(i);

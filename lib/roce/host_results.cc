@@ -320,9 +320,31 @@ bool write_udp_flows(const HostSet &hs, const std::string &dir) {
     write_udp_flows_csv(f, rows, hs.udp());
     return std::fclose(f) == 0;
 }
+namespace {
+// jobs.csv and job_flows.csv (JobRunner's formats); summary.json's `jobs` (rocesim's key).
+bool write_jobs(const JobRunner &jobs, const std::string &dir, nlohmann::json &js) {
+    auto write = [&](const char *name, void (JobRunner::*what)(std::FILE *) const) {
+        const std::string p = dir + "/" + name;
+        std::FILE *f = std::fopen(p.c_str(), "w");
+        if (!f) spdlog::error("{}: cannot write", p);
+        if (!f) return false;
+        (jobs.*what)(f);
+        return std::fclose(f) == 0;
+    };
+    if (!write("jobs.csv", &JobRunner::write_csv) ||
+        !write("job_flows.csv", &JobRunner::write_flows_csv))
+        return false;
+    const JobRunner::Totals t = jobs.totals();
+    js["jobs"] = {{"jobs", t.jobs},
+                  {"completed", t.jobs_completed},
+                  {"iterations", t.iterations},
+                  {"iterations_completed", t.iterations_completed}};
+    return true;
+}
+}  // namespace
 
 bool write_host_results(const HostSet &hs, const std::string &dir, uint64_t run_ns,
-                        const LoopStats &loop) {
+                        const LoopStats &loop, const JobRunner *jobs) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     const std::vector<FlowResult> rs = flow_results(hs);
@@ -336,7 +358,9 @@ bool write_host_results(const HostSet &hs, const std::string &dir, uint64_t run_
     const auto buckets = summarize(rs);
     std::ofstream sj;
     if (!open_out(dir, "summary.json", sj)) return false;
-    sj << summary_json(hs, run_ns, loop, rs, rx, ov, buckets, std::move(hosts)).dump(2) << '\n';
+    nlohmann::json js = summary_json(hs, run_ns, loop, rs, rx, ov, buckets, std::move(hosts));
+    if (jobs && jobs->size() && !write_jobs(*jobs, dir, js)) return false;
+    sj << js.dump(2) << '\n';
     print_summary(hs, run_ns, loop, rs, rx, ov, buckets);
     return true;
 }

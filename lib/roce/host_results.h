@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "roce/collective.h"
 #include "roce/host_set.h"
 #include "roce/results.h"
 
@@ -34,8 +35,10 @@ std::vector<FlowResult> flow_results(const HostSet &hs);
 ReceiverTotals receiver_totals(const HostSet &hs);
 
 // Writes every file to `dir` (created if needed) and prints the summary. `run_ns`: the time
-// the run ended (pause totals are taken at it). Returns false when a file cannot be written.
+// the run ended (pause totals are taken at it). With `jobs` (collective jobs), also jobs.csv,
+// job_flows.csv (JobRunner::write_csv, write_flows_csv) and summary.json's `jobs` totals.
+// Returns false when a file cannot be written.
 bool write_host_results(const HostSet &hs, const std::string &dir, uint64_t run_ns,
-                        const LoopStats &loop = {});
+                        const LoopStats &loop = {}, const JobRunner *jobs = nullptr);
 
 }  // namespace rocesw::roce

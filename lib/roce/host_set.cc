@@ -116,6 +116,11 @@ void HostSet::take_completed(std::vector<uint32_t> &out) {
     completed_.clear();
 }
 
+void HostSet::take_received(std::vector<Received> &out) {
+    out.insert(out.end(), received_.begin(), received_.end());
+    received_.clear();
+}
+
 HostSet::~HostSet() {
     release();
 }
@@ -343,6 +348,8 @@ void HostSet::handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now)
             e.np.ce_packets++;
         }
         RecvAction a = e.qp.on_data(op, p.bth.psn, p.bth.ack_req, p.payload_len);
+        if (a.message_done && p.bth.dest_qp >= kQpnBase && p.bth.dest_qp - kQpnBase < flows_.size())
+            received_.push_back({p.bth.dest_qp - kQpnBase, now});
         if (a.reply) {
             // Flow i uses QP kQpnBase + i at both ends, and every process knows every flow:
             // a flow with its own class gets its ACK/NAKs in that class.

@@ -179,6 +179,14 @@ class HostSet {
     uint32_t add_flow(const FlowSpec &spec);
     // Appends the indexes of the flows completed since the previous call, in completion order.
     void take_completed(std::vector<uint32_t> &out);
+    // A message a local host received whole (its last packet accepted in order): the flow
+    // (its QPN's index in the workload) and when. take_received appends those since the
+    // previous call, in arrival order (collective jobs: a rank's step waits for its receive).
+    struct Received {
+        uint32_t flow = 0;
+        uint64_t t_ns = 0;
+    };
+    void take_received(std::vector<Received> &out);
 
     // A started local flow is not done yet.
     bool active() const;
@@ -237,6 +245,7 @@ class HostSet {
     std::vector<Host> hosts_;  // local hosts only
     std::deque<Flow> flows_;  // every flow of the workload (remote ones are never started)
     std::vector<uint32_t> completed_;
+    std::vector<Received> received_;
     uint32_t local_flows_ = 0, done_flows_ = 0;
     uint64_t last_done_ns_ = 0;
     uint64_t next_sample_ns_ = 0;

@@ -770,6 +770,14 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
                      (unsigned long)c.naks_rx, (unsigned long)c.mac_control_rx,
                      (unsigned long)c.alloc_failures);
     }
+    if (roce_ && roce_->jobs().size()) {  // rocelab's real engine writes the same key
+        const roce::JobRunner::Totals jt = roce_->jobs().totals();
+        std::fprintf(f,
+                     "  \"jobs\": {\"jobs\": %lu, \"completed\": %lu, \"iterations\": %lu, "
+                     "\"iterations_completed\": %lu},\n",
+                     (unsigned long)jt.jobs, (unsigned long)jt.jobs_completed,
+                     (unsigned long)jt.iterations, (unsigned long)jt.iterations_completed);
+    }
     // The only fields that differ between identical runs (names containing wall_time_s, and
     // peak_rss_kb).
     std::fprintf(f, "  \"setup_wall_time_s\": %.3f,\n", setup_s);

@@ -227,14 +227,29 @@ json lab_description(const Scenario &s) {
                           p.reachable ? standalone_fct_ns(f.size_bytes, p, R.standalone) : 0}});
     }
     lab["flows"] = flows;
+    // Collective jobs as their specs (rocehost expands and drives them with the same code,
+    // roce/collective.h) and, per job flow, its standalone FCT (fct.txt's last column).
     json jobs = json::array();
-    for (const CollectiveWorkload &j : s.jobs)
+    for (const CollectiveWorkload &j : s.jobs) {
+        json standalone = json::array();
+        for (const roce::CollectiveFlow &f : roce::make_collective(j.spec).flows) {
+            const PathInfo p = routing.path(f.src, f.dst, R.standalone.payload_bytes);
+            standalone.push_back(p.reachable ? standalone_fct_ns(f.size_bytes, p, R.standalone)
+                                             : 0);
+        }
         jobs.push_back(
-            {{"kind", j.spec.kind == Collective::ring_allreduce ? "ring_allreduce" : "all_to_all"},
+            {{"kind", roce::collective_name(j.spec.kind)},
              {"hosts", j.spec.hosts},
              {"bytes", j.spec.bytes_per_rank},
              {"iterations", j.spec.iterations},
-             {"start_ns", j.start_ns}});
+             {"compute_gap_ns", j.spec.compute_gap_ns},
+             {"step_gap_ns", j.spec.step_gap_ns},
+             {"schedule", j.spec.a2a == AllToAllSchedule::pairwise ? "pairwise" : "simultaneous"},
+             {"dport", j.spec.dport},
+             {"pg", j.spec.pg ? json(*j.spec.pg) : json(nullptr)},
+             {"start_ns", j.start_ns},
+             {"standalone_fct_ns", standalone}});
+    }
     lab["jobs"] = jobs;
     json udp = json::array();
     for (const UdpFlowSpec &u : s.udp)

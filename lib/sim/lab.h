@@ -16,8 +16,9 @@
 //   flows     RoCE flows with fixed start times (roce_flows, flow.txt, cdf and incast
 //             workloads) in start order, with HPCC's source port and standalone FCT as rocesim
 //             writes them to fct.txt and the class rocesim's hosts give them
-//             (resolve_flow_class); collective jobs (started by completions) as their specs;
-//             UDP flows with their PFC priority (udp_flow_priority);
+//             (resolve_flow_class); collective jobs (started by completions) as their specs,
+//             with each job flow's standalone FCT (roce::make_collective's order); UDP flows with their PFC
+//             priority (udp_flow_priority);
 //   events    link down/up (link index, both ends, convergence) and host events;
 //   settings  QoS profile path, switch MTU, LB policy and seed (per switch), the hosts'
 //             profile (hosts.dcqcn and hosts.traffic as written, mtu, ack_every, window, rto,

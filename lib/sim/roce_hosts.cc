@@ -57,14 +57,25 @@ RoceHosts::RoceHosts(const Scenario &s, std::vector<roce::HostConfig> hosts,
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
         return s.flows[a].start_ns < s.flows[b].start_ns;
     });
-    for (uint32_t i : order) add(s.flows[i], s.flows[i].start_ns, -1, 0);
-    for (const CollectiveWorkload &j : s.jobs) {
-        jobs_.push_back(make_collective(j.spec));
-        trackers_.emplace_back(jobs_.back(), j.start_ns);
-        job_results_.push_back({j.start_ns, {}, 0});
-        const int32_t id = int32_t(jobs_.size() - 1);
-        for (const JobTracker::Start &st : trackers_.back().initial())
-            add(jobs_.back().flows[st.flow], st.at_ns, id, st.flow);
+    for (uint32_t i : order) add(s.flows[i], s.flows[i].start_ns);
+    for (const CollectiveWorkload &j : s.jobs) jobs_.add(j.spec, j.start_ns);
+    add_job_flows(jobs_.initial(), 0, nullptr);
+}
+
+void RoceHosts::add_job_flows(const std::vector<roce::JobRunner::Start> &starts, uint64_t now_ns,
+                              std::vector<uint32_t> *woken) {
+    for (const roce::JobRunner::Start &st : starts) {
+        const roce::CollectiveJob &job = jobs_.job(st.job);
+        const roce::CollectiveFlow &cf = job.flows[st.flow];
+        FlowRecord f;
+        f.src = cf.src;
+        f.dst = cf.dst;
+        f.size_bytes = cf.size_bytes;
+        f.pg = job.spec.pg;
+        f.dport = job.spec.dport;
+        const uint32_t id = add(f, std::max(st.at_ns, now_ns));
+        jobs_.bind(id, st.job, st.flow);
+        if (woken) woken->push_back(f.src);
     }
 }
 
@@ -119,7 +130,7 @@ RoceHosts::~RoceHosts() {
     hs_->release();
 }
 
-uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns, int32_t job, uint32_t job_flow) {
+uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns) {
     const int si = index(f.src), di = index(f.dst);
     if (si < 0 || di < 0) throw std::runtime_error("a RoCE flow between nodes that are not hosts");
     roce::FlowSpec spec;
@@ -143,8 +154,6 @@ uint32_t RoceHosts::add(const FlowRecord &f, uint64_t start_ns, int32_t job, uin
     in.sport = sports_.next(f.src);
     in.dport = f.dport;
     in.standalone_ns = p.reachable ? standalone_fct_ns(f.size_bytes, p, s_.roce.standalone) : 0;
-    in.job = job;
-    in.job_flow = job_flow;
     if (info_.size() <= id) info_.resize(id + 1);
     info_[id] = in;
     return id;
@@ -186,17 +195,12 @@ void RoceHosts::on_completions(TimePs now, std::vector<uint32_t> &woken) {
             r.standalone_fct_ns = in.standalone_ns;
             fct_->write(r);
         }
-        if (in.job < 0) continue;
-        JobTracker &tr = trackers_[size_t(in.job)];
-        const CollectiveJob &job = jobs_[size_t(in.job)];
-        for (const JobTracker::Start &st : tr.on_flow_complete(in.job_flow, f.finish_ns)) {
-            const uint32_t nid = add(job.flows[st.flow], std::max(st.at_ns, ns(now)), in.job, st.flow);
-            woken.push_back(info_[nid].src);
-        }
-        JobResult &jr = job_results_[size_t(in.job)];
-        jr.iteration_end_ns = tr.iteration_end_ns();
-        jr.completion_ns = tr.completion_ns();
+        add_job_flows(jobs_.on_sent(id, f.finish_ns), ns(now), &woken);
     }
+    received_.clear();
+    hs_->take_received(received_);
+    for (const roce::HostSet::Received &r : received_)
+        add_job_flows(jobs_.on_received(r.flow, r.t_ns), ns(now), &woken);
 }
 
 bool RoceHosts::write_results(const std::string &dir, const std::string &jobs_dir,
@@ -204,29 +208,11 @@ bool RoceHosts::write_results(const std::string &dir, const std::string &jobs_di
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     bool ok = roce::write_host_results(*hs_, dir, ns(now));
-    if (jobs_.empty()) return ok;
+    if (!jobs_.size()) return ok;
     const std::string p = jobs_dir + "/jobs.csv";
     std::FILE *f = std::fopen(p.c_str(), "w");
     if (!f) return false;
-    std::fprintf(f, "job,kind,ranks,bytes_per_rank,iteration,start_ns,end_ns,duration_ns\n");
-    for (size_t j = 0; j < jobs_.size(); j++) {
-        const CollectiveSpec &sp = jobs_[j].spec;
-        const JobResult &r = job_results_[j];
-        const char *kind = sp.kind == Collective::ring_allreduce ? "ring_allreduce" : "all_to_all";
-        uint64_t prev = r.start_ns;
-        for (size_t i = 0; i < r.iteration_end_ns.size(); i++) {
-            const uint64_t e = r.iteration_end_ns[i];
-            if (!e) break;
-            std::fprintf(f, "%zu,%s,%zu,%lu,%zu,%lu,%lu,%lu\n", j, kind, sp.hosts.size(),
-                         (unsigned long)sp.bytes_per_rank, i, (unsigned long)prev,
-                         (unsigned long)e, (unsigned long)(e - prev));
-            prev = e;
-        }
-        std::fprintf(f, "%zu,%s,%zu,%lu,all,%lu,%lu,%lu\n", j, kind, sp.hosts.size(),
-                     (unsigned long)sp.bytes_per_rank, (unsigned long)r.start_ns,
-                     (unsigned long)r.completion_ns,
-                     (unsigned long)(r.completion_ns ? r.completion_ns - r.start_ns : 0));
-    }
+    jobs_.write_csv(f);
     std::fclose(f);
     return ok;
 }

@@ -11,8 +11,9 @@
 //                              PFC pauses act on frames still in the host.
 //
 // Flows (RoCE WRITE messages, one QP each) come from flow.txt, roce_flows and the cdf/incast
-// workloads (added at set-up with their start times) and from collective jobs (a JobTracker per
-// job adds each phase's flows when the previous phase completes). Each completion writes an
+// workloads (added at set-up with their start times) and from collective jobs (a roce::JobRunner,
+// rocehost's too: a rank's next step's flows are added once its sends completed and its
+// receives arrived). Each completion writes an
 // HPCC fct.txt line (sport from SourcePorts in the order flows are added, standalone FCT from
 // the path at the time the flow was added).
 #pragma once
@@ -28,6 +29,7 @@
 
 #include "port/port_io.h"
 #include "qos/plan.h"
+#include "roce/collective.h"
 #include "roce/host_config.h"
 #include "roce/host_set.h"
 #include "sim/fct.h"
@@ -66,14 +68,6 @@ struct SimFlowInfo {
     uint32_t src = 0, dst = 0;  // node ids
     uint16_t sport = 0, dport = 0;
     uint64_t standalone_ns = 0;
-    int32_t job = -1;  // collective job, or -1
-    uint32_t job_flow = 0;
-};
-
-struct JobResult {
-    uint64_t start_ns = 0;
-    std::vector<uint64_t> iteration_end_ns;
-    uint64_t completion_ns = 0;  // 0: not finished
 };
 
 // The class of a flow with priority group `pg` from a host whose switch port classifies as
@@ -127,11 +121,13 @@ class RoceHosts {
 
     const roce::HostSet &host_set() const { return *hs_; }
     const std::vector<SimFlowInfo> &flow_info() const { return info_; }
-    const std::vector<JobResult> &jobs() const { return job_results_; }
+    const roce::JobRunner &jobs() const { return jobs_; }
     uint64_t fct_lines() const { return fct_ ? fct_->lines() : 0; }
 
   private:
-    uint32_t add(const FlowRecord &f, uint64_t start_ns, int32_t job, uint32_t job_flow);
+    uint32_t add(const FlowRecord &f, uint64_t start_ns);
+    void add_job_flows(const std::vector<roce::JobRunner::Start> &starts, uint64_t now_ns,
+                       std::vector<uint32_t> *woken);
 
     const Scenario &s_;
     const EcmpRouting &routing_;
@@ -144,10 +140,9 @@ class RoceHosts {
     std::unique_ptr<FctWriter> fct_;
     SourcePorts sports_;
     std::vector<SimFlowInfo> info_;
-    std::deque<CollectiveJob> jobs_;
-    std::deque<JobTracker> trackers_;
-    std::vector<JobResult> job_results_;
+    roce::JobRunner jobs_;
     std::vector<uint32_t> done_;
+    std::vector<roce::HostSet::Received> received_;
 };
 
 class RoceSimHost final : public SimHost {

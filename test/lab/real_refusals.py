@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """rocelab's real engine refuses, with a clear message, what it cannot run as the simulator
 does (tools/rocelab_lib/real.py check_supported): a UDP flow that never ends (no stop, no
-until); it accepts flows with a class of their own (pg) and UDP flows, and hands rocehost the
-classes and PFC priorities rocesim resolves. The lab descriptions come from rocesim --emit-lab
+until) and a collective job with a class of its own (pg); it accepts flows with a class of their
+own, UDP flows and collective jobs, and hands rocehost the classes and PFC priorities rocesim
+resolves. The lab descriptions come from rocesim --emit-lab
 (no processes started)."""
 import json
 import os
@@ -83,4 +84,8 @@ same("a UDP flow: its DSCP's TC as its PFC priority",
      real.udp_flows_yaml(lab, {0: "h0", 1: "h1", 2: "h2"}),
      ["udp_flows:", '  - {src: "h1", dst: "h2", rate: 1M, frame_bytes: 1000, start_ns: 0, '
       'stop_ns: 10000, dscp: 0, ecn: false, priority: 1, sport: 10000, dport: 100}'])
+check("workloads:\n  - {type: ring_allreduce, hosts: [0, 1, 2], bytes: 3000, pg: 3}\n",
+      "rocelab: a collective job's own class (pg) is not yet in the real engine: collective job 0 "
+      "(ring_allreduce) has pg 3; rocehost would run it in hosts.traffic's class")
+check("workloads:\n  - {type: all_to_all, hosts: [0, 1, 2], bytes: 3000, iterations: 2}\n", "")
 sys.exit(1 if failed else 0)

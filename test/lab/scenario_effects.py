@@ -3,7 +3,8 @@
 
     scenario_effects.py GROUP [--keep DIR]      GROUP: incast, victim-flow, pfc-storm,
                                                 pfc-deadlock, ecmp-collision, link-failure,
-                                                collective, ecn-vs-pfc, traffic-classes
+                                                collective, collective-lab, ecn-vs-pfc,
+                                                traffic-classes
     scenario_effects.py --classes OUT           traffic-classes-lab's effect on a result
                                                 directory of either engine (real_labs.sh)
 Runs the group's variants with `rocelab run --engine sim` (rocesim from $ROCESIM or the build
@@ -162,17 +163,39 @@ def link_failure(tmp):
           "every flow completes, later than without the failure")
 
 
-def collective(tmp):
-    h, fl, inc = (run(tmp, "collective-" + v) for v in ("hash", "flowlet", "incast"))
+def iters(r):
+    """Job 0's iteration durations (ns) from jobs.csv, by iteration ("0", "1", ..., "all")."""
+    return {j["iteration"]: int(j["duration_ns"]) for j in r.jobs if j["job"] == "0"}
 
-    def iters(r):
-        return {j["iteration"]: int(j["duration_ns"]) for j in r.jobs}
-    ih, ifl, iinc = iters(h), iters(fl), iters(inc)
-    print("iteration times (ns): hash %s flowlet %s incast %s" % (ih, ifl, iinc))
-    check(len(ih) == 4 and all(all_done(r) for r in (h, fl, inc)),
+
+def collective(tmp):
+    h, fl, ad, inc = (run(tmp, "collective-" + v) for v in ("hash", "flowlet", "adaptive", "incast"))
+    ih, ifl, iad, iinc = iters(h), iters(fl), iters(ad), iters(inc)
+    print("iteration times (ns): hash %s flowlet %s adaptive %s incast %s" % (ih, ifl, iad, iinc))
+    check(len(ih) == 4 and all(all_done(r) for r in (h, fl, ad, inc)),
           "three iterations (and the job) complete in every variant")
-    check(ifl["all"] < ih["all"], "flowlet load balancing shortens the job")
+    check(all(len(i) == 4 and min(i.values()) > 0 for i in (ifl, iad, iinc)),
+          "every variant reports its three iteration times")
+    check(iad["all"] < 0.7 * ih["all"], "adaptive load balancing shortens the job")
+    check(ad.imbalance() < h.imbalance(), "adaptive spreads the uplinks more evenly than hash")
     check(iinc["0"] > ih["0"], "the background incast slows the iteration it overlaps")
+
+
+def collective_lab(tmp):
+    a, b = run(tmp, "collective-lab"), run(tmp, "collective-lab-incast")
+    ia, ib = iters(a), iters(b)
+    print("iteration times (us): alone %s, with the incast %s"
+          % ({k: v // 1000 for k, v in ia.items()}, {k: v // 1000 for k, v in ib.items()}))
+    for name, r, it in (("collective-lab", a, ia), ("collective-lab-incast", b, ib)):
+        j = r.summary.get("jobs", {})
+        check(len(it) == 5 and all(v > 0 for v in it.values()) and j.get("completed") == 1
+              and j.get("iterations_completed") == j.get("iterations") == 4,
+              "%s: all four iterations complete, their times reported and positive" % name)
+        check(all_done(r) and r.totals()["switch_drops"] == 0,
+              "%s: every flow completes, no drop (lossless)" % name)
+    check(b.totals()["pfc_xoff_by_switches"] > 0, "the incast makes the switches send XOFF")
+    check(ib["all"] > 1.2 * ia["all"] and ib["0"] > 1.5 * ia["0"],
+          "the background incast lengthens the iterations it overlaps and the job")
 
 
 def ecn_vs_pfc(tmp):
@@ -233,8 +256,8 @@ def traffic_classes(tmp):
 
 GROUPS = {"incast": incast, "victim-flow": victim_flow, "pfc-storm": pfc_storm,
           "pfc-deadlock": pfc_deadlock, "ecmp-collision": ecmp_collision,
-          "link-failure": link_failure, "collective": collective, "ecn-vs-pfc": ecn_vs_pfc,
-          "traffic-classes": traffic_classes}
+          "link-failure": link_failure, "collective": collective, "collective-lab": collective_lab,
+          "ecn-vs-pfc": ecn_vs_pfc, "traffic-classes": traffic_classes}
 
 
 def main():

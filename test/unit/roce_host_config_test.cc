@@ -207,6 +207,55 @@ TEST(HostConfig, FaultsOnTheWorkloadClock) {
               "t.yaml: faults[0].slow_receiver.max_catch_up: only for pfc_storm");
 }
 
+const std::string kTwoLocal = R"(
+hosts:
+  - {name: a, device: "net_ring0", mac: "02:00:00:00:01:02", ip: 10.0.1.2/24}
+  - {name: b, device: "net_ring1", mac: "02:00:00:00:01:03", ip: 10.0.1.3/24}
+  - {name: c, device: "net_ring2", mac: "02:00:00:00:01:04", ip: 10.0.1.4/24}
+peers:
+  - {name: p, ip: 10.0.2.2}
+)";
+
+TEST(HostConfig, JobsNameLocalRanksInRingOrder) {
+    auto c = load_host_config_string(
+        kTwoLocal +
+            "jobs:\n"
+            "  - {kind: ring_allreduce, hosts: [c, a, b], bytes: 1M, iterations: 3, "
+            "compute_gap_ns: 200000, start_ns: 5000}\n"
+            "  - {kind: all_to_all, hosts: [a, b], bytes: 4096, schedule: pairwise, "
+            "step_gap_ns: 100}\n",
+        "t.yaml");
+    ASSERT_EQ(c.jobs.size(), 2u);
+    EXPECT_EQ(c.jobs[0].spec.kind, roce::Collective::ring_allreduce);
+    EXPECT_EQ(c.jobs[0].spec.hosts, (std::vector<uint32_t>{2, 0, 1}));
+    EXPECT_EQ(c.jobs[0].spec.bytes_per_rank, 1'000'000u);
+    EXPECT_EQ(c.jobs[0].spec.iterations, 3u);
+    EXPECT_EQ(c.jobs[0].spec.compute_gap_ns, 200'000u);
+    EXPECT_EQ(c.jobs[0].start_ns, 5'000u);
+    EXPECT_EQ(c.jobs[1].spec.kind, roce::Collective::all_to_all);
+    EXPECT_EQ(c.jobs[1].spec.a2a, roce::AllToAllSchedule::pairwise);
+    EXPECT_EQ(c.jobs[1].spec.iterations, 1u);  // default
+    EXPECT_EQ(c.jobs[1].spec.step_gap_ns, 100u);
+}
+
+TEST(HostConfig, JobErrorsNameTheField) {
+    auto job = [](const std::string &j) { return error_of(kTwoLocal + "jobs: [" + j + "]\n"); };
+    EXPECT_EQ(job("{kind: ring, hosts: [a, b], bytes: 1}"),
+              "t.yaml: jobs[0].kind: 'ring' is not one of ring_allreduce, all_to_all");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a], bytes: 1}"),
+              "t.yaml: jobs[0].hosts: a list of at least two host names is required");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, p], bytes: 1}"),
+              "t.yaml: jobs[0].hosts[1]: 'p' is a peer: a job's hosts must all be local hosts");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b, a], bytes: 1}"),
+              "t.yaml: jobs[0].hosts[2]: 'a' is listed twice");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b]}"),
+              "t.yaml: jobs[0].bytes: required field missing");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, schedule: ring}"),
+              "t.yaml: jobs[0].schedule: 'ring' is not one of simultaneous, pairwise");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, iterations: 0}"),
+              "t.yaml: jobs[0].iterations: 0 is out of range 1..1000000");
+}
+
 TEST(HostConfig, ErrorsNameTheFileAndField) {
     // The shape of every loader's unknown-field message (was "t.yaml: bogus: unknown field").
     EXPECT_EQ(error_of(kBase + "bogus: 1\n"), "t.yaml: unknown field 'bogus'");

@@ -4,12 +4,12 @@ flagged when the two differ by more than the tolerance (relative, with an absolu
 that 0 vs 2 PFC frames is not a 100 % alarm)."""
 import html
 
-from .results import Results
+from .results import Results, median
 
 REL_TOL = 0.15  # the issue's agreement target for median FCT per size bin
 
 # (label, absolute floor under which a difference is not flagged)
-FLOORS = {"slowdown": 0.05, "count": 10, "load": 0.02}
+FLOORS = {"slowdown": 0.05, "count": 10, "load": 0.02, "ms": 0.5}
 
 
 def _row(label, a, b, kind):
@@ -41,6 +41,9 @@ def compare(dir_a, dir_b):
     if ta["udp_flows"] or tb["udp_flows"]:  # rows only for runs with UDP flows
         for k in ("udp_sent", "udp_received"):
             rows.append(_row(k, ta[k], tb[k], "count"))
+    ja, jb = _job_times(ra), _job_times(rb)
+    for k in sorted(set(ja) | set(jb), key=lambda k: (int(k[0]), k[1] == "all", k[1])):
+        rows.append(_row("job %s %s (ms)" % k, ja.get(k, 0.0), jb.get(k, 0.0), "ms"))
     la = {(l["from"], l["to"]): l["util"] for l in ra.link_loads()}
     lb = {(l["from"], l["to"]): l["util"] for l in rb.link_loads()}
     topo = ra.topo if ra.topo.nodes else rb.topo  # names from whichever has a topology
@@ -50,6 +53,20 @@ def compare(dir_a, dir_b):
         rows.append(_row("load %s->%s" % (topo.name(k[0]), topo.name(k[1])),
                          la.get(k, 0.0), lb.get(k, 0.0), "load"))
     return rows
+
+
+def _job_times(r):
+    """Collective jobs (jobs.csv, either engine): (job, "median iteration" | "all") -> ms."""
+    out, its = {}, {}
+    for j in r.jobs:
+        ms = int(j["duration_ns"]) / 1e6
+        if j["iteration"] == "all":
+            out[(j["job"], "all")] = ms
+        else:
+            its.setdefault(j["job"], []).append(ms)
+    for job, xs in its.items():
+        out[(job, "median iteration")] = median(xs)
+    return out
 
 
 def distortion_notes(dirs):

@@ -152,10 +152,8 @@ def ctl_many(calls):
 
 def check_supported(lab, any_rate=False):
     check_udp_flows(lab)
-    if lab["jobs"]:
-        raise SystemExit("rocelab: collective jobs (ring_allreduce, all_to_all) are not yet in "
-                         "the real engine: their phases start on completions")
-    if not lab["flows"]:
+    check_jobs_supported(lab)
+    if not lab["flows"] and not lab["jobs"]:
         raise SystemExit("rocelab: the scenario has no RoCE flows")
     for h in labmod.hosts(lab):
         if len(h["ports"]) != 1:
@@ -256,6 +254,83 @@ def queue_classes(socks):
                 t["drops_by_reason"][r] = t["drops_by_reason"].get(r, 0) + n
         out[name] = {q: t for q, t in qs.items() if t["enq_packets"] or t["drops"]}
     return out
+
+
+def check_jobs_supported(lab):
+    """Collective jobs run in rocehost (doc/rocehost.md "Collective jobs"), with the hosts'
+    class: a job with a pg of its own is refused (flows with one run in their class)."""
+    for i, j in enumerate(lab["jobs"]):
+        if j.get("pg") is not None:
+            raise SystemExit(f"rocelab: a collective job's own class (pg) is not yet in the real "
+                             f"engine: collective job {i} ({j['kind']}) has pg {j['pg']}; rocehost "
+                             "would run it in hosts.traffic's class")
+
+
+def jobs_yaml(lab, hostname):
+    """rocehost's `jobs` section: the scenario's collective jobs, expanded and driven by rocehost
+    with rocesim's code (roce/collective.h). Every host is in the one rocehost process, so a
+    rank's step can wait for its own receive (doc/rocelab.md, "Collective jobs")."""
+    if not lab["jobs"]:
+        return []
+    y = ["jobs:"]
+    for j in lab["jobs"]:
+        y.append(f"  - {{kind: {j['kind']}, hosts: {json.dumps([hostname[h] for h in j['hosts']])}, "
+                 f"bytes: {j['bytes']}, iterations: {j['iterations']}, "
+                 f"compute_gap_ns: {j['compute_gap_ns']}, step_gap_ns: {j['step_gap_ns']}, "
+                 f"schedule: {j['schedule']}, start_ns: {j['start_ns']}}}")
+    return y
+
+
+def job_flow_table(lab, hosts_dir, flow_rows):
+    """The flows rocehost added for collective jobs (hosts/job_flows.csv; their ends from its
+    flows.csv rows `flow_rows`), by rocehost's flow id, in lab["flows"]'s form for fct.txt:
+    source ports numbered per source host after the lab's flows' in the order rocehost added
+    them (rocesim numbers them in the order it adds them), rocesim's standalone FCT from the lab
+    description; start_ns on the scenario's clock."""
+    p = os.path.join(hosts_dir, "job_flows.csv")
+    if not os.path.exists(p):
+        return {}
+    with open(p) as f:
+        rows = list(csv.DictReader(f))
+    node = {h["name"]: h["id"] for h in labmod.hosts(lab)}
+    by_id = {int(r["flow"]): r for r in flow_rows}
+    sport = {}
+    for fl in lab["flows"]:
+        sport[fl["src"]] = max(sport.get(fl["src"], 10000), fl["sport"] + 1)
+    out = {}
+    for r in sorted(rows, key=lambda r: int(r["flow"])):
+        fr = by_id.get(int(r["flow"]))
+        if not fr:
+            continue
+        j = lab["jobs"][int(r["job"])]
+        src = node[fr["src"]]
+        out[int(r["flow"])] = {"src": src, "dst": node[fr["dst"]], "size": int(r["size_bytes"]),
+                               "sport": sport.setdefault(src, 10000), "dport": j["dport"],
+                               "start_ns": scenario_ns(fr["start_ns"]),
+                               "standalone_fct_ns": j["standalone_fct_ns"][int(r["job_flow"])]}
+        sport[src] += 1
+    return out
+
+
+def copy_jobs_results(out, hosts_dir, hsum, summary):
+    """OUT/jobs.csv (rocehost's, on the scenario's clock as rocesim's) and summary.json's
+    `jobs` (rocesim's key: jobs, completed, iterations, iterations_completed)."""
+    p = os.path.join(hosts_dir, "jobs.csv")
+    if os.path.exists(p):
+        shutil.copyfile(p, os.path.join(out, "jobs.csv"))
+    if hsum.get("jobs"):
+        summary["jobs"] = hsum["jobs"]
+
+
+def jobs_complete(lab, summary):
+    """Every collective job finished every iteration (printed when there are jobs)."""
+    if not lab["jobs"]:
+        return True
+    j = summary.get("jobs") or {}
+    ok = j.get("completed") == len(lab["jobs"]) and j.get("iterations_completed") == j.get("iterations")
+    print(f"rocelab: collective jobs: {j.get('completed', 0)}/{len(lab['jobs'])} completed, "
+          f"{j.get('iterations_completed', 0)}/{j.get('iterations', '?')} iterations (jobs.csv)")
+    return ok
 
 
 def memif(index, role, sock):
@@ -465,7 +540,7 @@ def _run(a, lab, tag, work, out, procs, t0):
         y.append(f"    line_rate: {labmod.mbps(p['rate_bps'], h['name'])}M")
     y.append("workload:")
     y.append("  pattern: list")
-    y.append("  flows:")
+    y.append("  flows:" if lab["flows"] else "  flows: []")
     for f in lab["flows"]:
         y.append(f"    - {{src: {json.dumps(hostname[f['src']])}, dst: {json.dumps(hostname[f['dst']])}, "
                  f"size: {f['size']}, start_ns: {f['start_ns']}{flow_class_yaml(f)}}}")
@@ -480,6 +555,7 @@ def _run(a, lab, tag, work, out, procs, t0):
                  f"{{at_us: {e['at_ns'] // 1000}, until_us: {max(e['until_ns'] // 1000, e['at_ns'] // 1000 + 1)}, "
                  f"priority: {e['priority']}, interval_us: {iv}{extra}}}}}")
     y += udp_flows_yaml(lab, hostname)
+    y += jobs_yaml(lab, hostname)
     hcfg = os.path.join(out, "configs", "hosts.yaml")
     with open(hcfg, "w") as f:
         f.write("\n".join(y) + "\n")
@@ -500,7 +576,7 @@ def _run(a, lab, tag, work, out, procs, t0):
     skipped = []
     rh = procs.start("rocehost", [labmod.binary("rocehost"), "--config", hcfg,
                                   "--file-prefix", f"{tag}-hosts"], "rocehost.log")
-    log(f"rocehost: {len(hs)} hosts, {len(lab['flows'])} flows")
+    log(f"rocehost: {len(hs)} hosts, {len(lab['flows'])} flows, {len(lab['jobs'])} collective jobs")
     rh_log = procs.procs[-1][2]
     t_ref = None  # wall time of the workload's time 0 (rocehost's loop start + start delay)
     applied = []
@@ -807,13 +883,16 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         with open(fp) as f:
             rows = list(csv.DictReader(f))
     nodes = render.node_by_id(lab)
+    # The lab's flows by rocehost's id, then the flows rocehost added for collective jobs.
+    flow_of = dict(enumerate(lab["flows"]))
+    flow_of.update(job_flow_table(lab, hosts_dir, rows))
     # fct.txt as rocesim writes it: one line per completed flow in completion order, the
     # lab's (scenario's) start time, HPCC's source port and standalone FCT.
     done = [r for r in rows if r.get("completed") in ("1", "true", "True")]
     done.sort(key=lambda r: int(r["finish_ns"]))
     with open(os.path.join(out, "fct.txt"), "w") as f:
         for r in done:
-            fl = lab["flows"][int(r["flow"])]
+            fl = flow_of[int(r["flow"])]
             f.write("%s %s %u %u %u %u %u %u\n" % (
                 nodes[fl["src"]]["address_hex"], nodes[fl["dst"]]["address_hex"], fl["sport"],
                 fl["dport"], fl["size"], fl["start_ns"], int(r["fct_ns"]), fl["standalone_fct_ns"]))
@@ -859,7 +938,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         "scenario": lab["source"],
         "tag": tag,          # prefix of every process name, file prefix and the work directory
         "work_dir": work,
-        "flows": len(lab["flows"]),
+        "flows": len(flow_of),
         "completed": len(done),
         "distorted": bool(reasons),
         "distortion": {"reasons": reasons, "threshold_us": DISTORTION_GAP_US,
@@ -871,7 +950,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
                                           "jain_throughput") if k in hsum},
         # rocesim's keys, so that the report and the comparison read either engine
         "run_ns": max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
-                       ((lab["flows"][int(r["flow"])], r) for r in done)), default=0),
+                       ((flow_of[int(r["flow"])], r) for r in done)), default=0),
         "pfc_frames": sum(x["pfc"]["pause_tx"] + x["pfc"]["xon_tx"] for x in switches.values()),
         "switch_drops": {r: n for r, n in drops_by_reason(switches).items() if r != "port_stopped"},
         "switch_totals": {
@@ -899,7 +978,8 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         **routing_info,
     }
     hosts_list = hsum.get("hosts", [])
-    summary["roce"].update({"flows": len(lab["flows"]), "completed": len(done),
+    copy_jobs_results(out, hosts_dir, hsum, summary)
+    summary["roce"].update({"flows": len(flow_of), "completed": len(done),
                             "cnps_sent": sum(h.get("cnps_tx", 0) for h in hosts_list),
                             "naks": sum(h.get("naks_rx", 0) for h in hosts_list)})
     with open(os.path.join(out, "summary.json"), "w") as f:
@@ -907,7 +987,8 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         f.write("\n")
     if accounting["verdict"] != "balanced":
         log(f"accounting identity: {accounting['verdict']}")
-    print(f"rocelab: {len(done)}/{len(lab['flows'])} flows completed in {timing['workload_s']} s "
+    jobs_ok = jobs_complete(lab, summary)
+    print(f"rocelab: {len(done)}/{len(flow_of)} flows completed in {timing['workload_s']} s "
           f"(set-up {timing['start_s']} s); {'DISTORTED: ' + '; '.join(reasons) if reasons else 'not distorted'}")
     print(f"rocelab: results in {out} (fct.txt, hosts/flows.csv, pfc_events.csv, summary.json)")
-    return 0 if len(done) == len(lab["flows"]) else 1
+    return 0 if len(done) == len(flow_of) and jobs_ok else 1
