@@ -549,6 +549,8 @@ void Engine::write_samples() {
     }
 }
 
+static_assert(kEventKinds == size_t(Engine::kKinds), "kEventKindNames: one name per Kind");
+
 void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
     while (!q_.empty()) {
         if (s_.until && q_.top().time > s_.until) break;

@@ -151,10 +151,12 @@ class Engine {
     // engines.
     static MacAddr port_mac(uint32_t node, uint16_t port);
     uint32_t port_addr(uint32_t node, uint16_t port) const;
+    static constexpr uint8_t kKinds = 8;  // Kind's values (kEventKindNames)
 
   private:
     friend class SimPorts;
     enum Kind : uint8_t { arrive, wire_free, poll, host, link_change, reroute, sample, host_event };
+    static_assert(host_event + 1 == kKinds);
     struct Node {
         std::unique_ptr<SimPorts> ports;
         std::unique_ptr<SimSwitch> sw;
