@@ -70,7 +70,7 @@ uint64_t DcqcnRp::next_alpha_due() const {
 }
 
 uint64_t DcqcnRp::next_event_ns() const {
-    uint64_t t = std::min(next_alpha_due(), next_inc_ns_);
+    uint64_t t = next_inc_ns_;
     if (pending_cnp_) t = std::min(t, last_decrease_ns_ + p_.rate_reduce_period_ns);
     if (check_cnp_seen_) t = std::min(t, next_check_ns_);
     return t;

@@ -474,7 +474,6 @@ void HostSet::start_flows(Host &h, uint64_t now) {
         f.started = true;
         f.start_ns = t0 + f.spec.start_ns;
         f.qp.post_write(f.spec.size_bytes);
-        f.qp.note_progress(now);
         f.trace.push_back(
             {now, h.cfg.line_rate_bps, h.cfg.line_rate_bps, f.rp.alpha(), RpEvent::start});
         if (cfg_.run.sample_ns) f.bytes.push_back({f.start_ns, 0, 0});
@@ -490,7 +489,7 @@ rte_mbuf *HostSet::build_data(Host &h, Flow &f, const MacAddr &mac, uint64_t now
         h.c.alloc_failures++;
         return nullptr;
     }
-    Segment seg = f.qp.next_segment();
+    Segment seg = f.qp.next_segment(now);
     PacketSpec s;
     s.l = base_l2l3(h, mac, cfg_.hosts[f.spec.dst].ip.addr);
     s.l.dscp = f.spec.cls ? f.spec.cls->data_dscp : cfg_.traffic.data_dscp;

@@ -2,7 +2,7 @@
 
 namespace rocesw::roce {
 
-Segment SendQp::next_segment() {
+Segment SendQp::next_segment(uint64_t now_ns) {
     Segment s;
     const uint32_t i = next_;
     s.psn = psn_add(start_psn_, i);
@@ -16,8 +16,18 @@ Segment SendQp::next_segment() {
         s.opcode = uint8_t(Opcode::write_last);
     else
         s.opcode = uint8_t(Opcode::write_middle);
-    s.ack_req = i + 1 == npkts_ || (ack_every_ && (i + 1) % ack_every_ == 0);
+    s.ack_req = i + 1 == npkts_ || (ack_every_ && (i + 1) % ack_every_ == 0) ||
+                (window_ && i + 1 - acked_ >= window_) || probe_;
+    probe_ = false;
     s.retransmit = i < high_;
+    if (s.ack_req) {
+        if (req_high_ <= acked_) timer_ns_ = now_ns;  // nothing awaited: the timer starts
+        if (i + 1 > req_high_) req_high_ = i + 1;
+        if (!s.retransmit && !sample_end_) {
+            sample_end_ = i + 1;
+            sample_ns_ = now_ns;
+        }
+    }
     if (s.retransmit) retransmitted_++;
     next_++;
     if (next_ > high_) high_ = next_;
@@ -33,7 +43,8 @@ bool SendQp::on_ack(uint8_t syndrome, uint32_t psn, uint64_t now_ns) {
         naks_++;
         if (uint32_t(idx) > acked_) acked_ = uint32_t(idx);
         next_ = uint32_t(idx);
-        last_progress_ns_ = now_ns;
+        timer_ns_ = now_ns;
+        sample_end_ = 0;  // Karn: what was sampled may be resent
         return false;
     }
     if ((syndrome & 0xE0) != 0) return false;  // RNR NAK and others: not produced by rocehost
@@ -41,18 +52,39 @@ bool SendQp::on_ack(uint8_t syndrome, uint32_t psn, uint64_t now_ns) {
     if (idx < 0 || uint32_t(idx) >= high_) return false;
     if (uint32_t(idx) + 1 > acked_) {
         acked_ = uint32_t(idx) + 1;
-        last_progress_ns_ = now_ns;
+        if (sample_end_ && acked_ >= sample_end_) {
+            rtt_sample(now_ns - sample_ns_);
+            sample_end_ = 0;
+        }
+        timer_ns_ = now_ns;
         if (next_ < acked_) next_ = acked_;
     }
     if (acked_ == npkts_) done_ = true;
     return done_;
 }
 
+// RFC 6298 2.2-2.3 (alpha 1/8, beta 1/4), in ns.
+void SendQp::rtt_sample(uint64_t r) {
+    backoff_ = 0;  // Karn: a backed-off RTO stays until a valid sample
+    if (!srtt_ns_) {
+        srtt_ns_ = r ? r : 1;
+        rttvar_ns_ = r / 2;
+        return;
+    }
+    const uint64_t d = srtt_ns_ > r ? srtt_ns_ - r : r - srtt_ns_;
+    rttvar_ns_ = (3 * rttvar_ns_ + d) / 4;
+    srtt_ns_ = (7 * srtt_ns_ + r) / 8;
+    if (!srtt_ns_) srtt_ns_ = 1;
+}
+
 bool SendQp::on_timer(uint64_t now_ns, uint64_t rto_ns) {
-    if (done_ || acked_ == high_ || now_ns < last_progress_ns_ + rto_ns) return false;
+    if (now_ns < timeout_at_ns(rto_ns)) return false;
     timeouts_++;
     next_ = acked_;
-    last_progress_ns_ = now_ns;
+    timer_ns_ = now_ns;
+    probe_ = true;
+    sample_end_ = 0;  // Karn
+    if (backoff_ < kMaxBackoff) backoff_++;
     return true;
 }
 

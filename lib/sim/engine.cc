@@ -571,11 +571,14 @@ void Engine::write_samples() {
     }
 }
 
+static_assert(kEventKinds == size_t(Engine::kKinds), "kEventKindNames: one name per Kind");
+
 void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
     while (!q_.empty()) {
         if (s_.until && q_.top().time > s_.until) break;
         const Event e = q_.pop();
         st_.events++;
+        st_.events_by_kind[e.kind]++;
         if (progress && (st_.events & 0xFFFF) == 0) progress(*this, arg);
         switch (e.kind) {
             case arrive:
@@ -588,13 +591,19 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                 break;
             }
             case poll:
-                if (e.time != nodes_[e.node].repoll_at) break;  // replaced by an earlier one
+                if (e.time != nodes_[e.node].repoll_at) {  // replaced by an earlier one
+                    st_.stale_events++;
+                    break;
+                }
                 st_.repolls++;
                 run_switch(e.node);
                 break;
             case host: {
                 Node &nd = nodes_[e.node];
-                if (e.arg != nd.host_gen) break;  // superseded
+                if (e.arg != nd.host_gen) {  // superseded
+                    st_.stale_events++;
+                    break;
+                }
                 nd.host_at = kNever;
                 run_host(e.node);
                 break;
@@ -670,6 +679,10 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     std::fprintf(f, "{\n");
     std::fprintf(f, "  \"simulated_time_ns\": %lu,\n", (unsigned long)ns(st_.now));
     std::fprintf(f, "  \"events\": %lu,\n", (unsigned long)st_.events);
+    std::fprintf(f, "  \"event_kinds\": {");
+    for (size_t k = 0; k < kEventKinds; k++)
+        std::fprintf(f, "\"%s\": %lu, ", kEventKindNames[k], (unsigned long)st_.events_by_kind[k]);
+    std::fprintf(f, "\"stale\": %lu},\n", (unsigned long)st_.stale_events);
     std::fprintf(f, "  \"frames\": %lu,\n", (unsigned long)st_.frames);
     std::fprintf(f, "  \"frame_hops\": %lu,\n", (unsigned long)st_.frame_hops);
     std::fprintf(f, "  \"pfc_frames\": %lu,\n", (unsigned long)st_.pfc_frames);

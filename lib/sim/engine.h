@@ -23,6 +23,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,8 +82,18 @@ class SimPorts final : public PortIo {
     uint32_t refused_ = 0;
 };
 
+// Event kinds, in the order of Engine's Kind (events_by_kind, summary.json "event_kinds").
+inline constexpr const char *kEventKindNames[] = {"arrive", "wire_free", "poll", "host",
+                                                 "link_change", "reroute", "sample", "host_event"};
+inline constexpr size_t kEventKinds = std::size(kEventKindNames);
+
 struct EngineStats {
     uint64_t events = 0;
+    // Per kind (kEventKindNames), and the popped events that did nothing because a later
+    // schedule replaced them (a superseded host wake-up or switch poll): deterministic for
+    // a given scenario, so a test can bound the work a run does by the packets it moves.
+    std::array<uint64_t, kEventKinds> events_by_kind{};
+    uint64_t stale_events = 0;
     uint64_t frames = 0;      // frames put on a wire
     uint64_t frame_hops = 0;  // frames delivered at the other end of a link
     uint64_t pfc_frames = 0;  // PFC/PAUSE frames seen on wires
@@ -148,10 +159,12 @@ class Engine {
     // engines.
     static MacAddr port_mac(uint32_t node, uint16_t port);
     uint32_t port_addr(uint32_t node, uint16_t port) const;
+    static constexpr uint8_t kKinds = 8;  // Kind's values (kEventKindNames)
 
   private:
     friend class SimPorts;
     enum Kind : uint8_t { arrive, wire_free, poll, host, link_change, reroute, sample, host_event };
+    static_assert(host_event + 1 == kKinds);
     struct Node {
         std::unique_ptr<SimPorts> ports;
         std::unique_ptr<SimSwitch> sw;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "roce/dcqcn.h"
+#include "roce/dcqcn_profile.h"
 
 namespace rocesw::roce {
 namespace {
@@ -60,8 +61,9 @@ TEST(DcqcnRp, RecoversExactlyToLineRateAndStopsItsIncreaseTimer) {
     EXPECT_EQ(rp.stats().fast_recovery, 5u);
     EXPECT_EQ(rp.stats().additive, 0u);
     EXPECT_EQ(rp.stats().hyper, 28u);
-    // Only the alpha timer remains.
-    EXPECT_EQ(rp.next_event_ns() % 55'000, 0u);
+    // Only the alpha timer remains, and it is not an event (advance applies its ticks).
+    EXPECT_EQ(rp.next_event_ns(), DcqcnRp::kNever);
+    EXPECT_EQ(rp.next_alpha_tick_ns() % 55'000, 0u);
     rp.advance(10'000'000);
     EXPECT_EQ(rp.stats().hyper, 28u);
 }
@@ -256,7 +258,38 @@ TEST(DcqcnRp, PeriodicAlphaCountsAtMostOneCnpPerPeriod) {
     rp.on_cnp(1'300);  // two CNPs in one period: one + g
     rp.advance(2'100);
     EXPECT_DOUBLE_EQ(rp.alpha(), (0.5 * 15 / 16) * 15 / 16 + 1.0 / 16);
-    EXPECT_EQ(rp.next_event_ns(), 3'100u);
+    EXPECT_EQ(rp.next_alpha_tick_ns(), 3'100u);
+    EXPECT_EQ(rp.next_event_ns(), 1'300u + 55'000);  // the increase timer (last cut), not the tick
+}
+
+// The alpha ticks are not events: an RP advanced only at its events (next_event_ns) and at
+// its CNPs follows the same trajectory as one advanced at every tick.
+TEST(DcqcnRp, AlphaTicksNeedNoWakeUps) {
+    DcqcnParams p = *dcqcn_profile("nvidia");
+    p.line_rate_bps = 100'000'000;
+    std::vector<RateChange> ta, tb;
+    DcqcnRp a(p, &ta), b(p, &tb);
+    const uint64_t cnps[] = {10'000, 11'500, 30'000, 700'000, 702'000, 2'000'000};
+    uint64_t now = 0;
+    for (uint64_t c : cnps) {
+        for (; now < c; now += 1'000) a.advance(now);  // every tick (1 us)
+        while (b.next_event_ns() <= c) b.advance(b.next_event_ns());
+        a.on_cnp(c);
+        b.on_cnp(c);
+    }
+    for (; now < 5'000'000; now += 1'000) a.advance(now);
+    while (b.next_event_ns() < 5'000'000) b.advance(b.next_event_ns());
+    a.advance(5'000'000);
+    b.advance(5'000'000);
+    ASSERT_EQ(ta.size(), tb.size());
+    for (size_t i = 0; i < ta.size(); i++) {
+        EXPECT_EQ(ta[i].t_ns, tb[i].t_ns) << i;
+        EXPECT_EQ(ta[i].rc_bps, tb[i].rc_bps) << i;
+        EXPECT_EQ(ta[i].alpha, tb[i].alpha) << i;
+    }
+    EXPECT_EQ(a.alpha(), b.alpha());
+    EXPECT_EQ(a.stats().alpha_decays, b.stats().alpha_decays);
+    EXPECT_GT(a.stats().alpha_decays, 4'000u);
 }
 
 // Issue 17 item 4: cuts on a grid of checks every rate_reduce_period_ns from the first CNP;

@@ -53,7 +53,7 @@ TEST(RocePacket, WriteSegmentsMatchScapyByteForByte) {
                                             &kGolden_write_last};
     for (int i = 0; i < 3; i++) {
         ASSERT_TRUE(qp.has_segment());
-        Segment seg = qp.next_segment();
+        Segment seg = qp.next_segment(0);
         PacketSpec s;
         s.l = data_l2l3();
         s.bth.opcode = seg.opcode;

@@ -20,7 +20,7 @@ TEST(SendQp, SegmentsAtTheMtuWithFirstMiddleLastAndOnly) {
     SendQp qp(1024, 10, 2);
     qp.post_write(3 * 1024 + 1);
     std::vector<Segment> s;
-    while (qp.has_segment()) s.push_back(qp.next_segment());
+    while (qp.has_segment()) s.push_back(qp.next_segment(0));
     ASSERT_EQ(s.size(), 4u);
     EXPECT_EQ(s[0].opcode, 0x06);
     EXPECT_EQ(s[1].opcode, 0x07);
@@ -45,14 +45,14 @@ TEST(SendQp, SegmentsAtTheMtuWithFirstMiddleLastAndOnly) {
 
     SendQp one(1024, 0);
     one.post_write(1024);
-    Segment o = one.next_segment();
+    Segment o = one.next_segment(0);
     EXPECT_EQ(o.opcode, 0x0A);
     EXPECT_EQ(o.len, 1024u);
     EXPECT_TRUE(o.ack_req);
     SendQp empty(1024, 0);
     empty.post_write(0);
     EXPECT_EQ(empty.packets(), 1u);
-    EXPECT_EQ(empty.next_segment().len, 0u);
+    EXPECT_EQ(empty.next_segment(0).len, 0u);
 }
 
 TEST(RecvQp, InOrderPacketsAreAcceptedAndTheLastIsAcked) {
@@ -97,35 +97,109 @@ TEST(RecvQp, AGapIsCountedOnceAndAnsweredByOneNak) {
 TEST(SendQp, NakAndTimeoutGoBackToTheFirstUnackedPsn) {
     SendQp s(100, 50, 0);
     s.post_write(1000);  // 10 packets, PSN 50..59
-    for (int i = 0; i < 6; i++) s.next_segment();
+    for (int i = 0; i < 6; i++) s.next_segment(0);
     EXPECT_FALSE(s.on_ack(kSyndromeNakPsnSeq, 53, 1000));
     EXPECT_EQ(s.next_index(), 3u);
     EXPECT_EQ(s.acked_packets(), 3u);
-    Segment seg = s.next_segment();
+    Segment seg = s.next_segment(0);
     EXPECT_EQ(seg.psn, 53u);
     EXPECT_TRUE(seg.retransmit);
     EXPECT_EQ(s.retransmitted(), 1u);
-    // No progress for the RTO: back to the first unacknowledged.
-    EXPECT_FALSE(s.on_timer(1000 + 999, 1000));
-    EXPECT_TRUE(s.on_timer(2000, 1000));
+    // No packet asked for an ACK yet: no timer.
+    EXPECT_EQ(s.timeout_at_ns(1000), UINT64_MAX);
+    EXPECT_FALSE(s.on_timer(100'000, 1000));
+    while (s.has_segment()) s.next_segment(1500);  // the last asks for an ACK: timer from 1500
+    EXPECT_EQ(s.timeout_at_ns(1000), 2500u);
+    // No progress for the RTO: back to the first unacknowledged; the RTO doubles.
+    EXPECT_FALSE(s.on_timer(1500 + 999, 1000));
+    EXPECT_TRUE(s.on_timer(2500, 1000));
     EXPECT_EQ(s.next_index(), 3u);
-    while (s.has_segment()) s.next_segment();
-    EXPECT_TRUE(s.on_ack(kSyndromeAck, 59, 3000));
+    EXPECT_EQ(s.timeout_at_ns(1000), 4500u);
+    seg = s.next_segment(2600);
+    EXPECT_EQ(seg.psn, 53u);
+    EXPECT_TRUE(seg.ack_req);  // the probe
+    EXPECT_FALSE(s.next_segment(2700).ack_req);
+    EXPECT_TRUE(s.on_timer(4500, 1000));
+    EXPECT_EQ(s.timeout_at_ns(1000), 4500u + 4000);
+    // Progress restarts the timer; the RTO stays backed off (no sample from a resent packet).
+    s.next_segment(4600);
+    s.on_ack(kSyndromeAck, 54, 5000);
+    EXPECT_EQ(s.timeout_at_ns(1000), 5000u + 4000);
+    while (s.has_segment()) s.next_segment(5000);
+    EXPECT_TRUE(s.on_ack(kSyndromeAck, 59, 6000));
     EXPECT_TRUE(s.done());
+}
+
+TEST(SendQp, RtoFollowsTheMeasuredRoundTrip) {
+    SendQp s(100, 0, 2);
+    s.post_write(10'000);
+    s.next_segment(0);
+    s.next_segment(0);  // asks: sampled
+    EXPECT_EQ(s.timeout_at_ns(1000), 1000u);
+    s.on_ack(kSyndromeAck, 1, 3000);  // RTT 3000: SRTT 3000, RTTVAR 1500
+    EXPECT_EQ(s.srtt_ns(), 3000u);
+    EXPECT_EQ(s.rto_ns_for(1000), 9000u);
+    EXPECT_EQ(s.rto_ns_for(20'000), 20'000u);  // the floor when longer
+}
+
+// ack_every packets that take longer than the RTO at the sender's rate (1 KB packets, ACK every
+// 16, a 1 ms RTO at 100 Mb/s: 1.35 ms) complete: the timer waits for a packet that asked.
+TEST(RcWrite, CompletesWhenAckEveryTakesLongerThanTheRto) {
+    SendQp s(1024, 7, 16);
+    RecvQp r(7);
+    s.post_write(200'000);
+    const uint64_t pkt_ns = 84'000, one_way_ns = 2'000'000, rto = 1'000'000;  // queued path
+    struct Reply {
+        uint64_t at;
+        RecvAction a;
+    };
+    std::vector<Reply> replies;
+    uint64_t now = 0;
+    while (!s.done() && now < 1'000'000'000) {
+        for (size_t i = 0; i < replies.size();)
+            if (replies[i].at <= now) {
+                s.on_ack(replies[i].a.syndrome, replies[i].a.psn, replies[i].at);
+                replies.erase(replies.begin() + long(i));
+            } else {
+                i++;
+            }
+        s.on_timer(now, rto);
+        if (s.has_segment()) {
+            Segment seg = s.next_segment(now);
+            RecvAction a = r.on_data(seg.opcode, seg.psn, seg.ack_req, seg.len);
+            if (a.reply) replies.push_back({now + 2 * one_way_ns, a});
+        }
+        now += pkt_ns;
+    }
+    EXPECT_TRUE(s.done());
+    EXPECT_EQ(r.stats().messages, 1u);
+    EXPECT_EQ(r.stats().bytes, 200'000u);
+    // The round trip (4 ms) is four RTOs: a few timeouts until the RTO has backed off, then none.
+    EXPECT_LE(s.timeouts(), 6u);
+    EXPECT_LT(s.retransmitted(), 200u);
+}
+
+TEST(SendQp, AsksForAnAckWhenTheWindowFills) {
+    SendQp s(100, 0, 16, 4);
+    s.post_write(1000);
+    for (int i = 0; i < 3; i++) EXPECT_FALSE(s.next_segment(0).ack_req) << i;
+    EXPECT_TRUE(s.next_segment(0).ack_req);
+    EXPECT_FALSE(s.has_segment());
+    EXPECT_EQ(s.timeout_at_ns(1000), 1000u);
 }
 
 TEST(SendQp, WindowBoundsUnacknowledgedPackets) {
     SendQp s(100, 0, 2, 3);
     s.post_write(1000);
     for (int i = 0; i < 3; i++) ASSERT_TRUE(s.has_segment()) << i;
-    s.next_segment();
-    s.next_segment();
-    s.next_segment();
+    s.next_segment(0);
+    s.next_segment(0);
+    s.next_segment(0);
     EXPECT_FALSE(s.has_segment());
     s.on_ack(kSyndromeAck, 1, 10);  // packets 0 and 1 acknowledged: two more may go
     EXPECT_TRUE(s.has_segment());
-    s.next_segment();
-    s.next_segment();
+    s.next_segment(0);
+    s.next_segment(0);
     EXPECT_FALSE(s.has_segment());
     EXPECT_EQ(s.next_index(), 5u);
 }
@@ -139,7 +213,7 @@ TEST(RcWrite, CompletesOverALossyChannelWithGoBackN) {
     while (!s.done() && now < 10'000'000) {
         now += 100;
         if (s.has_segment()) {
-            Segment seg = s.next_segment();
+            Segment seg = s.next_segment(now);
             if (++n % 37 == 0) continue;  // every 37th packet is lost
             auto a = r.on_data(seg.opcode, seg.psn, seg.ack_req, seg.len);
             if (a.accept) delivered += seg.len;
