@@ -103,7 +103,7 @@ def pfc_deadlock(tmp):
           "with the watchdog the same cycle forms and is broken within 2 ms")
     check(w.totals()["watchdog_storms"] >= 1 and all_done(w),
           "the watchdog trips and every flow completes")
-    # The 100 Mb/s variants, which the real engine runs too (test/lab/real_labs.sh).
+    # The 20 Mb/s variants, which the real engine runs too (test/lab/real_labs.sh).
     wl, nl = run(tmp, "pfc-deadlock-lab"), run(tmp, "pfc-deadlock-lab-no-watchdog")
     cw, cn = wl.wait_for_cycles(), nl.wait_for_cycles()
     storms = wl.watchdog_storms_by_port()
