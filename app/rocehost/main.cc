@@ -11,6 +11,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,9 @@ class Jobs {
 uint64_t run_hosts(rocesw::roce::HostSet &hs, Jobs &jobs,
                    const rocesw::rocehost::HostRunConfig &cfg, rocesw::roce::LoopStats &loop) {
     const uint64_t tsc0 = rte_rdtsc();
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    loop.start_monotonic_ns = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
     const double ns_per_tsc = 1e9 / double(rte_get_tsc_hz());
     uint64_t idle_loops = 0, now = 0, prev = 0;
     bool was_active = false;

@@ -141,6 +141,7 @@ void Switch::worker_loop(uint16_t w) {
     const uint32_t max_sleep_us = cfg_.sw.idle_sleep_max_us;
     // Adaptive idle: after kSpinPolls empty polls, sleep 1, 2, 4 ... up to max_sleep_us.
     constexpr uint32_t kSpinPolls = 256;
+    constexpr uint64_t kHeldSpinNs = 50'000;
     uint32_t empty = 0, sleep_us = 1;
 
     rte_rcu_qsbr_thread_register(qsbr_, w);
@@ -153,7 +154,17 @@ void Switch::worker_loop(uint16_t w) {
         if (busy_since) ctr.on_poll_gap(t - busy_since);
         uint32_t n = worker.poll_once(t);
         rte_rcu_qsbr_quiescent(qsbr_, w);
-        if (n || worker.egress().backlog() || !adaptive) {
+        // Adaptive: a backlog the egress holds back until a later event (a received PFC pause,
+        // the shaper's next credit) more than kHeldSpinNs away is no work to spin for: the
+        // worker naps as when idle, never past that event (a deadlocked or paused switch
+        // does not take a shared core; RX, e.g. an XON, is read at the next wake). A backlog
+        // with no such event (the device refused frames) keeps the worker polling.
+        uint64_t held_until = 0;
+        if (!n && adaptive && worker.egress().backlog()) {
+            const uint64_t next = worker.egress().next_event_ns(t);
+            if (next != Egress::kNoEventNs && next > t + kHeldSpinNs) held_until = next;
+        }
+        if (!held_until && (n || worker.egress().backlog() || !adaptive)) {
             empty = 0;
             sleep_us = 1;
             busy_since = (n || worker.egress().backlog()) ? t : 0;  // gap includes the poll
@@ -166,7 +177,9 @@ void Switch::worker_loop(uint16_t w) {
         }
         // Offline while asleep, so a FIB commit never waits for a sleeping worker.
         rte_rcu_qsbr_thread_offline(qsbr_, w);
-        std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
+        uint32_t nap_us = sleep_us;
+        if (held_until) nap_us = uint32_t(std::min<uint64_t>(nap_us, (held_until - t) / 1000 + 1));
+        std::this_thread::sleep_for(std::chrono::microseconds(nap_us));
         ctr.idle_sleeps.inc();
         rte_rcu_qsbr_thread_online(qsbr_, w);
         sleep_us = std::min(sleep_us * 2, max_sleep_us);

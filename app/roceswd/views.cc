@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <mutex>
 
 #include "switch.h"
@@ -40,9 +41,17 @@ static json rx_queue_packets(const rte_eth_stats &st, uint16_t n_rxq) {
 
 json Switch::view_info() const {
     double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    // The switch clock (the workers' `now`, the event trace's time_ns) and CLOCK_MONOTONIC read
+    // back to back: another process maps trace times onto its own clock with the pair.
+    const uint64_t clock_ns = clock_.now_ns();
+    timespec mono{};
+    clock_gettime(CLOCK_MONOTONIC, &mono);
     return {{"name", cfg_.sw.name},
             {"version", ROCESW_VERSION},
             {"uptime_s", up},
+            {"clock",
+             {{"now_ns", clock_ns},
+              {"monotonic_ns", uint64_t(mono.tv_sec) * 1'000'000'000ull + uint64_t(mono.tv_nsec)}}},
             {"workers", cfg_.sw.workers},
             {"file_prefix", cfg_.sw.file_prefix},
             {"pid", getpid()},

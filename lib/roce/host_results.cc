@@ -207,6 +207,7 @@ nlohmann::json summary_json(const HostSet &hs, uint64_t run_ns, const LoopStats 
     js["loop_gaps"] = {{"max_us", double(loop.gap_max_ns) / 1000},
                        {"over_100us", loop.gaps_100us},
                        {"over_1ms", loop.gaps_1ms}};
+    if (loop.start_monotonic_ns) js["clock_monotonic_start_ns"] = loop.start_monotonic_ns;
     js["jain_throughput"] = jain_index(flow_throughputs(rs));
     if (ov.valid) {
         js["overlap"] = {{"window_start_ns", ov.window_start_ns},

@@ -17,6 +17,9 @@ namespace rocesw::roce {
 // between two polls and how many gaps exceeded 100 us and 1 ms. Zero in virtual time.
 struct LoopStats {
     uint64_t gap_max_ns = 0, gaps_100us = 0, gaps_1ms = 0;
+    // CLOCK_MONOTONIC (ns) at the loop's time 0, the clock of every t_ns in the results: other
+    // processes' times map onto it (rocelab's real engine); 0 = not known.
+    uint64_t start_monotonic_ns = 0;
     void on_gap(uint64_t gap_ns) {
         if (gap_ns > gap_max_ns) gap_max_ns = gap_ns;
         gaps_100us += gap_ns > 100'000;

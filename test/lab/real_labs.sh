@@ -32,6 +32,8 @@ declare -A EFFECT=(
   [traffic-classes-lab]='(q := d["switches"]["leaf0"]["queues"])["0"]["drops"] > 0 and q["3"]["enq_packets"] > 0 and all(x["queues"].get("3", {}).get("drops", 0) == 0 for x in d["switches"].values()) and d["udp"]["sent"] > d["udp"]["received"] > 0'
   [collective-lab]="$JOBS_DONE"
   [collective-lab-incast]="$JOBS_DONE"' and d["switch_totals"]["pfc_xoff_sent"] > 0'
+  [pfc-deadlock-lab]='xoff_traced >= d["switch_totals"]["pfc_xoff_sent"] > 0 and all(ring(c) and b - a < 400e6 for a, b, c in cycles) and set(storms) <= ring_ports and d["switch_drops"] == {}'
+  [pfc-deadlock-lab-no-watchdog]='xoff_traced >= d["switch_totals"]["pfc_xoff_sent"] > 0 and all(ring(c) for a, b, c in cycles) and (d["completed"] == 0) == closed_at_end == all(p["pfc_paused_now"] for p in ring_egress) and d["switch_drops"] == {}'
   [link-failure-lab]='[e["kind"] for e in d["events_applied"]] == ["link_down", "link_up"] and all("routes_moved_at_ns" in e for e in d["events_applied"]) and d["switch_drops"] == {} and d["link_drops"]["link_down"] == sum(x["drops_by_reason"].get("port_stopped", 0) for x in d["switches"].values())'
 )
 # Extra rocelab arguments: link-failure-lab's link is down for 20 ms, which the engine's timed
@@ -51,11 +53,18 @@ declare -A WHAT=(
   [traffic-classes-lab]="per-queue counters: leaf0's queue 0 (lossy) drops, queue 3 (lossless) forwards and drops nowhere; UDP loses packets"
   [collective-lab]="ring all-reduce: every iteration completes, iteration times > 0, no drop"
   [collective-lab-incast]="the same with an incast: every iteration completes, XOFFs, no drop"
+  [pfc-deadlock-lab]="every switch XOFF on the timeline (traces); a pause cycle is the ring's and the watchdog breaks it (< 400 ms), storms on ring ports only, no drop"
+  [pfc-deadlock-lab-no-watchdog]="every switch XOFF on the timeline; a pause cycle is the ring's; no flow completes exactly when the cycle is closed at the end (traces) and every ring egress is paused when read (counters); no drop"
 )
+# The ring's deadlock without a watchdog: no flow completes (rocelab exits 1) when the cycle
+# closes, which on a shared machine it does only when stalls line up (doc/rocelab.md,
+# "Figures"): either exit status.
+declare -A RC=([pfc-deadlock-lab-no-watchdog]=any)
 
 for name in leaf-spine-small victim-flow-lab incast-lab pfc-storm-lab link-failure-lab \
-        traffic-classes-lab ecmp-collision-lab-hash ecmp-collision-lab-flowlet \
-        ecn-vs-pfc-lab-below ecn-vs-pfc-lab-above collective-lab collective-lab-incast; do
+        traffic-classes-lab pfc-deadlock-lab pfc-deadlock-lab-no-watchdog \
+        ecmp-collision-lab-hash ecmp-collision-lab-flowlet ecn-vs-pfc-lab-below \
+        ecn-vs-pfc-lab-above collective-lab collective-lab-incast; do
     [ -n "$FILTER" ] && [[ "$name" != *"$FILTER"* ]] && continue
     out="$d/$name"
     rc=0
@@ -64,12 +73,33 @@ for name in leaf-spine-small victim-flow-lab incast-lab pfc-storm-lab link-failu
         > "$d/$name.log" 2>&1 || rc=$?
     tail -n 4 "$d/$name.log"
     s="$out/summary.json"
-    check_eq "$name: rocelab run exits 0 (every flow completed)" "$rc" "0"
+    if [ "${RC[$name]:-0}" = 0 ]; then
+        check_eq "$name: rocelab run exits 0 (every flow completed)" "$rc" "0"
+    else
+        check "$name: rocelab run exits 0 or 1 (flows stuck), not an error" test "$rc" -le 1
+    fi
     [ -f "$s" ] || continue
     check_eq "$name: every switch's accounting identity balanced" \
         "$("$RSW_PYTHON" -c 'import json,sys; a=json.load(open(sys.argv[1]))["accounting"]; print(a["verdict"], a["balanced"] == a["switches"])' "$s")" "balanced True"
     check "$name: ${WHAT[$name]}" env PYTHONPATH="$RSW_REPO/tools" "$RSW_PYTHON" -c \
-        'import sys; from rocelab_lib.results import Results; r=Results(sys.argv[1]); d=r.summary; imb=r.imbalance(); sys.exit(not eval(sys.argv[2]))' "$out" "${EFFECT[$name]}"
+        'import sys
+from rocelab_lib.results import Results
+r = Results(sys.argv[1]); d = r.summary; imb = r.imbalance()
+# the ring scenarios: switches 5-9, ports p1 and p2 on the ring; a ring egress is a port whose
+# peer is the next switch clockwise (its pauses come from that switch)
+ring = lambda c: {x[0] for x in c} == {5, 6, 7, 8, 9}
+ring_ports = {(n, p) for n in range(5, 10) for p in (1, 2)}
+storms = r.watchdog_storms_by_port()
+cycles = r.wait_for_cycles()
+iv = r.pause_intervals()  # the ring pauses: each switch pauses the previous one
+closed_at_end = all(any(b >= r.duration_ns() for a, b in iv.get((n, 2 if n == 5 else 1, 3), []))
+                    for n in range(5, 10))
+# the traces also hold the XOFFs sent between the counters being read and the stop
+xoff_traced = sum(1 for e in r.pfc if e[4] == "xoff" and r.topo.is_switch(e[1]))
+print("  cycles %s, storms %s" % ([("%.1f-%.1f ms" % (a / 1e6, b / 1e6), [x[0] for x in c]) for a, b, c in cycles], storms))
+ring_egress = [p for x in d["switches"].values() for p in x["ports"]
+               if p["peer"].startswith("switch") and int(p["peer"][6:]) == 5 + (x["node"] - 4) % 5]
+sys.exit(not eval(sys.argv[2]))' "$out" "${EFFECT[$name]}"
     rows+=("$("$RSW_PYTHON" - "$out" "$name" <<'PY'
 import json, sys
 out, name = sys.argv[1], sys.argv[2]

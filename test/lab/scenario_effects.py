@@ -106,6 +106,26 @@ def pfc_deadlock(tmp):
           "with the watchdog the same cycle forms and is broken within 2 ms")
     check(w.totals()["watchdog_storms"] >= 1 and all_done(w),
           "the watchdog trips and every flow completes")
+    # The 20 Mb/s variants, which the real engine runs too (test/lab/real_labs.sh).
+    wl, nl = run(tmp, "pfc-deadlock-lab"), run(tmp, "pfc-deadlock-lab-no-watchdog")
+    cw, cn = wl.wait_for_cycles(), nl.wait_for_cycles()
+    storms = wl.watchdog_storms_by_port()
+    ring_ports = {(n, p) for n in ring for p in (1, 2)}
+    print("-lab: cycles with watchdog: %s; without: %s; storms %s; FCTs %s"
+          % ([(a, b, [x[0] for x in c]) for a, b, c in cw],
+             [(a, b, [x[0] for x in c]) for a, b, c in cn], storms,
+             sorted(f["fct_ns"] for f in wl.fct)))
+    check(any({x[0] for x in c} == ring and b >= nl.duration_ns() for _a, b, c in cn)
+          and nl.totals()["flows_completed"] == 0,
+          "-lab without the watchdog: the cycle through all five switches forms and lasts to "
+          "the end, no flow completes")
+    check(any({x[0] for x in c} == ring and 150_000_000 <= b - a <= 250_000_000
+              for a, b, c in cw),
+          "-lab with the watchdog: the cycle forms and is broken after the 200 ms detection")
+    check(storms and set(storms) <= ring_ports and all_done(wl),
+          "-lab: the watchdog storms on ring ports only, every flow completes")
+    check(wl.totals()["switch_drops"] == 0 and nl.totals()["switch_drops"] == 0,
+          "-lab: nothing dropped (action forward; lossless)")
 
 
 def ecmp_collision(tmp):

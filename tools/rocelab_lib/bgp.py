@@ -118,34 +118,60 @@ def expected_routes(lab, routes, down=()):
     the valley-free next hops only: the spines share an ASN (RFC 7938), so a spine never
     takes a route back up through a leaf (rocesim does, around a failed link). A hop down
     is kept when its switch reaches the destination going down only (over links not in
-    `down`, pairs of node ids); a hop up when its switch keeps a route. Withdrawn or
-    unreachable destinations are absent. Exact on two-tier (leaf-spine) fabrics, where every
-    valley-free path is shortest."""
+    `down`, pairs of node ids); a hop up when its switch keeps a route; a hop to a switch of
+    the same tier (a ring: those pass on what they learn, render.bird_conf) when the
+    destination is cabled to it or it keeps a route. Withdrawn or unreachable destinations
+    are absent. Exact on two-tier (leaf-spine) fabrics, where every valley-free path is
+    shortest, and on rings (every switch its own ASN: BGP's shortest AS path is the shortest
+    path)."""
     tier = render.tiers(lab)
     nodes = render.node_by_id(lab)
     cut = {frozenset(x) for x in down}
     ids = sorted(routes, key=lambda i: tier.get(i, 0))
     reach = {}  # switch id -> hosts it reaches going down only
+    cabled = {}  # switch id -> hosts cabled to it
     for n in ids:
-        reach[n] = set()
+        reach[n], cabled[n] = set(), set()
         for p in nodes[n]["ports"]:
             m = p["peer"]
             if frozenset((n, m)) in cut:
                 continue
             if nodes[m]["kind"] == "host":
                 reach[n].add(m)
+                cabled[n].add(m)
             elif tier.get(m, 0) < tier.get(n, 0):
                 reach[n] |= reach.get(m, set())
+    by_prefix = {n: {r["prefix"]: r for r in routes[n]} for n in ids}
+    memo = {}
+
+    def kept(n, prefix, via=()):
+        """The next hops switch n keeps for prefix (sorted (port, via)); [] if none."""
+        if (n, prefix) in memo:
+            return memo[(n, prefix)]
+        r = by_prefix.get(n, {}).get(prefix)
+        if r is None or n in via:
+            return []
+        hops = []
+        for h in r["next_hops"]:
+            m, tn, tm = h["neighbour"], tier.get(n, 0), tier.get(h["neighbour"], 0)
+            if tm < tn:
+                ok = r["dst"] in reach.get(m, ())
+            elif tm > tn:
+                ok = bool(kept(m, prefix, via + (n,)))
+            else:
+                ok = r["dst"] in cabled.get(m, ()) or bool(kept(m, prefix, via + (n,)))
+            if ok:
+                hops.append((f"p{h['port']}", h["via"]))
+        memo[(n, prefix)] = sorted(hops)
+        return memo[(n, prefix)]
+
     keep = {}
-    for n in reversed(ids):  # top tier first: a hop up needs its switch's result
+    for n in ids:
         keep[n] = {}
         for r in routes[n]:
-            hops = [h for h in r["next_hops"]
-                    if (r["dst"] in reach.get(h["neighbour"], ())
-                        if tier.get(h["neighbour"], 0) < tier.get(n, 0)
-                        else r["prefix"] in keep.get(h["neighbour"], {}))]
+            hops = kept(n, r["prefix"])
             if hops:
-                keep[n][r["prefix"]] = sorted((f"p{h['port']}", h["via"]) for h in hops)
+                keep[n][r["prefix"]] = hops
     return keep
 
 

@@ -41,6 +41,10 @@ MIN_FAULT_INTERVAL_US = 100
 MAX_RATE_BPS = 1_000_000_000
 # How the switches get their routes (--routing; doc/rocelab.md, "Routing").
 DEFAULT_ROUTING = "bgp"
+# Each switch's event trace (telemetry.trace: every PFC frame it sends and receives, watchdog
+# storms, with the switch's time): the source of pfc_events.csv's switch rows. Its queue
+# samples at this period (the fewest the trace takes: PFC events are written as they happen).
+TRACE_INTERVAL_MS = 1000
 
 
 class Interrupted(Exception):
@@ -417,6 +421,7 @@ def _run(a, lab, tag, work, out, procs, t0):
     # (DPDK 22.11 does not retry), so switches start in waves: each once every socket it is a
     # client of exists (leaves, then spines).
     cfgs, clients = {}, {}
+    os.makedirs(os.path.join(out, "switches"), exist_ok=True)
     for sw in sws:
         devices, clients[sw["id"]] = [], []
         for p in sw["ports"]:
@@ -433,7 +438,9 @@ def _run(a, lab, tag, work, out, procs, t0):
             static_routes=False,  # static: installed over the control socket once it runs
             host_interfaces=use_bgp,  # bgp: TAPs p0.. in the switch's namespace, BIRD on them
             allow=("port_link",) if use_bgp else ("route_learn", "port_link"),
-            telemetry=[f"prometheus: {{listen: \"{prom[sw['name']]}\"}}"],
+            telemetry=[f"prometheus: {{listen: \"{prom[sw['name']]}\"}}",
+                       f"trace: {{file: {json.dumps(trace_path(out, sw))}, "
+                       f"interval_ms: {TRACE_INTERVAL_MS}}}"],
             header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
         cfgs[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.yaml")
         os.makedirs(os.path.dirname(cfgs[sw["id"]]), exist_ok=True)
@@ -695,6 +702,32 @@ def collect_accounting(socks, settle_s=5.0):
             "per_switch": per}
 
 
+def trace_path(out, sw):
+    return os.path.join(out, "switches", f"{sw['name']}.trace.csv")
+
+
+def switch_pfc_events(lab, out, switches, t0_monotonic_ns):
+    """The PFC frames every switch sent, from its event trace (pfc_xoff_sent, pfc_xon_sent;
+    time_ns on the switch clock), as pfc_events.csv rows on the scenario's clock: (time_ns,
+    node, port, priority, event, quanta). `switches`: switch_summary()s, whose `clock_offset_ns`
+    maps the switch clock onto CLOCK_MONOTONIC; t0_monotonic_ns: the scenario's time 0 on it."""
+    rows = []
+    for sw in labmod.switches(lab):
+        s = switches.get(sw["name"], {})
+        path = trace_path(out, sw)
+        if s.get("clock_offset_ns") is None or not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                if r["event"] not in ("pfc_xoff_sent", "pfc_xon_sent"):
+                    continue
+                q = int(r["value"])
+                rows.append((int(r["time_ns"]) + s["clock_offset_ns"] - t0_monotonic_ns,
+                             sw["id"], int(r["port"].lstrip("p")), int(r["id"]),
+                             "xoff" if q else "xon", q))
+    return sorted(rows)
+
+
 def learn_routes(sock, routes):
     """Sets a switch's routes (rocectl call route_learn): PREFIX PORT:VIA ... per route; a
     route without next hops is withdrawn."""
@@ -751,20 +784,38 @@ def switch_summary(sw, nodes, v):
     for d in v["drops"].get("drops", []):
         if d["reason"] == "port_stopped":
             lost[d["port"]] = lost.get(d["port"], 0) + d.get("packets", 0)
+    pfc_port = {x["port"]: x for x in pfc.get("ports", [])} if isinstance(pfc, dict) else {}
     for p in sw["ports"]:
         c = ports[p["port"]]
+        pp = pfc_port.get(f"p{p['port']}", {})
+        lossless = [x for x in pp.get("priorities", []) if x.get("lossless")]
         per_port.append({"port": p["port"], "peer": nodes[p["peer"]]["name"],
                          "rx_packets": c.get("rx_packets", 0), "tx_packets": c.get("tx_packets", 0),
                          "rx_bytes": c.get("rx_bytes", 0), "tx_bytes": c.get("tx_bytes", 0),
                          "link_lost": lost.get(f"p{p['port']}", 0),
-                         "link_changes": c.get("link", {}).get("changes", 0)})
+                         "link_changes": c.get("link", {}).get("changes", 0),
+                         # PFC on the port's lossless priorities: XOFF/XON this switch sent to
+                         # the peer and how long it held it; what the peer sent and how long it
+                         # held this port; the watchdog's storms on its queues
+                         "pfc_xoff_tx": sum(x["tx_pause"] for x in lossless),
+                         "pfc_xon_tx": sum(x["tx_xon"] for x in lossless),
+                         "pfc_pausing_us": sum(x["tx_pause_us"] for x in lossless),
+                         "pfc_pause_rx": sum(x["rx_pause"] for x in lossless),
+                         "pfc_paused_us": sum(x["rx_pause_us"] for x in lossless),
+                         "pfc_paused_now": any(x["rx_paused_now"] for x in lossless),
+                         "watchdog_storms": sum(q["storms"] for q in
+                                                pp.get("watchdog", {}).get("queues", []))})
     workers = v["workers"].get("workers", [])
     gaps = [w.get("poll_gaps", {}) for w in workers]
     drops_by_reason = {}
     for d in v["drops"].get("drops", []):
         drops_by_reason[d["reason"]] = drops_by_reason.get(d["reason"], 0) + d.get("packets", 0)
     acc = v.get("accounting") or {}
+    clock = v["info"].get("clock") or {}
     return {"node": sw["id"], "ports": per_port, "accounting": acc.get("verdict"),
+            # CLOCK_MONOTONIC - switch clock (the trace's time_ns): null from a roceswd without
+            # `clock` in its info view
+            "clock_offset_ns": (clock["monotonic_ns"] - clock["now_ns"]) if clock else None,
             "drops": v["drops"].get("total", 0), "drops_by_reason": drops_by_reason,
             "pfc": pfc_totals(pfc), "ecn_marked": ecn_total(v["ecn"]),
             "poll_gaps": {"max_us": max([g.get("max_us", 0) for g in gaps] or [0]),
@@ -900,9 +951,16 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
     # the scenario's clock, as rocesim writes them.
     pp = os.path.join(hosts_dir, "pauses.csv")
     host_by_name = {n["name"]: n for n in labmod.hosts(lab)}
+    t0 = hsum.get("clock_monotonic_start_ns")
+    sw_events = (switch_pfc_events(lab, out, switches, t0 + int(START_DELAY_S * 1e9))
+                 if t0 else [])
     with open(os.path.join(out, "pfc_events.csv"), "w") as f:
         f.write("time_ns,node,port,priority,event,quanta\n")
-        if os.path.exists(pp):
+        # Every PFC frame the switches sent, from their traces, with their own times; without
+        # traces, the ones the hosts received (rocehost's pauses.csv), as their switch's.
+        for row in sw_events:
+            f.write(",".join(str(x) for x in row) + "\n")
+        if os.path.exists(pp) and not sw_events:
             with open(pp) as g:
                 for r in csv.DictReader(g):
                     h = host_by_name.get(r["host"])
@@ -948,9 +1006,11 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         "switch_exit_status": exits,
         "roce": {k: hsum.get(k) for k in ("flows_completed", "retransmitted_packets", "receiver",
                                           "jain_throughput") if k in hsum},
-        # rocesim's keys, so that the report and the comparison read either engine
+        # rocesim's keys, so that the report and the comparison read either engine; the
+        # run's end: the last completion, or when rocehost stopped if a flow did not complete
         "run_ns": max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
-                       ((flow_of[int(r["flow"])], r) for r in done)), default=0),
+                       ((flow_of[int(r["flow"])], r) for r in done)), default=0)
+        if len(done) == len(flow_of) else max(0, scenario_ns(hsum.get("run_ns", 0))),
         "pfc_frames": sum(x["pfc"]["pause_tx"] + x["pfc"]["xon_tx"] for x in switches.values()),
         "switch_drops": {r: n for r, n in drops_by_reason(switches).items() if r != "port_stopped"},
         "switch_totals": {

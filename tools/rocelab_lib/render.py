@@ -191,11 +191,17 @@ def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS
     host_ports = [f'"p{p["port"]}"' for p in sw["ports"] if nodes[p["peer"]]["kind"] == "host"]
     fabric = [p for p in sw["ports"] if nodes[p["peer"]]["kind"] == "switch"]
     leaf = bool(host_ports)
+    # A leaf cabled to another switch of its tier (a ring, a mesh of leaves) is on the other
+    # leaves' paths: it passes on what it learns too (every such switch has its own ASN).
+    tier = tiers(lab)
+    transit = leaf and any(tier.get(p["peer"]) == tier.get(sw["id"]) for p in fabric)
     lines = [
         f"# BIRD 2 for {sw['name']} (node {sw['id']}), rendered by rocelab from {lab['source']}.",
         "# RFC 7938-style eBGP: one session per fabric link over its /31; leaves announce their",
         "# host subnets only, upper tiers pass on what they learn. Runs in roceswd's network",
         "# namespace (control_plane.host_interfaces: the TAPs are named as the ports).",
+        *(["# Cabled to switches of its own tier (a ring): it passes on what it learns too."]
+          if transit else []),
         "#   ip netns exec NS bird -c bird.conf -s /run/bird-NS.ctl      check: bird -p -c bird.conf",
         f"log {log};",
         *([f"debug protocols {debug};"] if debug else []),
@@ -220,7 +226,8 @@ def bird_conf(lab, sw, asn_of, router_id, *, log="syslog all", timers=BGP_TIMERS
         "}",
         "filter fabric_out {",
         *(["  if net ~ MGMT4 then reject;"] if mgmt else []),
-        "  if source = RTS_DEVICE && net ~ FABRIC4 then accept;" if leaf else
+        "  if (source = RTS_DEVICE || source = RTS_BGP) && net ~ FABRIC4 then accept;" if transit
+        else "  if source = RTS_DEVICE && net ~ FABRIC4 then accept;" if leaf else
         "  if source = RTS_BGP && net ~ FABRIC4 then accept;",
         "  reject;",
         "}",

@@ -28,8 +28,11 @@ def findings(r):
     out = []
     t = r.totals()
     if t["watchdog_storms"]:
-        out.append("The PFC watchdog detected %d storm(s) and restored %d queue(s)."
-                   % (t["watchdog_storms"], t["watchdog_restores"]))
+        by_port = r.watchdog_storms_by_port()
+        out.append("The PFC watchdog detected %d storm(s) and restored %d queue(s)%s."
+                   % (t["watchdog_storms"], t["watchdog_restores"], ": " + ", ".join(
+                       "%s p%d (%d)" % (r.topo.name(n), p, k) for (n, p), k in sorted(
+                           by_port.items())) if by_port else ""))
     cycles = r.wait_for_cycles()
     for start, end, cyc in cycles[:5]:
         names = " -> ".join("%s (p%d)" % (r.topo.name(n), p) for n, p, _m in cyc)

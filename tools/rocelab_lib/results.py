@@ -349,6 +349,26 @@ class Results:
             out[key] = iv
         return out
 
+    def watchdog_storms_by_port(self):
+        """{(node, port): PFC watchdog storms on the port's queues}, ports with a storm only:
+        the real engine's per-port counters (summary.json's `switches`), else the rising edges
+        of port_samples.csv's `wd_stormed` (rocesim)."""
+        out = collections.Counter()
+        sw = self.summary.get("switches", {})
+        per_port = [(x["node"], p) for x in sw.values() if isinstance(x, dict) and "ports" in x
+                    for p in x["ports"]] if isinstance(sw, dict) else []
+        if any("watchdog_storms" in p for _, p in per_port):
+            for node, p in per_port:
+                if p.get("watchdog_storms"):
+                    out[(node, p["port"])] = p["watchdog_storms"]
+            return dict(out)
+        prev = {}
+        for r in self.port_samples:
+            k = (r["node"], r["port"])
+            out[k] += bin(r["wd_stormed"] & ~prev.get(k, 0)).count("1")
+            prev[k] = r["wd_stormed"]
+        return {k: n for k, n in out.items() if n}
+
     def wait_for_cycles(self, min_ns=0):
         """Cycles of switches pausing each other at the same time (a PFC deadlock): for each
         instant where a set of 'switch N pauses switch M' edges forms a cycle lasting at least
