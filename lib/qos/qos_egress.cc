@@ -1079,7 +1079,8 @@ void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t
     TrafficManager::Queue &q = ps.q[size_t(qi)];
     apply_watermark_clear(port);
     pfc_honor(port, now_ns);
-    cut_through_packets_.add(n);
+    PortQosStats &st = *tm_.stats_[port];
+    st.cut_through_packets.add(n);
     ps.ct_pending = true;
     ps.ct_pg_key = uint16_t(key);
     ps.ct_bytes = bytes;
@@ -1091,7 +1092,6 @@ void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t
     ps.nonempty = 0;
     ps.shaper.consume(uint32_t(wire_all));
     ps.ring = ring;
-    PortQosStats &st = *tm_.stats_[port];
     QueueStats &qs = st.queues[size_t(qi)];
     qs.deq_packets.add(n);
     qs.deq_bytes.add(bytes);
