@@ -490,11 +490,12 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
             }
             continue;
         }
-        const uint64_t depth = q.bytes + (q.flags & Queue::kMarkRing ? ring_ahead : 0);
-        if ((q.flags & Queue::kMarkEnq) && ect && depth >= q.mark_min &&
-            wred(q.plan->mark, depth) && ecn_mark(m, meta)) {
-            t_marked[to_queue[tc]]++;
-            ecn_ip = meta->ecn | 4u;
+        if ((q.flags & Queue::kMarkEnq) && ect) {
+            const uint64_t depth = q.bytes + (q.flags & Queue::kMarkRing ? ring_ahead : 0);
+            if (depth >= q.mark_min && wred(q.plan->mark, depth) && ecn_mark(m, meta)) {
+                t_marked[to_queue[tc]]++;
+                ecn_ip = meta->ecn | 4u;
+            }
         }
 
         q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(ecn_ip)};
@@ -965,6 +966,18 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     Queue &q = ps.q[qi];
     const unsigned key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
     if (q.flags & Queue::kStormDrop) return false;
+    // One queue and one PG key for the whole burst, checked before anything else (a burst of
+    // mixed classes, rsw-full's, leaves here at its first packet of another class): packets
+    // of the first one's TC and ingress port have them; others are looked up.
+    const uint8_t in0 = meta0->in_port;
+    for (uint16_t i = 1; i < n; i++) {
+        const PacketMeta *meta = meta_of(pkts[i]);
+        if (meta->tc == meta0->tc && meta->in_port == in0) continue;
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        if (to_queue[tc] != qi ||
+            tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
+            return false;
+    }
     ps.shaper.refill(now_ns);  // what admit() (ring) and service() do first, once per now
     ps.ring.drain(now_ns);
     const uint64_t ring_in = ps.ring.inflight_bytes();
@@ -979,10 +992,6 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
         const PacketMeta *meta = meta_of(m);
-        const unsigned tc = meta->tc & (kNumTc - 1);
-        if (to_queue[tc] != qi ||
-            tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
-            return false;
         const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
         const bool ect = (meta->ecn | unsigned(ip) << 2) > 4;
         // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in an
