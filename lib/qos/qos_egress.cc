@@ -359,10 +359,11 @@ struct QosEgress::PgCharge {
 // bytes, its bytes beyond the reservation, and the growth of the latter if it is admitted;
 // `key`: its (ingress port, PG), of which `charge` holds the bytes admitted in this burst but
 // not yet charged (read only for a lossless queue with a PG limit); `ect`: an IP packet with ECN
-// capability; `cap`: the queue's packet slots.
+// capability; `cap`: the queue's packet slots; `pg_limit`: TrafficManager's PG limits.
 [[gnu::always_inline]] inline QueueDrop QosEgress::admission(
     const TrafficManager::Queue &q, const TrafficManager::Pool *pool, uint32_t len, uint64_t after,
-    uint64_t excess, uint64_t delta, unsigned key, const PgCharge &charge, bool ect, uint32_t cap) {
+    uint64_t excess, uint64_t delta, unsigned key, const PgCharge &charge, bool ect, uint32_t cap,
+    const std::atomic<uint64_t> *pg_limit) {
     using Queue = TrafficManager::Queue;
     if (unlikely(q.flags & Queue::kStormDrop)) return QueueDrop::pfc_watchdog;
     if (unlikely(q.size() >= cap)) return QueueDrop::queue_full;
@@ -370,7 +371,7 @@ struct QosEgress::PgCharge {
         // Lossless: never a threshold, never WRED; PFC (ingress) keeps this bounded.
         if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
             return QueueDrop::headroom_exhausted;
-        if (uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
+        if (uint64_t lim = pg_limit[key].load(std::memory_order_relaxed);
             lim != UINT64_MAX && pg_total(key) + charge.pending_for(key) + len > lim)
             return QueueDrop::headroom_exhausted;
         return QueueDrop::count;
@@ -436,6 +437,7 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     const uint16_t *pg_key = tm_.pg_key_.data();
     const uint32_t cap = tm_.plan_.queue_packets;
+    const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
     rte_mbuf *dropped[64];
     uint16_t n_dropped = 0;
     // Counters are added once per burst and queue: the per-packet work stays on plain fields.
@@ -478,7 +480,8 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
         const uint64_t delta = excess - q.excess;  // >= 0: the queue only grows here
         TrafficManager::Pool *const pool = q.pool;
 
-        const QueueDrop why = admission(q, pool, len, after, excess, delta, key, charge, ect, cap);
+        const QueueDrop why =
+            admission(q, pool, len, after, excess, delta, key, charge, ect, cap, pg_limit);
         if (unlikely(why != QueueDrop::count)) {
             st.queues[to_queue[tc]].drops[size_t(why)].inc();
             if (why == QueueDrop::headroom_exhausted) own_.pg->drops[key].inc();

@@ -290,7 +290,8 @@ class QosEgress final : public Egress {
     struct PgCharge;  // a burst's PG bytes, charged per run of one (ingress port, PG)
     QueueDrop admission(const TrafficManager::Queue &q, const TrafficManager::Pool *pool,
                         uint32_t len, uint64_t after, uint64_t excess, uint64_t delta,
-                        unsigned key, const PgCharge &charge, bool ect, uint32_t cap);
+                        unsigned key, const PgCharge &charge, bool ect, uint32_t cap,
+                        const std::atomic<uint64_t> *pg_limit);
     void commit_admitted(uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
                          const std::array<uint64_t, kNumQueues> &bytes0,
                          const std::array<uint32_t, kNumQueues> &marked);
