@@ -34,18 +34,35 @@ void LoadBalancer::update_util(uint64_t now_ns) {
     util_last_ns_ = now_ns;
 }
 
-// Packet i leaves by member `slot` of `g`: the output, the member's counters, and its bytes
-// for the utilization (held in burst_bytes_ until the policies of this burst have chosen: they
-// read util_bytes_ as it was before the burst).
+// Packet i leaves by member `slot` of `g`: the output, and the member's packets and bytes in
+// the tally of the group being emitted to (fold_tally adds them to the member counters and, as
+// the bytes of the member's port, to burst_bytes_ when another group's packet comes and at the
+// end of resolve: the policies of this burst read util_bytes_ as it was before the burst).
 inline void LoadBalancer::emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
                                const LbMember **out) {
-    const LbMember &m = g.members[slot];
-    out[i] = &m;
-    LbMemberCounters &mc = ctr_.member(g.id, slot);
-    mc.packets.inc();
-    mc.bytes.add(len);
-    burst_bytes_[m.port] += len;
-    burst_ports_ |= 1u << m.port;
+    out[i] = &g.members[slot];
+    if (&g != tally_g_) [[unlikely]]
+        fold_tally(&g);
+    tally_pkts_[slot]++;
+    tally_bytes_[slot] += len;
+    tally_slots_ |= 1u << slot;
+}
+
+void LoadBalancer::fold_tally(const EcmpGroup *next) {
+    static_assert(kMaxGroupMembers <= 32);
+    for (uint32_t slots = tally_slots_; slots; slots &= slots - 1) {
+        const uint32_t s = uint32_t(__builtin_ctz(slots));
+        LbMemberCounters &mc = ctr_.member(tally_g_->id, s);
+        mc.packets.add(tally_pkts_[s]);
+        mc.bytes.add(tally_bytes_[s]);
+        const uint8_t port = tally_g_->members[s].port;
+        burst_bytes_[port] += tally_bytes_[s];
+        burst_ports_ |= 1u << port;
+        tally_pkts_[s] = 0;
+        tally_bytes_[s] = 0;
+    }
+    tally_slots_ = 0;
+    tally_g_ = next;
 }
 
 // Pass 1 over the burst: group (loaded once per run of packets with the same id), flow hash,
@@ -122,14 +139,21 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     uint32_t pol_mask = 0;  // policies with requests
     uint16_t np = 0;
     const uint32_t gap_us = s.flowlet_gap_us, age_us = s.flowlet_age_us;
+    const EcmpGroup *last_g = nullptr;  // the policy and its granularity, per run of one group
+    uint8_t pol = 0;
+    bool flowlet = false;
     for (uint16_t t = 0; t < nt; t++) {
         const uint16_t i = todo_[t];
         const EcmpGroup *g = grp_[i];
         const uint64_t h = hash_[i];
-        const uint8_t pol = g->policy < n_pol ? g->policy : 0;
+        if (g != last_g) [[unlikely]] {
+            last_g = g;
+            pol = g->policy < n_pol ? g->policy : 0;
+            flowlet = granularity_[pol] == LbGranularity::flowlet;
+        }
         uint8_t current = kNoMember;
         FlowletEntry *e = nullptr;
-        if (granularity_[pol] == LbGranularity::flowlet) {
+        if (flowlet) {
             bool fresh = false;
             e = flowlets_.find_or_insert(h, now_us, age_us, fresh, aged);
             if (!e) {
@@ -184,6 +208,7 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
         const PathRequest &q = reqs_[req_of_[i] >> 8][req_of_[i] & 0xFF];
         emit(i, *grp_[i], q.choice, pkts[i]->pkt_len, out);
     }
+    fold_tally(nullptr);
     // This burst's bytes join the utilization now that the policies have read it.
     for (uint32_t ports = burst_ports_; ports; ports &= ports - 1) {
         const uint32_t p = uint32_t(__builtin_ctz(ports));

@@ -96,6 +96,8 @@ class LoadBalancer {
     uint16_t hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t seed,
                         const LbMember **out);
     void emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out);
+    // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
+    [[gnu::noinline]] void fold_tally(const EcmpGroup *next);
     // The policy calls for the requests of the policies in `pol_mask`.
     void decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now_ns, const LbSettings &s);
 
@@ -119,6 +121,11 @@ class LoadBalancer {
     std::array<uint16_t, kLbMaxBurst> pend_{};       // packets whose member a policy chooses
     std::array<uint64_t, kMaxPorts> burst_bytes_{};  // this burst's bytes per port, until folded
     uint32_t burst_ports_ = 0;                       // ports with burst_bytes_
+    // emit(): packets and bytes per member slot of group tally_g_ not yet in the counters.
+    const EcmpGroup *tally_g_ = nullptr;
+    uint32_t tally_slots_ = 0;  // slots with a tally
+    std::array<uint32_t, kMaxGroupMembers> tally_pkts_{};
+    std::array<uint64_t, kMaxGroupMembers> tally_bytes_{};
 
     // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
     std::array<double, kMaxPorts> util_{};  // bytes per microsecond

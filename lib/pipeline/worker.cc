@@ -25,16 +25,24 @@ namespace {
 // How many packets ahead of the one being parsed process_burst prefetches the headers of.
 constexpr uint16_t kPrefetchAhead = 4;
 
-// Six bytes compared as one 4-byte and one 2-byte load.
-inline bool mac_equal(const uint8_t *a, const uint8_t *b) {
-    uint32_t a4, b4;
-    uint16_t a2, b2;
-    std::memcpy(&a4, a, 4);
-    std::memcpy(&b4, b, 4);
-    std::memcpy(&a2, a + 4, 2);
-    std::memcpy(&b2, b + 4, 2);
-    return ((a4 ^ b4) | uint32_t(a2 ^ b2)) == 0;
-}
+// A MAC address as one 4-byte and one 2-byte word, loaded once per burst: the comparison with
+// a frame's destination is two loads and no reload of the port's address after the parser's
+// byte stores (which may alias anything).
+struct MacWords {
+    uint32_t w4;
+    uint16_t w2;
+    explicit MacWords(const uint8_t *a) {
+        std::memcpy(&w4, a, 4);
+        std::memcpy(&w2, a + 4, 2);
+    }
+    bool equals(const uint8_t *a) const {
+        uint32_t a4;
+        uint16_t a2;
+        std::memcpy(&a4, a, 4);
+        std::memcpy(&a2, a + 4, 2);
+        return ((a4 ^ w4) | uint32_t(a2 ^ w2)) == 0;
+    }
+};
 }  // namespace
 
 Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
@@ -189,6 +197,25 @@ void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64
 }
 
 inline void Worker::forward(rte_mbuf *m, const NextHop &nh) {
+    if (nh.kind != NextHopKind::forward) [[unlikely]] {
+        PacketMeta *meta = meta_of(m);
+        const uint16_t in_port = meta->in_port;
+        // TTL first, as for a resolved next hop: with host interfaces the kernel answers with
+        // ICMP time exceeded.
+        if (meta->ttl <= 1) {
+            if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
+            return drop(m, in_port, DropReason::ttl_expired);
+        }
+        // Unresolved next hop: the kernel forwards the packet and resolves the neighbour on
+        // the way; netlink then brings the MAC to the FIB.
+        if (ctx_.punt && (nh.kind == NextHopKind::glean || nh.kind == NextHopKind::unresolved))
+            return punt(m, in_port, PuntClass::glean);
+        return drop(m, in_port, DropReason::no_neighbour);
+    }
+    forward_to(m, nh.port, nh.dst_mac.b.data());
+}
+
+inline void Worker::forward_to(rte_mbuf *m, uint8_t port, const uint8_t *dst_mac) {
     PacketMeta *meta = meta_of(m);
     const uint16_t in_port = meta->in_port;
     if (meta->ttl <= 1) {
@@ -196,14 +223,7 @@ inline void Worker::forward(rte_mbuf *m, const NextHop &nh) {
         if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
         return drop(m, in_port, DropReason::ttl_expired);
     }
-    if (nh.kind != NextHopKind::forward) {
-        // Unresolved next hop: the kernel forwards the packet and resolves the neighbour on
-        // the way; netlink then brings the MAC to the FIB.
-        if (ctx_.punt && (nh.kind == NextHopKind::glean || nh.kind == NextHopKind::unresolved))
-            return punt(m, in_port, PuntClass::glean);
-        return drop(m, in_port, DropReason::no_neighbour);
-    }
-    const PortRuntime &out = ctx_.ports[nh.port];
+    const PortRuntime &out = ctx_.ports[port];
     if (meta->l3_len > out.mtu) return drop(m, in_port, DropReason::mtu_exceeded);
 
     uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
@@ -215,15 +235,15 @@ inline void Worker::forward(rte_mbuf *m, const NextHop &nh) {
         if (meta->flags & kFlagL4) meta->l4_offset -= 4;
         meta->flags &= uint16_t(~kFlagVlan);
     }
-    std::memcpy(f, nh.dst_mac.b.data(), 6);
+    std::memcpy(f, dst_mac, 6);
     std::memcpy(f + 6, out.mac.b.data(), 6);
     uint8_t *ip = f + meta->l3_offset;
     if (meta->l3 == L3Type::ipv4)
         ipv4_decrement_ttl(ip);
     else
         ip[7]--;
-    meta->out_port = nh.port;
-    out_[nh.port][n_out_[nh.port]++] = m;
+    meta->out_port = port;
+    out_[port][n_out_[port]++] = m;
 }
 
 void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
@@ -243,6 +263,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // The port's options without the IPv4 header checksum, for packets whose NIC verified it.
     ParseOptions nic_checked = port.parse;
     nic_checked.verify_ipv4_checksum = false;
+    const MacWords port_mac(port.mac.b.data());
+    const PortQos *const cls = ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr;
 
     // Received first: every other term of the accounting identity is counted after it
     // (doc/accounting.md), so a concurrent reader sees a burst in flight, never a deficit.
@@ -286,9 +308,9 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             continue;
         }
         // Before any rewrite: PCP trust needs the tag that forwarding strips.
-        if (ctx_.qos) meta->tc = classify_tc(*meta, ctx_.qos->ports[in_port].cls);
+        if (cls) meta->tc = classify_tc(*meta, *cls);
         const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
-        if (!l2_group && !mac_equal(f, port.mac.b.data())) {
+        if (!l2_group && !port_mac.equals(f)) {
             drop(m, in_port, DropReason::dst_mac_mismatch);
             continue;
         }
@@ -298,12 +320,13 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         }
         if (meta->l3 == L3Type::ipv4) {
             // Limited/directed broadcast is not routed; 224/4 multicast neither.
-            if (l2_group || (meta->dst_ip4 >> 28) == 0xE || meta->dst_ip4 == 0xFFFFFFFFu) {
+            const uint32_t dst = meta->dst_ip4;
+            if (l2_group || (dst >> 28) == 0xE || dst == 0xFFFFFFFFu) {
                 drop(m, in_port, DropReason::l3_multicast);
                 continue;
             }
             v4[n4] = m;
-            v4_dst[n4++] = meta->dst_ip4;
+            v4_dst[n4++] = dst;
         } else {
             const uint8_t *dst = f + meta->l3_offset + 24;
             if (dst[0] == 0xFF) {
@@ -380,7 +403,7 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
                 drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        forward(lb_pkts_[i], NextHop{NextHopKind::forward, m->port, m->dst_mac, 0});
+        forward_to(lb_pkts_[i], m->port, m->dst_mac.b.data());
     }
     n_lb_ = 0;
 }

@@ -86,6 +86,8 @@ class Worker {
     // forward() inlines into the burst loop.
     [[gnu::cold, gnu::noinline]] void drop(rte_mbuf *m, uint16_t port, DropReason r);
     [[gnu::always_inline]] inline void forward(rte_mbuf *m, const NextHop &nh);
+    // forward() once the next hop is resolved: TTL, MTU, rewrite, out_[port].
+    [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint8_t port, const uint8_t *dst_mac);
     void to_group(rte_mbuf *m, uint16_t group) {
         lb_pkts_[n_lb_] = m;
         lb_groups_[n_lb_++] = group;

@@ -359,10 +359,11 @@ struct QosEgress::PgCharge {
 // bytes, its bytes beyond the reservation, and the growth of the latter if it is admitted;
 // `key`: its (ingress port, PG), of which `charge` holds the bytes admitted in this burst but
 // not yet charged (read only for a lossless queue with a PG limit); `ect`: an IP packet with ECN
-// capability; `cap`: the queue's packet slots.
+// capability; `cap`: the queue's packet slots; `pg_limit`: TrafficManager's PG limits.
 [[gnu::always_inline]] inline QueueDrop QosEgress::admission(
     const TrafficManager::Queue &q, const TrafficManager::Pool *pool, uint32_t len, uint64_t after,
-    uint64_t excess, uint64_t delta, unsigned key, const PgCharge &charge, bool ect, uint32_t cap) {
+    uint64_t excess, uint64_t delta, unsigned key, const PgCharge &charge, bool ect, uint32_t cap,
+    const std::atomic<uint64_t> *pg_limit) {
     using Queue = TrafficManager::Queue;
     if (unlikely(q.flags & Queue::kStormDrop)) return QueueDrop::pfc_watchdog;
     if (unlikely(q.size() >= cap)) return QueueDrop::queue_full;
@@ -370,7 +371,7 @@ struct QosEgress::PgCharge {
         // Lossless: never a threshold, never WRED; PFC (ingress) keeps this bounded.
         if (pool && pool->shared_used + delta > pool->shared + pool->xoff)
             return QueueDrop::headroom_exhausted;
-        if (uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
+        if (uint64_t lim = pg_limit[key].load(std::memory_order_relaxed);
             lim != UINT64_MAX && pg_total(key) + charge.pending_for(key) + len > lim)
             return QueueDrop::headroom_exhausted;
         return QueueDrop::count;
@@ -436,6 +437,7 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     const uint16_t *pg_key = tm_.pg_key_.data();
     const uint32_t cap = tm_.plan_.queue_packets;
+    const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
     rte_mbuf *dropped[64];
     uint16_t n_dropped = 0;
     // Counters are added once per burst and queue: the per-packet work stays on plain fields.
@@ -478,7 +480,8 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
         const uint64_t delta = excess - q.excess;  // >= 0: the queue only grows here
         TrafficManager::Pool *const pool = q.pool;
 
-        const QueueDrop why = admission(q, pool, len, after, excess, delta, key, charge, ect, cap);
+        const QueueDrop why =
+            admission(q, pool, len, after, excess, delta, key, charge, ect, cap, pg_limit);
         if (unlikely(why != QueueDrop::count)) {
             st.queues[to_queue[tc]].drops[size_t(why)].inc();
             if (why == QueueDrop::headroom_exhausted) own_.pg->drops[key].inc();
@@ -490,11 +493,12 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
             }
             continue;
         }
-        const uint64_t depth = q.bytes + (q.flags & Queue::kMarkRing ? ring_ahead : 0);
-        if ((q.flags & Queue::kMarkEnq) && ect && depth >= q.mark_min &&
-            wred(q.plan->mark, depth) && ecn_mark(m, meta)) {
-            t_marked[to_queue[tc]]++;
-            ecn_ip = meta->ecn | 4u;
+        if ((q.flags & Queue::kMarkEnq) && ect) {
+            const uint64_t depth = q.bytes + (q.flags & Queue::kMarkRing ? ring_ahead : 0);
+            if (depth >= q.mark_min && wred(q.plan->mark, depth) && ecn_mark(m, meta)) {
+                t_marked[to_queue[tc]]++;
+                ecn_ip = meta->ecn | 4u;
+            }
         }
 
         q.slots[q.tail++ & q.mask] = {m, len, uint16_t(key), uint16_t(ecn_ip)};
@@ -965,6 +969,18 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     Queue &q = ps.q[qi];
     const unsigned key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
     if (q.flags & Queue::kStormDrop) return false;
+    // One queue and one PG key for the whole burst, checked before anything else (a burst of
+    // mixed classes, rsw-full's, leaves here at its first packet of another class): packets
+    // of the first one's TC and ingress port have them; others are looked up.
+    const uint8_t in0 = meta0->in_port;
+    for (uint16_t i = 1; i < n; i++) {
+        const PacketMeta *meta = meta_of(pkts[i]);
+        if (meta->tc == meta0->tc && meta->in_port == in0) continue;
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        if (to_queue[tc] != qi ||
+            tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
+            return false;
+    }
     ps.shaper.refill(now_ns);  // what admit() (ring) and service() do first, once per now
     ps.ring.drain(now_ns);
     const uint64_t ring_in = ps.ring.inflight_bytes();
@@ -979,10 +995,6 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
         const PacketMeta *meta = meta_of(m);
-        const unsigned tc = meta->tc & (kNumTc - 1);
-        if (to_queue[tc] != qi ||
-            tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
-            return false;
         const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
         const bool ect = (meta->ecn | unsigned(ip) << 2) > 4;
         // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in an
@@ -1079,7 +1091,8 @@ void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t
     TrafficManager::Queue &q = ps.q[size_t(qi)];
     apply_watermark_clear(port);
     pfc_honor(port, now_ns);
-    cut_through_packets_.add(n);
+    PortQosStats &st = *tm_.stats_[port];
+    st.cut_through_packets.add(n);
     ps.ct_pending = true;
     ps.ct_pg_key = uint16_t(key);
     ps.ct_bytes = bytes;
@@ -1091,7 +1104,6 @@ void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t
     ps.nonempty = 0;
     ps.shaper.consume(uint32_t(wire_all));
     ps.ring = ring;
-    PortQosStats &st = *tm_.stats_[port];
     QueueStats &qs = st.queues[size_t(qi)];
     qs.deq_packets.add(n);
     qs.deq_bytes.add(bytes);

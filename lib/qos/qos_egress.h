@@ -274,8 +274,13 @@ class QosEgress final : public Egress {
     // handoff_full on the egress port in this worker's counters).
     uint64_t handoff_drops(uint16_t port) const { return handoff_drops_[port].load(); }
     const std::vector<uint16_t> &owned_ports() const { return owned_; }
-    // Packets that left by cut-through (sent at enqueue), for tests and benchmarks.
-    uint64_t cut_through_packets() const { return cut_through_packets_.load(); }
+    // Packets that left the ports this worker owns by cut-through (sent at enqueue), for tests
+    // and benchmarks; per port: TrafficManager::stats(port).cut_through_packets.
+    uint64_t cut_through_packets() const {
+        uint64_t n = 0;
+        for (uint16_t p : owned_) n += tm_.stats(p).cut_through_packets.load();
+        return n;
+    }
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
     void set_trace(TraceRing *ring) { trace_ = ring; }
 
@@ -285,7 +290,8 @@ class QosEgress final : public Egress {
     struct PgCharge;  // a burst's PG bytes, charged per run of one (ingress port, PG)
     QueueDrop admission(const TrafficManager::Queue &q, const TrafficManager::Pool *pool,
                         uint32_t len, uint64_t after, uint64_t excess, uint64_t delta,
-                        unsigned key, const PgCharge &charge, bool ect, uint32_t cap);
+                        unsigned key, const PgCharge &charge, bool ect, uint32_t cap,
+                        const std::atomic<uint64_t> *pg_limit);
     void commit_admitted(uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
                          const std::array<uint64_t, kNumQueues> &bytes0,
                          const std::array<uint32_t, kNumQueues> &marked);
@@ -359,7 +365,6 @@ class QosEgress final : public Egress {
     std::vector<uint64_t> ipool_used_;
     uint64_t ipool_valid_ = 0;
     std::array<Counter, kMaxPorts> handoff_drops_{};
-    Counter cut_through_packets_;
     TraceRing *trace_ = nullptr;
     // ECN marks not yet sampled into the trace, per (port, queue): one ecn_mark_sample event per
     // kEcnSampleEvery marks (value: the marks it stands for).

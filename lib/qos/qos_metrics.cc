@@ -70,6 +70,14 @@ void register_qos_metrics(MetricRegistry &m, const std::vector<std::string> &por
             for (size_t i = 0; i < n_ports; i++)
                 s.sample({{"port", port_name(i)}}, qos->stats(uint16_t(i)).tx_ring_bytes.load());
         });
+    m.counter("rocesw_port_cut_through_packets_total",
+              "Packets sent at enqueue by cut-through, without waiting in a queue (doc/qos.md); "
+              "also counted in rocesw_queue_dequeued_packets_total",
+              [=](MetricSink &s) {
+                  for (size_t i = 0; i < n_ports; i++)
+                      s.sample({{"port", port_name(i)}},
+                               qos->stats(uint16_t(i)).cut_through_packets.load());
+              });
     m.gauge("rocesw_pool_used_bytes", "Bytes used in an egress buffer pool", [=](MetricSink &s) {
         const auto &pools = qos->plan().pools;
         for (size_t p = 0; p < pools.size(); p++)

@@ -64,6 +64,7 @@ struct PortQosStats {
     std::array<QueueStats, kNumQueues> queues;
     Gauge tx_ring_bytes;   // TxRingModel estimate after the last flush
     Gauge staged_packets;  // taken from the queues, refused by the device, kept for a retry
+    Counter cut_through_packets;  // sent at enqueue (QosEgress cut-through), also in deq_packets
 };
 
 // Per (ingress port, PG), as charged by one scheduler owner: rises when a packet from that

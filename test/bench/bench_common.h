@@ -32,12 +32,23 @@ std::vector<uint32_t> destinations(uint32_t n, uint32_t routes, uint32_t seed);
 
 }  // namespace rocesw::bench
 
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "route/fib.h"
+
 namespace rocesw {
-class Fib;
 namespace bench {
 // The large Fib of bench_lpm.cc (/24s over 32.0.0.0/4, next hop 1 = port 1), built once.
 const Fib &fib_1m();
 // 4096 destinations (host order) covered by fib_1m().
 const std::vector<uint32_t> &fib_1m_destinations();
+// Another Fib with fib_1m()'s routes (same count and spacing), all to next hop 1 = `nh`;
+// `prepare` (may be empty) runs before the routes go in (ECMP groups). `dests` (may be null):
+// 4096 destinations covered by it.
+std::unique_ptr<Fib> make_fib_1m(const std::string &name, const NextHop &nh,
+                                 const std::function<void(Fib &)> &prepare,
+                                 std::vector<uint32_t> *dests);
 }  // namespace bench
 }  // namespace rocesw

@@ -61,6 +61,38 @@ FibParams bench_params(uint32_t routes) {
     return p;
 }
 
+// `routes` /24s spaced evenly over 32.0.0.0/4, all to next hop 1 = `nh`, in one commit.
+void add_routes(Fib &fib, uint32_t routes, const NextHop &nh) {
+    std::vector<FibOp> ops;
+    ops.reserve(routes + 1);
+    FibOp set{};
+    set.type = FibOp::Type::set_nexthop;
+    set.nexthop = 1;
+    set.nh = nh;
+    ops.push_back(set);
+    for (uint32_t i = 0; i < routes; i++) {
+        FibOp op{};
+        op.type = FibOp::Type::add_route;
+        op.prefix.addr.v4 = route_addr(i, routes);
+        op.prefix.len = 24;
+        op.nexthop = 1;
+        ops.push_back(op);
+    }
+    for (bool b : fib.commit(ops))
+        if (!b) throw std::runtime_error("Fib refused a route");
+}
+
+// kDests destinations (host order) inside the /24s add_routes installs.
+std::vector<uint32_t> route_destinations(uint32_t routes) {
+    const uint32_t stride = kSpan / routes;
+    std::vector<uint32_t> dests = destinations(kDests, kSpan, 7);
+    for (auto &d : dests) {
+        uint32_t k = ((d >> 8) - (32u << 16)) / stride;
+        d = route_addr(k, routes) + (d & 0xFF);
+    }
+    return dests;
+}
+
 struct Tables {
     std::unique_ptr<Fib> fib;
     rte_lpm *raw_lpm = nullptr;
@@ -89,24 +121,9 @@ struct Tables {
             rte_fib_free(raw);
         }
         fib = std::make_unique<Fib>("bench_fib", fp, nullptr);
-        std::vector<FibOp> ops;
-        ops.reserve(routes + 1);
-        FibOp nh{};
-        nh.type = FibOp::Type::set_nexthop;
-        nh.nexthop = 1;
-        nh.nh = NextHop{NextHopKind::forward, 1, MacAddr{{0x02, 0, 0, 0, 0x02, 0x02}}};
-        ops.push_back(nh);
-        for (uint32_t i = 0; i < routes; i++) {
-            FibOp op{};
-            op.type = FibOp::Type::add_route;
-            op.prefix.addr.v4 = route_addr(i, routes);
-            op.prefix.len = 24;
-            op.nexthop = 1;
-            ops.push_back(op);
-        }
         auto t0 = std::chrono::steady_clock::now();
-        for (bool b : fib->commit(ops))
-            if (!b) throw std::runtime_error("Fib refused a route");
+        add_routes(*fib, routes,
+                   NextHop{NextHopKind::forward, 1, MacAddr{{0x02, 0, 0, 0, 0x02, 0x02}}});
         fib_adds_per_s = routes / seconds_since(t0);
 
         rte_lpm_config c{};
@@ -120,12 +137,7 @@ struct Tables {
                 throw std::runtime_error("rte_lpm_add");
         lpm_adds_per_s = lpm_routes / seconds_since(t0);
 
-        const uint32_t stride = kSpan / routes;
-        dests = destinations(kDests, kSpan, 7);
-        for (auto &d : dests) {  // into the installed /24s
-            uint32_t k = ((d >> 8) - (32u << 16)) / stride;
-            d = route_addr(k, routes) + (d & 0xFF);
-        }
+        dests = route_destinations(routes);
     }
     ~Tables() { rte_lpm_free(raw_lpm); }
 };
@@ -144,6 +156,17 @@ const Fib &fib_1m() {
 
 const std::vector<uint32_t> &fib_1m_destinations() {
     return tables().dests;
+}
+
+std::unique_ptr<Fib> make_fib_1m(const std::string &name, const NextHop &nh,
+                                 const std::function<void(Fib &)> &prepare,
+                                 std::vector<uint32_t> *dests) {
+    const uint32_t routes = env_count("ROCESW_BENCH_LPM_ROUTES", kSpan);
+    auto fib = std::make_unique<Fib>(name, bench_params(routes), nullptr);
+    if (prepare) prepare(*fib);
+    add_routes(*fib, routes, nh);
+    if (dests) *dests = route_destinations(routes);
+    return fib;
 }
 
 namespace {

@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
                                      "--no-huge",
                                      "--no-pci",
                                      "-m",
-                                     "1536",
+                                     "2560",
                                      "-l",
                                      "0",
                                      "--log-level=lib.eal:error",

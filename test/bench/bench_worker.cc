@@ -256,12 +256,13 @@ struct Switch {
     // `classify`: the worker classifies (DataplaneContext::qos), as roceswd does; always with
     // the QoS egress.
     // `plan`: the QoS plan (classification and QosEgress); default bench_qos_plan().
+    // `pfc_pool`: PFC frames the switch sends come from it (roceswd's rx pool); null: none.
     Switch(const Fib &fib, uint32_t frame_len, const std::vector<uint32_t> &dests,
            EgressKind kind = EgressKind::fifo, bool classify = false, bool mix = false,
-           const QosPlan *plan = nullptr)
+           const QosPlan *plan = nullptr, rte_mempool *pfc_pool = nullptr)
         : ports(frame_len, dests, mix),
           dp(spec(), classify || kind == EgressKind::qos ? (plan ? plan : &bench_qos_plan()) : nullptr,
-             ports, options(fib, kind)),
+             ports, options(fib, kind, pfc_pool)),
           worker(dp.worker(0)),
           qos(kind == EgressKind::qos ? &dp.tm() : nullptr) {}
     static DataplaneSpec spec() {
@@ -272,9 +273,10 @@ struct Switch {
                                9000, {if_addr(addrs[p])}});
         return s;
     }
-    static DataplaneOptions options(const Fib &fib, EgressKind kind) {
+    static DataplaneOptions options(const Fib &fib, EgressKind kind, rte_mempool *pfc_pool) {
         static int seq = 0;
         DataplaneOptions o;
+        o.pfc_pool = pfc_pool;
         o.name = "bench" + std::to_string(seq++);
         o.burst = kBurst;
         o.rx = {{{0, 0}}};
@@ -288,20 +290,35 @@ struct Switch {
     }
 };
 
-void run_worker(benchmark::State &st, const Fib &fib, const std::vector<uint32_t> &dests) {
-    Switch sw(fib, uint32_t(st.range(0)), dests);
+// The timed poll of the single-switch benchmarks, out of line so that callgrind can count
+// exactly these (--toggle-collect='*timed_poll*'): warm-up polls and set-up excluded, one call
+// per 32-packet burst.
+[[gnu::noinline]] uint32_t timed_poll(Worker &w, uint64_t now) {
+    return w.poll_once(now);
+}
+
+// 100 polls to warm caches and the pool (1 us apart with `advance_warmup`, else at one time),
+// then the timed polls, 1 us apart; reports cycles per received packet. Returns the packets
+// received in the timed polls.
+uint64_t time_polls(benchmark::State &st, Switch &sw, bool advance_warmup) {
     uint64_t now = 1'000'000, cycles = 0;
-    for (int i = 0; i < 100; i++) sw.worker.poll_once(now);  // warm caches and the pool
+    for (int i = 0; i < 100; i++) sw.worker.poll_once(advance_warmup ? now += 1000 : now);
     uint64_t rx0 = sw.ports.rx_, tx0 = sw.ports.tx_;
     for (auto _ : st) {
         uint64_t t0 = rte_rdtsc();
-        sw.worker.poll_once(now);
+        timed_poll(sw.worker, now);
         cycles += rte_rdtsc() - t0;
         now += 1000;
     }
     uint64_t rx = sw.ports.rx_ - rx0, tx = sw.ports.tx_ - tx0;
     if (tx + 2 * kBurst < rx) st.SkipWithError("packets dropped: check the frames and routes");
     report_cycles(st, cycles, rx);
+    return rx;
+}
+
+void run_worker(benchmark::State &st, const Fib &fib, const std::vector<uint32_t> &dests) {
+    Switch sw(fib, uint32_t(st.range(0)), dests);
+    time_polls(st, sw, false);
 }
 
 void BM_WorkerPoll8Routes(benchmark::State &st) {
@@ -313,6 +330,23 @@ void BM_WorkerPollBigFib(benchmark::State &st) {
     run_worker(st, fib_1m(), fib_1m_destinations());
 }
 BENCHMARK(BM_WorkerPollBigFib)->Arg(60)->Arg(1020);
+
+// ECMP group 1 of `f`: the flowlet policy over 10.0.2.2 and 10.0.2.3, both on port 1 with
+// different gateway MACs (rsw-full's group).
+void publish_flowlet_group(Fib &f) {
+    std::vector<LbMember> mem(2);
+    for (uint32_t s = 0; s < 2; s++) {
+        IpAddr via;
+        via.v4 = 0x0a000202 + s;  // 10.0.2.2, 10.0.2.3
+        mem[s].key = lb_member_key(via);
+        mem[s].alive = true;
+        mem[s].port = 1;
+        mem[s].dst_mac = MacAddr{{0x02, 0, 0, 0, 0x02, uint8_t(0x02 + s)}};
+    }
+    std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
+    ch.emplace_back(1, build_ecmp_group(1, uint8_t(LbPolicyId::flowlet), mem));
+    f.groups().publish(std::move(ch));
+}
 
 // The routes of fib_small() through a 2-member ECMP group with the flowlet policy (both members
 // on port 1, different gateway MACs), as tools/bench's rsw-full has them. Every flow is
@@ -326,18 +360,7 @@ const Fib &fib_flowlet() {
         p.ipv6_tbl8s = 64;
         p.max_nexthops = 1024;
         auto *f = new Fib("bench_fl", p, nullptr);
-        std::vector<LbMember> mem(2);
-        for (uint32_t s = 0; s < 2; s++) {
-            IpAddr via;
-            via.v4 = 0x0a000202 + s;  // 10.0.2.2, 10.0.2.3
-            mem[s].key = lb_member_key(via);
-            mem[s].alive = true;
-            mem[s].port = 1;
-            mem[s].dst_mac = MacAddr{{0x02, 0, 0, 0, 0x02, uint8_t(0x02 + s)}};
-        }
-        std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
-        ch.emplace_back(1, build_ecmp_group(1, uint8_t(LbPolicyId::flowlet), mem));
-        f->groups().publish(std::move(ch));
+        publish_flowlet_group(*f);
         std::vector<FibOp> ops;
         FibOp nh{};
         nh.type = FibOp::Type::set_nexthop;
@@ -626,20 +649,59 @@ BENCHMARK(BM_EgressQosCongested)->Arg(60)->Arg(1020);
 void BM_WorkerPollQos(benchmark::State &st) {
     const auto dests = destinations(1024, 1u << 20, 3);
     Switch sw(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, true);
-    uint64_t now = 1'000'000, cycles = 0;
-    for (int i = 0; i < 100; i++) sw.worker.poll_once(now += 1000);
-    uint64_t rx0 = sw.ports.rx_, tx0 = sw.ports.tx_;
-    for (auto _ : st) {
-        uint64_t t0 = rte_rdtsc();
-        sw.worker.poll_once(now);
-        cycles += rte_rdtsc() - t0;
-        now += 1000;
-    }
-    uint64_t rx = sw.ports.rx_ - rx0, tx = sw.ports.tx_ - tx0;
-    if (tx + 2 * kBurst < rx) st.SkipWithError("packets dropped: check the frames and routes");
-    report_cycles(st, cycles, rx);
+    time_polls(st, sw, true);
 }
 BENCHMARK(BM_WorkerPollQos)->Arg(60)->Arg(1020);
+
+// The same with one class (every frame a RoCEv2 WRITE: one queue), as rsw-pass has it: every
+// burst cuts through (doc/qos.md, "Cut-through").
+void BM_WorkerPollQosOneClass(benchmark::State &st) {
+    const auto dests = destinations(1024, 1u << 20, 3);
+    Switch sw(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, false);
+    time_polls(st, sw, true);
+    if (sw.dp.qos_egress(0)->cut_through_packets() != sw.ports.rx_)  // warm-up polls included
+        st.SkipWithError("not every packet cut through");
+}
+BENCHMARK(BM_WorkerPollQosOneClass)->Arg(60)->Arg(1020);
+
+// tools/bench's rsw-full in one worker (doc/performance.md, "Method"): the 1 M /24 routes of
+// fib_1m() (ROCESW_BENCH_LPM_ROUTES), every one through one 2-member flowlet ECMP group on port
+// 1; config/qos/nvidia-roce.yaml on two 800G ports (DSCP 26 -> TC3 lossless with PFC priority 3
+// and dequeue ECN, DSCP 48 -> TC6 strict, the rest TC0; SP + DWRR, shaper at 800G; PFC frames
+// from a pool of their own); tools/bench's class mix to 4096 destinations. The benchmark the
+// per-stage instruction counts of doc/performance.md come from (tools/callgrind-stages).
+const Fib &fib_full(std::vector<uint32_t> *dests_out) {
+    static std::vector<uint32_t> dests;
+    static Fib *fib = [] {
+        return make_fib_1m("bench_full", NextHop{NextHopKind::ecmp_group, 0, MacAddr{}, 1},
+                           publish_flowlet_group, &dests)
+            .release();  // never destroyed: it must outlive nothing but EAL
+    }();
+    *dests_out = dests;
+    return *fib;
+}
+
+const QosPlan &nvidia_plan() {
+    static const QosPlan plan = [] {
+        std::vector<QosPortInfo> info = {{"p0", 800'000, 9000, kBurst}, {"p1", 800'000, 9000, kBurst}};
+        return build_qos_plan(load_qos_file(std::string(ROCESW_SOURCE_ROOT) +
+                                            "/config/qos/nvidia-roce.yaml"),
+                              info);
+    }();
+    return plan;
+}
+
+void BM_WorkerPollFull(benchmark::State &st) {
+    std::vector<uint32_t> dests;
+    const Fib &fib = fib_full(&dests);
+    static rte_mempool *pfc_pool = rte_pktmbuf_pool_create("bench_pfc", 511, 0, kMbufPrivSize,
+                                                           RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    if (!pfc_pool) throw std::runtime_error("bench pfc pool");
+    Switch sw(fib, uint32_t(st.range(0)), dests, EgressKind::qos, true, true, &nvidia_plan(),
+              pfc_pool);
+    time_polls(st, sw, true);
+}
+BENCHMARK(BM_WorkerPollFull)->Arg(60)->Arg(1020);
 
 // RX (alloc + copy) and TX (free) without the pipeline: the I/O floor of the above.
 void BM_IoFloor(benchmark::State &st) {

@@ -80,5 +80,27 @@ TEST_F(PromMetrics, QueueDropsAppearByReasonAndInPortDrops) {
     drain();
 }
 
+TEST_F(PromMetrics, CutThroughPacketsPerPort) {
+    start_with_metrics(qos_profile(""));
+    // Queued: an enqueue without final_enqueue() waits for the flush.
+    send(udp4_frame(2, 0, 500), 3);
+    drain();
+    EXPECT_EQ(ports->take_tx(1).size(), 3u);
+    // Cut through: the last enqueue for idle p1 before the flush, one queue, within the rate.
+    rte_mbuf *pkts[5];
+    for (auto &m : pkts) m = packet(udp4_frame(2, 0, 500));
+    egress->final_enqueue();
+    egress->enqueue(1, pkts, 5, now_ns);
+    EXPECT_EQ(ports->take_tx(1).size(), 5u);  // sent at enqueue, before any flush
+    drain();
+    auto m = scrape();
+    EXPECT_EQ(m.at("rocesw_port_cut_through_packets_total{port=\"p1\"}"), 5);
+    EXPECT_EQ(m.at("rocesw_port_cut_through_packets_total{port=\"p0\"}"), 0);
+    EXPECT_EQ(egress->cut_through_packets(), 5u);
+    EXPECT_EQ(shared->stats(1).cut_through_packets.load(), 5u);
+    // Also dequeued: 3 through the queue, 5 cut through.
+    EXPECT_EQ(m.at("rocesw_queue_dequeued_packets_total{port=\"p1\",queue=\"2\"}"), 8);
+}
+
 }  // namespace
 }  // namespace rocesw::test

@@ -219,7 +219,8 @@ for fam in rocesw_port_rx_packets_total rocesw_port_tx_bytes_total rocesw_drops_
     rocesw_queue_depth_bytes rocesw_queue_watermark_bytes rocesw_queue_ecn_marked_total \
     rocesw_queue_enqueued_packets_total rocesw_queue_drops_total rocesw_pg_bytes \
     rocesw_pg_watermark_bytes rocesw_pg_headroom_drops_total rocesw_routes \
-    rocesw_worker_polls_total rocesw_port_local_packets_total; do
+    rocesw_worker_polls_total rocesw_port_local_packets_total \
+    rocesw_port_cut_through_packets_total; do
     if "$RSW_PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(sys.argv[2] not in d["types"])' "$S2" "$fam"; then
         rsw_pass "family $fam present"
     else
