@@ -567,7 +567,8 @@ const QosPlan &nvidia_plan(uint64_t p1_mbps = 800'000) {
 // Reported: each switch's median cycles/packet over blocks, the stages' costs above the FIFO in
 // cycles and ns ("qos-fifo", "sched-fifo", "*_ns"), their ratio "qos/sched" (the target:
 // <= 1), and the packets each of the QoS and rte_sched switches received and sent in the timed
-// polls ("qos_in" ...): the run fails if either lost a packet (received != sent + held) or if
+// polls ("qos_in" ...) and the share of the QoS switch's packets it ECN-marked (work rte_sched
+// does not do): the run fails if either lost a packet (received != sent + held) or if
 // the two did not carry the same packets (uncongested: equal; congested: within 1 %).
 // Figures only (no timed pass/fail).
 void BM_EgressQosVsSched(benchmark::State &st) {
@@ -601,6 +602,13 @@ void BM_EgressQosVsSched(benchmark::State &st) {
         tx0[k] = sw[k]->ports.tx_;
         held0[k] = sw[k]->worker.egress().backlog();
     }
+    auto marks = [&] {
+        uint64_t m = 0;
+        for (uint16_t p = 0; p < 2; p++)
+            for (uint8_t q = 0; q < 8; q++) m += qos.qos->queue(p, q).ecn_marked;
+        return m;
+    };
+    const uint64_t marks0 = marks();
     const std::vector<double> med = interleave_polls(st, {&fifo, &qos, &sched}, now);
     uint64_t in[3], out[3];
     for (unsigned k = 0; k < 3; k++) {
@@ -627,6 +635,7 @@ void BM_EgressQosVsSched(benchmark::State &st) {
     st.counters["qos_out"] = double(out[1]);
     st.counters["sched_in"] = double(in[2]);
     st.counters["sched_out"] = double(out[2]);
+    st.counters["qos_marked/pkt"] = out[1] ? double(marks() - marks0) / double(out[1]) : 0.0;
     if (congested) {
         QueueSnapshot q3 = qos.qos->queue(1, 3);
         st.counters["q3_depth_KB"] = double(q3.depth_bytes) / 1024.0;
