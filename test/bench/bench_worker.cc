@@ -315,8 +315,8 @@ struct Switch {
         DataplaneSpec s;
         const char *addrs[2] = {"10.0.1.1/24", "10.0.2.1/24"};
         for (int p = 0; p < 2; p++) {
-            // Appended piece by piece: GCC 12 at -O3 reports a bogus -Wrestrict overlap in the
-            // literal + std::string prepend (as drivers/ethdev/eal_args.cc).
+            // Appended piece by piece: GCC 12 at -O3 + LTO reports a bogus -Wrestrict /
+            // -Wstringop-overflow in literal + std::string (as drivers/ethdev/eal_args.cc).
             std::string name = "p";
             name += std::to_string(p);
             s.ports.push_back({name, MacAddr{{0x02, 0, 0, 0, uint8_t(p + 1), 0x01}},
@@ -698,8 +698,8 @@ const QosPlan &congested_plan(uint32_t frame_len) {
     if (it != plans.end()) return it->second;
     std::string dscp = "DSCP_TO_TC_MAP:\n  B: {";
     for (int d = 0; d < 64; d++) {
-        // Appended piece by piece: GCC 12 at -O3 reports a bogus -Wrestrict overlap in the
-        // literal + std::string prepend (as drivers/ethdev/eal_args.cc).
+        // Appended piece by piece: GCC 12 at -O3 + LTO reports a bogus -Wrestrict /
+        // -Wstringop-overflow in literal + std::string (as drivers/ethdev/eal_args.cc).
         if (d) dscp += ", ";
         dscp += '"';
         dscp += std::to_string(d);
