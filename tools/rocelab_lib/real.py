@@ -1020,6 +1020,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
                         f.write(f"{scenario_ns(r['t_ns'])},{h['id']},0,{r['priority']},"
                                 f"{'xoff' if q else 'xon'},{q}\n")
     write_links(lab, out, switches, applied)
+    # The run's end: the last completion, or when rocehost stopped if a flow did not complete.
     run_ns = (max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
                    ((flow_of[int(r["flow"])], r) for r in done)), default=0)
               if len(done) == len(flow_of) else max(0, scenario_ns(hsum.get("run_ns", 0))))
@@ -1055,8 +1056,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         "switch_exit_status": exits,
         "roce": {k: hsum.get(k) for k in ("flows_completed", "retransmitted_packets", "receiver",
                                           "jain_throughput") if k in hsum},
-        # rocesim's keys, so that the report and the comparison read either engine; the
-        # run's end: the last completion, or when rocehost stopped if a flow did not complete
+        # rocesim's keys, so that the report and the comparison read either engine
         "run_ns": run_ns,
         "pfc_frames": sum(x["pfc"]["pause_tx"] + x["pfc"]["xon_tx"] for x in switches.values()),
         "switch_drops": {r: n for r, n in drops_by_reason(switches).items() if r != "port_stopped"},
