@@ -108,6 +108,7 @@ json lab_description(const Scenario &s) {
             : std::filesystem::weakly_canonical(std::filesystem::absolute(s.source)).string();
     lab["seed"] = s.seed;
     lab["until_ns"] = s.until / kPsPerNs;
+    lab["sample_interval_ns"] = s.sample_interval / kPsPerNs;  // 0: no queue samples
     lab["qos_profile"] =
         s.qos_source == "built-in SONiC default"
             ? json(nullptr)

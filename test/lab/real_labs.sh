@@ -100,6 +100,29 @@ print("  cycles %s, storms %s" % ([("%.1f-%.1f ms" % (a / 1e6, b / 1e6), [x[0] f
 ring_egress = [p for x in d["switches"].values() for p in x["ports"]
                if p["peer"].startswith("switch") and int(p["peer"][6:]) == 5 + (x["node"] - 4) % 5]
 sys.exit(not eval(sys.argv[2]))' "$out" "${EFFECT[$name]}"
+    # queue_depth.csv from the switches' traces (sampled every sample_interval, 100 us -> 1 ms):
+    # rocesim's header and rows, on the scenario's clock within the run, and the incast's queue
+    # (leaf0's port to host0, lossless queue 3) held packets.
+    if [ "$name" = incast-lab ]; then
+        check "$name: queue_depth.csv: rocesim's header, rows within the run every 1 ms, leaf0 p0 q3 (to host0) held packets" \
+            "$RSW_PYTHON" -c '
+import csv, json, sys
+out = sys.argv[1]
+d = json.load(open(out + "/summary.json"))
+h0 = next(n for n in json.load(open(out + "/lab.json"))["nodes"] if n["name"] == "host0")
+with open(out + "/queue_depth.csv") as f:
+    header = f.readline().strip()
+    rows = [[int(x) for x in r] for r in csv.reader(f)]
+times = sorted({r[0] for r in rows})
+peak = max([r[4] for r in rows if (r[1], r[2], r[3]) == (h0["switch"], h0["switch_port"], 3)], default=0)
+print("  %d rows at %d times in %.1f-%.1f ms of %.1f ms; deepest at leaf0 p0 q3: %d B; trace every %s ms"
+      % (len(rows), len(times), times[0] / 1e6 if times else -1, times[-1] / 1e6 if times else -1,
+         d["run_ns"] / 1e6, peak, d["real_engine"]["trace_interval_ms"]))
+sys.exit(not (header == "time_ns,node,port,queue,depth_bytes,depth_packets"
+              and d["real_engine"]["trace_interval_ms"] == 1 and len(times) >= 2
+              and all(0 <= r[0] <= d["run_ns"] and (r[4] > 0 or r[5] > 0) for r in rows)
+              and peak > 0))' "$out"
+    fi
     rows+=("$("$RSW_PYTHON" - "$out" "$name" <<'PY'
 import json, sys
 out, name = sys.argv[1], sys.argv[2]

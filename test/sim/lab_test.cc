@@ -15,6 +15,7 @@ Scenario leaf_spine() {
 topology: {type: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2, link_rate: 1Gbps,
            link_delay: 1us}
 lb: {policy: hash, switches: {7: flowlet}}
+sample_interval: 100us
 hosts: {mtu: 1024, dcqcn: {profile: nvidia, rate_ai: 40M}}
 roce_flows:
   - {src: 1, dst: 3, size: 1000, start: 20us}
@@ -31,6 +32,7 @@ events:
 TEST(LabDescription, LeafSpineNodesPortsAndAddresses) {
     json lab = lab_description(leaf_spine());
     EXPECT_EQ(lab["format"], kLabFormat);
+    EXPECT_EQ(lab["sample_interval_ns"], 100'000u);  // the real engine's trace interval
     ASSERT_EQ(lab["nodes"].size(), 8u);  // hosts 0-3, leaves 4-5, spines 6-7
     const json &h0 = lab["nodes"][0];
     EXPECT_EQ(h0["kind"], "host");

@@ -42,9 +42,18 @@ MAX_RATE_BPS = 1_000_000_000
 # How the switches get their routes (--routing; doc/rocelab.md, "Routing").
 DEFAULT_ROUTING = "bgp"
 # Each switch's event trace (telemetry.trace: every PFC frame it sends and receives, watchdog
-# storms, with the switch's time): the source of pfc_events.csv's switch rows. Its queue
-# samples at this period (the fewest the trace takes: PFC events are written as they happen).
+# storms, with the switch's time): the source of pfc_events.csv's switch rows and, from its
+# periodic queue samples, of queue_depth.csv. The samples follow the scenario's
+# sample_interval, rounded up to whole ms (roceswd's unit) and at least TRACE_MIN_INTERVAL_MS;
+# without a sample_interval (rocesim then writes no samples either), every TRACE_INTERVAL_MS.
 TRACE_INTERVAL_MS = 1000
+# roceswd's minimum (telemetry.trace.interval_ms >= 1): the control loop holds it to about a ms.
+TRACE_MIN_INTERVAL_MS = 1
+# Bound on a trace's size: at most this many sample rounds over a run that lasts its whole
+# --timeout (a round is 4 lines of ~30 B per queue that has held a packet: ~1 KB for a leaf of
+# 4 ports with 2 queues in use, so <= ~200 MB per switch for a run that hits its timeout and a
+# few MB for a run of a few seconds); a longer --timeout coarsens the interval.
+TRACE_MAX_ROUNDS = 200_000
 
 
 class Interrupted(Exception):
@@ -440,7 +449,7 @@ def _run(a, lab, tag, work, out, procs, t0):
             allow=("port_link",) if use_bgp else ("route_learn", "port_link"),
             telemetry=[f"prometheus: {{listen: \"{prom[sw['name']]}\"}}",
                        f"trace: {{file: {json.dumps(trace_path(out, sw))}, "
-                       f"interval_ms: {TRACE_INTERVAL_MS}}}"],
+                       f"interval_ms: {trace_interval_ms(lab, a.timeout)}}}"],
             header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
         cfgs[sw["id"]] = os.path.join(out, "configs", f"{sw['name']}.yaml")
         os.makedirs(os.path.dirname(cfgs[sw["id"]]), exist_ok=True)
@@ -706,12 +715,23 @@ def trace_path(out, sw):
     return os.path.join(out, "switches", f"{sw['name']}.trace.csv")
 
 
-def switch_pfc_events(lab, out, switches, t0_monotonic_ns):
-    """The PFC frames every switch sent, from its event trace (pfc_xoff_sent, pfc_xon_sent;
-    time_ns on the switch clock), as pfc_events.csv rows on the scenario's clock: (time_ns,
-    node, port, priority, event, quanta). `switches`: switch_summary()s, whose `clock_offset_ns`
-    maps the switch clock onto CLOCK_MONOTONIC; t0_monotonic_ns: the scenario's time 0 on it."""
-    rows = []
+def trace_interval_ms(lab, timeout_s):
+    """The switches' trace sample period (ms): the scenario's sample_interval rounded up, at
+    least TRACE_MIN_INTERVAL_MS and at most TRACE_INTERVAL_MS, and coarse enough that a run of
+    `timeout_s` writes at most TRACE_MAX_ROUNDS sample rounds."""
+    ns = lab.get("sample_interval_ns") or 0
+    if not ns:
+        return TRACE_INTERVAL_MS
+    ms = max(-(-ns // 1_000_000), TRACE_MIN_INTERVAL_MS,
+             -(-int(timeout_s * 1000) // TRACE_MAX_ROUNDS))
+    return min(ms, TRACE_INTERVAL_MS)
+
+
+def trace_events(lab, out, switches, t0_monotonic_ns, events):
+    """The `events` (trace event names) of every switch's event trace, on the scenario's clock:
+    (time_ns, switch node, port index, id, value). `switches`: switch_summary()s, whose
+    `clock_offset_ns` maps the switch clock (the trace's time_ns) onto CLOCK_MONOTONIC;
+    t0_monotonic_ns: the scenario's time 0 on it."""
     for sw in labmod.switches(lab):
         s = switches.get(sw["name"], {})
         path = trace_path(out, sw)
@@ -719,13 +739,33 @@ def switch_pfc_events(lab, out, switches, t0_monotonic_ns):
             continue
         with open(path) as f:
             for r in csv.DictReader(f):
-                if r["event"] not in ("pfc_xoff_sent", "pfc_xon_sent"):
-                    continue
-                q = int(r["value"])
-                rows.append((int(r["time_ns"]) + s["clock_offset_ns"] - t0_monotonic_ns,
-                             sw["id"], int(r["port"].lstrip("p")), int(r["id"]),
-                             "xoff" if q else "xon", q))
-    return sorted(rows)
+                if r["event"] in events:
+                    yield (r["event"], int(r["time_ns"]) + s["clock_offset_ns"] - t0_monotonic_ns,
+                           sw["id"], int(r["port"].lstrip("p")), int(r["id"]), int(r["value"]))
+
+
+def switch_pfc_events(lab, out, switches, t0_monotonic_ns):
+    """The PFC frames every switch sent (trace events pfc_xoff_sent, pfc_xon_sent) as
+    pfc_events.csv rows: (time_ns, node, port, priority, event, quanta)."""
+    return sorted((t, n, p, prio, "xoff" if q else "xon", q) for _, t, n, p, prio, q in
+                  trace_events(lab, out, switches, t0_monotonic_ns,
+                               ("pfc_xoff_sent", "pfc_xon_sent")))
+
+
+def switch_queue_depth(lab, out, switches, t0_monotonic_ns, end_ns):
+    """queue_depth.csv's rows as rocesim writes them (time_ns, node, port, queue, depth_bytes,
+    depth_packets; non-empty queues only), from the switches' trace samples (queue_bytes,
+    queue_packets: one of each per queue and round) within the run, [0, end_ns] of the
+    scenario's clock (end_ns 0: no end). Empty without sample_interval (rocesim writes none)."""
+    if not lab.get("sample_interval_ns"):
+        return []
+    depth = {}
+    for ev, t, n, p, q, v in trace_events(lab, out, switches, t0_monotonic_ns,
+                                          ("queue_bytes", "queue_packets")):
+        if t < 0 or (end_ns and t > end_ns):
+            continue
+        depth.setdefault((t, n, p, q), [0, 0])[ev == "queue_packets"] = v
+    return sorted(k + tuple(v) for k, v in depth.items() if v[0] or v[1])
 
 
 def learn_routes(sock, routes):
@@ -980,6 +1020,16 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
                         f.write(f"{scenario_ns(r['t_ns'])},{h['id']},0,{r['priority']},"
                                 f"{'xoff' if q else 'xon'},{q}\n")
     write_links(lab, out, switches, applied)
+    # The run's end: the last completion, or when rocehost stopped if a flow did not complete.
+    run_ns = (max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
+                   ((flow_of[int(r["flow"])], r) for r in done)), default=0)
+              if len(done) == len(flow_of) else max(0, scenario_ns(hsum.get("run_ns", 0))))
+    # Queue depth per hop: the switches' trace samples, on the scenario's clock (rocesim's file).
+    with open(os.path.join(out, "queue_depth.csv"), "w") as f:
+        f.write("time_ns,node,port,queue,depth_bytes,depth_packets\n")
+        if t0:
+            for row in switch_queue_depth(lab, out, switches, t0 + int(START_DELAY_S * 1e9), run_ns):
+                f.write(",".join(str(x) for x in row) + "\n")
     loop = hsum.get("loop_gaps", {})
     reasons = []
     if loop.get("over_1ms", 0) or loop.get("max_us", 0) > DISTORTION_GAP_US:
@@ -1006,11 +1056,8 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         "switch_exit_status": exits,
         "roce": {k: hsum.get(k) for k in ("flows_completed", "retransmitted_packets", "receiver",
                                           "jain_throughput") if k in hsum},
-        # rocesim's keys, so that the report and the comparison read either engine; the
-        # run's end: the last completion, or when rocehost stopped if a flow did not complete
-        "run_ns": max((fl["start_ns"] + int(r["fct_ns"]) for fl, r in
-                       ((flow_of[int(r["flow"])], r) for r in done)), default=0)
-        if len(done) == len(flow_of) else max(0, scenario_ns(hsum.get("run_ns", 0))),
+        # rocesim's keys, so that the report and the comparison read either engine
+        "run_ns": run_ns,
         "pfc_frames": sum(x["pfc"]["pause_tx"] + x["pfc"]["xon_tx"] for x in switches.values()),
         "switch_drops": {r: n for r, n in drops_by_reason(switches).items() if r != "port_stopped"},
         "switch_totals": {
@@ -1030,6 +1077,7 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
         "events_not_applied": [{k: v for k, v in e.items() if k != "routes_after"} for e in skipped],
         "real_engine": {"roce_mtu": mtu, "rto_us": rto_us,
                         "fault_min_interval_us": MIN_FAULT_INTERVAL_US,
+                        "trace_interval_ms": trace_interval_ms(lab, a.timeout),
                         "note": "RoCE path MTU rounded up to a power of two; go-back-N timeout at "
                                 "least MIN_RTO_US (scheduling stalls of a shared machine); host "
                                 "faults send a PFC frame at most every MIN_FAULT_INTERVAL_US"},
@@ -1050,5 +1098,6 @@ def write_results(a, lab, out, switches, exits, skipped, applied, tag, work, acc
     jobs_ok = jobs_complete(lab, summary)
     print(f"rocelab: {len(done)}/{len(flow_of)} flows completed in {timing['workload_s']} s "
           f"(set-up {timing['start_s']} s); {'DISTORTED: ' + '; '.join(reasons) if reasons else 'not distorted'}")
-    print(f"rocelab: results in {out} (fct.txt, hosts/flows.csv, pfc_events.csv, summary.json)")
+    print(f"rocelab: results in {out} (fct.txt, hosts/flows.csv, pfc_events.csv, queue_depth.csv, "
+          f"summary.json)")
     return 0 if len(done) == len(flow_of) and jobs_ok else 1
