@@ -634,8 +634,8 @@ def _run(a, lab, tag, work, out, procs, t0):
                     converging.append(bgp.Converger(ctl, by_name, {names[i]: r for i, r in want.items()},
                                                     entry, time.monotonic()))
             else:
-                for sw in sws:
-                    learn_routes(ctl_sock[sw["id"]], e["routes_after"][str(sw["id"])])
+                for sid in route_update_order(lab, e["routes_after"]):
+                    learn_routes(ctl_sock[sid], e["routes_after"][str(sid)])
                 late = time.monotonic() - due
                 link_applied[id(e)].update({
                     "routes_moved_at_ns": int((time.monotonic() - t_ref) * 1e9),
@@ -766,6 +766,37 @@ def switch_queue_depth(lab, out, switches, t0_monotonic_ns, end_ns):
             continue
         depth.setdefault((t, n, p, q), [0, 0])[ev == "queue_packets"] = v
     return sorted(k + tuple(v) for k, v in depth.items() if v[0] or v[1])
+
+
+def route_update_order(lab, routes_after):
+    """The switches whose routes a link event moves (--routing static), in an order that forms
+    no transient loop (ordered FIB updates, RFC 6976): a switch is updated after every switch
+    its new routes forward to. The new routes are shortest paths, so per destination they form
+    a loop-free graph (an edge only where the next switch routes the same prefix: the last hop,
+    whose prefix is its own, adds none); a packet then follows old routes until it meets a
+    switch with new ones, and new ones from there on. Updated in the order of the lab's switches, a restored link
+    looped leaf1 -> spine0 -> leaf1 (leaf1 already sending to spine0, spine0 still sending via
+    leaf1), and PFC froze the loop into a deadlock that outlived it. A cycle over all
+    destinations together (not one of the library's fabrics) keeps the lab's order for the
+    switches on it."""
+    peer = {}
+    for ln in lab["links"]:
+        peer[(ln["a"], ln["port_a"])] = ln["b"]
+        peer[(ln["b"], ln["port_b"])] = ln["a"]
+    ids = sorted(int(k) for k in routes_after)
+    routed = {sid: {r["prefix"] for r in routes_after[str(sid)]} for sid in ids}
+    after = {}  # switch -> the switches its new routes forward to (for the same prefix)
+    for sid in ids:
+        after[sid] = {peer.get((sid, h["port"])) for r in routes_after[str(sid)]
+                      for h in r["next_hops"]
+                      if r["prefix"] in routed.get(peer.get((sid, h["port"])), ())} - {sid}
+    order, left = [], list(ids)
+    while left:
+        ready = [sid for sid in left if after[sid] <= set(order)]
+        for sid in ready or left[:1]:
+            order.append(sid)
+            left.remove(sid)
+    return order
 
 
 def learn_routes(sock, routes):
