@@ -35,8 +35,14 @@ class Netns:
         self.names = []
 
     def add(self, name):
-        subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
+        # Recorded before it exists, so that a signal between the two leaks nothing; taken
+        # back when `ip netns add` fails (the name may be somebody else's).
         self.names.append(name)
+        try:
+            subprocess.run(["ip", "netns", "add", name], check=True, capture_output=True)
+        except subprocess.CalledProcessError:
+            self.names.remove(name)
+            raise
         subprocess.run(["ip", "-n", name, "link", "set", "dev", "lo", "up"], check=True)
         # The lab is IPv4: no IPv6 on the host interfaces (their router and multicast listener
         # solicitations would reach the peers, which drop them as l3_multicast).
