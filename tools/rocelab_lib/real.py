@@ -729,7 +729,7 @@ def trace_interval_ms(lab, timeout_s):
 
 def trace_events(lab, out, switches, t0_monotonic_ns, events):
     """The `events` (trace event names) of every switch's event trace, on the scenario's clock:
-    (time_ns, switch node, port index, id, value). `switches`: switch_summary()s, whose
+    (event, time_ns, switch node, port index, id, value). `switches`: switch_summary()s, whose
     `clock_offset_ns` maps the switch clock (the trace's time_ns) onto CLOCK_MONOTONIC;
     t0_monotonic_ns: the scenario's time 0 on it."""
     for sw in labmod.switches(lab):
