@@ -377,6 +377,56 @@ TEST(SimRoce, DcqcnIncastAt100MbpsCompletesWithWorkPerPacket) {
     if (!HasFailure() && !getenv("KEEP")) std::filesystem::remove_all(dir);
 }
 
+// --- The run ends with its last event that does something ------------------------------------
+//
+// The same lab incast at 100 Mb/s, 200 KB per sender, samples every 100 us, no `until`. The
+// switches' ingress PGs pause their peers (XOFF, 65535 quanta: 335 ms at 100 Mb/s) and each
+// XOFF asks for a poll at its refresh, half a pause later; the XONs that follow make those polls
+// void. Before, they stayed queued (and kept the samples going): the run went on to 346.7 ms,
+// 245 ms after the last completion at 101.1 ms, through four polls of idle switches. Now the
+// last event is the last ACK reaching its sender: nothing is left to do after it.
+TEST(SimRoce, RunEndsAtTheLastCompletionAt100Mbps) {
+    const std::string dir = tmpdir("end_100m");
+    Scenario s = load(dir,
+                      "topology: {type: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2, "
+                      "link_rate: 100Mbps, link_delay: 1us}\n"
+                      "qos_profile: " + std::string(ROCESW_SOURCE_ROOT) +
+                          "/config/rocehost/qos-dcqcn-lab.yaml\n"
+                      "mtu: 9000\n"
+                      "lb: {policy: hash}\n"
+                      "sample_interval: 100us\n"
+                      "hosts: {mtu: 1024, dcqcn: {profile: nvidia}, byte_samples: 100us}\n"
+                      "workloads:\n"
+                      "  - {type: incast, senders: [1, 2, 3], receiver: 0, size: 200000, "
+                      "start: 0us}\n");
+    Engine e(s, dir);
+    run_to_end(e);
+    const EngineStats &st = e.stats();
+    const roce::HostSet &hs = e.roce()->host_set();
+    ASSERT_EQ(hs.done_flows(), 3u);
+    uint64_t last_ns = 0;
+    for (const roce::Flow &f : hs.flows()) last_ns = std::max(last_ns, f.finish_ns);
+    EXPECT_GT(st.pfc_frames, 0u);  // the switches paused their peers: the polls were there
+    EXPECT_GT(last_ns, 90'000'000u);
+    EXPECT_EQ(ns(st.now), last_ns);
+    // Samples at 0, 100 us, ... up to the end, none after it.
+    auto kind = [&](std::string_view name) {
+        for (size_t i = 0; i < kEventKinds; i++)
+            if (kEventKindNames[i] == name) return st.events_by_kind[i];
+        ADD_FAILURE() << "no event kind " << name;
+        return uint64_t(0);
+    };
+    EXPECT_EQ(kind("sample"), last_ns / 100'000 + 1);
+    const std::string q = slurp(dir + "/queue_depth.csv");
+    const size_t nl = q.rfind('\n', q.size() - 2);
+    ASSERT_NE(nl, std::string::npos);
+    EXPECT_LE(std::stoull(q.substr(nl + 1)), last_ns);
+    const std::string sum = slurp(dir + "/summary.json");
+    EXPECT_NE(sum.find("\"simulated_time_ns\": " + std::to_string(last_ns) + ","),
+              std::string::npos);
+    if (!HasFailure() && !getenv("KEEP")) std::filesystem::remove_all(dir);
+}
+
 // RoCE flows across a 2 x 2 leaf-spine, leaf 4 - spine 6 fails at 300 us (routes converge
 // 10 us later). Frames on or handed to the dead link are lost (counted); the senders' QPs
 // recover them (go-back-N on NAK or timeout); after convergence leaf 4 sends everything over
