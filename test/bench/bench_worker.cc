@@ -802,6 +802,36 @@ void BM_WorkerPollQosOneClass(benchmark::State &st) {
 }
 BENCHMARK(BM_WorkerPollQosOneClass)->Arg(60)->Arg(1020);
 
+// tools/bench's rsw-pass in one worker (doc/performance.md, "Method"): its QoS file (every DSCP
+// to TC 0, no PFC, WRED/ECN, shaper, TX ring cap or buffer pools; the 8 queues and the
+// scheduler run) on two 800G ports, fib_small()'s 8 routes to one next hop on port 1 (as
+// rsw-pass's 8 routes: tbl24 hits, no tbl8), one class of traffic. Every burst cuts through.
+const QosPlan &pass_plan() {
+    static const QosPlan plan = [] {
+        std::string yaml = "DSCP_TO_TC_MAP:\n  PASS: {";
+        for (int d = 0; d < 64; d++) {
+            if (d) yaml += ", ";
+            yaml += '"';
+            yaml += std::to_string(d);
+            yaml += "\": 0";
+        }
+        yaml += "}\nPORT_QOS_MAP:\n  default: {trust: dscp, dscp_to_tc_map: PASS, shaper: false, "
+                "tx_ring_bytes: 0}\n";
+        std::vector<QosPortInfo> info = {{"p0", 800'000, 9000, kBurst}, {"p1", 800'000, 9000, kBurst}};
+        return build_qos_plan(load_qos_string(yaml, "pass"), info);
+    }();
+    return plan;
+}
+
+void BM_WorkerPollPass(benchmark::State &st) {
+    const auto dests = destinations(1024, 1u << 20, 3);
+    Switch sw(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, false, &pass_plan());
+    time_polls(st, sw, true);
+    if (sw.dp.qos_egress(0)->cut_through_packets() != sw.ports.rx_)  // warm-up polls included
+        st.SkipWithError("not every packet cut through");
+}
+BENCHMARK(BM_WorkerPollPass)->Arg(60)->Arg(1020);
+
 // tools/bench's rsw-full in one worker (doc/performance.md, "Method"): the 1 M /24 routes of
 // fib_1m() (ROCESW_BENCH_LPM_ROUTES), every one through one 2-member flowlet ECMP group on port
 // 1; config/qos/nvidia-roce.yaml on two 800G ports (DSCP 26 -> TC3 lossless with PFC priority 3
