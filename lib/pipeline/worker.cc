@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "pipeline/local.h"
@@ -196,54 +197,80 @@ void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64
     }
 }
 
-inline void Worker::forward(rte_mbuf *m, const NextHop &nh) {
-    if (nh.kind != NextHopKind::forward) [[unlikely]] {
-        PacketMeta *meta = meta_of(m);
-        const uint16_t in_port = meta->in_port;
-        // TTL first, as for a resolved next hop: with host interfaces the kernel answers with
-        // ICMP time exceeded.
-        if (meta->ttl <= 1) {
-            if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
-            return drop(m, in_port, DropReason::ttl_expired);
-        }
-        // Unresolved next hop: the kernel forwards the packet and resolves the neighbour on
-        // the way; netlink then brings the MAC to the FIB.
-        if (ctx_.punt && (nh.kind == NextHopKind::glean || nh.kind == NextHopKind::unresolved))
-            return punt(m, in_port, PuntClass::glean);
-        return drop(m, in_port, DropReason::no_neighbour);
-    }
-    forward_to(m, nh.port, nh.dst_mac.b.data());
-}
-
-inline void Worker::forward_to(rte_mbuf *m, uint8_t port, const uint8_t *dst_mac) {
-    PacketMeta *meta = meta_of(m);
-    const uint16_t in_port = meta->in_port;
-    if (meta->ttl <= 1) {
-        // With host interfaces the kernel answers with ICMP time exceeded.
+void Worker::route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh) {
+    if (nh.kind == NextHopKind::local) return to_control(m, in_port);
+    if (nh.kind == NextHopKind::drop_no_route) return drop(m, in_port, DropReason::no_route);
+    // TTL first, as for a resolved next hop: with host interfaces the kernel answers with ICMP
+    // time exceeded.
+    if (meta_of(m)->ttl <= 1) {
         if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
         return drop(m, in_port, DropReason::ttl_expired);
     }
-    const PortRuntime &out = ctx_.ports[port];
-    if (meta->l3_len > out.mtu) return drop(m, in_port, DropReason::mtu_exceeded);
+    // Unresolved next hop: the kernel forwards the packet and resolves the neighbour on the way;
+    // netlink then brings the MAC to the FIB.
+    if (ctx_.punt && (nh.kind == NextHopKind::glean || nh.kind == NextHopKind::unresolved))
+        return punt(m, in_port, PuntClass::glean);
+    drop(m, in_port, DropReason::no_neighbour);
+}
 
+void Worker::ttl_or_mtu(rte_mbuf *m, uint16_t in_port) {
+    // With host interfaces the kernel answers an expired TTL with ICMP time exceeded.
+    if (meta_of(m)->ttl > 1) return drop(m, in_port, DropReason::mtu_exceeded);
+    if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
+    drop(m, in_port, DropReason::ttl_expired);
+}
+
+uint8_t *Worker::strip_vlan(rte_mbuf *m, PacketMeta *meta) {
+    // Routed ports are untagged: pull the MAC addresses over the tag and trim it off.
     uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-    if (meta->flags & kFlagVlan) {
-        // Routed ports are untagged: pull the MAC addresses over the tag and trim it off.
-        std::memmove(f + 4, f, 12);
-        f = reinterpret_cast<uint8_t *>(rte_pktmbuf_adj(m, 4));
-        meta->l3_offset -= 4;
-        if (meta->flags & kFlagL4) meta->l4_offset -= 4;
-        meta->flags &= uint16_t(~kFlagVlan);
-    }
-    std::memcpy(f, dst_mac, 6);
-    std::memcpy(f + 6, out.mac.b.data(), 6);
+    std::memmove(f + 4, f, 12);
+    f = reinterpret_cast<uint8_t *>(rte_pktmbuf_adj(m, 4));
+    meta->l3_offset -= 4;
+    if (meta->flags & kFlagL4) meta->l4_offset -= 4;
+    meta->flags &= uint16_t(~kFlagVlan);
+    return f;
+}
+
+inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, const PortRuntime *ports,
+                               uint8_t port, const uint8_t *dst_mac) {
+    PacketMeta *meta = meta_of(m);
+    const PortRuntime &out = ports[port];
+    // What the rewrite needs is read before its byte stores, which may alias anything.
+    if (meta->ttl <= 1 || meta->l3_len > out.mtu) [[unlikely]]
+        return ttl_or_mtu(m, in_port);
+    uint8_t *f = meta->flags & kFlagVlan ? strip_vlan(m, meta) : rte_pktmbuf_mtod(m, uint8_t *);
     uint8_t *ip = f + meta->l3_offset;
-    if (meta->l3 == L3Type::ipv4)
-        ipv4_decrement_ttl(ip);
-    else
-        ip[7]--;
+    const bool v4 = meta->l3 == L3Type::ipv4;
     meta->out_port = port;
-    out_[port][n_out_[port]++] = m;
+    rte_mbuf **slot = &out_[port][n_out_[port]++];
+    uint32_t d4, s4;
+    uint16_t d2, s2;
+    std::memcpy(&d4, dst_mac, 4);
+    std::memcpy(&d2, dst_mac + 4, 2);
+    std::memcpy(&s4, out.mac.b.data(), 4);
+    std::memcpy(&s2, out.mac.b.data() + 4, 2);
+    std::memcpy(f, &d4, 4);
+    std::memcpy(f + 4, &d2, 2);
+    std::memcpy(f + 6, &s4, 4);
+    std::memcpy(f + 10, &s2, 2);
+    if (v4) {
+        // TTL - 1 and checksum + 0x0100 (RFC 1624: the word (TTL, protocol) falls by 0x0100,
+        // the TTL is above 1 so it does not wrap) as one read-modify-write of bytes 8..11
+        // (TTL, protocol, checksum) read little-endian: the checksum is bits 16..31, byte-
+        // swapped, so + 0x0100 is + 1 there (ones' complement sums are byte-order independent);
+        // a result of 0xFFFF or a carry out adds the end-around 1 (0xFFFF becomes 0, as a full
+        // computation gives it).
+        static_assert(std::endian::native == std::endian::little);
+        uint32_t w;
+        std::memcpy(&w, ip + 8, 4);
+        uint64_t x = uint64_t(w) + 0x10000 - 1;
+        x += uint64_t(x >= 0xFFFF0000u) << 16;
+        w = uint32_t(x);
+        std::memcpy(ip + 8, &w, 4);
+    } else {
+        ip[7]--;  // hop limit (above 1)
+    }
+    *slot = m;
 }
 
 void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
@@ -353,18 +380,17 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     }
     pc.rx_bytes.add(bytes);
 
+    const PortRuntime *ports = ctx_.ports.data();
     if (n4) fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
     for (uint16_t i = 0; i < n4; i++) {
         // A miss reads next hop kNoRouteNh, whose kind is drop_no_route.
         const NextHop &nh = nexthops[v4_nh[i]];
-        if (nh.kind == NextHopKind::local)
-            to_control(v4[i], in_port);
+        if (nh.kind == NextHopKind::forward) [[likely]]
+            forward_to(v4[i], in_port, ports, nh.port, nh.dst_mac.b.data());
         else if (nh.kind == NextHopKind::ecmp_group)
             to_group(v4[i], nh.group);
-        else if (nh.kind == NextHopKind::drop_no_route)
-            drop(v4[i], in_port, DropReason::no_route);
         else
-            forward(v4[i], nh);
+            route_other(v4[i], in_port, nh);
     }
     if (n6 && fib->lpm6) {
         rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
@@ -377,14 +403,12 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     for (uint16_t i = 0; i < n6; i++) {
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
         const NextHop &nh = nexthops[v6_nh[i] < 0 ? fib->v6_default : uint32_t(v6_nh[i])];
-        if (nh.kind == NextHopKind::local)
-            to_control(v6[i], in_port);
+        if (nh.kind == NextHopKind::forward) [[likely]]
+            forward_to(v6[i], in_port, ports, nh.port, nh.dst_mac.b.data());
         else if (nh.kind == NextHopKind::ecmp_group)
             to_group(v6[i], nh.group);
-        else if (nh.kind == NextHopKind::drop_no_route)
-            drop(v6[i], in_port, DropReason::no_route);
         else
-            forward(v6[i], nh);
+            route_other(v6[i], in_port, nh);
     }
     if (n_lb_) forward_groups(in_port, now_ns);
     flush_outputs(in_port, now_ns);
@@ -394,16 +418,17 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     static_assert(kMaxBurst <= kLbMaxBurst);
     lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
+    const PortRuntime *ports = ctx_.ports.data();
     for (uint16_t i = 0; i < n_lb_; i++) {
         const LbMember *m = lb_members_[i];
-        if (!m) {  // no member alive: the kernel resolves one when there is a host interface
+        if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
             if (ctx_.punt)
                 punt(lb_pkts_[i], in_port, PuntClass::glean);
             else
                 drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        forward_to(lb_pkts_[i], m->port, m->dst_mac.b.data());
+        forward_to(lb_pkts_[i], in_port, ports, m->port, m->dst_mac.b.data());
     }
     n_lb_ = 0;
 }

@@ -85,9 +85,17 @@ class Worker {
     // Drops, punts and local delivery are off the fast path: kept out of line so that
     // forward() inlines into the burst loop.
     [[gnu::cold, gnu::noinline]] void drop(rte_mbuf *m, uint16_t port, DropReason r);
-    [[gnu::always_inline]] inline void forward(rte_mbuf *m, const NextHop &nh);
-    // forward() once the next hop is resolved: TTL, MTU, rewrite, out_[port].
-    [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint8_t port, const uint8_t *dst_mac);
+    // A resolved next hop (`port`, `dst_mac`; `ports`: ctx_.ports.data()): TTL, MTU, rewrite,
+    // out_[port].
+    [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port,
+                                                  const PortRuntime *ports, uint8_t port,
+                                                  const uint8_t *dst_mac);
+    // A next hop of another kind than forward or ecmp_group: local, no route, unresolved.
+    [[gnu::cold, gnu::noinline]] void route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh);
+    // forward_to's TTL expired or MTU exceeded (TTL first): punted or dropped.
+    [[gnu::cold, gnu::noinline]] void ttl_or_mtu(rte_mbuf *m, uint16_t in_port);
+    // A tagged packet to forward: the tag removed; returns the frame's new start.
+    [[gnu::noinline]] uint8_t *strip_vlan(rte_mbuf *m, PacketMeta *meta);
     void to_group(rte_mbuf *m, uint16_t group) {
         lb_pkts_[n_lb_] = m;
         lb_groups_[n_lb_++] = group;
