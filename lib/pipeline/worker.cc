@@ -282,7 +282,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 
     // IPv4 and IPv6 packets to route, looked up in bulk.
     rte_mbuf *v4[kMaxBurst], *v6[kMaxBurst];
-    uint32_t v4_dst[kMaxBurst], v4_nh[kMaxBurst];
+    uint32_t v4_dst[kMaxBurst];
+    uint64_t v4_nh[kMaxBurst];
     uint8_t v6_dst[kMaxBurst][RTE_LPM6_IPV6_ADDR_SIZE];
     int32_t v6_nh[kMaxBurst];
     uint16_t n4 = 0, n6 = 0;
