@@ -61,6 +61,7 @@ Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egr
     out_all_.resize(size_t(rx_.size()) * burst_);
     segs_.reserve(size_t(rx_.size()) * std::min<size_t>(burst_, kMaxPorts));
     last_.reserve(segs_.capacity());
+    for (size_t p = 0; p < kMaxPorts; p++) out_end_[p] = out_[p].data();
 }
 
 uint32_t Worker::poll_once(uint64_t now_ns) {
@@ -88,11 +89,12 @@ uint32_t Worker::poll_once(uint64_t now_ns) {
 
 void Worker::keep_held() {
     for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
-        if (!n_out_[p]) continue;
-        std::copy_n(out_[p].data(), n_out_[p], out_all_.data() + n_out_all_);
-        n_out_all_ += n_out_[p];
-        segs_.push_back({p, n_out_[p]});
-        n_out_[p] = 0;
+        const uint16_t n = n_out(p);
+        if (!n) continue;
+        std::copy_n(out_[p].data(), n, out_all_.data() + n_out_all_);
+        n_out_all_ += n;
+        segs_.push_back({p, n});
+        out_end_[p] = out_[p].data();
     }
     held_ = false;
 }
@@ -103,7 +105,7 @@ void Worker::enqueue_deferred(uint64_t now_ns) {
         static_assert(kMaxPorts <= 32);
         uint32_t later = 0;  // ports the held burst sends to
         for (uint16_t p = 0; p < ctx_.ports.size(); p++)
-            if (n_out_[p]) later |= uint32_t(1) << p;
+            if (n_out(p)) later |= uint32_t(1) << p;
         last_.resize(n);
         for (size_t i = n; i-- > 0;) {
             const uint32_t bit = uint32_t(1) << segs_[i].port;
@@ -120,10 +122,11 @@ void Worker::enqueue_deferred(uint64_t now_ns) {
         n_out_all_ = 0;
     }
     for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
-        if (!n_out_[p]) continue;
+        const uint16_t n = n_out(p);
+        if (!n) continue;
         egress_.final_enqueue();
-        egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
-        n_out_[p] = 0;
+        egress_.enqueue(p, out_[p].data(), n, now_ns);
+        out_end_[p] = out_[p].data();
     }
     held_ = false;
 }
@@ -166,7 +169,7 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
     n_replies_++;  // in out_[in_port] with the forwarded packets: flush_outputs tells them apart
     if (ctx_.qos) classify_switch_originated(*meta, *ctx_.qos);  // network-control class
     meta->out_port = uint8_t(in_port);
-    out_[in_port][n_out_[in_port]++] = m;
+    *out_end_[in_port]++ = m;
 }
 
 void Worker::punt(rte_mbuf *m, uint16_t in_port, PuntClass c) {
@@ -242,7 +245,7 @@ inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, const PortRuntime 
     uint8_t *ip = f + meta->l3_offset;
     const bool v4 = meta->l3 == L3Type::ipv4;
     meta->out_port = port;
-    rte_mbuf **slot = &out_[port][n_out_[port]++];
+    rte_mbuf **slot = out_end_[port]++;
     uint32_t d4, s4;
     uint16_t d2, s2;
     std::memcpy(&d4, dst_mac, 4);
@@ -420,7 +423,8 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     static_assert(kMaxBurst <= kLbMaxBurst);
     lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
     const PortRuntime *ports = ctx_.ports.data();
-    for (uint16_t i = 0; i < n_lb_; i++) {
+    const uint32_t n = n_lb_;  // a local: the rewrite's byte stores may alias members
+    for (uint32_t i = 0; i < n; i++) {
         const LbMember *m = lb_members_[i];
         if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
             if (ctx_.punt)
@@ -440,16 +444,17 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
 void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
     uint32_t forwarded = 0;
     for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
-        if (!n_out_[p]) continue;
-        const uint32_t fwd = n_out_[p] - (p == in_port ? n_replies_ : 0u);
+        const uint16_t n = n_out(p);
+        if (!n) continue;
+        const uint32_t fwd = n - (p == in_port ? n_replies_ : 0u);
         if (fwd) ctr_.ports[p].forwarded_out.add(fwd);
         forwarded += fwd;
         if (defer_) {
             held_ = true;  // poll_once enqueues them
             continue;
         }
-        egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
-        n_out_[p] = 0;
+        egress_.enqueue(p, out_[p].data(), n, now_ns);
+        out_end_[p] = out_[p].data();
     }
     if (forwarded) ctr_.ports[in_port].forwarded.add(forwarded);
     n_replies_ = 0;

@@ -60,6 +60,8 @@ class Worker {
   public:
     Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
            WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst);
+    Worker(const Worker &) = delete;  // out_end_ points into out_
+    Worker &operator=(const Worker &) = delete;
 
     // One pass over every owned RX queue, then an egress flush. Returns packets received. The
     // bursts' outputs reach the egress after the last burst, in order, each port's last
@@ -125,7 +127,10 @@ class Worker {
     uint64_t now_ns_ = 0;
     RateLimitedLog drop_log_{1'000'000'000ull, 10};  // at debug level, 10 drops a second
     std::array<std::array<rte_mbuf *, kMaxBurst>, kMaxPorts> out_{};
-    std::array<uint16_t, kMaxPorts> n_out_{};
+    // out_[p]'s end: the next packet for port p goes to *out_end_[p]++ (one load and one store
+    // per packet, no index arithmetic).
+    std::array<rte_mbuf **, kMaxPorts> out_end_{};
+    uint16_t n_out(uint16_t p) const { return uint16_t(out_end_[p] - out_[p].data()); }
     uint16_t n_replies_ = 0;  // local replies among out_[in port] in this burst
 
     // poll_once: the outputs of the poll's bursts before the last, in order, as segments (one
