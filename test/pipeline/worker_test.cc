@@ -244,25 +244,25 @@ TEST(WorkerMixedBurst, EveryPathOfOneBurstGivesExactFramesAndCounters) {
     const Bytes burst[] = {
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 64)),  // p1
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4),
-            ipv4(host, v4(10, 99, 0, 1), kProtoUdp, roce, 64)),               // ECMP
+            ipv4(host, v4(10, 99, 0, 1), kProtoUdp, roce, 64)),  // ECMP
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), ipv4(host, v4(10, 0, 0, 1), kProtoIcmp, echo)),
-        cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 1)),    // TTL expired
+        cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 1)),  // TTL expired
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4),
-            ipv4(host, v4(10, 99, 0, 1), kProtoUdp, roce, 1)),                // TTL expired
+            ipv4(host, v4(10, 99, 0, 1), kProtoUdp, roce, 1)),                  // TTL expired
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(192, 168, 1, 1), 64)),  // no route
-        cat(eth(kLbP0, kLbHost, kEtherTypeIpv4, 5), udp(v4(10, 0, 2, 2), 9)),  // tagged, p2
+        cat(eth(kLbP0, kLbHost, kEtherTypeIpv4, 5), udp(v4(10, 0, 2, 2), 9)),   // tagged, p2
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv6),
-            ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 2)),    // p1
-        cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 77), 64)),  // no neighbour
+            ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 2)),        // p1
+        cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 77), 64)),      // no neighbour
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 2, 2), 64, 300)),  // MTU 200
-        cat(eth(kLbHost, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 64)),  // other MAC
+        cat(eth(kLbHost, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 64)),     // other MAC
     };
     for (const auto &f : burst) sw.ports->inject(0, f);
     EXPECT_EQ(sw.worker->poll_once(1000), std::size(burst));
 
     std::vector<Bytes> out1 = sw.ports->take_tx(1), out2 = sw.ports->take_tx(2);
     const std::vector<Bytes> out0 = sw.ports->take_tx(0);
-    ASSERT_EQ(out0.size(), 1u);  // the echo reply
+    ASSERT_EQ(out0.size(), 1u);      // the echo reply
     EXPECT_EQ(out0[0][14 + 20], 0);  // ICMP echo reply
     // The multipath packet took one member: its gateway's MAC, that port's MAC, TTL 63.
     const bool ecmp_on_1 = out1.size() == 3;
@@ -277,7 +277,8 @@ TEST(WorkerMixedBurst, EveryPathOfOneBurstGivesExactFramesAndCounters) {
     std::vector<Bytes> want2 = {
         cat(eth(mac(LbSwitch::gw_mac(2)), p2, kEtherTypeIpv4), udp(v4(10, 0, 2, 2), 8)),
     };
-    (ecmp_on_1 ? want1 : want2).push_back(ecmp_out);  // multipath packets leave after the burst's others
+    // Multipath packets leave after the burst's single-path ones.
+    (ecmp_on_1 ? want1 : want2).push_back(ecmp_out);
     EXPECT_EQ(out1, want1);
     EXPECT_EQ(out2, want2);
 
