@@ -100,7 +100,9 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
         run++;
         rte_mbuf *const m = pkts[i];
         const PacketMeta *meta = meta_of(m);
-        const uint8_t *l3 = rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
+        const auto l3 = [m, meta] {
+            return rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
+        };
         const uint64_t h = flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
         if (gran == LbGranularity::flow) {
             emit(i, *g, g->bucket_member(h), m->pkt_len, out);

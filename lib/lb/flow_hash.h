@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "config/config.h"
 #include "pkt/meta.h"
@@ -168,15 +169,21 @@ template <bool kDestQp>
 // The flow hash with the parameters that change its shape fixed at compile time, so a burst
 // loop (LoadBalancer::resolve) carries no per-packet test of them. Always inlined: it is a
 // few instructions, less than the call. `l3` points at the IP header (frame + meta.l3_offset)
-// and is only read for IPv6.
-template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
-[[gnu::always_inline]] inline uint64_t flow_hash_t(const PacketMeta &m, const uint8_t *l3,
+// and is only read for IPv6; or it is a callable returning that pointer, called only for IPv6
+// (the balancer's burst loop: IPv4 packets then never load the mbuf's data pointer).
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, typename L3>
+[[gnu::always_inline]] inline uint64_t flow_hash_t(const PacketMeta &m, const L3 &l3,
                                                    uint64_t seed) {
     if constexpr (kFn == FlowHashFn::crc32c && !kSymmetric) {
         if (m.l3 != L3Type::ipv6) [[likely]]
             return flow_hash_crc32c4(flow_key4<kDestQp>(m), seed);
     }
-    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, l3);
+    const uint8_t *p;
+    if constexpr (std::is_invocable_v<const L3 &>)
+        p = m.l3 == L3Type::ipv6 ? l3() : nullptr;
+    else
+        p = l3;
+    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, p);
     if constexpr (kFn == FlowHashFn::crc32c)
         return flow_hash_crc32c(k, seed);
     else
