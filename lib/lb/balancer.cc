@@ -100,7 +100,9 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
         run++;
         rte_mbuf *const m = pkts[i];
         const PacketMeta *meta = meta_of(m);
-        const uint8_t *l3 = rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
+        const auto l3 = [m, meta] {
+            return rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
+        };
         const uint64_t h = flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
         if (gran == LbGranularity::flow) {
             emit(i, *g, g->bucket_member(h), m->pkt_len, out);
@@ -116,13 +118,78 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
     return nt;
 }
 
+// Whether flowlet entry `e` (find()'s result) is a hit for a packet of group `gid`, whose alive
+// slots are `alive_slots` (bit s: slot s is below n_slots and alive): the flowlet goes on on its
+// live member.
+[[gnu::always_inline]] static inline bool flowlet_hit(const FlowletEntry *e, uint16_t gid,
+                                                      uint32_t alive_slots, uint32_t now_us,
+                                                      uint32_t gap_us) {
+    static_assert(kMaxGroupMembers <= 32);
+    return e && e->group == gid && e->slot < kMaxGroupMembers && (alive_slots >> e->slot & 1) &&
+           now_us - e->last_us <= gap_us;
+}
+
+// Pass 2 from todo_[t], which is not a flowlet hit, on through the packets of its group's run
+// until the next flowlet hit (left to the caller's loop) or the run's end; returns where it
+// stopped. Pending entries join the earlier request, anything else asks the policy.
+uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t t, uint16_t nt, Pass2 &st,
+                                  const LbMember **out) {
+    static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32);
+    const EcmpGroup *g = grp_[todo_[t]];
+    const uint8_t pol = st.pol;
+    for (const uint16_t t0 = t; t < nt && grp_[todo_[t]] == g; t++) {
+        const uint16_t i = todo_[t];
+        const uint64_t h = hash_[i];
+        uint8_t current = kNoMember;
+        FlowletEntry *e = nullptr;
+        if (st.flowlet) {
+            e = flowlets_.find(h);
+            if (e && e->group == g->id) {
+                if (t != t0 && flowlet_hit(e, st.gid, st.alive_slots, st.now_us, st.gap_us))
+                    return t;
+                if (e->slot == kFlowletPending) {  // chosen for an earlier packet of this burst
+                    e->last_us = st.now_us;
+                    req_of_[i] = e->pending;
+                    pend_[st.np++] = i;
+                    continue;
+                }
+                current = e->slot;  // a gap, or its member died: a new flowlet
+            } else if (!e) {
+                e = flowlets_.insert(h, st.now_us, st.age_us, st.aged);
+                if (!e) {
+                    ctr_.policies[pol].fallbacks.inc();
+                    emit(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out);
+                    continue;
+                }
+            }
+        }
+        // A decision for the policy.
+        if (!(st.pol_mask & (1u << pol))) {
+            st.pol_mask |= 1u << pol;
+            n_reqs_[pol] = 0;
+        }
+        const uint16_t r = n_reqs_[pol]++;
+        reqs_[pol][r] = PathRequest{g, h, pkts[i]->pkt_len, meta_of(pkts[i])->tc, current, 0};
+        req_entry_[pol][r] = e;
+        req_pkt_[pol][r] = i;
+        req_of_[i] = uint16_t(pol << 8 | r);
+        pend_[st.np++] = i;
+        if (e) {
+            e->group = g->id;
+            e->slot = kFlowletPending;
+            e->pending = req_of_[i];
+            e->last_us = st.now_us;
+        }
+    }
+    return t;
+}
+
 void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                            uint64_t now_ns, const LbMember **out) {
     const LbSettings &s = groups_.settings();
     const uint32_t now_us = uint32_t(now_ns / 1000);
     const size_t n_pol = policies_.size();
     update_util(now_ns);
-    uint64_t aged = 0;
     burst_ports_ = 0;
 
     // Pass 1: group, flow hash, bucket members, flowlet prefetches, for the whole burst.
@@ -134,67 +201,47 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
 
     // Pass 2, packets of flowlet- and packet-granularity groups, in order: the flowlet table,
     // and a request to the policy for each decision. Packets whose member the policies still
-    // have to choose go to pend_.
-    static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32);
-    uint32_t pol_mask = 0;  // policies with requests
-    uint16_t np = 0;
-    const uint32_t gap_us = s.flowlet_gap_us, age_us = s.flowlet_age_us;
-    const EcmpGroup *last_g = nullptr;  // the policy and its granularity, per run of one group
-    uint8_t pol = 0;
+    // have to choose go to pend_. A flowlet hit (the steady state) is handled here; the rest
+    // (new flows and flowlets, pending entries, packet granularity, a full bucket) by
+    // pass2_rest, out of line so that the hit loop keeps its values in registers.
+    // The run's values also in locals: pass2_rest may change st, so the compiler would reload
+    // it from memory after every store of the hit loop.
+    Pass2 st{};
+    st.now_us = now_us;
+    st.age_us = s.flowlet_age_us;
+    st.gap_us = s.flowlet_gap_us;
+    const uint32_t gap_us = s.flowlet_gap_us;
+    const EcmpGroup *last_g = nullptr;
     bool flowlet = false;
-    for (uint16_t t = 0; t < nt; t++) {
+    uint16_t gid = 0;
+    uint32_t alive_slots = 0;
+    for (uint16_t t = 0; t < nt;) {
         const uint16_t i = todo_[t];
         const EcmpGroup *g = grp_[i];
-        const uint64_t h = hash_[i];
         if (g != last_g) [[unlikely]] {
             last_g = g;
-            pol = g->policy < n_pol ? g->policy : 0;
-            flowlet = granularity_[pol] == LbGranularity::flowlet;
+            st.pol = g->policy < n_pol ? g->policy : 0;
+            st.flowlet = flowlet = granularity_[st.pol] == LbGranularity::flowlet;
+            st.gid = gid = g->id;
+            alive_slots = 0;
+            for (uint32_t sl = 0; sl < g->n_slots; sl++)
+                alive_slots |= uint32_t(g->members[sl].alive) << sl;
+            st.alive_slots = alive_slots;
         }
-        uint8_t current = kNoMember;
-        FlowletEntry *e = nullptr;
         if (flowlet) {
-            bool fresh = false;
-            e = flowlets_.find_or_insert(h, now_us, age_us, fresh, aged);
-            if (!e) {
-                ctr_.policies[pol].fallbacks.inc();
-                emit(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out);
+            FlowletEntry *e = flowlets_.find(hash_[i]);
+            if (flowlet_hit(e, gid, alive_slots, now_us, gap_us)) [[likely]] {
+                e->last_us = now_us;
+                emit(i, *g, e->slot, pkts[i]->pkt_len, out);
+                t++;
                 continue;
             }
-            if (!fresh && e->group == g->id) {
-                if (e->slot == kFlowletPending) {  // chosen for an earlier packet of this burst
-                    e->last_us = now_us;
-                    req_of_[i] = e->pending;
-                    pend_[np++] = i;
-                    continue;
-                }
-                const bool alive = e->slot < g->n_slots && g->members[e->slot].alive;
-                if (alive && now_us - e->last_us <= gap_us) [[likely]] {
-                    e->last_us = now_us;
-                    emit(i, *g, e->slot, pkts[i]->pkt_len, out);
-                    continue;
-                }
-                current = e->slot;
-            }
         }
-        // A decision for the policy.
-        if (!(pol_mask & (1u << pol))) {
-            pol_mask |= 1u << pol;
-            n_reqs_[pol] = 0;
-        }
-        const uint16_t r = n_reqs_[pol]++;
-        reqs_[pol][r] = PathRequest{g, h, pkts[i]->pkt_len, meta_of(pkts[i])->tc, current, 0};
-        req_entry_[pol][r] = e;
-        req_pkt_[pol][r] = i;
-        req_of_[i] = uint16_t(pol << 8 | r);
-        pend_[np++] = i;
-        if (e) {
-            e->group = g->id;
-            e->slot = kFlowletPending;
-            e->pending = req_of_[i];
-            e->last_us = now_us;
-        }
+        t = pass2_rest(pkts, t, nt, st, out);
     }
+    const uint32_t pol_mask = st.pol_mask;
+    const uint16_t np = st.np;
+    const uint64_t aged = st.aged;
 
     if (pol_mask) decide(pkts, pol_mask, now_ns, s);
     // Aged entries are charged to the flowlet policy: the table is shared by flowlet-granularity

@@ -95,6 +95,19 @@ class LoadBalancer {
     template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
     uint16_t hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t seed,
                         const LbMember **out);
+    // Pass 2's state: the burst's, and the current run of one group's.
+    struct Pass2 {
+        uint32_t pol_mask;  // policies with requests
+        uint16_t np;        // pend_'s length
+        uint32_t now_us, age_us, gap_us;
+        uint64_t aged;  // flowlet entries reclaimed
+        uint8_t pol;    // the run's policy, its granularity, group id and alive slots
+        bool flowlet;
+        uint16_t gid;
+        uint32_t alive_slots;  // bit s: slot s is below n_slots and alive
+    };
+    [[gnu::noinline]] uint16_t pass2_rest(rte_mbuf *const *pkts, uint16_t t, uint16_t nt,
+                                          Pass2 &st, const LbMember **out);
     void emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out);
     // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
     [[gnu::noinline]] void fold_tally(const EcmpGroup *next);

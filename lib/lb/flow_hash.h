@@ -8,8 +8,11 @@
 
 #include <rte_hash_crc.h>
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "config/config.h"
 #include "pkt/meta.h"
@@ -31,6 +34,18 @@ inline uint64_t lb_mix64(uint64_t k) {
     k *= 0xc4ceb9fe1a85ec53ull;
     k ^= k >> 33;
     return k;
+}
+
+// One CRC32C step over 8 bytes. With SSE4.2 known at compile time (the builds' -march), the
+// instruction itself: rte_hash_crc_8byte tests DPDK's runtime choice of algorithm on every call
+// and returns 32 bits the next step widens again. Otherwise DPDK's (table fallback included).
+// Same values either way (lb_group_test FlowHash.Crc32cStepIsDpdks).
+[[gnu::always_inline]] inline uint64_t lb_crc32c_8byte(uint64_t data, uint64_t crc) {
+#if defined(__SSE4_2__) && defined(__x86_64__)
+    return __builtin_ia32_crc32di(crc, data);
+#else
+    return rte_hash_crc_8byte(data, uint32_t(crc));
+#endif
 }
 
 // The two endpoints and the L4 word of a packet, as the hash functions read them. `a` and `b`
@@ -84,11 +99,46 @@ template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
     return k;
 }
 
+// The IPv4 words of flow_key without the symmetric swap, each from one load: the addresses
+// (source << 32 | destination) and the ports (source << 16 | destination) are adjacent fields
+// of PacketMeta, read as one little-endian word and rotated into that order.
+struct FlowKey4 {
+    uint64_t ab;     // a[0] << 32 | b[0]
+    uint64_t ports;  // FlowKey::ports
+};
+
+template <bool kDestQp>
+[[gnu::always_inline]] inline FlowKey4 flow_key4(const PacketMeta &m) {
+    static_assert(std::endian::native == std::endian::little);
+    static_assert(offsetof(PacketMeta, dst_ip4) == offsetof(PacketMeta, src_ip4) + 4);
+    static_assert(offsetof(PacketMeta, dst_port) == offsetof(PacketMeta, src_port) + 2);
+    uint64_t addrs;  // destination << 32 | source
+    uint32_t ports;  // destination << 16 | source
+    std::memcpy(&addrs, reinterpret_cast<const uint8_t *>(&m) + offsetof(PacketMeta, src_ip4), 8);
+    std::memcpy(&ports, reinterpret_cast<const uint8_t *>(&m) + offsetof(PacketMeta, src_port), 4);
+    const uint32_t l4 = (m.flags & kFlagL4) ? 0xFFFFFFFFu : 0u;
+    FlowKey4 k{std::rotl(addrs, 32),
+               uint64_t(std::rotl(ports, 16) & l4) << 32 | uint64_t(m.ip_proto) << 24};
+    if constexpr (kDestQp)
+        if (m.flags & kFlagRoce) k.ports |= m.dest_qp & 0xFFFFFF;
+    return k;
+}
+
 // mix64: three murmur3 finalizers over seed, a, b and the L4 word.
 [[gnu::always_inline]] inline uint64_t flow_hash_mix64(const FlowKey &k, uint64_t seed) {
     uint64_t h = lb_mix64(seed ^ k.a[0]);
     h = lb_mix64(h ^ (k.b[0] + 0x9e3779b97f4a7c15ull));
     return lb_mix64(h ^ k.ports);
+}
+
+// flow_hash_crc32c of an IPv4 key (the same two chains).
+[[gnu::always_inline]] inline uint64_t flow_hash_crc32c4(const FlowKey4 &k, uint64_t seed) {
+    uint64_t lo = uint32_t(seed), hi = uint32_t(seed >> 32) ^ 0x9e3779b9u;
+    lo = lb_crc32c_8byte(k.ab, lo);
+    lo = lb_crc32c_8byte(k.ports, lo);
+    hi = lb_crc32c_8byte(k.ports, hi);
+    hi = lb_crc32c_8byte(k.ab, hi);
+    return hi << 32 | lo;
 }
 
 // crc32c: two CRC32C chains over the same words (8 bytes per crc32q instruction; DPDK's table
@@ -99,36 +149,41 @@ template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
 // are drawn from member keys). The chains are independent, so they overlap: IPv4 costs two
 // instructions of latency.
 [[gnu::always_inline]] inline uint64_t flow_hash_crc32c(const FlowKey &k, uint64_t seed) {
-    uint32_t lo = uint32_t(seed), hi = uint32_t(seed >> 32) ^ 0x9e3779b9u;
+    uint64_t lo = uint32_t(seed), hi = uint32_t(seed >> 32) ^ 0x9e3779b9u;
     if (k.v6) [[unlikely]] {
-        lo = rte_hash_crc_8byte(k.a[0], lo);
-        lo = rte_hash_crc_8byte(k.a[1], lo);
-        lo = rte_hash_crc_8byte(k.b[0], lo);
-        lo = rte_hash_crc_8byte(k.b[1], lo);
-        lo = rte_hash_crc_8byte(k.ports, lo);
-        hi = rte_hash_crc_8byte(k.ports, hi);
-        hi = rte_hash_crc_8byte(k.b[1], hi);
-        hi = rte_hash_crc_8byte(k.b[0], hi);
-        hi = rte_hash_crc_8byte(k.a[1], hi);
-        hi = rte_hash_crc_8byte(k.a[0], hi);
-    } else {
-        const uint64_t ab = k.a[0] << 32 | k.b[0];
-        lo = rte_hash_crc_8byte(ab, lo);
-        lo = rte_hash_crc_8byte(k.ports, lo);
-        hi = rte_hash_crc_8byte(k.ports, hi);
-        hi = rte_hash_crc_8byte(ab, hi);
+        lo = lb_crc32c_8byte(k.a[0], lo);
+        lo = lb_crc32c_8byte(k.a[1], lo);
+        lo = lb_crc32c_8byte(k.b[0], lo);
+        lo = lb_crc32c_8byte(k.b[1], lo);
+        lo = lb_crc32c_8byte(k.ports, lo);
+        hi = lb_crc32c_8byte(k.ports, hi);
+        hi = lb_crc32c_8byte(k.b[1], hi);
+        hi = lb_crc32c_8byte(k.b[0], hi);
+        hi = lb_crc32c_8byte(k.a[1], hi);
+        hi = lb_crc32c_8byte(k.a[0], hi);
+        return hi << 32 | lo;
     }
-    return uint64_t(hi) << 32 | lo;
+    return flow_hash_crc32c4({k.a[0] << 32 | k.b[0], k.ports}, seed);
 }
 
 // The flow hash with the parameters that change its shape fixed at compile time, so a burst
 // loop (LoadBalancer::resolve) carries no per-packet test of them. Always inlined: it is a
 // few instructions, less than the call. `l3` points at the IP header (frame + meta.l3_offset)
-// and is only read for IPv6.
-template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
-[[gnu::always_inline]] inline uint64_t flow_hash_t(const PacketMeta &m, const uint8_t *l3,
+// and is only read for IPv6; or it is a callable returning that pointer, called only for IPv6
+// (the balancer's burst loop: IPv4 packets then never load the mbuf's data pointer).
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, typename L3>
+[[gnu::always_inline]] inline uint64_t flow_hash_t(const PacketMeta &m, const L3 &l3,
                                                    uint64_t seed) {
-    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, l3);
+    if constexpr (kFn == FlowHashFn::crc32c && !kSymmetric) {
+        if (m.l3 != L3Type::ipv6) [[likely]]
+            return flow_hash_crc32c4(flow_key4<kDestQp>(m), seed);
+    }
+    const uint8_t *p;
+    if constexpr (std::is_invocable_v<const L3 &>)
+        p = m.l3 == L3Type::ipv6 ? l3() : nullptr;
+    else
+        p = l3;
+    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, p);
     if constexpr (kFn == FlowHashFn::crc32c)
         return flow_hash_crc32c(k, seed);
     else

@@ -38,20 +38,21 @@ class FlowletTable {
   public:
     explicit FlowletTable(uint32_t entries);  // rounded up to a power of two, >= 4
 
-    // The flow's entry, or a fresh one (fresh = true; tag set, valid, the rest for the caller),
-    // or null when its bucket is full of live entries. Reclaims aged entries of the bucket,
-    // adding their number to `aged`.
-    FlowletEntry *find_or_insert(uint64_t hash, uint32_t now_us, uint32_t age_us, bool &fresh,
-                                 uint64_t &aged) {
-        FlowletBucket &b = buckets_[(hash >> 12) & mask_];
+    // The flow's entry, or null. Only reads.
+    FlowletEntry *find(uint64_t hash) {
+        FlowletBucket &b = bucket(hash);
         const uint32_t tag = uint32_t(hash >> 32);
+        for (auto &e : b.e)
+            if (e.tag == tag && e.valid) return &e;
+        return nullptr;
+    }
+
+    // A fresh entry for a flow find() did not find (tag set, valid, the rest for the caller), or
+    // null when its bucket is full of live entries. Reclaims aged entries of the bucket, adding
+    // their number to `aged`.
+    FlowletEntry *insert(uint64_t hash, uint32_t now_us, uint32_t age_us, uint64_t &aged) {
+        FlowletBucket &b = bucket(hash);
         FlowletEntry *free_e = nullptr;
-        for (auto &e : b.e) {
-            if (e.valid && e.tag == tag) {
-                fresh = false;
-                return &e;
-            }
-        }
         for (auto &e : b.e) {
             if (e.valid && now_us - e.last_us > age_us && e.slot != kFlowletPending) {
                 e.valid = 0;
@@ -61,10 +62,19 @@ class FlowletTable {
             if (!e.valid && !free_e) free_e = &e;
         }
         if (!free_e) return nullptr;
-        *free_e = FlowletEntry{tag, now_us, 0, kFlowletPending, 1, 0, 0};
+        *free_e = FlowletEntry{uint32_t(hash >> 32), now_us, 0, kFlowletPending, 1, 0, 0};
         used_++;
-        fresh = true;
         return free_e;
+    }
+
+    // find(), else insert() (fresh = true).
+    FlowletEntry *find_or_insert(uint64_t hash, uint32_t now_us, uint32_t age_us, bool &fresh,
+                                 uint64_t &aged) {
+        fresh = false;
+        if (FlowletEntry *e = find(hash)) return e;
+        FlowletEntry *e = insert(hash, now_us, age_us, aged);
+        fresh = e != nullptr;
+        return e;
     }
 
     // Starts loading the flow's bucket (the balancer hashes a whole burst first).
@@ -76,6 +86,8 @@ class FlowletTable {
     uint32_t used() const { return used_; }
 
   private:
+    FlowletBucket &bucket(uint64_t hash) { return buckets_[(hash >> 12) & mask_]; }
+
     std::unique_ptr<FlowletBucket[]> buckets_;
     uint32_t mask_;
     uint32_t used_ = 0;

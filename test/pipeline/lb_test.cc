@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
+#include <random>
 #include <set>
 
 #include <rte_malloc.h>
@@ -13,7 +15,9 @@
 #include <atomic>
 #include <thread>
 
+#include "lb/balancer.h"
 #include "lb_fixture.h"
+#include "pkt/mbuf_meta.h"
 #include "qos_fixture.h"
 
 namespace rocesw::test {
@@ -628,6 +632,133 @@ TEST(LbPipeline, DestQpEntersTheHashOnlyWhenEnabled) {
     b.qp = 99;
     EXPECT_EQ(lb_hash_of(a, off), lb_hash_of(b, off));
     EXPECT_NE(lb_hash_of(a, on), lb_hash_of(b, on));
+}
+
+}  // namespace
+}  // namespace rocesw::test
+
+namespace rocesw::test {
+namespace {
+
+// The balancer's burst passes against one packet at a time: the same members, counters and
+// path events for a long random sequence. Bursts take pass 2's flowlet-hit loop and its
+// out-of-line rest (new flows and flowlets, pending entries of an earlier packet of the burst,
+// packet granularity, full buckets) in every interleaving; one packet per call takes each case
+// alone. Four groups (flowlet with two members, flowlet with a dead third member, hash, spray),
+// 48 flows, a 16-entry flowlet table (full buckets: fallbacks), time steps across the 50 us gap
+// and the 400 us age.
+TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) {
+    rte_mempool *pool = rte_pktmbuf_pool_create(unique_name("lbeq").c_str(), 1024, 0,
+                                                kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                                SOCKET_ID_ANY);
+    ASSERT_NE(pool, nullptr);
+    EcmpGroups groups(nullptr);
+    LbSettings set;
+    set.flowlet_entries = 16;
+    set.flowlet_age_us = 400;
+    set.trace_path_changes = true;
+    groups.set_settings(set);
+    auto members = [](uint32_t n, uint32_t dead_slot) {
+        std::vector<LbMember> v(n);
+        for (uint32_t s = 0; s < n; s++) {
+            IpAddr via;
+            via.v4 = 0x0a000002 + (s << 8) + (n << 16);
+            v[s].key = lb_member_key(via);
+            v[s].alive = s != dead_slot;
+            v[s].port = uint8_t(s + 1);
+        }
+        return v;
+    };
+    std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
+    ch.emplace_back(1, build_ecmp_group(1, uint8_t(LbPolicyId::flowlet), members(2, 99)));
+    ch.emplace_back(2, build_ecmp_group(2, uint8_t(LbPolicyId::flowlet), members(3, 2)));
+    ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), members(4, 99)));
+    ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), members(2, 99)));
+    groups.publish(std::move(ch));
+
+    constexpr uint32_t kFlows = 48;
+    std::vector<rte_mbuf *> flow_pkt(kFlows);
+    std::vector<uint32_t> flow_group(kFlows);
+    ParseOptions po;
+    for (uint32_t f = 0; f < kFlows; f++) {
+        LbFlow fl;
+        fl.sport = uint16_t(0xC000 + f * 37);
+        fl.qp = 100 + f;
+        const Bytes fr = roce_frame(fl, f);
+        rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        ASSERT_NE(m, nullptr);
+        std::memcpy(rte_pktmbuf_append(m, uint16_t(fr.size())), fr.data(), fr.size());
+        ASSERT_FALSE(parse_frame(fr.data(), uint32_t(fr.size()), po, meta_of(m)));
+        flow_pkt[f] = m;
+        flow_group[f] = 1 + f % 5 % 4;  // groups 1 and 2 twice as often
+    }
+
+    LoadBalancer burst(0, groups), single(0, groups);
+    std::mt19937 rng(20);
+    uint64_t now = 1'000'000'000;
+    std::vector<rte_mbuf *> pkts(32);
+    std::vector<uint32_t> ids(32);
+    const LbMember *out_b[32], *out_s[32];
+    uint64_t hits_possible = 0;
+    for (int round = 0; round < 600; round++) {
+        const uint16_t n = uint16_t(1 + rng() % 32);
+        const uint32_t hot = rng() % kFlows;  // some bursts repeat one flow (pending entries)
+        for (uint16_t k = 0; k < n; k++) {
+            const uint32_t f = rng() % 3 == 0 ? hot : rng() % kFlows;
+            pkts[k] = flow_pkt[f];
+            ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];  // group 7: none (no member)
+        }
+        burst.resolve(pkts.data(), ids.data(), n, now, out_b);
+        for (uint16_t k = 0; k < n; k++) single.resolve(&pkts[k], &ids[k], 1, now, &out_s[k]);
+        for (uint16_t k = 0; k < n; k++) ASSERT_EQ(out_b[k], out_s[k]) << round << " " << k;
+        const uint32_t step = rng() % 8;
+        now += step < 5 ? 1'000 : step < 7 ? 60'000 : 500'000;  // hit, gap, aged
+        hits_possible += step < 5;
+    }
+    EXPECT_GT(hits_possible, 300u);
+
+    const LbWorkerCounters &b = burst.counters(), &s = single.counters();
+    for (uint32_t g = 0; g < 8; g++)
+        for (uint32_t sl = 0; sl < 4; sl++) {
+            SCOPED_TRACE(testing::Message() << "group " << g << " slot " << sl);
+            EXPECT_EQ(b.member(g, sl).packets.v, s.member(g, sl).packets.v);
+            EXPECT_EQ(b.member(g, sl).bytes.v, s.member(g, sl).bytes.v);
+            EXPECT_EQ(b.member(g, sl).flowlets.v, s.member(g, sl).flowlets.v);
+        }
+    for (uint32_t p = 0; p < 4; p++) {
+        SCOPED_TRACE(p);
+        EXPECT_EQ(b.policies[p].packets.v, s.policies[p].packets.v);
+        EXPECT_EQ(b.policies[p].decisions.v, s.policies[p].decisions.v);
+        EXPECT_EQ(b.policies[p].path_changes.v, s.policies[p].path_changes.v);
+        EXPECT_EQ(b.policies[p].fallbacks.v, s.policies[p].fallbacks.v);
+        EXPECT_EQ(b.policies[p].aged.v, s.policies[p].aged.v);
+    }
+    // Every case happened.
+    const LbPolicyCounters &fl = b.policies[uint8_t(LbPolicyId::flowlet)];
+    EXPECT_GT(fl.path_changes.v, 0u);
+    EXPECT_GT(fl.fallbacks.v, 0u);
+    EXPECT_GT(fl.aged.v, 0u);
+    EXPECT_LT(fl.decisions.v, fl.packets.v / 2);  // mostly hits
+    EXPECT_GT(b.policies[uint8_t(LbPolicyId::spray)].decisions.v, 0u);
+    EXPECT_GT(b.no_member.v, 0u);
+    EXPECT_EQ(b.no_member.v, s.no_member.v);
+    EXPECT_EQ(b.flowlet_occupancy.v, s.flowlet_occupancy.v);
+    std::vector<PathEvent> eb, es;
+    burst.events().drain(eb);
+    single.events().drain(es);
+    ASSERT_EQ(eb.size(), es.size());
+    EXPECT_EQ(eb.size(), fl.path_changes.v);
+    for (size_t k = 0; k < eb.size(); k++) {
+        SCOPED_TRACE(k);
+        EXPECT_EQ(eb[k].time_ns, es[k].time_ns);
+        EXPECT_EQ(eb[k].flow_hash, es[k].flow_hash);
+        EXPECT_EQ(eb[k].src_port, es[k].src_port);
+        EXPECT_EQ(eb[k].group, es[k].group);
+        EXPECT_EQ(eb[k].old_slot, es[k].old_slot);
+        EXPECT_EQ(eb[k].new_slot, es[k].new_slot);
+    }
+    for (auto *m : flow_pkt) rte_pktmbuf_free(m);
+    rte_mempool_free(pool);
 }
 
 }  // namespace

@@ -261,6 +261,23 @@ TEST(FlowHash, Crc32cValuesArePinned) {
     rte_hash_crc_set_alg(CRC32_SSE42_x64);
 }
 
+// The balancer's CRC32C step (the instruction where the build targets SSE4.2) is DPDK's, table
+// fallback included, for chained 64-bit words.
+TEST(FlowHash, Crc32cStepIsDpdks) {
+    uint64_t mine = 0x5eed, x = 0x0123456789abcdefull;
+    uint32_t dpdk_sw = 0x5eed, dpdk_hw = 0x5eed;
+    for (int i = 0; i < 64; i++) {
+        x = lb_mix64(x + uint64_t(i));
+        mine = lb_crc32c_8byte(x, mine);
+        rte_hash_crc_set_alg(CRC32_SW);
+        dpdk_sw = rte_hash_crc_8byte(x, dpdk_sw);
+        rte_hash_crc_set_alg(CRC32_SSE42_x64);
+        dpdk_hw = rte_hash_crc_8byte(x, dpdk_hw);
+        ASSERT_EQ(mine, dpdk_sw) << i;
+        ASSERT_EQ(mine, dpdk_hw) << i;
+    }
+}
+
 TEST(FlowHash, FunctionIsAConfigChoiceDefaultCrc32c) {
     EXPECT_EQ(LbConfig{}.hash_function, FlowHashFn::crc32c);
     EXPECT_EQ(FlowHashParams{}.fn, FlowHashFn::crc32c);
