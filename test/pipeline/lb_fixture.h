@@ -132,8 +132,7 @@ class LbSwitch {
     // The IPv6 multipath route fd00:99::/32 over gateways 1..n.
     static MultipathRouteConfig route6(uint16_t n, const std::string &policy = "") {
         MultipathRouteConfig r{*parse_prefix("fd00:99::/32"), {}, policy};
-        for (uint16_t k = 1; k <= n; k++)
-            r.paths.push_back({gw_ip6(k), numbered("p", k), 1});
+        for (uint16_t k = 1; k <= n; k++) r.paths.push_back({gw_ip6(k), numbered("p", k), 1});
         return r;
     }
     static MacAddr gw_mac(uint16_t k) {
@@ -141,9 +140,7 @@ class LbSwitch {
         m.b[4] = uint8_t(k);
         return m;
     }
-    static NeighbourConfig gateway(uint16_t k) {
-        return {gw_ip(k), gw_mac(k), numbered("p", k)};
-    }
+    static NeighbourConfig gateway(uint16_t k) { return {gw_ip(k), gw_mac(k), numbered("p", k)}; }
     // The multipath route over gateways 1..n (in the given order), equal weights.
     static MultipathRouteConfig route(uint16_t n, const std::string &policy = "",
                                       std::vector<uint16_t> order = {}) {

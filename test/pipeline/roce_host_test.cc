@@ -102,8 +102,8 @@ class RoceHosts : public ::testing::Test {
         spec.fib.max_nexthops = 1024;
         for (int i = 0; i < kPorts; i++) {
             const std::string n = std::to_string(i + 1);
-            spec.ports.push_back({numbered("p", i), switch_mac(i), 1500,
-                                  {ifa(("10.0." + n + ".1/24").c_str())}});
+            spec.ports.push_back(
+                {numbered("p", i), switch_mac(i), 1500, {ifa(("10.0." + n + ".1/24").c_str())}});
             spec.neighbours.push_back(
                 {ipa(("10.0." + n + ".2").c_str()), host_mac(i), numbered("p", i)});
         }
