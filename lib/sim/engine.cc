@@ -72,8 +72,9 @@ std::vector<SimSwitchPort> sim_switch_ports(const Scenario &s, uint32_t n) {
     std::vector<SimSwitchPort> ports;
     for (uint16_t p = 0; p < s.topo.ports(n).size(); p++) {
         const TopoLink &tl = s.topo.link(s.topo.ports(n)[p].link);
-        ports.push_back(
-            SimSwitchPort{"p" + std::to_string(p), Engine::port_mac(n, p), tl.rate_bps, s.mtu});
+        std::string name = "p";  // not "p" + to_string: GCC 12's bogus -Wrestrict at -O3
+        name += std::to_string(p);
+        ports.push_back(SimSwitchPort{std::move(name), Engine::port_mac(n, p), tl.rate_bps, s.mtu});
     }
     return ports;
 }

@@ -128,7 +128,12 @@ json lab_description(const Scenario &s) {
         nd["id"] = n;
         const bool host = t.is_host(n);
         nd["kind"] = host ? "host" : "switch";
-        nd["name"] = !t.name(n).empty() ? t.name(n) : (host ? "h" : "s") + std::to_string(n);
+        std::string name = t.name(n);
+        if (name.empty()) {  // appended, not ("h" or "s") + to_string: GCC 12's bogus -Wrestrict
+            name = host ? "h" : "s";
+            name += std::to_string(n);
+        }
+        nd["name"] = name;
         json ports = json::array();
         for (uint16_t p = 0; p < t.ports(n).size(); p++) {
             const PortRef &r = t.ports(n)[p];

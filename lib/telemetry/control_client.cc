@@ -289,10 +289,17 @@ std::string ports_view(const json &ports) {
             if (field(l, "up").get<bool>()) {
                 std::string speed = speed_text(field(l, "speed_mbps"));
                 if (speed.empty()) speed = speed_text(field(p, "speed_mbps"));
+                // Appended piece by piece: " " + string is a prepend into the temporary, where
+                // GCC 12 at -O3 reports a bogus -Wrestrict overlap.
                 link = "up";
-                if (!speed.empty()) link += " " + speed;
-                if (field(l, "duplex").is_string())
-                    link += " " + field(l, "duplex").get<std::string>();
+                if (!speed.empty()) {
+                    link += ' ';
+                    link += speed;
+                }
+                if (field(l, "duplex").is_string()) {
+                    link += ' ';
+                    link += field(l, "duplex").get<std::string>();
+                }
             } else {
                 link = "down";
             }

@@ -23,9 +23,17 @@
 
 namespace rocesw::test {
 
+// "p3", "h0": a prefix and a number, appended. Not "p" + std::to_string(n): that prepends the
+// literal into the temporary, where GCC 12 at -O3 (the release build) reports a bogus -Wrestrict.
+inline std::string numbered(const char *prefix, unsigned n) {
+    std::string s = prefix;
+    s += std::to_string(n);
+    return s;
+}
+
 inline std::string unique_name(const char *base) {
     static std::atomic<int> n{0};
-    return std::string(base) + std::to_string(n++);
+    return numbered(base, unsigned(n++));
 }
 
 inline IfAddr ifa(const char *s) {

@@ -96,7 +96,7 @@ class LbSwitch {
             MacAddr mac = maca("02:00:00:00:00:20");
             mac.b[5] = uint8_t(0x20 + k);
             spec.ports.push_back(
-                {"p" + std::to_string(k), mac, 1500, {*parse_if_addr(a), *parse_if_addr(a6)}});
+                {numbered("p", k), mac, 1500, {*parse_if_addr(a), *parse_if_addr(a6)}});
         }
         route_ = route;
         spec.neighbours = {{ipa("10.0.0.2"), maca("02:00:00:00:00:02"), "p0"},
@@ -104,7 +104,7 @@ class LbSwitch {
         if (resolve_all)
             for (uint16_t k = 1; k <= n_; k++) {
                 spec.neighbours.push_back(gateway(k));
-                spec.neighbours.push_back({gw_ip6(k), gw_mac(k), "p" + std::to_string(k)});
+                spec.neighbours.push_back({gw_ip6(k), gw_mac(k), numbered("p", k)});
             }
         spec.multipath_routes = {route_};
         ports = std::make_unique<TestPorts>(unique_name("lbtp"), uint16_t(n_ + 1), 8192);
@@ -132,8 +132,7 @@ class LbSwitch {
     // The IPv6 multipath route fd00:99::/32 over gateways 1..n.
     static MultipathRouteConfig route6(uint16_t n, const std::string &policy = "") {
         MultipathRouteConfig r{*parse_prefix("fd00:99::/32"), {}, policy};
-        for (uint16_t k = 1; k <= n; k++)
-            r.paths.push_back({gw_ip6(k), "p" + std::to_string(k), 1});
+        for (uint16_t k = 1; k <= n; k++) r.paths.push_back({gw_ip6(k), numbered("p", k), 1});
         return r;
     }
     static MacAddr gw_mac(uint16_t k) {
@@ -141,16 +140,14 @@ class LbSwitch {
         m.b[4] = uint8_t(k);
         return m;
     }
-    static NeighbourConfig gateway(uint16_t k) {
-        return {gw_ip(k), gw_mac(k), "p" + std::to_string(k)};
-    }
+    static NeighbourConfig gateway(uint16_t k) { return {gw_ip(k), gw_mac(k), numbered("p", k)}; }
     // The multipath route over gateways 1..n (in the given order), equal weights.
     static MultipathRouteConfig route(uint16_t n, const std::string &policy = "",
                                       std::vector<uint16_t> order = {}) {
         if (order.empty())
             for (uint16_t k = 1; k <= n; k++) order.push_back(k);
         MultipathRouteConfig r{*parse_prefix("10.99.0.0/16"), {}, policy};
-        for (uint16_t k : order) r.paths.push_back({gw_ip(k), "p" + std::to_string(k), 1});
+        for (uint16_t k : order) r.paths.push_back({gw_ip(k), numbered("p", k), 1});
         return r;
     }
 

@@ -446,7 +446,7 @@ TEST(LbPipeline, M7AdaptiveNewFlowletsAvoidTheCongestedMember) {
 // and new flowlets use port 2 again.
 TEST(LbPipeline, M7AdaptiveAvoidsAMemberWhoseRealEgressQueueBacksUp) {
     std::vector<QosPortInfo> info;
-    for (int p = 0; p <= 4; p++) info.push_back({"p" + std::to_string(p), 10000});
+    for (int p = 0; p <= 4; p++) info.push_back({numbered("p", p), 10000});
     const QosPlan plan = build_qos_plan(load_qos_string(qos_profile(""), "t.yaml"), info);
     LbConfig cfg;
     cfg.default_policy = "adaptive";

@@ -498,7 +498,7 @@ IncastResult run_incast(bool pfc) {
     constexpr uint32_t kFrame = 1000, kWire = kFrame + 24;
     TestPorts ports(unique_name("inc"), kSenders + 1, 65536);
     std::vector<QosPortInfo> info;
-    for (unsigned i = 0; i <= kSenders; i++) info.push_back({"p" + std::to_string(i), 10000});
+    for (unsigned i = 0; i <= kSenders; i++) info.push_back({numbered("p", i), 10000});
     const std::string tables =
         kPgTables + "ROCESW: {queue_packets: 2048}\n";
     QosPlan plan = build_qos_plan(

@@ -102,10 +102,10 @@ class RoceHosts : public ::testing::Test {
         spec.fib.max_nexthops = 1024;
         for (int i = 0; i < kPorts; i++) {
             const std::string n = std::to_string(i + 1);
-            spec.ports.push_back({"p" + std::to_string(i), switch_mac(i), 1500,
-                                  {ifa(("10.0." + n + ".1/24").c_str())}});
+            spec.ports.push_back(
+                {numbered("p", i), switch_mac(i), 1500, {ifa(("10.0." + n + ".1/24").c_str())}});
             spec.neighbours.push_back(
-                {ipa(("10.0." + n + ".2").c_str()), host_mac(i), "p" + std::to_string(i)});
+                {ipa(("10.0." + n + ".2").c_str()), host_mac(i), numbered("p", i)});
         }
         // The hosts' frames go into the Worker as they are: the pool has the PacketMeta area.
         pool = rte_pktmbuf_pool_create(unique_name("rhpool").c_str(), 16383, 256, kMbufPrivSize,
@@ -150,8 +150,8 @@ class RoceHosts : public ::testing::Test {
         for (int i = 0; i < kPorts; i++) {
             roce::HostConfig h;
             const std::string n = std::to_string(i + 1);
-            h.name = "h" + std::to_string(i);
-            h.device = "wire" + std::to_string(i);
+            h.name = numbered("h", i);
+            h.device = numbered("wire", i);
             h.mac = host_mac(i);
             h.ip = ifa(("10.0." + n + ".2/24").c_str());
             h.gateway = ipa(("10.0." + n + ".1").c_str());
@@ -166,7 +166,7 @@ class RoceHosts : public ::testing::Test {
     void start(const roce::HostRunConfig &c, const std::string &qos_yaml) {
         cfg = c;
         std::vector<QosPortInfo> info;
-        for (int i = 0; i < kPorts; i++) info.push_back({"p" + std::to_string(i), 10000});
+        for (int i = 0; i < kPorts; i++) info.push_back({numbered("p", i), 10000});
         plan = build_qos_plan(load_qos_string(qos_yaml, "rh.yaml"), info);
         wire = std::make_unique<Wire>(kPorts);
         DataplaneOptions o;
