@@ -259,6 +259,7 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
       burst_(std::clamp<uint16_t>(burst, 1, 256)),
       rng_(mix(shared.plan().seed ^ mix(worker)), worker),
       cut_through_(shared.plan().cut_through),
+      sum_admission_(shared.plan().sum_admission),
       own_(*shared.owner_state_.at(worker)),
       single_owner_(shared.workers() == 1),
       ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
@@ -580,6 +581,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         pg.watermark[key].max(pg.bytes[key].v);
     }
     commit_admitted(port, queues, q_n, q_bytes, std::array<uint32_t, kNumQueues>{});
+    sum_admissions_++;
     return true;
 }
 

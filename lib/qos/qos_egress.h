@@ -283,8 +283,8 @@ class QosEgress final : public Egress {
     }
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
     void set_trace(TraceRing *ring) { trace_ = ring; }
-    // Tests: off, every burst takes the per-packet admission (the sum path's reference).
-    void set_sum_admission(bool on) { sum_admission_ = on; }
+    // Bursts admitted in sums (admit_in_sums), for tests and benchmarks.
+    uint64_t sum_admissions() const { return sum_admissions_; }
 
   private:
     // Admission (enqueue, handoff drain): in sums when no packet can be refused, drawn for or
@@ -365,7 +365,8 @@ class QosEgress final : public Egress {
     Pcg32 rng_;
     bool cut_through_;    // the plan allows cut-through
     bool final_ = false;  // final_enqueue() before this enqueue
-    bool sum_admission_ = true;
+    bool sum_admission_;  // QosPlan::sum_admission
+    uint64_t sum_admissions_ = 0;
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;
