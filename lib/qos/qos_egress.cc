@@ -888,8 +888,9 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     const TrafficManager::Slot *const slots = q.slots;
     const uint32_t mask = q.mask;
     const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
-    const bool mark = q.flags & TrafficManager::Queue::kMarkDeq;
-    const uint64_t mark_min = q.mark_min;
+    // Dequeue marking: a queue that does not mark has a marking depth no queue reaches.
+    const uint64_t mark_min =
+        q.flags & TrafficManager::Queue::kMarkDeq ? uint64_t(q.mark_min) : UINT64_MAX;
     // ecn_depth queue_and_tx_ring: the ring's bytes ahead of the frame being taken (it only
     // grows during a service pass: drain() ran at its start); ring_w_mask 0 keeps it at 0.
     const uint32_t ring_w_mask = q.flags & TrafficManager::Queue::kMarkRing ? ~0u : 0u;
@@ -898,8 +899,17 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     const uint64_t bytes0 = q.bytes;
     // The run ends at the queue's tail or the burst's end, whichever comes first.
     const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, burst - k);
-    // The queue's deficit is dbase + bytes as frames leave.
-    const int64_t dbase = ps.sched.deficit(qi) - int64_t(bytes0);
+    // The queue's deficit is dbase + bytes as frames leave; a strict queue's is never short.
+    const int64_t dbase = dwrr ? ps.sched.deficit(qi) - int64_t(bytes0) : INT64_MAX / 2;
+    // The shaper and the ring model are charged once per run with its wire bytes `wire_run`;
+    // per frame their tests in those terms (exactly fits() and ready(), TokenBucket::ready_below
+    // and TxRingModel::room): the ring takes a frame of w bytes while wire_run + w <= room (or
+    // while it is empty), the shaper stays ready while wire_run < ready_below.
+    const int64_t room = ring.room();
+    const bool ring_empty = ring.empty();
+    const uint64_t ready_below = shaper.ready_below();
+    uint64_t wire_run = 0;
+    unsigned kk = k;
     uint32_t head = head0;
     uint64_t bytes = bytes0;
     // PG bytes leave in sums per stretch of one key (in practice the whole run): pg_from is the
@@ -907,13 +917,14 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     unsigned pg_key = slots[head & mask].pg_key;
     uint64_t pg_from = bytes0;
     uint32_t marked = 0;
-    for (bool first = true;; first = false) {
+    for (;;) {
         const TrafficManager::Slot s = slots[head & mask];
-        // Past the first frame: pick() would move on from a DWRR queue whose deficit no longer
-        // covers its head frame (and change its state), so the run ends.
-        if (!first && dwrr && dbase + int64_t(bytes) < int64_t(s.len)) break;
+        // pick() would move on from a DWRR queue whose deficit no longer covers its head frame
+        // (and change its state), so the run ends (never at the first frame: pick() chose qi
+        // because its deficit covers it).
+        if (dbase + int64_t(bytes) < int64_t(s.len)) break;
         const uint32_t w = wire(s.len);
-        if (!ring.fits(w)) {
+        if (int64_t(wire_run + w) > room && !(wire_run == 0 && ring_empty)) {
             *ring_full = true;
             break;
         }
@@ -925,18 +936,20 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         }
         bytes -= s.len;
         // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
-        if (mark && bytes + ring_ahead >= mark_min) {
+        if (bytes + ring_ahead >= mark_min) {
             const unsigned ecn = s.ecn_ip & 3;
             if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
                 wred(q.plan->mark, bytes + ring_ahead) && ecn_mark(s.m, meta_of(s.m)))
                 marked++;
         }
-        shaper.consume(w);
-        ring.add(w);  // taken back by the caller for what the device refuses
+        wire_run += w;
         ring_ahead += w & ring_w_mask;
-        out[k++] = s.m;
-        if (head == lim || !shaper.ready()) break;
+        out[kk++] = s.m;
+        if (head == lim || wire_run >= ready_below) break;
     }
+    k = kk;
+    shaper.consume(wire_run);
+    ring.add(wire_run);  // taken back by the caller for what the device refuses
     const uint32_t run = head - head0;
     if (!run) return {0, 0};
     const uint64_t run_bytes = bytes0 - bytes;
