@@ -330,16 +330,22 @@ TEST_F(CutThrough, SharedPoolNearlyFull) {
     same(s);
 }
 
-// Mixed classes in a burst (strict and DWRR queues): the scheduler orders them, no cut-through.
-TEST_F(CutThrough, MixedClassesAreScheduled) {
+// 30 polls of `n` frames of `len` bytes from port 0 (ECT(0)), frame k with DSCP dscp(k).
+Script mixed_bursts(int n, uint32_t len, uint8_t (*dscp)(int k)) {
     Script s;
     uint16_t seq = 0;
     for (int i = 0; i < 30; i++) {
         Step st;
-        for (int k = 0; k < 24; k++)
-            st.rx[0].push_back(udp(0, uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0), 2, 500, seq++));
+        for (int k = 0; k < n; k++) st.rx[0].push_back(udp(0, dscp(k), 2, len, seq++));
         s.push_back(st);
     }
+    return s;
+}
+
+// Mixed classes in a burst (strict and DWRR queues): the scheduler orders them, no cut-through.
+TEST_F(CutThrough, MixedClassesAreScheduled) {
+    const Script s =
+        mixed_bursts(24, 500, [](int k) { return uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0); });
     EXPECT_EQ(same(s), 0u);
 }
 
@@ -549,15 +555,10 @@ Script held_through_wred_band() {
     return s;
 }
 
+// rsw-full's shape: 32 small frames, 80 % lossless (queue 3), 10 % strict, 10 % queue 0.
 TEST_F(CutThrough, AdmissionInSumsMixedUncongested) {
-    Script s;
-    uint16_t seq = 0;
-    for (int i = 0; i < 30; i++) {
-        Step st;
-        for (int k = 0; k < 32; k++)
-            st.rx[0].push_back(udp(0, uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3), 2, 60, seq++));
-        s.push_back(st);
-    }
+    const Script s =
+        mixed_bursts(32, 60, [](int k) { return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3); });
     EXPECT_EQ(same_admission(s), 30u) << "every burst in sums";
 }
 
