@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "pipeline/local.h"
@@ -60,6 +61,7 @@ Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egr
     out_all_.resize(size_t(rx_.size()) * burst_);
     segs_.reserve(size_t(rx_.size()) * std::min<size_t>(burst_, kMaxPorts));
     last_.reserve(segs_.capacity());
+    for (size_t p = 0; p < kMaxPorts; p++) out_end_[p] = out_[p].data();
 }
 
 uint32_t Worker::poll_once(uint64_t now_ns) {
@@ -87,11 +89,12 @@ uint32_t Worker::poll_once(uint64_t now_ns) {
 
 void Worker::keep_held() {
     for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
-        if (!n_out_[p]) continue;
-        std::copy_n(out_[p].data(), n_out_[p], out_all_.data() + n_out_all_);
-        n_out_all_ += n_out_[p];
-        segs_.push_back({p, n_out_[p]});
-        n_out_[p] = 0;
+        const uint16_t n = n_out(p);
+        if (!n) continue;
+        std::copy_n(out_[p].data(), n, out_all_.data() + n_out_all_);
+        n_out_all_ += n;
+        segs_.push_back({p, n});
+        out_end_[p] = out_[p].data();
     }
     held_ = false;
 }
@@ -102,7 +105,7 @@ void Worker::enqueue_deferred(uint64_t now_ns) {
         static_assert(kMaxPorts <= 32);
         uint32_t later = 0;  // ports the held burst sends to
         for (uint16_t p = 0; p < ctx_.ports.size(); p++)
-            if (n_out_[p]) later |= uint32_t(1) << p;
+            if (n_out(p)) later |= uint32_t(1) << p;
         last_.resize(n);
         for (size_t i = n; i-- > 0;) {
             const uint32_t bit = uint32_t(1) << segs_[i].port;
@@ -119,10 +122,11 @@ void Worker::enqueue_deferred(uint64_t now_ns) {
         n_out_all_ = 0;
     }
     for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
-        if (!n_out_[p]) continue;
+        const uint16_t n = n_out(p);
+        if (!n) continue;
         egress_.final_enqueue();
-        egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
-        n_out_[p] = 0;
+        egress_.enqueue(p, out_[p].data(), n, now_ns);
+        out_end_[p] = out_[p].data();
     }
     held_ = false;
 }
@@ -165,7 +169,7 @@ void Worker::local(rte_mbuf *m, uint16_t in_port) {
     n_replies_++;  // in out_[in_port] with the forwarded packets: flush_outputs tells them apart
     if (ctx_.qos) classify_switch_originated(*meta, *ctx_.qos);  // network-control class
     meta->out_port = uint8_t(in_port);
-    out_[in_port][n_out_[in_port]++] = m;
+    *out_end_[in_port]++ = m;
 }
 
 void Worker::punt(rte_mbuf *m, uint16_t in_port, PuntClass c) {
@@ -196,54 +200,80 @@ void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64
     }
 }
 
-inline void Worker::forward(rte_mbuf *m, const NextHop &nh) {
-    if (nh.kind != NextHopKind::forward) [[unlikely]] {
-        PacketMeta *meta = meta_of(m);
-        const uint16_t in_port = meta->in_port;
-        // TTL first, as for a resolved next hop: with host interfaces the kernel answers with
-        // ICMP time exceeded.
-        if (meta->ttl <= 1) {
-            if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
-            return drop(m, in_port, DropReason::ttl_expired);
-        }
-        // Unresolved next hop: the kernel forwards the packet and resolves the neighbour on
-        // the way; netlink then brings the MAC to the FIB.
-        if (ctx_.punt && (nh.kind == NextHopKind::glean || nh.kind == NextHopKind::unresolved))
-            return punt(m, in_port, PuntClass::glean);
-        return drop(m, in_port, DropReason::no_neighbour);
-    }
-    forward_to(m, nh.port, nh.dst_mac.b.data());
-}
-
-inline void Worker::forward_to(rte_mbuf *m, uint8_t port, const uint8_t *dst_mac) {
-    PacketMeta *meta = meta_of(m);
-    const uint16_t in_port = meta->in_port;
-    if (meta->ttl <= 1) {
-        // With host interfaces the kernel answers with ICMP time exceeded.
+void Worker::route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh) {
+    if (nh.kind == NextHopKind::local) return to_control(m, in_port);
+    if (nh.kind == NextHopKind::drop_no_route) return drop(m, in_port, DropReason::no_route);
+    // TTL first, as for a resolved next hop: with host interfaces the kernel answers with ICMP
+    // time exceeded.
+    if (meta_of(m)->ttl <= 1) {
         if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
         return drop(m, in_port, DropReason::ttl_expired);
     }
-    const PortRuntime &out = ctx_.ports[port];
-    if (meta->l3_len > out.mtu) return drop(m, in_port, DropReason::mtu_exceeded);
+    // Unresolved next hop: the kernel forwards the packet and resolves the neighbour on the way;
+    // netlink then brings the MAC to the FIB.
+    if (ctx_.punt && (nh.kind == NextHopKind::glean || nh.kind == NextHopKind::unresolved))
+        return punt(m, in_port, PuntClass::glean);
+    drop(m, in_port, DropReason::no_neighbour);
+}
 
+void Worker::ttl_or_mtu(rte_mbuf *m, uint16_t in_port) {
+    // With host interfaces the kernel answers an expired TTL with ICMP time exceeded.
+    if (meta_of(m)->ttl > 1) return drop(m, in_port, DropReason::mtu_exceeded);
+    if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
+    drop(m, in_port, DropReason::ttl_expired);
+}
+
+uint8_t *Worker::strip_vlan(rte_mbuf *m, PacketMeta *meta) {
+    // Routed ports are untagged: pull the MAC addresses over the tag and trim it off.
     uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-    if (meta->flags & kFlagVlan) {
-        // Routed ports are untagged: pull the MAC addresses over the tag and trim it off.
-        std::memmove(f + 4, f, 12);
-        f = reinterpret_cast<uint8_t *>(rte_pktmbuf_adj(m, 4));
-        meta->l3_offset -= 4;
-        if (meta->flags & kFlagL4) meta->l4_offset -= 4;
-        meta->flags &= uint16_t(~kFlagVlan);
-    }
-    std::memcpy(f, dst_mac, 6);
-    std::memcpy(f + 6, out.mac.b.data(), 6);
+    std::memmove(f + 4, f, 12);
+    f = reinterpret_cast<uint8_t *>(rte_pktmbuf_adj(m, 4));
+    meta->l3_offset -= 4;
+    if (meta->flags & kFlagL4) meta->l4_offset -= 4;
+    meta->flags &= uint16_t(~kFlagVlan);
+    return f;
+}
+
+inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, const PortRuntime *ports,
+                               uint8_t port, const uint8_t *dst_mac) {
+    PacketMeta *meta = meta_of(m);
+    const PortRuntime &out = ports[port];
+    // What the rewrite needs is read before its byte stores, which may alias anything.
+    if (meta->ttl <= 1 || meta->l3_len > out.mtu) [[unlikely]]
+        return ttl_or_mtu(m, in_port);
+    uint8_t *f = meta->flags & kFlagVlan ? strip_vlan(m, meta) : rte_pktmbuf_mtod(m, uint8_t *);
     uint8_t *ip = f + meta->l3_offset;
-    if (meta->l3 == L3Type::ipv4)
-        ipv4_decrement_ttl(ip);
-    else
-        ip[7]--;
+    const bool v4 = meta->l3 == L3Type::ipv4;
     meta->out_port = port;
-    out_[port][n_out_[port]++] = m;
+    rte_mbuf **slot = out_end_[port]++;
+    uint32_t d4, s4;
+    uint16_t d2, s2;
+    std::memcpy(&d4, dst_mac, 4);
+    std::memcpy(&d2, dst_mac + 4, 2);
+    std::memcpy(&s4, out.mac.b.data(), 4);
+    std::memcpy(&s2, out.mac.b.data() + 4, 2);
+    std::memcpy(f, &d4, 4);
+    std::memcpy(f + 4, &d2, 2);
+    std::memcpy(f + 6, &s4, 4);
+    std::memcpy(f + 10, &s2, 2);
+    if (v4) {
+        // TTL - 1 and checksum + 0x0100 (RFC 1624: the word (TTL, protocol) falls by 0x0100;
+        // the TTL is above 1, so it does not wrap). Read little-endian, the checksum is byte-
+        // swapped, so + 0x0100 is + 1 (ones' complement sums are byte-order independent); a
+        // carry out or a result of 0xFFFF adds the end-around 1 (0xFFFF becomes 0, as a full
+        // computation gives it). The same result as ipv4_decrement_ttl.
+        static_assert(std::endian::native == std::endian::little);
+        uint16_t c;
+        std::memcpy(&c, ip + 10, 2);
+        uint32_t sum = uint32_t(c) + 1;
+        sum += sum >= 0xFFFF;
+        c = uint16_t(sum);
+        std::memcpy(ip + 10, &c, 2);
+        ip[8]--;
+    } else {
+        ip[7]--;  // hop limit (above 1)
+    }
+    *slot = m;
 }
 
 void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
@@ -255,7 +285,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 
     // IPv4 and IPv6 packets to route, looked up in bulk.
     rte_mbuf *v4[kMaxBurst], *v6[kMaxBurst];
-    uint32_t v4_dst[kMaxBurst], v4_nh[kMaxBurst];
+    uint32_t v4_dst[kMaxBurst];
+    uint64_t v4_nh[kMaxBurst];
     uint8_t v6_dst[kMaxBurst][RTE_LPM6_IPV6_ADDR_SIZE];
     int32_t v6_nh[kMaxBurst];
     uint16_t n4 = 0, n6 = 0;
@@ -353,18 +384,17 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     }
     pc.rx_bytes.add(bytes);
 
+    const PortRuntime *ports = ctx_.ports.data();
     if (n4) fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
     for (uint16_t i = 0; i < n4; i++) {
         // A miss reads next hop kNoRouteNh, whose kind is drop_no_route.
         const NextHop &nh = nexthops[v4_nh[i]];
-        if (nh.kind == NextHopKind::local)
-            to_control(v4[i], in_port);
+        if (nh.kind == NextHopKind::forward) [[likely]]
+            forward_to(v4[i], in_port, ports, nh.port, nh.dst_mac.b.data());
         else if (nh.kind == NextHopKind::ecmp_group)
             to_group(v4[i], nh.group);
-        else if (nh.kind == NextHopKind::drop_no_route)
-            drop(v4[i], in_port, DropReason::no_route);
         else
-            forward(v4[i], nh);
+            route_other(v4[i], in_port, nh);
     }
     if (n6 && fib->lpm6) {
         rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
@@ -377,14 +407,12 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     for (uint16_t i = 0; i < n6; i++) {
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
         const NextHop &nh = nexthops[v6_nh[i] < 0 ? fib->v6_default : uint32_t(v6_nh[i])];
-        if (nh.kind == NextHopKind::local)
-            to_control(v6[i], in_port);
+        if (nh.kind == NextHopKind::forward) [[likely]]
+            forward_to(v6[i], in_port, ports, nh.port, nh.dst_mac.b.data());
         else if (nh.kind == NextHopKind::ecmp_group)
             to_group(v6[i], nh.group);
-        else if (nh.kind == NextHopKind::drop_no_route)
-            drop(v6[i], in_port, DropReason::no_route);
         else
-            forward(v6[i], nh);
+            route_other(v6[i], in_port, nh);
     }
     if (n_lb_) forward_groups(in_port, now_ns);
     flush_outputs(in_port, now_ns);
@@ -394,16 +422,18 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     static_assert(kMaxBurst <= kLbMaxBurst);
     lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
-    for (uint16_t i = 0; i < n_lb_; i++) {
+    const PortRuntime *ports = ctx_.ports.data();
+    const uint32_t n = n_lb_;  // a local: the rewrite's byte stores may alias members
+    for (uint32_t i = 0; i < n; i++) {
         const LbMember *m = lb_members_[i];
-        if (!m) {  // no member alive: the kernel resolves one when there is a host interface
+        if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
             if (ctx_.punt)
                 punt(lb_pkts_[i], in_port, PuntClass::glean);
             else
                 drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        forward_to(lb_pkts_[i], m->port, m->dst_mac.b.data());
+        forward_to(lb_pkts_[i], in_port, ports, m->port, m->dst_mac.b.data());
     }
     n_lb_ = 0;
 }
@@ -414,16 +444,17 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
 void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
     uint32_t forwarded = 0;
     for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
-        if (!n_out_[p]) continue;
-        const uint32_t fwd = n_out_[p] - (p == in_port ? n_replies_ : 0u);
+        const uint16_t n = n_out(p);
+        if (!n) continue;
+        const uint32_t fwd = n - (p == in_port ? n_replies_ : 0u);
         if (fwd) ctr_.ports[p].forwarded_out.add(fwd);
         forwarded += fwd;
         if (defer_) {
             held_ = true;  // poll_once enqueues them
             continue;
         }
-        egress_.enqueue(p, out_[p].data(), n_out_[p], now_ns);
-        n_out_[p] = 0;
+        egress_.enqueue(p, out_[p].data(), n, now_ns);
+        out_end_[p] = out_[p].data();
     }
     if (forwarded) ctr_.ports[in_port].forwarded.add(forwarded);
     n_replies_ = 0;

@@ -60,6 +60,8 @@ class Worker {
   public:
     Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
            WorkerCounters &counters, std::vector<RxAssignment> rx, uint16_t burst);
+    Worker(const Worker &) = delete;  // out_end_ points into out_
+    Worker &operator=(const Worker &) = delete;
 
     // One pass over every owned RX queue, then an egress flush. Returns packets received. The
     // bursts' outputs reach the egress after the last burst, in order, each port's last
@@ -85,9 +87,17 @@ class Worker {
     // Drops, punts and local delivery are off the fast path: kept out of line so that
     // forward() inlines into the burst loop.
     [[gnu::cold, gnu::noinline]] void drop(rte_mbuf *m, uint16_t port, DropReason r);
-    [[gnu::always_inline]] inline void forward(rte_mbuf *m, const NextHop &nh);
-    // forward() once the next hop is resolved: TTL, MTU, rewrite, out_[port].
-    [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint8_t port, const uint8_t *dst_mac);
+    // A resolved next hop (`port`, `dst_mac`; `ports`: ctx_.ports.data()): TTL, MTU, rewrite,
+    // out_[port].
+    [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port,
+                                                  const PortRuntime *ports, uint8_t port,
+                                                  const uint8_t *dst_mac);
+    // A next hop of another kind than forward or ecmp_group: local, no route, unresolved.
+    [[gnu::cold, gnu::noinline]] void route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh);
+    // forward_to's TTL expired or MTU exceeded (TTL first): punted or dropped.
+    [[gnu::cold, gnu::noinline]] void ttl_or_mtu(rte_mbuf *m, uint16_t in_port);
+    // A tagged packet to forward: the tag removed; returns the frame's new start.
+    [[gnu::noinline]] uint8_t *strip_vlan(rte_mbuf *m, PacketMeta *meta);
     void to_group(rte_mbuf *m, uint16_t group) {
         lb_pkts_[n_lb_] = m;
         lb_groups_[n_lb_++] = group;
@@ -117,7 +127,10 @@ class Worker {
     uint64_t now_ns_ = 0;
     RateLimitedLog drop_log_{1'000'000'000ull, 10};  // at debug level, 10 drops a second
     std::array<std::array<rte_mbuf *, kMaxBurst>, kMaxPorts> out_{};
-    std::array<uint16_t, kMaxPorts> n_out_{};
+    // out_[p]'s end: the next packet for port p goes to *out_end_[p]++ (one load and one store
+    // per packet, no index arithmetic).
+    std::array<rte_mbuf **, kMaxPorts> out_end_{};
+    uint16_t n_out(uint16_t p) const { return uint16_t(out_end_[p] - out_[p].data()); }
     uint16_t n_replies_ = 0;  // local replies among out_[in port] in this burst
 
     // poll_once: the outputs of the poll's bursts before the last, in order, as segments (one

@@ -16,6 +16,13 @@ inline uint32_t rd24(const uint8_t *p) {
 inline uint32_t rd32(const uint8_t *p) {
     return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
 }
+// Four bytes as one native-order word: for sums and masked compares that do not depend on the
+// byte order (compare against a constant built the same way, e.g. std::bit_cast of bytes).
+inline uint32_t rd32_native(const uint8_t *p) {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
 inline void wr16(uint8_t *p, uint16_t v) {
     p[0] = static_cast<uint8_t>(v >> 8);
     p[1] = static_cast<uint8_t>(v);

@@ -30,19 +30,17 @@ inline uint16_t csum_finish(uint32_t sum) {
     return static_cast<uint16_t>(~csum_fold(sum));
 }
 
-// True when an IPv4 header (ihl*4 bytes, a multiple of 4, checksum included) sums to 0xFFFF.
-// The one's-complement sum does not depend on byte order (RFC 1071), so the header is summed
-// as native 32-bit words into 64 bits and folded: a handful of instructions for 20 bytes.
+// True when an IPv4 header of `hdr_len` bytes (20..60, a multiple of 4, checksum included) has
+// a valid checksum: its one's-complement sum is 0xFFFF, that is the plain sum of its 16-bit
+// words is a nonzero multiple of 0xFFFF. As 2^16 = 1 modulo 0xFFFF, native 32-bit words summed
+// into 64 bits (no overflow) have the same remainder up to a factor 2^8 (byte order), which
+// keeps a zero remainder zero; the compiler turns "% 0xFFFF == 0" into a multiply and a compare.
+// The fixed 20 bytes are summed without a loop, so a caller passing 20 gets straight-line code.
 inline bool ipv4_header_checksum_ok(const uint8_t *ip, size_t hdr_len) {
-    uint64_t sum = 0;
-    for (size_t i = 0; i + 4 <= hdr_len; i += 4) {
-        uint32_t w;
-        std::memcpy(&w, ip + i, 4);
-        sum += w;
-    }
-    sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
-    sum = (sum & 0xFFFFFFFFu) + (sum >> 32);
-    return csum_fold(static_cast<uint32_t>(sum)) == 0xFFFF;
+    uint64_t sum = uint64_t(rd32_native(ip)) + rd32_native(ip + 4) + rd32_native(ip + 8) +
+                   rd32_native(ip + 12) + rd32_native(ip + 16);
+    for (size_t i = 20; i + 4 <= hdr_len; i += 4) sum += rd32_native(ip + i);  // options
+    return sum != 0 && sum % 0xFFFF == 0;
 }
 
 // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for one 16-bit word changing from m to m'.

@@ -35,6 +35,16 @@ IpAddr ip_of(const ParsedRoce &p, bool src) {
     return a;
 }
 
+// Runs `call` on flow f's DCQCN reaction point (a CNP, its timers, the byte counter). Every
+// rate change re-times the packet waiting in f's pacer (Pacer::retime): a cut, a timer or a
+// byte-counter increase alike.
+template <class Call>
+void rate_update(Flow &f, Call &&call) {
+    const uint64_t r0 = f.rp.rate_bps();
+    call(f.rp);
+    if (f.rp.rate_bps() != r0) f.pacer.retime(f.rp.rate_bps());
+}
+
 }  // namespace
 
 NeighKey neigh_key(const IpAddr &a) {
@@ -378,11 +388,8 @@ void HostSet::handle_roce(Host &h, const uint8_t *f, uint32_t len, uint64_t now)
     if (op == uint8_t(Opcode::cnp)) {
         h.c.cnps_rx++;
         fl.cnps_rx++;
-        if (cfg_.dcqcn_enabled && !fl.done) {
-            const uint64_t r0 = fl.rp.rate_bps();
-            fl.rp.on_cnp(now);
-            if (fl.rp.rate_bps() != r0) fl.pacer.retime(fl.rp.rate_bps());
-        }
+        if (cfg_.dcqcn_enabled && !fl.done)
+            rate_update(fl, [now](DcqcnRp &rp) { rp.on_cnp(now); });
         return;
     }
     if (op == uint8_t(Opcode::ack)) {
@@ -508,7 +515,9 @@ rte_mbuf *HostSet::build_data(Host &h, Flow &f, const MacAddr &mac, uint64_t now
     const uint64_t rate = cfg_.dcqcn_enabled ? f.rp.rate_bps() : h.cfg.line_rate_bps;
     f.pacer.on_send(wire, rate, now);
     h.line.on_send(wire, h.cfg.line_rate_bps, now);
-    if (cfg_.dcqcn_enabled) f.rp.on_bytes_sent(wire, now);
+    // The byte counter may raise the rate: the next packet waits the new rate's gap.
+    if (cfg_.dcqcn_enabled)
+        rate_update(f, [wire, now](DcqcnRp &rp) { rp.on_bytes_sent(wire, now); });
     f.packets_tx++;
     h.c.tx_data++;
     h.c.tx_bytes += len;
@@ -522,9 +531,7 @@ uint32_t HostSet::send_data(Host &h, uint64_t now) {
     for (size_t i = 0; i < h.active.size(); i++) {
         Flow &f = flows_[h.active[i]];
         if (f.done) continue;
-        const uint64_t r0 = f.rp.rate_bps();
-        f.rp.advance(now);
-        if (cfg_.dcqcn_enabled && f.rp.rate_bps() != r0) f.pacer.retime(f.rp.rate_bps());
+        if (cfg_.dcqcn_enabled) rate_update(f, [now](DcqcnRp &rp) { rp.advance(now); });
         f.qp.on_timer(now, cfg_.run.rto_ns);
         h.active[keep++] = h.active[i];
     }

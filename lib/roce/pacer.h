@@ -25,10 +25,12 @@ class Pacer {
         last_bytes_ = wire_bytes;
         next_ps_ = start + wire_ps(wire_bytes, rate_bps);
     }
-    // The rate changed while the next frame waits (a DCQCN cut or increase): the last frame's
-    // wait is re-timed at the new rate, next = its start + its wire time at `rate_bps`, as
-    // HPCC's RdmaHw::ChangeRate moves m_nextAvail. Without it a QP cut to a very low rate
-    // keeps the gap it reserved at that rate (1 KB at 2 Mb/s: 4.4 ms) after it has recovered.
+    // The rate changed while the next frame waits (a DCQCN cut, a timer or byte-counter
+    // increase): the last frame's wait is re-timed at the new rate, next = its start + its
+    // wire time at `rate_bps` (as HPCC's RdmaHw::ChangeRate moves m_nextAvail for its own CC;
+    // its DCQCN does not, doc/dcqcn.md "When a new rate takes effect"). Without it a QP cut to
+    // a very low rate keeps the gap it reserved at that rate (1 KB at 2 Mb/s: 4.4 ms) after it
+    // has recovered.
     void retime(uint64_t rate_bps) {
         if (last_bytes_) next_ps_ = last_start_ps_ + wire_ps(last_bytes_, rate_bps);
     }

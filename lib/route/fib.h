@@ -190,4 +190,9 @@ inline void fib_lookup4_bulk(const FibTables *t, const uint32_t *dst, uint32_t *
     }
 }
 
+// The same with rte_fib's 64-bit next hops as they are (no narrowing pass): the worker's form.
+inline void fib_lookup4_bulk(const FibTables *t, const uint32_t *dst, uint64_t *ids, unsigned n) {
+    rte_fib_lookup_bulk(t->fib4, const_cast<uint32_t *>(dst), ids, int(n));
+}
+
 }  // namespace rocesw

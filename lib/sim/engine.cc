@@ -229,13 +229,13 @@ Engine::Engine(const Scenario &s, const std::string &out_dir)
         if (he.node >= t.node_count() || !t.is_host(he.node) || t.ports(he.node).empty())
             throw std::runtime_error("host event " + std::to_string(i) + ": " +
                                      std::to_string(he.node) + " is not a connected host");
-        q_.schedule(he.at, host_event, he.node, 0, i);
+        schedule_live(he.at, host_event, he.node, 0, i);
     }
     for (size_t i = 0; i < s_.events.size(); i++) {
         if (s_.events[i].link >= links_.size())
             throw std::runtime_error("event " + std::to_string(i) + ": no link " +
                                      std::to_string(s_.events[i].link));
-        q_.schedule(s_.events[i].at, link_change, 0, 0, i);
+        schedule_live(s_.events[i].at, link_change, 0, 0, i);
     }
     if (s_.sample_interval) q_.schedule(0, sample);
 }
@@ -322,7 +322,7 @@ void Engine::transmit(uint32_t node, uint16_t port, rte_mbuf *m) {
         inflight_.push_back({});
     }
     inflight_[slot] = InFlight{m, r.link, t.generation, d};
-    q_.schedule(t.arrival, arrive, r.peer, r.peer_port, slot);
+    schedule_live(t.arrival, arrive, r.peer, r.peer_port, slot);
 }
 
 uint16_t Engine::switch_tx(uint32_t node, uint16_t port, rte_mbuf **pkts, uint16_t n) {
@@ -369,8 +369,8 @@ void Engine::on_arrive(const Event &e) {
                 nd.rx_xoff = true;
                 send_host_pfc(e.node, he->priority, 0xFFFF);
                 st_.slow_pause_frames++;
-                q_.schedule(q_.now() + he->interval, host_event, e.node, 1,
-                            uint64_t(he - s_.host_events.data()));
+                schedule_live(q_.now() + he->interval, host_event, e.node, 1,
+                              uint64_t(he - s_.host_events.data()));
             }
             return;
         }
@@ -422,18 +422,19 @@ void Engine::on_host_event(const Event &e) {
         send_host_pfc(e.node, he.priority, 0xFFFF);
         st_.storm_frames++;
         const TimePs next = now + he.interval;
-        q_.schedule(std::min(next, he.until), host_event, e.node, next >= he.until ? 2 : 1, e.arg);
+        schedule_live(std::min(next, he.until), host_event, e.node, next >= he.until ? 2 : 1,
+                      e.arg);
         return;
     }
     // slow_receiver
     if (e.port == 0) {
         nd.slow_until = he.until;
-        q_.schedule(he.until, host_event, e.node, 2, e.arg);
+        schedule_live(he.until, host_event, e.node, 2, e.arg);
     } else if (e.port == 1) {
         if (nd.rx_xoff && now < nd.slow_until) {
             send_host_pfc(e.node, he.priority, 0xFFFF);
             st_.slow_pause_frames++;
-            q_.schedule(now + he.interval, host_event, e.node, 1, e.arg);
+            schedule_live(now + he.interval, host_event, e.node, 1, e.arg);
         }
     } else {
         nd.slow_until = 0;
@@ -466,26 +467,48 @@ void Engine::run_switch(uint32_t node) {
         const TimePs t = dir_of(node, p).free_at();
         if (nd.wake_at[p] == t) continue;  // already scheduled
         nd.wake_at[p] = t;
-        q_.schedule(t, wire_free, node, p);
+        schedule_live(t, wire_free, node, p);
     }
     // What the egress holds back by itself (PFC pause expiry, XOFF refresh, watchdog, shaper):
     // run the switch exactly then. One pending poll per switch, replaced by an earlier one.
+    // When the egress answers "nothing" (an XON ended the pause whose refresh the poll was
+    // for, the paused queue it waited on drained), the pending poll stays but no longer keeps
+    // the run going (poll_live); a later answer it covers makes it count again.
     const uint64_t next_ns = nd.sw->next_event_ns(now_ns);
-    if (next_ns != Egress::kNoEventNs) {
-        const TimePs t = from_ns(std::max(next_ns, now_ns + 1));
-        if (nd.repoll_at <= q_.now() || t < nd.repoll_at) {
-            nd.repoll_at = t;
-            q_.schedule(t, poll, node);
-        }
+    if (next_ns == Egress::kNoEventNs) {
+        set_live(nd.poll_live, false);
+        return;
     }
+    const TimePs t = from_ns(std::max(next_ns, now_ns + 1));
+    if (nd.repoll_at <= q_.now() || t < nd.repoll_at) {
+        set_live(nd.poll_live, false);  // the one it replaces pops stale
+        nd.repoll_at = t;
+        q_.schedule(t, poll, node);
+    }
+    set_live(nd.poll_live, true);
+}
+
+void Engine::set_live(bool &flag, bool live) {
+    if (flag == live) return;
+    flag = live;
+    if (live)
+        live_++;
+    else
+        live_--;
 }
 
 void Engine::schedule_host(uint32_t node) {
     Node &nd = nodes_[node];
     const TimePs wf = dir_of(node, 0).free_at();
     TimePs t = nd.host->next_event(wf);
-    if (t == kNever) return;
+    if (t == kNever) {
+        // Nothing left to wake for (the flows whose timers it was for have completed): a
+        // pending wake-up stays but no longer keeps the run going.
+        set_live(nd.host_live, false);
+        return;
+    }
     t = std::max(t, q_.now());
+    set_live(nd.host_live, true);
     if (t == nd.host_at) return;
     nd.host_at = t;
     q_.schedule(t, host, node, 0, ++nd.host_gen);
@@ -573,13 +596,23 @@ void Engine::write_samples() {
 
 static_assert(kEventKinds == size_t(Engine::kKinds), "kEventKindNames: one name per Kind");
 
+void Engine::schedule_live(TimePs t, Kind kind, uint32_t node, uint16_t port, uint64_t arg) {
+    q_.schedule(t, kind, node, port, arg);
+    live_++;
+}
+
 void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
-    while (!q_.empty()) {
+    // The run ends with the last event that can do something: samples and superseded or void
+    // wake-ups left in the queue do not keep it going.
+    while (live_) {
         if (s_.until && q_.top().time > s_.until) break;
         const Event e = q_.pop();
         st_.events++;
         st_.events_by_kind[e.kind]++;
         if (progress && (st_.events & 0xFFFF) == 0) progress(*this, arg);
+        // Counted in live_ when scheduled: all but samples, polls and host wake-ups (those
+        // count through their node's poll_live and host_live).
+        if (e.kind != sample && e.kind != poll && e.kind != host) live_--;
         switch (e.kind) {
             case arrive:
                 on_arrive(e);
@@ -595,6 +628,7 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                     st_.stale_events++;
                     break;
                 }
+                set_live(nodes_[e.node].poll_live, false);
                 st_.repolls++;
                 run_switch(e.node);
                 break;
@@ -605,6 +639,7 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                     break;
                 }
                 nd.host_at = kNever;
+                set_live(nd.host_live, false);
                 run_host(e.node);
                 break;
             }
@@ -612,7 +647,7 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                 const LinkEvent &ev = s_.events[e.arg];
                 links_[ev.link].set_up(ev.up);
                 routing_.set_link_up(ev.link, ev.up);
-                q_.schedule(e.time + ev.convergence, reroute);
+                schedule_live(e.time + ev.convergence, reroute);
                 break;
             }
             case reroute:
@@ -626,7 +661,7 @@ void Engine::run(void (*progress)(const Engine &, void *), void *arg) {
                 break;
             case sample:
                 write_samples();
-                if (!q_.empty()) q_.schedule(e.time + s_.sample_interval, sample);
+                if (live_) q_.schedule(e.time + s_.sample_interval, sample);
                 break;
         }
     }

@@ -15,6 +15,13 @@
 //   sample     queue-depth and port-counter samples, every sample_interval while other
 //              events remain.
 //
+// The run ends at s.until or with the last event that can do work: samples do not keep it
+// going, nor does a pending poll or host wake-up that its node no longer asks for (its latest
+// answer was "nothing": a poll for the refresh of an XOFF an XON has since ended, a host's
+// timer for a flow that has completed). Such an event still runs if the run reaches it, as it
+// always did, so everything up to the end is unchanged. summary.json's simulated_time_ns is
+// the last event's time.
+//
 // Time is integer picoseconds; a switch sees now_ns = floor(t / 1000). Frames are rte_mbufs
 // from one mempool; on a link a frame occupies max(pkt_len, 60) + 4 (FCS) + 20 bytes, the same
 // wire bytes the QoS egress charges (QosPlan::wire_bytes).
@@ -172,6 +179,8 @@ class Engine {
         std::vector<TimePs> wake_at;  // switch: pending wire_free per port (0: none)
         TimePs repoll_at = 0;  // the pending poll (egress next_event_ns)
         TimePs host_at = kNever;  // host: the pending wake-up
+        // The pending poll / host wake-up is still asked for (it counts in live_).
+        bool poll_live = false, host_live = false;
         uint64_t host_gen = 0;
         // slow_receiver: frames held until slow_until; the PFC pause it has sent.
         TimePs slow_until = 0;
@@ -190,6 +199,12 @@ class Engine {
     void transmit(uint32_t node, uint16_t port, rte_mbuf *m);
     void observe_pfc(uint32_t node, uint16_t port, const rte_mbuf *m);
     void on_arrive(const Event &e);
+    // Schedules an event that can do work (arrivals, wire_free, link and host events): the
+    // run lasts while one is pending (live_). Polls and host wake-ups count through set_live:
+    // one per node while its switch's egress or its host asks for it.
+    void schedule_live(TimePs t, Kind kind, uint32_t node = 0, uint16_t port = 0,
+                       uint64_t arg = 0);
+    void set_live(bool &flag, bool live);
     void run_switch(uint32_t node);
     void run_host(uint32_t node);
     void schedule_host(uint32_t node);
@@ -218,6 +233,7 @@ class Engine {
     std::vector<uint32_t> woken_;
     std::vector<rte_mbuf *> host_out_;
     EngineStats st_;
+    uint64_t live_ = 0;  // pending events that can do work (schedule_live)
     std::FILE *pfc_f_ = nullptr, *queue_f_ = nullptr, *fct_f_ = nullptr, *port_f_ = nullptr;
     // port_samples.csv: the last values written per (node, port), to write only changes.
     std::vector<std::array<uint64_t, 6>> port_last_;

@@ -686,6 +686,24 @@ void BM_EgressCutThrough(benchmark::State &st) {
 }
 BENCHMARK(BM_EgressCutThrough)->Args({60, 0})->Args({1020, 0})->Args({60, 1})->Args({1020, 1});
 
+// A DSCP_TO_TC_MAP table `name` with every DSCP d to tc(d), as QoS-file YAML.
+std::string dscp_to_tc_yaml(const char *name, int (*tc)(int)) {
+    std::string y = "DSCP_TO_TC_MAP:\n  ";
+    y += name;
+    y += ": {";
+    for (int d = 0; d < 64; d++) {
+        // Appended piece by piece: GCC 12 at -O3 + LTO reports a bogus -Wrestrict /
+        // -Wstringop-overflow in literal + std::string (as drivers/ethdev/eal_args.cc).
+        if (d) y += ", ";
+        y += '"';
+        y += std::to_string(d);
+        y += "\": ";
+        y += std::to_string(tc(d));
+    }
+    y += "}\n";
+    return y;
+}
+
 // A QoS profile for congestion: the bench's class mix (DSCP 26 -> TC3, 48 -> TC6, the rest ->
 // TC0), queue 3 ECN-marked at dequeue (Kmin 32 KB, Kmax 1 MB, 20 %), queue 0 with a WRED drop
 // curve for its Not-ECT packets (16 KB .. 1 MB, 20 %), queue 6 strict, every queue limited to
@@ -696,17 +714,8 @@ const QosPlan &congested_plan(uint32_t frame_len) {
     static std::map<uint32_t, QosPlan> plans;
     auto it = plans.find(frame_len);
     if (it != plans.end()) return it->second;
-    std::string dscp = "DSCP_TO_TC_MAP:\n  B: {";
-    for (int d = 0; d < 64; d++) {
-        // Appended piece by piece: GCC 12 at -O3 + LTO reports a bogus -Wrestrict /
-        // -Wstringop-overflow in literal + std::string (as drivers/ethdev/eal_args.cc).
-        if (d) dscp += ", ";
-        dscp += '"';
-        dscp += std::to_string(d);
-        dscp += "\": ";
-        dscp += std::to_string(d == 26 ? 3 : d == 48 ? 6 : 0);
-    }
-    dscp += "}\n";
+    const std::string dscp =
+        dscp_to_tc_yaml("B", [](int d) { return d == 26 ? 3 : d == 48 ? 6 : 0; });
     const std::string yaml = dscp + R"(TC_TO_QUEUE_MAP:
   Q: {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7}
 SCHEDULER:
@@ -801,6 +810,32 @@ void BM_WorkerPollQosOneClass(benchmark::State &st) {
         st.SkipWithError("not every packet cut through");
 }
 BENCHMARK(BM_WorkerPollQosOneClass)->Arg(60)->Arg(1020);
+
+// tools/bench's rsw-pass in one worker (doc/performance.md, "Method"): its QoS file (every DSCP
+// to TC 0, no PFC, WRED/ECN, shaper, TX ring cap or buffer pools; the 8 queues and the
+// scheduler run) on two 800G ports, fib_small()'s 8 routes to one next hop on port 1 (as
+// rsw-pass's 8 routes: tbl24 hits, no tbl8), one class of traffic. Every burst cuts through.
+const QosPlan &pass_plan() {
+    static const QosPlan plan = [] {
+        std::string yaml = dscp_to_tc_yaml("PASS", [](int) { return 0; });
+        yaml += "PORT_QOS_MAP:\n  default: {trust: dscp, dscp_to_tc_map: PASS, shaper: false, "
+                "tx_ring_bytes: 0}\n";
+        std::vector<QosPortInfo> info = {{"p0", 800'000, 9000, kBurst},
+                                         {"p1", 800'000, 9000, kBurst}};
+        return build_qos_plan(load_qos_string(yaml, "pass"), info);
+    }();
+    return plan;
+}
+
+void BM_WorkerPollPass(benchmark::State &st) {
+    const auto dests = destinations(1024, 1u << 20, 3);
+    Switch sw(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, false,
+              &pass_plan());
+    time_polls(st, sw, true);
+    if (sw.dp.qos_egress(0)->cut_through_packets() != sw.ports.rx_)  // warm-up polls included
+        st.SkipWithError("not every packet cut through");
+}
+BENCHMARK(BM_WorkerPollPass)->Arg(60)->Arg(1020);
 
 // tools/bench's rsw-full in one worker (doc/performance.md, "Method"): the 1 M /24 routes of
 // fib_1m() (ROCESW_BENCH_LPM_ROUTES), every one through one 2-member flowlet ECMP group on port

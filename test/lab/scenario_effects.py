@@ -229,7 +229,9 @@ def ecn_vs_pfc(tmp):
     tb, ta = b.totals(), a.totals()
     print("1 Gb/s lab variants: PFC frames below %d, above %d; ECN marks %d / %d"
           % (tb["pfc_frames"], ta["pfc_frames"], tb["ecn_marks"], ta["ecn_marks"]))
-    check(tb["pfc_frames"] * 3 < ta["pfc_frames"], "lab, ECN below XOFF: PFC frames far fewer")
+    # 178 against 510 (2026-12-02; 118 before the QP pacer followed the byte counter's
+    # increases at once, doc/dcqcn.md "When a new rate takes effect").
+    check(tb["pfc_frames"] * 2 < ta["pfc_frames"], "lab, ECN below XOFF: PFC frames far fewer")
     check(tb["ecn_marks"] > 5 * ta["ecn_marks"] and tb["cnps"] > ta["cnps"],
           "lab, ECN below XOFF: ECN and DCQCN do the work")
 

@@ -646,5 +646,147 @@ TEST_F(RoceHostStorm, ALongStallSendsAtMostMaxCatchUpAndCountsTheRestSkipped) {
     EXPECT_EQ(xoff_xon(), std::make_pair(size_t(432), size_t(1)));
 }
 
+// --- The QP pacer follows every DCQCN rate change, the byte counter's included ---------------
+//
+// Sender h0 alone (local host 0; h1 and h2 are peers): one 32 KB WRITE to h2 (32 packets of
+// 1106 wire bytes after the first 1122) at 10 Gb/s, pacer slack 0 and polled exactly at every
+// next_event_ns(), so packet k leaves at the whole ns its pacer allows: t(k+1) = t(k) +
+// ceil(1106 x 8 / R ns) with R the QP's rate once packet k has left. A CNP pushed at 12 us cuts
+// R to 5 Gb/s (alpha 1: Rc x (1 - 1/2)); from then the byte counter (2000 bytes) fires on every
+// second packet, each time a fast recovery step Rc = (Rt + Rc) / 2 towards Rt = 10 Gb/s:
+// 7.5, 8.75, 9.375 Gb/s ..., from the sixth additive increase (Rt stays at the line rate). The
+// gap after the packet that fired it is the new rate's (1180 ns at 7.5 Gb/s), not the 1770 ns
+// that packet had reserved at 5 Gb/s. The increase timer (55 us after the cut) does not fire
+// before the message is sent; no ACK comes back, so nothing but the pacer holds the QP.
+class TimedPort final : public PortIo {
+  public:
+    uint16_t rx_burst(uint16_t, uint16_t, rte_mbuf **, uint16_t) override { return 0; }
+    uint16_t tx_burst(uint16_t, uint16_t, rte_mbuf **pkts, uint16_t n) override {
+        for (uint16_t i = 0; i < n; i++) {
+            roce::ParsedRoce p;
+            const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+            if (roce::parse_packet(f, pkts[i]->data_len, true, &p) == roce::ParseResult::ok &&
+                p.payload_len)
+                data_ns.push_back(now);
+            rte_pktmbuf_free(pkts[i]);
+        }
+        return n;
+    }
+    uint64_t now = 0;
+    std::vector<uint64_t> data_ns;  // when each data packet left
+};
+
+class RoceHostPacing : public RoceHosts {
+  protected:
+    // Runs h0 to `end_ns`, the CNP to QP kQpnBase pushed at `cnp_ns`.
+    void run_sender(const roce::HostRunConfig &c, uint64_t cnp_ns, uint64_t end_ns) {
+        cfg = c;
+        for (size_t i = 1; i < cfg.hosts.size(); i++) cfg.hosts[i].device.clear();
+        hosts = std::make_unique<roce::HostSet>(cfg, 1, port, pool);
+        bool cnp_sent = false;
+        for (uint64_t t = 0; t <= end_ns;) {
+            port.now = t;
+            if (!cnp_sent && t == cnp_ns) {
+                push_cnp(t);
+                cnp_sent = true;
+            }
+            while (hosts->poll(t)) {
+            }
+            uint64_t next = hosts->next_event_ns();
+            if (!cnp_sent) next = std::min(next, cnp_ns);
+            if (next == roce::kNeverNs) break;
+            t = std::max(next, t + 1);
+        }
+    }
+    void push_cnp(uint64_t t) {
+        roce::L2L3 l;
+        l.src_mac = switch_mac(0).b;
+        l.dst_mac = host_mac(0).b;
+        l.src_ip4 = ipa("10.0.3.2").v4;
+        l.dst_ip4 = ipa("10.0.1.2").v4;
+        l.dscp = 6;
+        l.ecn = roce::Ecn::not_ect;
+        const roce::PacketSpec s = roce::cnp_spec(l, roce::kQpnBase);
+        rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        ASSERT_NE(m, nullptr);
+        const uint32_t len = roce::packet_len(s);
+        roce::build_packet(rte_pktmbuf_mtod(m, uint8_t *), len, s);
+        rte_pktmbuf_append(m, uint16_t(len));
+        hosts->on_rx(0, &m, 1, t);
+    }
+    TimedPort port;
+};
+
+TEST_F(RoceHostPacing, AByteCounterIncreaseRetimesThePacketWaiting) {
+    roce::HostRunConfig c = host_config();
+    c.run.pacer_slack_ns = 0;
+    c.workload.spec.pattern = roce::Pattern::pairs;
+    c.workload.spec.pairs = {{0, 2}};
+    c.workload.spec.size_bytes = 32 * 1024;
+    c.dcqcn.initial_alpha = 1.0;
+    c.dcqcn.byte_counter_bytes = 2000;
+    c.dcqcn.rate_increase_timer_ns = 55'000;
+    c.dcqcn.alpha_timer_ns = 55'000;
+    c.dcqcn.rate_reduce_period_ns = 0;
+    constexpr uint64_t kCnp = 12'000;
+    run_sender(c, kCnp, 60'000);
+    ASSERT_EQ(hosts->flows().size(), 1u);
+    const roce::Flow &f = hosts->flows()[0];
+    const auto &t = port.data_ns;
+    ASSERT_EQ(t.size(), 32u);
+    EXPECT_EQ(f.rp.stats().decreases, 1u);
+    EXPECT_EQ(f.rp.stats().hyper, 0u);
+
+    // The rates, written out: the cut, then fast recovery halfway to 10 Gb/s (rounded up).
+    auto gap = [](uint64_t wire, uint64_t bps) {  // ns, rounded up
+        return (wire * 8 * 1'000'000'000 + bps - 1) / bps;
+    };
+    constexpr uint64_t kLine = 10'000'000'000;
+    const uint64_t r_cut = kLine / 2;
+    EXPECT_EQ(gap(kWireNext, r_cut), 1770u);
+    EXPECT_EQ(gap(kWireNext, (kLine + r_cut + 1) / 2), 1180u);
+
+    // Before the CNP: line rate (10 us start, the first packet 1122 wire bytes).
+    EXPECT_EQ(t[0], 10'000u);
+    EXPECT_EQ(t[1], 10'000u + gap(kWireFirst, kLine));
+    size_t k = 0;
+    while (k < t.size() && t[k] < kCnp) k++;
+    ASSERT_GT(k, 1u);
+    ASSERT_LT(k + 8, t.size());
+    // The cut at the CNP (Rt = Rc, Rc / 2, the byte count restarts) re-times packet k, which
+    // waited for 10 Gb/s's gap after packet k - 1: it leaves 5 Gb/s's gap after it.
+    uint64_t rc = kLine / 2, rt = kLine, bytes = 0;
+    uint32_t bc = 0;
+    EXPECT_EQ(t[k], t[k - 1] + gap(kWireNext, rc));
+    // From packet k on, every gap is that of the rate after the packet before it left, the
+    // byte counter's increases included. The QCN rule with T = 0: BC <= F (5) fast recovery,
+    // then additive increase, whose Rt + R_AI is capped at the line rate Rt already has.
+    std::vector<uint64_t> increases;
+    for (size_t j = k; j < t.size(); j++) {
+        bytes += kWireNext;
+        if (bytes >= 2000) {
+            bytes -= 2000;
+            bc++;
+            rc = (rt + rc + 1) / 2;
+            increases.push_back(t[j]);
+        }
+        SCOPED_TRACE(j);
+        if (j + 1 < t.size()) {
+            EXPECT_EQ(t[j + 1] - t[j], gap(kWireNext, rc)) << "rate " << rc;
+        }
+    }
+    EXPECT_EQ(f.rp.stats().fast_recovery, 5u);
+    EXPECT_EQ(f.rp.stats().additive, bc - 5);
+    EXPECT_EQ(f.rp.rate_bps(), rc);
+    // The trace agrees: the increases at the packets above.
+    std::vector<uint64_t> inc;
+    for (const roce::RateChange &e : f.trace)
+        if (e.event == roce::RpEvent::fast_recovery || e.event == roce::RpEvent::additive)
+            inc.push_back(e.t_ns);
+    EXPECT_EQ(inc, increases);
+    ASSERT_GE(increases.size(), 6u);
+    EXPECT_EQ(t[k + 2] - t[k + 1], 1180u);  // the packet that fired the first step: 7.5 Gb/s
+}
+
 }  // namespace
 }  // namespace rocesw::test

@@ -312,20 +312,34 @@ TEST(SimRoce, DcqcnIncastOnLeafSpineIsFairAndLossless) {
 // senders timed out before asking for an ACK, went back, and never completed (0 of 3 after 1 s
 // of simulated time, 2.1 M events); and NVIDIA's 1 us alpha tick woke every host that had a CNP
 // once per us (84 wake-ups per packet time). Both are bounded here by what the run moves.
+// The lab incast at 100 Mb/s, `size` bytes per sender; `extra` adds scenario lines and
+// `hosts_extra` keys of `hosts:`.
+std::string lab_incast_100m(uint32_t size, const std::string &extra,
+                            const std::string &hosts_extra = "") {
+    return "topology: {type: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2, "
+           "link_rate: 100Mbps, link_delay: 1us}\n"
+           "qos_profile: " + std::string(ROCESW_SOURCE_ROOT) +
+           "/config/rocehost/qos-dcqcn-lab.yaml\n"
+           "mtu: 9000\n"
+           "lb: {policy: hash}\n" + extra +
+           "hosts: {mtu: 1024, dcqcn: {profile: nvidia}" + hosts_extra + "}\n"
+           "workloads:\n"
+           "  - {type: incast, senders: [1, 2, 3], receiver: 0, size: " + std::to_string(size) +
+           ", start: 0us}\n";
+}
+
+// The events of kind `name` (kEventKindNames) a run popped.
+uint64_t event_kind(const EngineStats &st, std::string_view name) {
+    for (size_t i = 0; i < kEventKinds; i++)
+        if (kEventKindNames[i] == name) return st.events_by_kind[i];
+    ADD_FAILURE() << "no event kind " << name;
+    return 0;
+}
+
 TEST(SimRoce, DcqcnIncastAt100MbpsCompletesWithWorkPerPacket) {
     const std::string dir = tmpdir("incast_100m");
-    Scenario s = load(dir,
-                      "topology: {type: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2, "
-                      "link_rate: 100Mbps, link_delay: 1us}\n"
-                      "qos_profile: " + std::string(ROCESW_SOURCE_ROOT) +
-                          "/config/rocehost/qos-dcqcn-lab.yaml\n"
-                      "mtu: 9000\n"
-                      "until: 2s\n"  // before the fix there was no end: fail, do not hang
-                      "lb: {policy: hash}\n"
-                      "hosts: {mtu: 1024, dcqcn: {profile: nvidia}}\n"
-                      "workloads:\n"
-                      "  - {type: incast, senders: [1, 2, 3], receiver: 0, size: 1000000, "
-                      "start: 0us}\n");
+    // until: before the fix there was no end: fail, do not hang.
+    Scenario s = load(dir, lab_incast_100m(1'000'000, "until: 2s\n"));
     Engine e(s, dir);
     const auto t0 = std::chrono::steady_clock::now();
     e.run();
@@ -357,12 +371,7 @@ TEST(SimRoce, DcqcnIncastAt100MbpsCompletesWithWorkPerPacket) {
     EXPECT_LE(retx, data / 4);
     // Work per packet: every event is a frame arriving, a wire freeing, a host or switch
     // wake-up for something due; none fires on a fixed fine period.
-    auto kind = [&](std::string_view name) {
-        for (size_t i = 0; i < kEventKinds; i++)
-            if (kEventKindNames[i] == name) return st.events_by_kind[i];
-        ADD_FAILURE() << "no event kind " << name;
-        return uint64_t(0);
-    };
+    auto kind = [&](std::string_view name) { return event_kind(st, name); };
     EXPECT_LE(st.events, 4 * st.frames);
     EXPECT_LE(kind("host"), 2 * st.frames);
     EXPECT_EQ(kind("arrive"), st.frame_hops);
@@ -374,6 +383,40 @@ TEST(SimRoce, DcqcnIncastAt100MbpsCompletesWithWorkPerPacket) {
                 (unsigned long)kind("host"), (unsigned long)st.stale_events,
                 (unsigned long)st.frames, (unsigned long)data, (unsigned long)retx,
                 (unsigned long)timeouts, double(last_ns) / 1e6, wall);
+    if (!HasFailure() && !getenv("KEEP")) std::filesystem::remove_all(dir);
+}
+
+// --- The run ends with its last event that does something ------------------------------------
+//
+// The same lab incast at 100 Mb/s, 200 KB per sender, samples every 100 us, no `until`. The
+// switches' ingress PGs pause their peers (XOFF, 65535 quanta: 335 ms at 100 Mb/s) and each
+// XOFF asks for a poll at its refresh, half a pause later; the XONs that follow make those polls
+// void. Before, they stayed queued (and kept the samples going): the run went on to 346.7 ms,
+// 245 ms after the last completion at 101.1 ms, through four polls of idle switches. Now the
+// last event is the last ACK reaching its sender: nothing is left to do after it.
+TEST(SimRoce, RunEndsAtTheLastCompletionAt100Mbps) {
+    const std::string dir = tmpdir("end_100m");
+    Scenario s = load(dir, lab_incast_100m(200'000, "sample_interval: 100us\n",
+                                           ", byte_samples: 100us"));
+    Engine e(s, dir);
+    run_to_end(e);
+    const EngineStats &st = e.stats();
+    const roce::HostSet &hs = e.roce()->host_set();
+    ASSERT_EQ(hs.done_flows(), 3u);
+    uint64_t last_ns = 0;
+    for (const roce::Flow &f : hs.flows()) last_ns = std::max(last_ns, f.finish_ns);
+    EXPECT_GT(st.pfc_frames, 0u);  // the switches paused their peers: the polls were there
+    EXPECT_GT(last_ns, 90'000'000u);
+    EXPECT_EQ(ns(st.now), last_ns);
+    // Samples at 0, 100 us, ... up to the end, none after it.
+    EXPECT_EQ(event_kind(st, "sample"), last_ns / 100'000 + 1);
+    const std::string q = slurp(dir + "/queue_depth.csv");
+    const size_t nl = q.rfind('\n', q.size() - 2);
+    ASSERT_NE(nl, std::string::npos);
+    EXPECT_LE(std::stoull(q.substr(nl + 1)), last_ns);
+    const std::string sum = slurp(dir + "/summary.json");
+    EXPECT_NE(sum.find("\"simulated_time_ns\": " + std::to_string(last_ns) + ","),
+              std::string::npos);
     if (!HasFailure() && !getenv("KEEP")) std::filesystem::remove_all(dir);
 }
 

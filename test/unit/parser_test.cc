@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -552,6 +553,30 @@ TEST(ParserHandBuilt, NeverReadsBeyondLen) {
     }
 }
 
+// Parses `len` bytes of `f` (from an exactly-sized buffer) with the inline fast path, the
+// general parser and parse_frame: parse_frame must return the general parser's verdict, and a
+// frame the fast path accepts must be accepted by the general parser with byte-identical
+// metadata. Returns whether the fast path took the frame.
+bool fast_path_agrees(const std::vector<uint8_t> &f, size_t len, const ParseOptions &opt) {
+    std::unique_ptr<uint8_t[]> buf(new uint8_t[len ? len : 1]);
+    if (len) std::memcpy(buf.get(), f.data(), len);
+    PacketMeta a, b;
+    std::memset(&a, 0xA5, sizeof a);
+    std::memset(&b, 0x5A, sizeof b);
+    const bool fast = parse_ipv4_udp_fast(buf.get(), uint32_t(len), opt, &a);
+    const Result rb = parse_frame_general(buf.get(), uint32_t(len), opt, &b);
+    const Result rc = parse_frame(buf.get(), uint32_t(len), opt, &b);
+    EXPECT_EQ(result_name(rb), result_name(rc));
+    if (!fast) return false;
+    EXPECT_FALSE(rb.has_value()) << "fast path accepted what the general parser refuses: "
+                                 << result_name(rb);
+    EXPECT_EQ(0, std::memcmp(&a, &b, sizeof a))
+        << meta_fingerprint(a) << " vs " << meta_fingerprint(b);
+    return true;
+}
+
+constexpr size_t kFastIp = 14, kFastUdp = 14 + 20;
+
 // The inline fast path (parse_ipv4_udp_fast) against the general parser: on every single-byte
 // mutation of the header bytes, with and without a repaired IPv4 checksum, at every length and
 // with the options varied, a frame the fast path accepts must be accepted by the general parser
@@ -560,22 +585,8 @@ TEST(ParserFastPath, AgreesWithGeneralParser) {
     const auto base = roce_ipv4_frame();
     size_t fast_taken = 0, compared = 0;
     auto check = [&](const std::vector<uint8_t> &f, size_t len, const ParseOptions &opt) {
-        std::unique_ptr<uint8_t[]> buf(new uint8_t[len ? len : 1]);
-        if (len) std::memcpy(buf.get(), f.data(), len);
-        PacketMeta a, b;
-        std::memset(&a, 0xA5, sizeof a);
-        std::memset(&b, 0x5A, sizeof b);
-        const bool fast = parse_ipv4_udp_fast(buf.get(), uint32_t(len), opt, &a);
-        const Result rb = parse_frame_general(buf.get(), uint32_t(len), opt, &b);
-        const Result rc = parse_frame(buf.get(), uint32_t(len), opt, &b);
-        ASSERT_EQ(result_name(rb), result_name(rc));
         ++compared;
-        if (!fast) return;
-        ++fast_taken;
-        ASSERT_FALSE(rb.has_value()) << "fast path accepted what the general parser refuses: "
-                                     << result_name(rb);
-        ASSERT_EQ(0, std::memcmp(&a, &b, sizeof a))
-            << meta_fingerprint(a) << " vs " << meta_fingerprint(b);
+        fast_taken += fast_path_agrees(f, len, opt);
     };
     ParseOptions nocsum = default_options();
     nocsum.verify_ipv4_checksum = false;
@@ -599,10 +610,130 @@ TEST(ParserFastPath, AgreesWithGeneralParser) {
             }
         }
     }
+    ASSERT_FALSE(HasFailure());
     // The common frame must actually take the fast path.
     PacketMeta m;
     EXPECT_TRUE(parse_ipv4_udp_fast(base.data(), uint32_t(base.size()), default_options(), &m));
     EXPECT_GT(fast_taken, 1000u) << fast_taken << " of " << compared;  // 1150 of 4857
+}
+
+// The length checks the fast path folds into single unsigned compares, at and around each
+// bound: IPv4 total length against 28 and the frame, UDP length against 8 and the IP payload,
+// the port MTU, the BTH that must fit the UDP payload. Checksums repaired, so the lengths decide.
+TEST(ParserFastPath, AgreesAtLengthBounds) {
+    const auto base = roce_ipv4_frame();
+    const uint16_t total = uint16_t(base.size() - 14), udp = uint16_t(total - 20);
+    auto with = [&](size_t at, uint16_t v) {
+        auto f = base;
+        set16(f, at, v);
+        fix_ipv4_checksum(f, kFastIp);
+        return f;
+    };
+    size_t fast = 0;
+    for (int t : {0, 1, 19, 20, 27, 28, 29, 36, total - 1, int(total), total + 1, 0xFFFF}) {
+        for (size_t cut : {size_t(0), size_t(1), size_t(8)}) {
+            const auto f = with(kFastIp + 2, uint16_t(t));
+            fast += fast_path_agrees(f, f.size() - cut, default_options());
+        }
+    }
+    for (int u : {0, 1, 7, 8, 9, 23, 24, 27, 28, udp - 1, int(udp), udp + 1, 0xFFFF})
+        fast += fast_path_agrees(with(kFastUdp + 4, uint16_t(u)), base.size(), default_options());
+    for (uint32_t mtu : {0u, 27u, 28u, uint32_t(total - 1), uint32_t(total), 9000u}) {
+        ParseOptions opt = default_options();
+        opt.max_l3_len = mtu;
+        fast += fast_path_agrees(base, base.size(), opt);
+    }
+    // A short plain-UDP datagram: total 28, UDP length 8, nothing after (frame of 42 bytes).
+    auto tiny = with(kFastIp + 2, 28);
+    tiny.resize(42);
+    set16(tiny, kFastUdp + 2, 53);
+    set16(tiny, kFastUdp + 4, 8);
+    fix_ipv4_checksum(tiny, kFastIp);
+    for (size_t len : {size_t(41), size_t(42)})
+        fast += fast_path_agrees(tiny, len, default_options());
+    EXPECT_TRUE(fast_path_agrees(tiny, 42, default_options()));
+    EXPECT_GE(fast, 5u);
+}
+
+// The IPv4 header checksum as the fast path computes it (word sums modulo 0xFFFF): both zero
+// representations in the checksum field, every single-bit error in every header word, and
+// errors that cancel in a 16-bit sum only with the carry wrapped around.
+TEST(ParserFastPath, AgreesOnIpv4Checksum) {
+    const auto base = roce_ipv4_frame();
+    const ParseOptions opt = default_options();
+    // An identification that makes the correct checksum 0x0000; 0xFFFF in its place is the
+    // same one's-complement value, which the general parser accepts too.
+    auto zero_sum = base;
+    for (uint32_t id = 0; id <= 0xFFFF; ++id) {
+        set16(zero_sum, kFastIp + 4, uint16_t(id));
+        fix_ipv4_checksum(zero_sum, kFastIp);
+        if (zero_sum[kFastIp + 10] == 0 && zero_sum[kFastIp + 11] == 0) break;
+    }
+    ASSERT_EQ(zero_sum[kFastIp + 10] | zero_sum[kFastIp + 11], 0);
+    EXPECT_TRUE(fast_path_agrees(zero_sum, zero_sum.size(), opt));
+    set16(zero_sum, kFastIp + 10, 0xFFFF);
+    EXPECT_TRUE(fast_path_agrees(zero_sum, zero_sum.size(), opt));
+    // A checksum of 0xFFFF (one's-complement sum of the rest 0x0000) is impossible with a
+    // nonzero first word; any other value off by one is refused.
+    for (uint16_t c : {uint16_t(0x0001), uint16_t(0xFFFE)}) {
+        set16(zero_sum, kFastIp + 10, c);
+        EXPECT_FALSE(fast_path_agrees(zero_sum, zero_sum.size(), opt));
+    }
+    // Every single-bit error in the header is refused by both.
+    for (size_t bit = 0; bit < 20 * 8; ++bit) {
+        auto f = base;
+        f[kFastIp + bit / 8] ^= uint8_t(0x80 >> (bit % 8));
+        EXPECT_FALSE(fast_path_agrees(f, f.size(), opt)) << "bit " << bit;
+    }
+    // Swapping 0x0000 and 0xFFFF in a word, or moving 0x0101 from one word to another,
+    // keeps the one's-complement sum: whatever the parsers decide, they agree.
+    for (size_t w = 0; w < 20; w += 2) {
+        auto f = base;
+        const uint16_t v = uint16_t(f[kFastIp + w] << 8 | f[kFastIp + w + 1]);
+        if (v == 0) {
+            set16(f, kFastIp + w, 0xFFFF);
+            fast_path_agrees(f, f.size(), opt);
+        }
+        auto g = base;
+        g[kFastIp + w] ^= 0x01;
+        g[kFastIp + (w + 2) % 20] ^= 0x01;
+        fast_path_agrees(g, g.size(), opt);
+    }
+}
+
+// Source addresses by first octet: the fast path leaves 127/8, 224/4 and 255/8 to the general
+// parser (which refuses 255.255.255.255 but accepts the rest of class E) and takes the others.
+TEST(ParserFastPath, AgreesOnSourceAddresses) {
+    const auto base = roce_ipv4_frame();
+    for (uint32_t src : {0x00000001u, 0x01020304u, 0x7E000001u, 0x7F000001u, 0x7FFFFFFFu,
+                         0x80000001u, 0xDFFFFFFFu, 0xE0000001u, 0xEFFFFFFFu, 0xF0000001u,
+                         0xFEFFFFFFu, 0xFF000001u, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+        SCOPED_TRACE(src);
+        auto f = base;
+        for (int i = 0; i < 4; ++i) f[kFastIp + 12 + i] = uint8_t(src >> (24 - 8 * i));
+        fix_ipv4_checksum(f, kFastIp);
+        const uint8_t o = uint8_t(src >> 24);
+        const bool slow = o == 127 || o == 255 || (o >= 224 && o < 240);
+        EXPECT_EQ(fast_path_agrees(f, f.size(), default_options()), !slow);
+    }
+}
+
+// Random headers: a few random bytes anywhere in the first 60, the checksum repaired or not,
+// the length cut or not. A fixed seed, so a failure reproduces.
+TEST(ParserFastPath, AgreesOnRandomMutations) {
+    const auto base = roce_ipv4_frame();
+    std::mt19937 rng(20);
+    size_t fast = 0;
+    for (int i = 0; i < 20000; ++i) {
+        auto f = base;
+        const int n = 1 + int(rng() % 3);
+        for (int k = 0; k < n; ++k) f[rng() % 60] = uint8_t(rng());
+        if (rng() % 2) fix_ipv4_checksum(f, kFastIp);
+        const size_t len = rng() % 4 ? f.size() : rng() % (f.size() + 1);
+        fast += fast_path_agrees(f, len, default_options());
+        if (HasFailure()) FAIL() << "iteration " << i;
+    }
+    EXPECT_GT(fast, 1000u);
 }
 
 // ---------------------------------------------------------------------------------------------
