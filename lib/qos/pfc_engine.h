@@ -206,6 +206,11 @@ class PfcEngine {
         uint8_t wd_queues = 0;    // lossless queues the watchdog watches
         uint8_t stormed = 0;      // queues ignoring PFC (stormed)
         uint8_t storm_prios = 0;  // priorities of queues stormed with action drop
+        // generate(): per PG, the inputs of its last evaluation that found and left XOFF off
+        // (bit g of same_valid: recorded).
+        uint8_t same_valid = 0;
+        std::array<uint8_t, kNumPg> same_storm{};
+        std::array<uint64_t, kNumPg> same_bytes{}, same_used{};
         // Receive side: the latest pause deadline of any priority (fast path).
         alignas(kCacheLine) std::atomic<uint64_t> any_until{0};
         rte_spinlock_t rx_lock = RTE_SPINLOCK_INITIALIZER;
@@ -318,13 +323,20 @@ void PfcEngine::generate(uint16_t port, uint64_t now_ns, B &buffer, TraceRing *t
         const PgPlan &pg = pp.pgs[g];
         const size_t key = PgAccounting::key(port, g);
         const uint64_t bytes = buffer.pg_bytes(key);
+        const uint64_t used = pg.dynamic ? buffer.ipool_used(size_t(pg.pool)) : 0;
+        // Not in XOFF, and the last evaluation, from XOFF off to XOFF off, saw the same PG
+        // bytes, pool use and stormed priorities: this one would set the same gauges and
+        // change nothing else (the threshold and the limit are the same, no XOFF is due).
+        const bool quiet = !(ps.xoff >> g & 1);
+        if (quiet && (ps.same_valid >> g & 1) && bytes == ps.same_bytes[g] &&
+            used == ps.same_used[g] && ps.storm_prios == ps.same_storm[g])
+            continue;
         uint64_t threshold = pg.static_th_bytes;
         if (pg.dynamic) {
             // Free shared bytes of the ingress pool: its size less its headroom pool, less
             // what its lossless PGs hold beyond their reservations.
             const PoolPlan &ip = plan_.ingress_pools[size_t(pg.pool)];
             uint64_t shared = ip.size_bytes > ip.xoff_bytes ? ip.size_bytes - ip.xoff_bytes : 0;
-            const uint64_t used = buffer.ipool_used(size_t(pg.pool));
             threshold = pg.threshold(shared > used ? shared - used : 0);
             // While the peer is paused, the headroom sits on the threshold at which the pause
             // was sent (it does not shrink as the pool fills).
@@ -357,6 +369,14 @@ void PfcEngine::generate(uint16_t port, uint64_t now_ns, B &buffer, TraceRing *t
             ps.pending_xoff |= prios;
         }
         st.pg_xoff[g].set(ps.xoff >> g & 1);
+        if (quiet && !(ps.xoff >> g & 1)) {
+            ps.same_valid = uint8_t(ps.same_valid | 1u << g);
+            ps.same_bytes[g] = bytes;
+            ps.same_used[g] = used;
+            ps.same_storm[g] = ps.storm_prios;
+        } else {
+            ps.same_valid = uint8_t(ps.same_valid & ~(1u << g));
+        }
     }
     if (!(ps.pending_xoff | ps.pending_xon)) return;
     rte_mbuf *m = build_frame(port);

@@ -174,6 +174,9 @@ struct QosPlan {
     uint32_t dwrr_quantum_bytes = 1024;    // DWRR quantum per unit of weight
     uint64_t seed = 1;                     // WRED random generator seed (mixed with the worker id)
     bool cut_through = true;               // an idle port's burst may leave at enqueue
+    // Not configurable: false makes QosEgress admit every burst per packet (its admission in
+    // sums is an optimisation; the tests compare the two).
+    bool sum_admission = true;
     bool operator==(const QosPlan &) const = default;
 
     uint32_t wire_bytes(uint32_t frame_len) const {

@@ -259,6 +259,7 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
       burst_(std::clamp<uint16_t>(burst, 1, 256)),
       rng_(mix(shared.plan().seed ^ mix(worker)), worker),
       cut_through_(shared.plan().cut_through),
+      sum_admission_(shared.plan().sum_admission),
       own_(*shared.owner_state_.at(worker)),
       single_owner_(shared.workers() == 1),
       ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
@@ -395,25 +396,22 @@ struct QosEgress::PgCharge {
     return QueueDrop::count;
 }
 
-// Counters of a burst's admissions, once per queue it grew: `tail0`, `bytes0` are the queues'
-// tails and bytes before it. Within admit() a queue only grows, so what the burst admitted is
-// the growth, and the new watermarks are the final depths.
+// Counters of a burst's admissions, once per queue it grew (`touched`): `packets`, `bytes`
+// what the burst added to each. Within admit() a queue only grows, so the new watermarks are the
+// final depths.
 [[gnu::always_inline]] inline void QosEgress::commit_admitted(
-    uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
-    const std::array<uint64_t, kNumQueues> &bytes0,
-    const std::array<uint32_t, kNumQueues> &marked) {
+    uint16_t port, unsigned touched, const std::array<uint32_t, kNumQueues> &packets,
+    const std::array<uint64_t, kNumQueues> &bytes, const std::array<uint32_t, kNumQueues> &marked) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     PortQosStats &st = *tm_.stats_[port];
-    unsigned touched = 0;
-    for (unsigned qi = 0; qi < kNumQueues; qi++) {
+    for (unsigned left = touched; left; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
         TrafficManager::Queue &q = ps.q[qi];
-        if (q.tail == tail0[qi]) continue;
-        touched |= 1u << qi;
         if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
         if (q.size() > q.wm_packets) q.wm_packets = q.size();
         QueueStats &qs = st.queues[qi];
-        qs.enq_packets.add(q.tail - tail0[qi]);
-        qs.enq_bytes.add(q.bytes - bytes0[qi]);
+        qs.enq_packets.add(packets[qi]);
+        qs.enq_bytes.add(bytes[qi]);
         if (marked[qi]) {
             qs.ecn_marked.add(marked[qi]);
             if (trace_) ecn_unsampled_[port][qi] += marked[qi];
@@ -427,10 +425,169 @@ struct QosEgress::PgCharge {
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
 }
 
-// Admission of a burst for an owned port at `now_ns`: per packet its queue, the verdict
-// (admission()), then a drop (counted, freed in bulk) or a slot; counters once per burst and
-// queue.
+// Admission of a burst for an owned port at `now_ns`: in sums when that is exact
+// (admit_in_sums), else per packet (admit_each).
 void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    if (n && n <= kSumBurst && sum_admission_ && admit_in_sums(port, pkts, n, now_ns)) return;
+    admit_each(port, pkts, n, now_ns);
+}
+
+// Admission in sums, for a burst of which admit_each() would refuse, draw for or mark no
+// packet - the common case of a mixed burst (rsw-full's three classes) on uncongested queues.
+// One pass over the burst reads each packet once, writes its slot at its queue's tail (into
+// free slots: every queue has room for the whole burst, checked first) and adds its length to
+// its TC's sum; then each queue's share is checked once against admission()'s limits at the
+// state after the whole burst. Along a burst a queue's bytes and excess and a pool's shared use
+// only grow (the shared bytes left only shrink), so a check that passes at the end passed at
+// every packet: no packet is refused, no WRED or enqueue-marking depth is reached (the depth
+// before a packet is below the queue's final bytes; every packet is taken as ECT there), no PG
+// exceeds its limit. The checks are sufficient, not exact: a burst near a limit goes to
+// admit_each(), which decides per packet. Then the tails, queue bytes, pools and PG bytes move
+// by the sums - the state, slots and counters admit_each() leaves. Returns false when the burst
+// needs admit_each() (packets from several ingress ports, a queue without room for the whole
+// burst, a check that does not pass), having changed nothing but free slots (which
+// admit_each() writes again) and the TX ring model's drain to now (which it does too).
+bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    using Queue = TrafficManager::Queue;
+    using Slot = TrafficManager::Slot;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    const uint32_t cap = tm_.plan_.queue_packets, mask = cap - 1;  // every queue's
+    std::array<Slot *, kNumQueues> base;
+    std::array<uint32_t, kNumQueues> tail;
+    for (unsigned qi = 0; qi < kNumQueues; qi++) {
+        const Queue &q = ps.q[qi];
+        if (q.size() + n > cap) return false;
+        base[qi] = q.slots;
+        tail[qi] = q.tail;
+    }
+    const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
+    const unsigned in0 = meta_of(pkts[0])->in_port;
+    // One ingress port: a packet's PG key is its TC's in this row.
+    const uint16_t *key_of = &tm_.pg_key_[(in0 & (kMaxPorts - 1)) * kNumTc];
+    std::array<uint64_t, kNumTc> tc_bytes{};
+    unsigned other_in = 0, tcs = 0;
+    for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
+        rte_mbuf *m = *p;
+        const PacketMeta *meta = meta_of(m);
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        other_in |= meta->in_port ^ in0;
+        const uint32_t len = m->pkt_len;
+        // As admit_each(): the ECN codepoint, bit 2 for IPv4/IPv6.
+        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
+        const unsigned ecn_ip = meta->ecn | unsigned(ip) << 2;
+        const unsigned qi = to_queue[tc];
+        const uint32_t t = tail[qi];
+        tail[qi] = t + 1;
+        base[qi][t & mask] = {m, len, key_of[tc], uint16_t(ecn_ip)};
+        tc_bytes[tc] += len;
+        tcs |= 1u << tc;
+    }
+    if (other_in) return false;
+
+    // Each queue's share of the burst, from its TCs'.
+    std::array<uint64_t, kNumQueues> q_bytes{};
+    unsigned queues = 0, lossless_tcs = 0;
+    for (unsigned left = tcs; left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        const unsigned qi = to_queue[tc];
+        queues |= 1u << qi;
+        q_bytes[qi] += tc_bytes[tc];
+        if (ps.q[qi].flags & Queue::kLossless) lossless_tcs |= 1u << tc;
+    }
+    // Enqueue marking with ecn_depth queue_and_tx_ring sees the TX ring too (admit_each()).
+    uint64_t ring_ahead = 0;
+    if (ps.mark_enq_ring) {
+        ps.ring.drain(now_ns);
+        ring_ahead = ps.ring.inflight_bytes();
+    }
+    // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
+    // marking (a marking depth).
+    for (unsigned left = queues; left; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
+        const Queue &q = ps.q[qi];
+        const uint64_t after = q.bytes + q_bytes[qi];
+        if (q.flags & Queue::kStormDrop) return false;
+        if ((q.flags & Queue::kDrop) && after >= q.drop_min) return false;
+        if ((q.flags & Queue::kMarkEnq) &&
+            after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min)
+            return false;
+    }
+    // Lossless packets: their PG's limit, with every byte of the burst of that PG charged.
+    const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
+    for (unsigned left = lossless_tcs; left; left &= left - 1) {
+        const unsigned key = key_of[__builtin_ctz(left)];
+        const uint64_t lim = pg_limit[key].load(std::memory_order_relaxed);
+        if (lim == UINT64_MAX) continue;
+        uint64_t pg_burst = 0;
+        for (unsigned l2 = tcs; l2; l2 &= l2 - 1)
+            if (key_of[__builtin_ctz(l2)] == key) pg_burst += tc_bytes[__builtin_ctz(l2)];
+        if (pg_total(key) + pg_burst > lim) return false;
+    }
+    // The pools: every queue's growth beyond its reservation charged first (taken back if a
+    // check fails), then each queue's thresholds against its pool's use after the whole burst.
+    std::array<uint64_t, kNumQueues> excess;
+    for (unsigned left = queues; left; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
+        const Queue &q = ps.q[qi];
+        const uint64_t after = q.bytes + q_bytes[qi];
+        excess[qi] = after > q.reserved ? after - q.reserved : 0;
+        if (q.pool) q.pool->shared_used += excess[qi] - q.excess;
+    }
+    bool fits = true;
+    for (unsigned left = queues; left && fits; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
+        const Queue &q = ps.q[qi];
+        const TrafficManager::Pool *const pool = q.pool;
+        if (!pool) continue;
+        if (q.flags & Queue::kLossless) {
+            fits = pool->shared_used <= pool->shared + pool->xoff;
+        } else if (excess[qi] > q.excess) {  // admission() checks packets that take shared bytes
+            if (pool->shared_used > pool->shared) {
+                fits = false;
+            } else if (q.flags & Queue::kDynamic) {
+                const uint64_t free = pool->shared - pool->shared_used;
+                fits = excess[qi] <= (q.dynamic_th >= 0 ? free << q.dynamic_th
+                                                        : free >> -q.dynamic_th);
+            } else {
+                fits = q.bytes + q_bytes[qi] <= q.static_th;
+            }
+        }
+    }
+    if (!fits) {
+        for (unsigned left = queues; left; left &= left - 1) {
+            const unsigned qi = unsigned(__builtin_ctz(left));
+            const Queue &q = ps.q[qi];
+            if (q.pool) q.pool->shared_used -= excess[qi] - q.excess;
+        }
+        return false;
+    }
+
+    // Admitted, every packet: the slots are written; the tails, queues, pools and PG bytes move.
+    std::array<uint32_t, kNumQueues> q_n;
+    for (unsigned left = queues; left; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
+        Queue &q = ps.q[qi];
+        q_n[qi] = tail[qi] - q.tail;
+        q.tail = tail[qi];
+        q.bytes += q_bytes[qi];
+        q.excess = excess[qi];
+        if (q.pool) q.pool->used += q_bytes[qi];
+    }
+    PgAccounting &pg = *own_.pg;
+    for (unsigned left = tcs; left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        const unsigned key = key_of[tc];
+        pg.bytes[key].add(tc_bytes[tc]);
+        pg.watermark[key].max(pg.bytes[key].v);
+    }
+    commit_admitted(port, queues, q_n, q_bytes, std::array<uint32_t, kNumQueues>{});
+    sum_admissions_++;
+    return true;
+}
+
+// Admission per packet: its queue, the verdict (admission()), then a drop (counted, freed in
+// bulk) or a slot; counters once per burst and queue.
+void QosEgress::admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
     using Queue = TrafficManager::Queue;
     TrafficManager::Port &ps = *tm_.ports_[port];
     PortQosStats &st = *tm_.stats_[port];
@@ -512,7 +669,15 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
     }
     charge.commit();
     if (n_dropped) rte_pktmbuf_free_bulk(dropped, n_dropped);
-    commit_admitted(port, tail0, bytes0, t_marked);
+    unsigned touched = 0;
+    std::array<uint32_t, kNumQueues> packets{};
+    for (unsigned qi = 0; qi < kNumQueues; qi++) {
+        if (ps.q[qi].tail == tail0[qi]) continue;
+        touched |= 1u << qi;
+        packets[qi] = ps.q[qi].tail - tail0[qi];
+        bytes0[qi] = ps.q[qi].bytes - bytes0[qi];
+    }
+    commit_admitted(port, touched, packets, bytes0, t_marked);
 }
 
 void QosEgress::apply_pg_watermark_clears() {
@@ -723,8 +888,9 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     const TrafficManager::Slot *const slots = q.slots;
     const uint32_t mask = q.mask;
     const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
-    const bool mark = q.flags & TrafficManager::Queue::kMarkDeq;
-    const uint64_t mark_min = q.mark_min;
+    // Dequeue marking: a queue that does not mark has a marking depth no queue reaches.
+    const uint64_t mark_min =
+        q.flags & TrafficManager::Queue::kMarkDeq ? uint64_t(q.mark_min) : UINT64_MAX;
     // ecn_depth queue_and_tx_ring: the ring's bytes ahead of the frame being taken (it only
     // grows during a service pass: drain() ran at its start); ring_w_mask 0 keeps it at 0.
     const uint32_t ring_w_mask = q.flags & TrafficManager::Queue::kMarkRing ? ~0u : 0u;
@@ -733,8 +899,17 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     const uint64_t bytes0 = q.bytes;
     // The run ends at the queue's tail or the burst's end, whichever comes first.
     const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, burst - k);
-    // The queue's deficit is dbase + bytes as frames leave.
-    const int64_t dbase = ps.sched.deficit(qi) - int64_t(bytes0);
+    // The queue's deficit is dbase + bytes as frames leave; a strict queue's is never short.
+    const int64_t dbase = dwrr ? ps.sched.deficit(qi) - int64_t(bytes0) : INT64_MAX / 2;
+    // The shaper and the ring model are charged once per run with its wire bytes `wire_run`;
+    // per frame their tests in those terms (exactly fits() and ready(), TokenBucket::ready_below
+    // and TxRingModel::room): the ring takes a frame of w bytes while wire_run + w <= room (or
+    // while it is empty), the shaper stays ready while wire_run < ready_below.
+    const int64_t room = ring.room();
+    const bool ring_empty = ring.empty();
+    const uint64_t ready_below = shaper.ready_below();
+    uint64_t wire_run = 0;
+    unsigned kk = k;
     uint32_t head = head0;
     uint64_t bytes = bytes0;
     // PG bytes leave in sums per stretch of one key (in practice the whole run): pg_from is the
@@ -742,13 +917,14 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     unsigned pg_key = slots[head & mask].pg_key;
     uint64_t pg_from = bytes0;
     uint32_t marked = 0;
-    for (bool first = true;; first = false) {
+    for (;;) {
         const TrafficManager::Slot s = slots[head & mask];
-        // Past the first frame: pick() would move on from a DWRR queue whose deficit no longer
-        // covers its head frame (and change its state), so the run ends.
-        if (!first && dwrr && dbase + int64_t(bytes) < int64_t(s.len)) break;
+        // pick() would move on from a DWRR queue whose deficit no longer covers its head frame
+        // (and change its state), so the run ends (never at the first frame: pick() chose qi
+        // because its deficit covers it).
+        if (dbase + int64_t(bytes) < int64_t(s.len)) break;
         const uint32_t w = wire(s.len);
-        if (!ring.fits(w)) {
+        if (int64_t(wire_run + w) > room && !(wire_run == 0 && ring_empty)) {
             *ring_full = true;
             break;
         }
@@ -760,18 +936,20 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         }
         bytes -= s.len;
         // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
-        if (mark && bytes + ring_ahead >= mark_min) {
+        if (bytes + ring_ahead >= mark_min) {
             const unsigned ecn = s.ecn_ip & 3;
             if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
                 wred(q.plan->mark, bytes + ring_ahead) && ecn_mark(s.m, meta_of(s.m)))
                 marked++;
         }
-        shaper.consume(w);
-        ring.add(w);  // taken back by the caller for what the device refuses
+        wire_run += w;
         ring_ahead += w & ring_w_mask;
-        out[k++] = s.m;
-        if (head == lim || !shaper.ready()) break;
+        out[kk++] = s.m;
+        if (head == lim || wire_run >= ready_below) break;
     }
+    k = kk;
+    shaper.consume(wire_run);
+    ring.add(wire_run);  // taken back by the caller for what the device refuses
     const uint32_t run = head - head0;
     if (!run) return {0, 0};
     const uint64_t run_bytes = bytes0 - bytes;

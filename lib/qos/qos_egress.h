@@ -283,17 +283,24 @@ class QosEgress final : public Egress {
     }
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
     void set_trace(TraceRing *ring) { trace_ = ring; }
+    // Bursts admitted in sums (admit_in_sums), for tests and benchmarks.
+    uint64_t sum_admissions() const { return sum_admissions_; }
 
   private:
-    // Admission (enqueue, handoff drain): per packet admission(), counters per burst.
+    // Admission (enqueue, handoff drain): in sums when no packet can be refused, drawn for or
+    // marked (admit_in_sums), else per packet admission() (admit_each); counters per burst.
     void admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    static constexpr uint16_t kSumBurst = 64;  // larger bursts: admit_each
+    bool admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    void admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     struct PgCharge;  // a burst's PG bytes, charged per run of one (ingress port, PG)
     QueueDrop admission(const TrafficManager::Queue &q, const TrafficManager::Pool *pool,
                         uint32_t len, uint64_t after, uint64_t excess, uint64_t delta,
                         unsigned key, const PgCharge &charge, bool ect, uint32_t cap,
                         const std::atomic<uint64_t> *pg_limit);
-    void commit_admitted(uint16_t port, const std::array<uint32_t, kNumQueues> &tail0,
-                         const std::array<uint64_t, kNumQueues> &bytes0,
+    void commit_admitted(uint16_t port, unsigned touched,
+                         const std::array<uint32_t, kNumQueues> &packets,
+                         const std::array<uint64_t, kNumQueues> &bytes,
                          const std::array<uint32_t, kNumQueues> &marked);
     void drain_handoff(uint16_t port, uint64_t now_ns);
     // Cut-through: after admit() of the final burst for an idle port, sends it now when that is
@@ -358,6 +365,8 @@ class QosEgress final : public Egress {
     Pcg32 rng_;
     bool cut_through_;    // the plan allows cut-through
     bool final_ = false;  // final_enqueue() before this enqueue
+    bool sum_admission_;  // QosPlan::sum_admission
+    uint64_t sum_admissions_ = 0;
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;

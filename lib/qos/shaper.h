@@ -46,8 +46,14 @@ class TokenBucket {
     bool ready_after(uint64_t wire_bytes) const {
         return rate_ == 0 || credit_ > int64_t(wire_bytes) * kCreditPerByte;
     }
-    void consume(uint32_t wire_bytes) {
+    void consume(uint64_t wire_bytes) {
         if (rate_) credit_ -= int64_t(wire_bytes) * kCreditPerByte;
+    }
+    // For a run of frames charged at once: ready() holds after consume(s) exactly while s is
+    // below this (UINT64_MAX: unlimited; 0: not ready now).
+    uint64_t ready_below() const {
+        if (rate_ == 0) return UINT64_MAX;
+        return credit_ > 0 ? uint64_t((credit_ + kCreditPerByte - 1) / kCreditPerByte) : 0;
     }
     void refund(uint32_t wire_bytes) {
         if (rate_) credit_ = std::min(cap_, credit_ + int64_t(wire_bytes) * kCreditPerByte);
@@ -95,7 +101,14 @@ class TxRingModel {
         return cap_ == 0 || inflight_ == 0 ||
                inflight_ + int64_t(wire_bytes) * kCreditPerByte <= cap_;
     }
-    void add(uint32_t wire_bytes) { inflight_ += int64_t(wire_bytes) * kCreditPerByte; }
+    void add(uint64_t wire_bytes) { inflight_ += int64_t(wire_bytes) * kCreditPerByte; }
+    // For a run of frames added at once: with s bytes added, fits(w) holds exactly when
+    // s + w <= room() or the ring is empty (s == 0 and empty()); -1: nothing fits.
+    int64_t room() const {
+        if (cap_ == 0) return INT64_MAX;
+        return inflight_ <= cap_ ? (cap_ - inflight_) / kCreditPerByte : -1;
+    }
+    bool empty() const { return inflight_ == 0; }
     void remove(uint32_t wire_bytes) {
         inflight_ = std::max<int64_t>(0, inflight_ - int64_t(wire_bytes) * kCreditPerByte);
     }

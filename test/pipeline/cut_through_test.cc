@@ -111,22 +111,27 @@ struct Outcome {
     std::string scrape;  // without rocesw_port_cut_through_packets_total
     uint64_t cut_through_packets = 0;
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
+    uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
     bool balanced = false;
 };
 
 class CutThrough : public SwitchFixture {
   protected:
+    uint32_t queue_packets_ = 0;  // non-zero: the plan's ROCESW.queue_packets
+
     void SetUp() override {}
     void TearDown() override {}
 
     Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
-                const std::string &port_fields, const Topology &setup) {
+                const std::string &port_fields, const Topology &setup, bool sum_admission = true) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
         QosPlan plan = build_qos_plan(
             load_qos_string(qos_profile(kTables, "pfc_enable: \"3\"" + port_fields), "t.yaml"),
             info);
         plan.cut_through = cut_through;
+        plan.sum_admission = sum_admission;
+        if (queue_packets_) plan.queue_packets = queue_packets_;
         TestPorts tp(unique_name("ct"), 2, 32768);
         {
             const uint16_t nw = setup.workers;
@@ -190,8 +195,10 @@ class CutThrough : public SwitchFixture {
                     r.cut_through_scraped += std::stoull(line.substr(line.rfind(' ') + 1));
             }
             r.balanced = check_accounting(take_accounting(accounting_sources(d, names))).balanced;
-            for (uint16_t w = 0; w < nw; w++)
+            for (uint16_t w = 0; w < nw; w++) {
                 r.cut_through_packets += d.qos_egress(w)->cut_through_packets();
+                r.sum_admissions += d.qos_egress(w)->sum_admissions();
+            }
         }
         return r;
     }
@@ -219,26 +226,43 @@ class CutThrough : public SwitchFixture {
         EXPECT_EQ(off.cut_through_packets, 0u);
         EXPECT_EQ(off.cut_through_scraped, 0u);
         EXPECT_EQ(on.cut_through_scraped, on.cut_through_packets);
+        compare(on, off, "cut-through", "queued");
+        return on.cut_through_packets;
+    }
+
+    // The script through a switch that admits in sums where it can and one that admits every
+    // burst per packet (QosPlan::sum_admission): identical output and counters. Returns the
+    // bursts admitted in sums.
+    uint64_t same_admission(const Script &script, uint64_t speed_mbps = 10000,
+                            const std::string &port_fields = "", const Topology &setup = {}) {
+        const Outcome sums = run(script, true, speed_mbps, port_fields, setup, true);
+        const Outcome each = run(script, true, speed_mbps, port_fields, setup, false);
+        EXPECT_EQ(each.sum_admissions, 0u);
+        EXPECT_EQ(sums.cut_through_packets, each.cut_through_packets);
+        compare(sums, each, "in sums", "per packet");
+        return sums.sum_admissions;
+    }
+
+    static void compare(const Outcome &on, const Outcome &off, const char *a, const char *b) {
         EXPECT_TRUE(on.balanced);
         EXPECT_TRUE(off.balanced);
         EXPECT_FALSE(on.sent.empty());
         EXPECT_EQ(on.sent.size(), off.sent.size());
         for (size_t i = 0; i < std::min(on.sent.size(), off.sent.size()); i++) {
             if (on.sent[i] == off.sent[i]) continue;
-            ADD_FAILURE() << "frame " << i << " differs: cut-through at " << std::get<0>(on.sent[i])
-                          << " ns on p" << std::get<1>(on.sent[i]) << ", queued at "
+            ADD_FAILURE() << "frame " << i << " differs: " << a << " at " << std::get<0>(on.sent[i])
+                          << " ns on p" << std::get<1>(on.sent[i]) << ", " << b << " at "
                           << std::get<0>(off.sent[i]) << " ns on p" << std::get<1>(off.sent[i]);
             break;
         }
         EXPECT_EQ(on.scrape, off.scrape);
         if (on.scrape != off.scrape) {
-            auto a = parse_exposition(on.scrape), b = parse_exposition(off.scrape);
-            for (auto &[k, v] : a)
-                if (!b.count(k) || b[k] != v)
-                    ADD_FAILURE() << k << ": " << v << " with cut-through, "
-                                  << (b.count(k) ? std::to_string(b[k]) : "absent") << " without";
+            auto x = parse_exposition(on.scrape), y = parse_exposition(off.scrape);
+            for (auto &[k, v] : x)
+                if (!y.count(k) || y[k] != v)
+                    ADD_FAILURE() << k << ": " << v << " " << a << ", "
+                                  << (y.count(k) ? std::to_string(y[k]) : "absent") << " " << b;
         }
-        return on.cut_through_packets;
     }
 };
 
@@ -306,16 +330,22 @@ TEST_F(CutThrough, SharedPoolNearlyFull) {
     same(s);
 }
 
-// Mixed classes in a burst (strict and DWRR queues): the scheduler orders them, no cut-through.
-TEST_F(CutThrough, MixedClassesAreScheduled) {
+// 30 polls of `n` frames of `len` bytes from port 0 (ECT(0)), frame k with DSCP dscp(k).
+Script mixed_bursts(int n, uint32_t len, uint8_t (*dscp)(int k)) {
     Script s;
     uint16_t seq = 0;
     for (int i = 0; i < 30; i++) {
         Step st;
-        for (int k = 0; k < 24; k++)
-            st.rx[0].push_back(udp(0, uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0), 2, 500, seq++));
+        for (int k = 0; k < n; k++) st.rx[0].push_back(udp(0, dscp(k), 2, len, seq++));
         s.push_back(st);
     }
+    return s;
+}
+
+// Mixed classes in a burst (strict and DWRR queues): the scheduler orders them, no cut-through.
+TEST_F(CutThrough, MixedClassesAreScheduled) {
+    const Script s =
+        mixed_bursts(24, 500, [](int k) { return uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0); });
     EXPECT_EQ(same(s), 0u);
 }
 
@@ -468,6 +498,95 @@ TEST_F(CutThrough, RandomSequencesTwoWorkersAndHostInterfaces) {
         const Topology setup{uint16_t(seed % 2 ? 2 : 1), true, seed % 4 == 3};
         total += same(s, seed % 4 < 2 ? 10000 : 1000,
                       seed % 4 < 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000", setup);
+    }
+    EXPECT_GT(total, 0u);
+}
+
+// Admission in sums (QosEgress::admit_in_sums) against per-packet admission: bursts of mixed
+// classes (rsw-full's shape) near every limit - queues at the lossy pool's dynamic threshold,
+// in the WRED band (queue 1 drops Not-ECT and marks ECT at enqueue), PG 3 beyond its XOFF
+// threshold (PFC frames sent) and at its headroom limit, full queues (ROCESW.queue_packets),
+// a TX ring and shaper that hold frames back. Both paths must leave the same frames and
+// counters; the bursts near a limit take the per-packet path, the others the sum path.
+Script mixed_near_limits(uint32_t seed, int steps) {
+    std::mt19937 rng(seed);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {0, 1, 1, 3, 3, 3, 6, 2};
+    for (int i = 0; i < steps; i++) {
+        Step st;
+        // Load in waves: 20 polls of heavy mixed bursts from both ports (queues, the pool and
+        // PG 3 fill), then 20 light polls (they drain below the limits again).
+        const bool heavy = (i / 20) % 2 == 0;
+        for (uint16_t p = 0; p < 2; p++) {
+            const uint32_t n = heavy ? 24 + pick(9) : pick(6);
+            for (uint32_t k = 0; k < n; k++)
+                st.rx[p].push_back(udp(p, dscps[pick(sizeof dscps)], uint8_t(pick(4)),
+                                       heavy ? 600 + pick(900) : 60 + pick(200), seq++,
+                                       pick(5) == 0 ? p : 1 - p));
+        }
+        if (i % 37 == 5) st.pause0 = 0x0F;  // port 0's queues 0-3 held: the shared pool fills
+        if (i % 37 == 25) st.pause0 = 0;
+        if (pick(30) == 0) st.tx_budget1 = pick(16);
+        st.step_ns = heavy ? 2'000 + pick(4'000) : 20'000 + pick(40'000);
+        s.push_back(st);
+    }
+    return s;
+}
+
+// Port 0's queues 0-3 paused while small mixed bursts for it arrive: queue 1 climbs through its
+// WRED band (Not-ECT drawn for a drop, ECT for a mark at enqueue) one burst at a time, the
+// lossy queues towards the dynamic threshold.
+Script held_through_wred_band() {
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {1, 0, 3, 1, 6, 2};
+    for (int i = 0; i < 90; i++) {
+        Step st;
+        if (i == 0) st.pause0 = 0x0F;
+        if (i == 70) st.pause0 = 0;
+        for (int k = 0; k < 6; k++)
+            st.rx[1].push_back(udp(1, dscps[k], uint8_t(i % 4 == 0 ? 0 : k % 3), 300 + 50 * (i % 7),
+                                   seq++, 0));
+        st.step_ns = 10'000;
+        s.push_back(st);
+    }
+    return s;
+}
+
+// rsw-full's shape: 32 small frames, 80 % lossless (queue 3), 10 % strict, 10 % queue 0.
+TEST_F(CutThrough, AdmissionInSumsMixedUncongested) {
+    const Script s =
+        mixed_bursts(32, 60, [](int k) { return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3); });
+    EXPECT_EQ(same_admission(s), 30u) << "every burst in sums";
+}
+
+TEST_F(CutThrough, AdmissionInSumsNearLimits) {
+    EXPECT_GT(same_admission(held_through_wred_band()), 5u);
+    for (uint32_t seed : {1u, 2u, 3u, 4u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Script s = mixed_near_limits(seed, 160);
+        queue_packets_ = seed > 2 ? 64 : 0;  // 64 slots: queue_full within a burst
+        // 1G ports (the queues build), every other seed shaped with a small TX ring.
+        const uint64_t sums = same_admission(
+            s, 1000, seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000");
+        EXPECT_GT(sums, 20u);
+        EXPECT_LT(sums, 300u) << "bursts near a limit are admitted per packet";
+    }
+}
+
+// The scripts of the other tests, in both admissions: random classes, two workers (handoff
+// rings: bursts of several ingress ports), host interfaces, PFC pauses.
+TEST_F(CutThrough, AdmissionInSumsRandomSequences) {
+    uint64_t total = 0;
+    for (uint32_t seed : {21u, 22u, 23u, 24u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Script s = random_script(seed, 200, seed % 2 == 0, seed >= 23);
+        const Topology setup{uint16_t(seed >= 23 ? 2 : 1), seed >= 23, seed == 24};
+        total += same_admission(s, seed % 2 ? 10000 : 1000,
+                                seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
+                                setup);
     }
     EXPECT_GT(total, 0u);
 }

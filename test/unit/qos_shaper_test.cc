@@ -1,6 +1,8 @@
 // TokenBucket and TxRingModel as pure logic: exact long-run rate, bounded burst, no drift.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "qos/shaper.h"
 
 namespace rocesw {
@@ -93,6 +95,51 @@ TEST(TxRingModel, ZeroCapIsUnlimited) {
     for (int i = 0; i < 1000; i++) {
         ASSERT_TRUE(r.fits(9000));
         r.add(9000);
+    }
+}
+
+// A dequeue run charges the shaper and the ring model once (QosEgress::take_run): ready_below()
+// and room() must predict ready() and fits() after each frame of the run exactly, from random
+// states (credit around zero, rings empty, part full and beyond their cap), rates 0 included.
+TEST(TokenBucket, RunChargePredictsEveryFrame) {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 20000; trial++) {
+        const uint64_t rate = trial % 5 == 0 ? 0 : 1'000'000'000ull * (1 + rng() % 400);
+        TokenBucket tb(rate, 1 + rng() % 5000);
+        TxRingModel ring(rate, trial % 7 == 0 ? 0 : rng() % 6000);
+        uint64_t now = 1000;
+        tb.refill(now);
+        ring.drain(now);
+        for (int k = rng() % 4; k > 0; k--) {  // some history: credit spent, ring filled
+            tb.consume(60 + rng() % 3000);
+            ring.add(60 + rng() % 3000);
+            now += rng() % 20000;
+            tb.refill(now);
+            ring.drain(now);
+        }
+        const uint64_t below = tb.ready_below();
+        const int64_t room = ring.room();
+        const bool empty = ring.empty();
+        TokenBucket t1 = tb;
+        TxRingModel r1 = ring;
+        uint64_t run = 0;
+        for (int f = 0; f < 40; f++) {
+            const uint32_t w = 84 + rng() % 1500;
+            ASSERT_EQ(r1.fits(w), int64_t(run + w) <= room || (run == 0 && empty))
+                << "trial " << trial << " frame " << f;
+            if (!r1.fits(w)) break;
+            t1.consume(w);
+            r1.add(w);
+            run += w;
+            ASSERT_EQ(t1.ready(), run < below) << "trial " << trial << " frame " << f;
+            if (!t1.ready()) break;
+        }
+        // The run charged at once leaves the same state.
+        tb.consume(run);
+        ring.add(run);
+        EXPECT_EQ(tb.credit_bytes(), t1.credit_bytes());
+        EXPECT_EQ(tb.ready(), t1.ready());
+        EXPECT_EQ(ring.inflight_bytes(), r1.inflight_bytes());
     }
 }
 
