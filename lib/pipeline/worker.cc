@@ -257,19 +257,7 @@ inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, const PortRuntime 
     std::memcpy(f + 6, &s4, 4);
     std::memcpy(f + 10, &s2, 2);
     if (v4) {
-        // TTL - 1 and checksum + 0x0100 (RFC 1624: the word (TTL, protocol) falls by 0x0100;
-        // the TTL is above 1, so it does not wrap). Read little-endian, the checksum is byte-
-        // swapped, so + 0x0100 is + 1 (ones' complement sums are byte-order independent); a
-        // carry out or a result of 0xFFFF adds the end-around 1 (0xFFFF becomes 0, as a full
-        // computation gives it). The same result as ipv4_decrement_ttl.
-        static_assert(std::endian::native == std::endian::little);
-        uint16_t c;
-        std::memcpy(&c, ip + 10, 2);
-        uint32_t sum = uint32_t(c) + 1;
-        sum += sum >= 0xFFFF;
-        c = uint16_t(sum);
-        std::memcpy(ip + 10, &c, 2);
-        ip[8]--;
+        ipv4_decrement_ttl(ip);  // the TTL is above 1 here
     } else {
         ip[7]--;  // hop limit (above 1)
     }

@@ -1,6 +1,7 @@
 // Internet checksum helpers (RFC 1071, RFC 1624).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -51,16 +52,27 @@ inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word)
     return static_cast<uint16_t>(~csum_fold(sum));
 }
 
-// Decrements the TTL of the IPv4 header at `ip` and patches its checksum incrementally.
-// RFC 1624 eqn. 3 with the word (TTL, protocol) going from m to m - 0x0100: ~m + m' is the
-// constant 0xFEFF (0x1FEFF when the TTL wraps from 0), so only the checksum field is read.
+// Decrements the TTL of the IPv4 header at `ip` and patches its checksum incrementally. The
+// TTL must be at least 1 (the forwarding path drops a TTL of 0 or 1 first). RFC 1624: the word
+// (TTL, protocol) falls by 0x0100, so the checksum rises by 0x0100 with the end-around carry.
+// Read little-endian the checksum is byte-swapped, so that is + 1 (ones' complement sums do not
+// depend on byte order); a carry out or a result of 0xFFFF adds the end-around 1 (0xFFFF becomes
+// 0, as a full computation gives it). Equal to a full recomputation for every TTL from 1 and
+// every checksum (Checksum.TtlDecrementMatchesFullRecomputeForEveryTtl).
 inline void ipv4_decrement_ttl(uint8_t *ip) {
-    const uint32_t delta = ip[8] ? 0xFEFFu : 0x1FEFFu;
+    if constexpr (std::endian::native == std::endian::little) {
+        uint16_t c;
+        std::memcpy(&c, ip + 10, 2);
+        uint32_t sum = uint32_t(c) + 1;
+        sum += sum >= 0xFFFF;
+        c = uint16_t(sum);
+        std::memcpy(ip + 10, &c, 2);
+    } else {
+        uint32_t sum = uint32_t(rd16(ip + 10)) + 0x0100;
+        sum += sum >= 0xFFFF;
+        wr16(ip + 10, uint16_t(sum));
+    }
     ip[8]--;
-    uint32_t sum = uint16_t(~rd16(ip + 10)) + delta;
-    sum = (sum & 0xFFFF) + (sum >> 16);
-    sum = (sum & 0xFFFF) + (sum >> 16);
-    wr16(ip + 10, uint16_t(~sum));
 }
 
 // The ICMPv6 checksum (RFC 4443 2.3) of the `len`-byte message at `icmp` (its checksum field
