@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 
 #include "pipeline/local.h"
 #include "pipeline/punt.h"
@@ -26,24 +28,50 @@ namespace {
 // How many packets ahead of the one being parsed process_burst prefetches the headers of.
 constexpr uint16_t kPrefetchAhead = 4;
 
-// A MAC address as one 4-byte and one 2-byte word, loaded once per burst: the comparison with
-// a frame's destination is two loads and no reload of the port's address after the parser's
-// byte stores (which may alias anything).
-struct MacWords {
-    uint32_t w4;
-    uint16_t w2;
-    explicit MacWords(const uint8_t *a) {
-        std::memcpy(&w4, a, 4);
-        std::memcpy(&w2, a + 4, 2);
+// A MAC address as the first 6 bytes of an 8-byte word, made once per burst: the comparison
+// with a (parsed, so at least 14-byte) frame's destination is one 8-byte load and a masked
+// compare, and no reload of the port's address after the parser's byte stores (which may alias
+// anything).
+struct MacWord {
+    static constexpr uint64_t kMask = std::bit_cast<uint64_t>(
+        std::array<uint8_t, 8>{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0});
+    uint64_t w;
+    explicit MacWord(const MacAddr &a) {
+        std::array<uint8_t, 8> b{};
+        std::copy(a.b.begin(), a.b.end(), b.begin());
+        w = std::bit_cast<uint64_t>(b);
     }
     bool equals(const uint8_t *a) const {
-        uint32_t a4;
-        uint16_t a2;
-        std::memcpy(&a4, a, 4);
-        std::memcpy(&a2, a + 4, 2);
-        return ((a4 ^ w4) | uint32_t(a2 ^ w2)) == 0;
+        uint64_t x;
+        std::memcpy(&x, a, 8);
+        return ((x ^ w) & kMask) == 0;
     }
 };
+
+// An Ethernet header's bytes 0..7 for the MAC address `dst_mac` of `hop` (a NextHop, an
+// LbMember): the address, then 2 bytes of `hop` that the source address's store overwrites.
+// One 8-byte load instead of a 4-byte and a 2-byte one.
+template <class Hop>
+uint64_t dst_word(const Hop &hop) {
+    static_assert(std::is_standard_layout_v<Hop> && offsetof(Hop, dst_mac) + 8 <= sizeof(Hop));
+    uint64_t w;
+    std::memcpy(&w, reinterpret_cast<const uint8_t *>(&hop) + offsetof(Hop, dst_mac), 8);
+    return w;
+}
+
+// An Ethernet header's bytes 6..13: the source address `mac`, then the EtherType.
+uint64_t src_word(const MacAddr &mac, uint16_t ethertype) {
+    uint32_t a4;
+    uint16_t a2;
+    std::memcpy(&a4, mac.b.data(), 4);
+    std::memcpy(&a2, mac.b.data() + 4, 2);
+    const uint16_t type = std::bit_cast<uint16_t>(std::array<uint8_t, 2>{
+        uint8_t(ethertype >> 8), uint8_t(ethertype)});  // in memory order
+    return std::bit_cast<uint64_t>(std::array<uint32_t, 2>{a4, uint32_t(a2) | uint32_t(type) << 16});
+}
+
+// Where a forwarded frame's IP header is: the tag, if any, is stripped before the rewrite.
+constexpr uint32_t kUntaggedL3 = 14;
 }  // namespace
 
 Worker::Worker(uint16_t id, const DataplaneContext &ctx, PortIo &io, Egress &egress,
@@ -234,34 +262,59 @@ uint8_t *Worker::strip_vlan(rte_mbuf *m, PacketMeta *meta) {
     return f;
 }
 
-inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, const PortRuntime *ports,
-                               uint8_t port, const uint8_t *dst_mac) {
+inline void Worker::open_run(OutRun &run, uint8_t port) {
+    close_run(run);
+    const PortRuntime &out = ctx_.ports[port];
+    run.port = port;
+    run.mtu = out.mtu;
+    run.src_v4 = src_word(out.mac, kEtherTypeIpv4);
+    run.src_v6 = src_word(out.mac, kEtherTypeIpv6);
+    run.end = out_end_[port];
+}
+
+template <L3Type kL3>
+inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run, uint64_t dst) {
     PacketMeta *meta = meta_of(m);
-    const PortRuntime &out = ports[port];
-    // What the rewrite needs is read before its byte stores, which may alias anything.
-    if (meta->ttl <= 1 || meta->l3_len > out.mtu) [[unlikely]]
+    if (meta->ttl <= 1 || meta->l3_len > run.mtu) [[unlikely]]
         return ttl_or_mtu(m, in_port);
     uint8_t *f = meta->flags & kFlagVlan ? strip_vlan(m, meta) : rte_pktmbuf_mtod(m, uint8_t *);
-    uint8_t *ip = f + meta->l3_offset;
-    const bool v4 = meta->l3 == L3Type::ipv4;
-    meta->out_port = port;
-    rte_mbuf **slot = out_end_[port]++;
-    uint32_t d4, s4;
-    uint16_t d2, s2;
-    std::memcpy(&d4, dst_mac, 4);
-    std::memcpy(&d2, dst_mac + 4, 2);
-    std::memcpy(&s4, out.mac.b.data(), 4);
-    std::memcpy(&s2, out.mac.b.data() + 4, 2);
-    std::memcpy(f, &d4, 4);
-    std::memcpy(f + 4, &d2, 2);
-    std::memcpy(f + 6, &s4, 4);
-    std::memcpy(f + 10, &s2, 2);
+    uint8_t *ip = f + kUntaggedL3;
+    const bool v4 = kL3 == L3Type::none ? meta->l3 == L3Type::ipv4 : kL3 == L3Type::ipv4;
+    meta->out_port = uint8_t(run.port);
+    // The MACs in two 8-byte stores, in this order: the second overwrites the first's 2 extra
+    // bytes with the source's first 2 (and rewrites the EtherType as it is).
+    std::memcpy(f, &dst, 8);
     if (v4) {
+        std::memcpy(f + 6, &run.src_v4, 8);
         ipv4_decrement_ttl(ip);  // the TTL is above 1 here
     } else {
+        std::memcpy(f + 6, &run.src_v6, 8);
         ip[7]--;  // hop limit (above 1)
     }
-    *slot = m;
+    *run.end++ = m;
+}
+
+template <L3Type kL3, class NhOf>
+inline void Worker::route(rte_mbuf *const *pkts, uint16_t n, NhOf nh_of, uint16_t in_port,
+                          const NextHop *nexthops) {
+    OutRun run;
+    for (uint32_t i = 0; i < n;) {
+        const uint32_t id = nh_of(i);
+        uint32_t end = i + 1;  // the run of packets to this next hop: [i, end)
+        while (end < n && nh_of(end) == id) end++;
+        const NextHop &nh = nexthops[id];
+        if (nh.kind == NextHopKind::forward) [[likely]] {
+            if (nh.port != run.port) open_run(run, nh.port);
+            const uint64_t dst = dst_word(nh);
+            for (; i < end; i++) forward_to<kL3>(pkts[i], in_port, run, dst);
+        } else if (nh.kind == NextHopKind::ecmp_group) {
+            for (; i < end; i++) to_group(pkts[i], nh.group);
+        } else {
+            close_run(run);  // route_other may deliver locally, to out_[in_port]
+            for (; i < end; i++) route_other(pkts[i], in_port, nh);
+        }
+    }
+    close_run(run);
 }
 
 void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
@@ -282,8 +335,50 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // The port's options without the IPv4 header checksum, for packets whose NIC verified it.
     ParseOptions nic_checked = port.parse;
     nic_checked.verify_ipv4_checksum = false;
-    const MacWords port_mac(port.mac.b.data());
+    const MacWord port_mac(port.mac);
     const PortQos *const cls = ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr;
+
+    // A parsed packet: classified, L2 checks, then local delivery or a routing list.
+    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f) __attribute__((always_inline)) {
+        meta->in_port = uint8_t(in_port);
+        meta->rx_ns_lo = uint32_t(now_ns);
+        if (meta->l3 == L3Type::mac_control) {
+            // PFC / PAUSE: acted on here, never forwarded, whatever the destination MAC.
+            return mac_control(m, in_port, f, now_ns);
+        }
+        if (meta->l3 == L3Type::lldp)  // only parsed as such when there is a punt path
+            return punt(m, in_port, PuntClass::lldp);
+        // Before any rewrite: PCP trust needs the tag that forwarding strips.
+        if (cls) meta->tc = classify_tc(*meta, *cls);
+        const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
+        if (!l2_group && !port_mac.equals(f)) return drop(m, in_port, DropReason::dst_mac_mismatch);
+        if (meta->l3 == L3Type::arp) return to_control(m, in_port);
+        if (meta->l3 == L3Type::ipv4) {
+            // Limited/directed broadcast is not routed; 224/4 multicast neither (240/4 is: one
+            // compare for the common destination).
+            const uint32_t dst = meta->dst_ip4;
+            if (l2_group || (dst >= 0xE0000000u && ((dst >> 28) == 0xE || dst == 0xFFFFFFFFu)))
+                return drop(m, in_port, DropReason::l3_multicast);
+            v4[n4] = m;
+            v4_dst[n4++] = dst;
+            return;
+        }
+        const uint8_t *dst = f + meta->l3_offset + 24;
+        if (dst[0] == 0xFF) {
+            if (ctx_.punt ? is_neighbour_discovery(f, rte_pktmbuf_data_len(m), *meta)
+                          : is_neighbour_solicitation(f, *meta))
+                return to_control(m, in_port);
+            return drop(m, in_port, DropReason::l3_multicast);
+        }
+        if (ctx_.punt && !l2_group && is_link_local_v6(dst)) {
+            // fe80::/10 is never routed: with host interfaces it is the kernel's (ND,
+            // BGP over link-local); otherwise the FIB decides (no route).
+            return to_control(m, in_port);
+        }
+        if (l2_group) return drop(m, in_port, DropReason::l3_multicast);
+        v6[n6] = m;
+        std::memcpy(v6_dst[n6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
+    };
 
     // Received first: every other term of the accounting identity is counted after it
     // (doc/accounting.md), so a concurrent reader sees a burst in flight, never a deficit.
@@ -310,97 +405,39 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         }
         PacketMeta *meta = meta_of(m);
         const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+        const uint32_t len = rte_pktmbuf_data_len(m);
         const ParseOptions &po = ip_csum == RTE_MBUF_F_RX_IP_CKSUM_GOOD ? nic_checked : port.parse;
-        if (auto r = parse_frame(f, rte_pktmbuf_data_len(m), po, meta)) {
+        // parse_frame, with accept() inlined after each of its parsers: the fast path's copy
+        // knows what that parser accepts (IPv4 unicast, untagged) and skips those tests.
+        if (parse_ipv4_udp_fast(f, len, po, meta)) [[likely]]
+            accept(m, meta, f);
+        else if (auto r = parse_frame_general(f, len, po, meta))
             drop(m, in_port, *r);
-            continue;
-        }
-        meta->in_port = uint8_t(in_port);
-        meta->rx_ns_lo = uint32_t(now_ns);
-        if (meta->l3 == L3Type::mac_control) {
-            // PFC / PAUSE: acted on here, never forwarded, whatever the destination MAC.
-            mac_control(m, in_port, f, now_ns);
-            continue;
-        }
-        if (meta->l3 == L3Type::lldp) {  // only parsed as such when there is a punt path
-            punt(m, in_port, PuntClass::lldp);
-            continue;
-        }
-        // Before any rewrite: PCP trust needs the tag that forwarding strips.
-        if (cls) meta->tc = classify_tc(*meta, *cls);
-        const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
-        if (!l2_group && !port_mac.equals(f)) {
-            drop(m, in_port, DropReason::dst_mac_mismatch);
-            continue;
-        }
-        if (meta->l3 == L3Type::arp) {
-            to_control(m, in_port);
-            continue;
-        }
-        if (meta->l3 == L3Type::ipv4) {
-            // Limited/directed broadcast is not routed; 224/4 multicast neither.
-            const uint32_t dst = meta->dst_ip4;
-            if (l2_group || (dst >> 28) == 0xE || dst == 0xFFFFFFFFu) {
-                drop(m, in_port, DropReason::l3_multicast);
-                continue;
-            }
-            v4[n4] = m;
-            v4_dst[n4++] = dst;
-        } else {
-            const uint8_t *dst = f + meta->l3_offset + 24;
-            if (dst[0] == 0xFF) {
-                if (ctx_.punt ? is_neighbour_discovery(f, rte_pktmbuf_data_len(m), *meta)
-                              : is_neighbour_solicitation(f, *meta))
-                    to_control(m, in_port);
-                else
-                    drop(m, in_port, DropReason::l3_multicast);
-                continue;
-            }
-            if (ctx_.punt && !l2_group && is_link_local_v6(dst)) {
-                // fe80::/10 is never routed: with host interfaces it is the kernel's (ND,
-                // BGP over link-local); otherwise the FIB decides (no route).
-                to_control(m, in_port);
-                continue;
-            }
-            if (l2_group) {
-                drop(m, in_port, DropReason::l3_multicast);
-                continue;
-            }
-            v6[n6] = m;
-            std::memcpy(v6_dst[n6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
-        }
+        else
+            accept(m, meta, f);
     }
     pc.rx_bytes.add(bytes);
 
-    const PortRuntime *ports = ctx_.ports.data();
-    if (n4) fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
-    for (uint16_t i = 0; i < n4; i++) {
+    if (n4) {
+        fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
         // A miss reads next hop kNoRouteNh, whose kind is drop_no_route.
-        const NextHop &nh = nexthops[v4_nh[i]];
-        if (nh.kind == NextHopKind::forward) [[likely]]
-            forward_to(v4[i], in_port, ports, nh.port, nh.dst_mac.b.data());
-        else if (nh.kind == NextHopKind::ecmp_group)
-            to_group(v4[i], nh.group);
-        else
-            route_other(v4[i], in_port, nh);
+        route<L3Type::ipv4>(v4, n4, [&](uint16_t i) { return uint32_t(v4_nh[i]); }, in_port,
+                            nexthops);
     }
-    if (n6 && fib->lpm6) {
-        rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
-    } else if (n6) {  // compact FIB (RIB-only): a miss reads kNoRouteNh
-        uint64_t nh64[kMaxBurst];
-        rte_fib6_lookup_bulk(fib->fib6, v6_dst, nh64, n6);
-        for (uint16_t i = 0; i < n6; i++)
-            v6_nh[i] = nh64[i] == kNoRouteNh ? -1 : int32_t(nh64[i]);
-    }
-    for (uint16_t i = 0; i < n6; i++) {
+    if (n6) {
+        if (fib->lpm6) {
+            rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
+        } else {  // compact FIB (RIB-only): a miss reads kNoRouteNh
+            uint64_t nh64[kMaxBurst];
+            rte_fib6_lookup_bulk(fib->fib6, v6_dst, nh64, n6);
+            for (uint16_t i = 0; i < n6; i++)
+                v6_nh[i] = nh64[i] == kNoRouteNh ? -1 : int32_t(nh64[i]);
+        }
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
-        const NextHop &nh = nexthops[v6_nh[i] < 0 ? fib->v6_default : uint32_t(v6_nh[i])];
-        if (nh.kind == NextHopKind::forward) [[likely]]
-            forward_to(v6[i], in_port, ports, nh.port, nh.dst_mac.b.data());
-        else if (nh.kind == NextHopKind::ecmp_group)
-            to_group(v6[i], nh.group);
-        else
-            route_other(v6[i], in_port, nh);
+        const uint32_t v6_default = fib->v6_default;
+        route<L3Type::ipv6>(
+            v6, n6, [&](uint16_t i) { return v6_nh[i] < 0 ? v6_default : uint32_t(v6_nh[i]); },
+            in_port, nexthops);
     }
     if (n_lb_) forward_groups(in_port, now_ns);
     flush_outputs(in_port, now_ns);
@@ -410,8 +447,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     static_assert(kMaxBurst <= kLbMaxBurst);
     lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
-    const PortRuntime *ports = ctx_.ports.data();
     const uint32_t n = n_lb_;  // a local: the rewrite's byte stores may alias members
+    OutRun run;
     for (uint32_t i = 0; i < n; i++) {
         const LbMember *m = lb_members_[i];
         if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
@@ -421,8 +458,10 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
                 drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        forward_to(lb_pkts_[i], in_port, ports, m->port, m->dst_mac.b.data());
+        if (m->port != run.port) open_run(run, m->port);
+        forward_to<L3Type::none>(lb_pkts_[i], in_port, run, dst_word(*m));
     }
+    close_run(run);
     n_lb_ = 0;
 }
 

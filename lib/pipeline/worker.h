@@ -85,13 +85,38 @@ class Worker {
 
   private:
     // Drops, punts and local delivery are off the fast path: kept out of line so that
-    // forward() inlines into the burst loop.
+    // forward_to() inlines into the burst loop.
     [[gnu::cold, gnu::noinline]] void drop(rte_mbuf *m, uint16_t port, DropReason r);
-    // A resolved next hop (`port`, `dst_mac`; `ports`: ctx_.ports.data()): TTL, MTU, rewrite,
-    // out_[port].
-    [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port,
-                                                  const PortRuntime *ports, uint8_t port,
-                                                  const uint8_t *dst_mac);
+    // The output port of a run of forwarded packets, with what their rewrite needs from it, held
+    // in locals for the run (one port per burst is the common case): out_end_[port] is `end`
+    // until close_run().
+    struct OutRun {
+        static constexpr uint32_t kNone = ~0u;
+        uint32_t port = kNone;
+        uint32_t mtu = 0;
+        // Bytes 6..13 of a frame forwarded to the port: its MAC (the new source), then the
+        // packet's EtherType (IPv4, IPv6), the frame being untagged once forwarded.
+        uint64_t src_v4 = 0, src_v6 = 0;
+        rte_mbuf **end = nullptr;
+    };
+    // `run` now goes to `port` (the previous port's end written back).
+    [[gnu::always_inline]] inline void open_run(OutRun &run, uint8_t port);
+    // out_end_ up to date: before anything else appends to out_ (local replies).
+    void close_run(OutRun &run) {
+        if (run.port != OutRun::kNone) out_end_[run.port] = run.end;
+        run.port = OutRun::kNone;
+    }
+    // A packet to run's port, to the next hop whose MAC is the first 6 bytes of `dst` (in memory
+    // order): TTL, MTU, rewrite, out_. kL3: L3Type::ipv4 or ipv6 when known, else none (read
+    // from the packet's meta).
+    template <L3Type kL3>
+    [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run,
+                                                  uint64_t dst);
+    // One address family's routed packets (`nh_of(i)`: packet i's next-hop id): each run of
+    // packets to one next hop forwarded with its rewrite in registers, the others dispatched.
+    template <L3Type kL3, class NhOf>
+    [[gnu::always_inline]] inline void route(rte_mbuf *const *pkts, uint16_t n, NhOf nh_of,
+                                             uint16_t in_port, const NextHop *nexthops);
     // A next hop of another kind than forward or ecmp_group: local, no route, unresolved.
     [[gnu::cold, gnu::noinline]] void route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh);
     // forward_to's TTL expired or MTU exceeded (TTL first): punted or dropped.

@@ -302,6 +302,121 @@ TEST(WorkerMixedBurst, EveryPathOfOneBurstGivesExactFramesAndCounters) {
     EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
 }
 
+// One burst of runs of packets to one next hop (the route stage rewrites a run with the next
+// hop's words in registers), broken by every other way out: another next hop on the same port,
+// other ports, the ingress port (hairpin forwards and a local echo reply, both in out_[p0]),
+// TTL-expired, MTU-exceeded and VLAN-tagged packets inside a run, no route, no neighbour,
+// multipath, IPv6, a wrong destination MAC and the IPv4 destinations one compare tells apart
+// (224/4 and 255.255.255.255 dropped, 240/4 routed). Against the same frames sent one per
+// poll through a second switch: the same frames per port (the burst's IPv4 single-path outputs
+// in order, then IPv6, then multipath, as the stages order them) and every port counter equal.
+TEST(WorkerRuns, BurstGivesThePacketAtATimeFramesAndCounters) {
+    enum Kind { kV4, kV6, kMulti };  // which list of the route stage the packet's output is in
+    const uint32_t host = v4(10, 0, 0, 2);
+    auto udp = [&](uint32_t dst, uint8_t ttl = 64, size_t payload = 32, uint16_t sport = 1000) {
+        return ipv4(host, dst, kProtoUdp, udp_payload(sport, 2000, payload), ttl);
+    };
+    const Mac p0 = kLbP0;
+    auto f4 = [&](uint32_t dst, uint8_t ttl = 64, size_t payload = 32, int vlan = -1,
+                  uint16_t sport = 1000) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv4, vlan), udp(dst, ttl, payload, sport));
+    };
+    auto f6 = [&](const Ip6 &dst, uint8_t hlim = 64, int vlan = -1) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv6, vlan),
+                   ipv6(ip6(0xfd00, 0, 2), dst, kProtoUdp, udp_payload(4791, 4791, 40), hlim));
+    };
+    auto ecmp = [&](uint16_t sport) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv4),
+                   ipv4(host, v4(10, 99, 0, 1), kProtoUdp, roce_l4(sport, 17, 5), 64));
+    };
+    const uint32_t a = v4(10, 0, 1, 2), b = v4(10, 0, 2, 2), h = v4(10, 0, 0, 2);
+    const Bytes echo = {8, 0, 0xf7, 0xfd, 0, 1, 0, 1};
+    const std::vector<std::pair<Kind, Bytes>> burst = {
+        {kV4, f4(a, 64, 32)},
+        {kV4, f4(a, 64, 33)},
+        {kV4, f4(a, 64, 34)},
+        {kV4, f4(b, 64, 35)},
+        {kV4, f4(a, 64, 36)},
+        {kV4, f4(a, 1, 37)},  // TTL expired inside a run
+        {kV4, f4(a, 9, 38)},
+        {kMulti, ecmp(49152)},
+        {kV4, f4(a, 64, 39, 3)},  // tagged, inside a run
+        {kV4, f4(h, 64, 40)},     // back out of p0
+        {kV4, f4(h, 64, 41)},
+        {kV4, cat(eth(p0, kLbHost, kEtherTypeIpv4),
+                 ipv4(host, v4(10, 0, 0, 1), kProtoIcmp, echo))},  // echo reply to p0
+        {kV4, f4(h, 64, 42)},
+        {kV4, f4(v4(192, 168, 1, 1))},  // no route
+        {kV4, f4(a, 64, 43)},
+        {kV6, f6(ip6(0xfd00, 1, 2))},
+        {kV6, f6(ip6(0xfd00, 1, 2), 7)},
+        {kV4, f4(b, 64, 300)},  // MTU 200 on p2
+        {kV4, f4(b, 64, 44)},
+        {kV6, f6(ip6(0xfd00, 2, 2), 64, 1)},  // tagged
+        {kV6, f6(ip6(0xfd00, 0, 2))},
+        {kV4, f4(v4(10, 0, 1, 77))},  // no neighbour
+        {kMulti, ecmp(49153)},
+        {kV4, cat(eth(kLbHost, kLbHost, kEtherTypeIpv4), udp(a))},  // other MAC
+        {kV4, f4(b, 64, 45)},
+        {kV4, f4(b, 64, 46, 2)},
+        {kV6, f6(ip6(0xfd00, 1, 2), 1)},        // hop limit expired
+        {kV4, f4(v4(224, 0, 0, 5))},       // multicast
+        {kV4, f4(v4(255, 255, 255, 255))},  // limited broadcast
+        {kV4, f4(v4(240, 0, 0, 1))},        // class E: routed (no route here)
+        {kMulti, ecmp(49152)},
+        {kV4, f4(a, 64, 47)},
+    };
+    ASSERT_LE(burst.size(), 32u);  // one RX burst
+    auto make = [] {
+        auto sw = std::make_unique<LbSwitch>(2, LbConfig{}, LbSwitch::route(2));
+        sw->dp->ctx().ports[2].mtu = 200;
+        return sw;
+    };
+    auto together = make(), alone = make();
+    for (const auto &[k, f] : burst) together->ports->inject(0, f);
+    EXPECT_EQ(together->worker->poll_once(1000), burst.size());
+
+    std::array<std::array<std::vector<Bytes>, 3>, 3> want;  // [port][kind]
+    for (const auto &[k, f] : burst) {
+        alone->ports->inject(0, f);
+        EXPECT_EQ(alone->worker->poll_once(1000), 1u);
+        for (uint16_t p = 0; p < 3; p++)
+            for (Bytes &o : alone->ports->take_tx(p)) want[p][k].push_back(std::move(o));
+    }
+    size_t sent = 0;
+    for (uint16_t p = 0; p < 3; p++) {
+        SCOPED_TRACE(p);
+        std::vector<Bytes> expect;
+        for (auto &w : want[p]) expect.insert(expect.end(), w.begin(), w.end());
+        sent += expect.size();
+        EXPECT_EQ(together->ports->take_tx(p), expect);
+    }
+    EXPECT_EQ(sent, 23u);  // not a vacuous comparison
+
+    auto port_counters = [](const WorkerCounters &c, uint16_t p) {
+        const PortCounters &x = c.ports[p];
+        std::vector<uint64_t> v = {x.rx_packets.load(),    x.rx_bytes.load(),
+                                   x.tx_packets.load(),    x.tx_bytes.load(),
+                                   x.local_packets.load(), x.local_replies.load(),
+                                   x.punted.load(),        x.forwarded.load(),
+                                   x.forwarded_out.load()};
+        for (const auto &d : x.drops) v.push_back(d.load());
+        return v;
+    };
+    for (uint16_t p = 0; p < 3; p++)
+        EXPECT_EQ(port_counters(*together->counters, p), port_counters(*alone->counters, p)) << p;
+    const PortCounters &c0 = together->counters->ports[0];
+    EXPECT_EQ(c0.drops[size_t(DropReason::ttl_expired)].load(), 2u);
+    EXPECT_EQ(c0.drops[size_t(DropReason::mtu_exceeded)].load(), 1u);
+    EXPECT_EQ(c0.drops[size_t(DropReason::no_route)].load(), 2u);
+    EXPECT_EQ(c0.drops[size_t(DropReason::no_neighbour)].load(), 1u);
+    EXPECT_EQ(c0.drops[size_t(DropReason::l3_multicast)].load(), 2u);
+    EXPECT_EQ(c0.drops[size_t(DropReason::dst_mac_mismatch)].load(), 1u);
+    const AccountingReport r = check_accounting(
+        take_accounting(accounting_sources(*together->dp, {"p0", "p1", "p2"})));
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+}
+
 TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {
     dp->ctx().ports[1].mtu = 1000;
     ports->inject(
