@@ -2,6 +2,10 @@
 
 #include <rte_mbuf.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "lb/flow_hash.h"
 #include "pkt/mbuf_meta.h"
 
@@ -69,6 +73,23 @@ void LoadBalancer::fold_tally(const EcmpGroup *next) {
     tally_g_ = next;
 }
 
+// The end of the run of ids equal to ids[begin]: four ids per compare where SSE2 is there.
+static inline uint32_t run_end(const uint32_t *ids, uint32_t begin, uint32_t n) {
+    const uint32_t id = ids[begin];
+    uint32_t end = begin + 1;
+#if defined(__SSE2__)
+    const __m128i v = _mm_set1_epi32(int(id));
+    for (; end + 4 <= n; end += 4) {
+        const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i *>(ids + end));
+        const __m128 eq = _mm_castsi128_ps(_mm_cmpeq_epi32(w, v));
+        const uint32_t ne = ~uint32_t(_mm_movemask_ps(eq)) & 0xF;  // bit k: ids[end + k] != id
+        if (ne) return end + uint32_t(__builtin_ctz(ne));
+    }
+#endif
+    while (end < n && ids[end] == id) end++;
+    return end;
+}
+
 // Pass 1 over the burst, one run of packets with the same group id at a time (the group loaded
 // and the policy's packet counter added once per run): the flow hash, and for flow-granularity
 // groups (`hash`) the member itself. Runs of flowlet- and packet-granularity groups go to
@@ -92,7 +113,7 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
     uint16_t nr = 0;
     for (uint32_t begin = 0, end; begin < n; begin = end) {
         const uint32_t id = group_ids[begin];
-        for (end = begin + 1; end < n && group_ids[end] == id;) end++;
+        end = run_end(group_ids, begin, n);
         const EcmpGroup *g = groups_.group(id);
         if (!g || g->n_alive == 0) [[unlikely]] {
             for (uint32_t i = begin; i < end; i++) out[i] = nullptr;

@@ -788,7 +788,9 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs) {
 
 TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) { bursts_decide_as_packets_one_at_a_time(false); }
 
-TEST(LbBalancer, LongRunsDecideAsPacketsOneAtATime) { bursts_decide_as_packets_one_at_a_time(true); }
+TEST(LbBalancer, LongRunsDecideAsPacketsOneAtATime) {
+    bursts_decide_as_packets_one_at_a_time(true);
+}
 
 }  // namespace
 }  // namespace rocesw::test
