@@ -2,6 +2,10 @@
 
 #include <rte_mbuf.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "lb/flow_hash.h"
 #include "pkt/mbuf_meta.h"
 
@@ -38,115 +42,139 @@ void LoadBalancer::update_util(uint64_t now_ns) {
 // the tally of the group being emitted to (fold_tally adds them to the member counters and, as
 // the bytes of the member's port, to burst_bytes_ when another group's packet comes and at the
 // end of resolve: the policies of this burst read util_bytes_ as it was before the burst).
-inline void LoadBalancer::emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
+inline void LoadBalancer::emit(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
                                const LbMember **out) {
-    out[i] = &g.members[slot];
     if (&g != tally_g_) [[unlikely]]
         fold_tally(&g);
-    tally_pkts_[slot]++;
-    tally_bytes_[slot] += len;
-    tally_slots_ |= 1u << slot;
+    emit_tallied(i, g, slot, len, out);
+}
+
+inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t slot,
+                                       uint32_t len, const LbMember **out) {
+    out[i] = &g.members[slot];
+    tally_[slot] += (uint64_t(1) << kTallyPacketShift) + len;
 }
 
 void LoadBalancer::fold_tally(const EcmpGroup *next) {
-    static_assert(kMaxGroupMembers <= 32);
-    for (uint32_t slots = tally_slots_; slots; slots &= slots - 1) {
-        const uint32_t s = uint32_t(__builtin_ctz(slots));
-        LbMemberCounters &mc = ctr_.member(tally_g_->id, s);
-        mc.packets.add(tally_pkts_[s]);
-        mc.bytes.add(tally_bytes_[s]);
-        const uint8_t port = tally_g_->members[s].port;
-        burst_bytes_[port] += tally_bytes_[s];
-        burst_ports_ |= 1u << port;
-        tally_pkts_[s] = 0;
-        tally_bytes_[s] = 0;
+    if (const EcmpGroup *g = tally_g_) {
+        for (uint32_t s = 0; s < g->n_slots; s++) {  // emitted slots are below n_slots
+            const uint64_t t = tally_[s];
+            if (!t) continue;
+            tally_[s] = 0;
+            const uint64_t bytes = t & ((uint64_t(1) << kTallyPacketShift) - 1);
+            LbMemberCounters &mc = ctr_.member(g->id, s);
+            mc.packets.add(t >> kTallyPacketShift);
+            mc.bytes.add(bytes);
+            const uint8_t port = g->members[s].port;
+            burst_bytes_[port] += bytes;
+            burst_ports_ |= 1u << port;
+        }
     }
-    tally_slots_ = 0;
     tally_g_ = next;
 }
 
-// Pass 1 over the burst: group (loaded once per run of packets with the same id), flow hash,
-// and for flow-granularity groups (`hash`) the member itself. Packets that need the flowlet
-// table or a policy go to todo_, in order, their flowlet bucket prefetched. Policy packet
-// counters are added once per run.
+// The end of the run of ids equal to ids[begin]: four ids per compare where SSE2 is there.
+static inline uint32_t run_end(const uint32_t *ids, uint32_t begin, uint32_t n) {
+    const uint32_t id = ids[begin];
+    uint32_t end = begin + 1;
+#if defined(__SSE2__)
+    const __m128i v = _mm_set1_epi32(int(id));
+    for (; end + 4 <= n; end += 4) {
+        const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i *>(ids + end));
+        const __m128 eq = _mm_castsi128_ps(_mm_cmpeq_epi32(w, v));
+        const uint32_t ne = ~uint32_t(_mm_movemask_ps(eq)) & 0xF;  // bit k: ids[end + k] != id
+        if (ne) return end + uint32_t(__builtin_ctz(ne));
+    }
+#endif
+    while (end < n && ids[end] == id) end++;
+    return end;
+}
+
+// Pass 1 over the burst, one run of packets with the same group id at a time (the group loaded
+// and the policy's packet counter added once per run): the flow hash, and for flow-granularity
+// groups (`hash`) the member itself. Runs of flowlet- and packet-granularity groups go to
+// runs_ with their hashes in hash_, and their flowlet buckets in bucket_, prefetched.
 template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
 uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                                   uint64_t seed, const LbMember **out) {
     const size_t n_pol = policies_.size();
-    uint32_t last_id = ~0u;
-    const EcmpGroup *g = nullptr;
-    uint8_t pol = 0;
-    LbGranularity gran = LbGranularity::flow;
-    uint32_t run = 0;  // packets of `pol` not yet added to its counter
-    uint32_t no_member = 0;
-    uint16_t nt = 0;
-    for (uint16_t i = 0; i < n; i++) {
-        if (group_ids[i] != last_id) [[unlikely]] {
-            if (run) ctr_.policies[pol].packets.add(run);
-            run = 0;
-            last_id = group_ids[i];
-            g = groups_.group(last_id);
-            if (g && g->n_alive == 0) g = nullptr;
-            if (g) {
-                pol = g->policy < n_pol ? g->policy : 0;
-                gran = granularity_[pol];
-            }
-        }
-        if (!g) [[unlikely]] {
-            out[i] = nullptr;
-            no_member++;
-            continue;
-        }
-        run++;
+    uint64_t *const hash = hash_.data();
+    FlowletBucket **const bucket = bucket_.data();
+    const FlowletBuckets fb = flowlets_.buckets();
+    const auto hash_of = [&](uint32_t i) {
         rte_mbuf *const m = pkts[i];
         const PacketMeta *meta = meta_of(m);
         const auto l3 = [m, meta] {
             return rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
         };
-        const uint64_t h = flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
-        if (gran == LbGranularity::flow) {
-            emit(i, *g, g->bucket_member(h), m->pkt_len, out);
+        return flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
+    };
+    uint32_t no_member = 0;
+    uint16_t nr = 0;
+    for (uint32_t begin = 0, end; begin < n; begin = end) {
+        const uint32_t id = group_ids[begin];
+        end = run_end(group_ids, begin, n);
+        const EcmpGroup *g = groups_.group(id);
+        if (!g || g->n_alive == 0) [[unlikely]] {
+            for (uint32_t i = begin; i < end; i++) out[i] = nullptr;
+            no_member += end - begin;
             continue;
         }
-        if (gran == LbGranularity::flowlet) flowlets_.prefetch(h);
-        grp_[i] = g;
-        hash_[i] = h;
-        todo_[nt++] = i;
+        const uint8_t pol = g->policy < n_pol ? g->policy : 0;
+        ctr_.policies[pol].packets.add(end - begin);
+        const LbGranularity gran = granularity_[pol];
+        if (gran == LbGranularity::flow) {
+            if (g != tally_g_) fold_tally(g);
+            for (uint32_t i = begin; i < end; i++)
+                emit_tallied(i, *g, g->bucket_member(hash_of(i)), pkts[i]->pkt_len, out);
+            continue;
+        }
+        const bool flowlet = gran == LbGranularity::flowlet;
+        if (flowlet) {
+            for (uint32_t i = begin; i < end; i++) {
+                const uint64_t h = hash_of(i);
+                hash[i] = h;
+                bucket[i] = &fb.bucket(h);
+                __builtin_prefetch(bucket[i], 1);
+            }
+        } else {
+            for (uint32_t i = begin; i < end; i++) hash[i] = hash_of(i);
+        }
+        runs_[nr++] = Run{g, uint16_t(begin), uint16_t(end), pol, flowlet};
     }
-    if (run) ctr_.policies[pol].packets.add(run);
     if (no_member) ctr_.no_member.add(no_member);
-    return nt;
+    return nr;
 }
 
 // Whether flowlet entry `e` (find()'s result) is a hit for a packet of group `gid`, whose alive
 // slots are `alive_slots` (bit s: slot s is below n_slots and alive): the flowlet goes on on its
-// live member.
+// live member. An entry's slot is below kMaxGroupMembers or kFlowletPending, whose bit in the
+// 64-bit shift (count modulo 64) is never set: no range test.
 [[gnu::always_inline]] static inline bool flowlet_hit(const FlowletEntry *e, uint16_t gid,
-                                                      uint32_t alive_slots, uint32_t now_us,
+                                                      uint64_t alive_slots, uint32_t now_us,
                                                       uint32_t gap_us) {
-    static_assert(kMaxGroupMembers <= 32);
-    return e && e->group == gid && e->slot < kMaxGroupMembers && (alive_slots >> e->slot & 1) &&
+    static_assert(kMaxGroupMembers <= 32 && kFlowletPending % 64 >= kMaxGroupMembers);
+    return e && e->group == gid && (alive_slots >> (e->slot & 63) & 1) &&
            now_us - e->last_us <= gap_us;
 }
 
-// Pass 2 from todo_[t], which is not a flowlet hit, on through the packets of its group's run
-// until the next flowlet hit (left to the caller's loop) or the run's end; returns where it
-// stopped. Pending entries join the earlier request, anything else asks the policy.
-uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t t, uint16_t nt, Pass2 &st,
+// Pass 2 from packet i of the run st.g, which is not a flowlet hit, on until the next flowlet
+// hit (left to the caller's loop) or the run's end; returns where it stopped. Pending entries
+// join the earlier request, anything else asks the policy.
+uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end, Pass2 &st,
                                   const LbMember **out) {
     static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32);
-    const EcmpGroup *g = grp_[todo_[t]];
+    const EcmpGroup *g = st.g;
     const uint8_t pol = st.pol;
-    for (const uint16_t t0 = t; t < nt && grp_[todo_[t]] == g; t++) {
-        const uint16_t i = todo_[t];
+    for (const uint16_t i0 = i; i < end; i++) {
         const uint64_t h = hash_[i];
         uint8_t current = kNoMember;
         FlowletEntry *e = nullptr;
         if (st.flowlet) {
             e = flowlets_.find(h);
             if (e && e->group == g->id) {
-                if (t != t0 && flowlet_hit(e, st.gid, st.alive_slots, st.now_us, st.gap_us))
-                    return t;
+                if (i != i0 && flowlet_hit(e, g->id, st.alive_slots, st.now_us, st.gap_us))
+                    return i;
                 if (e->slot == kFlowletPending) {  // chosen for an earlier packet of this burst
                     e->last_us = st.now_us;
                     req_of_[i] = e->pending;
@@ -158,7 +186,7 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t t, uint16_t nt
                 e = flowlets_.insert(h, st.now_us, st.age_us, st.aged);
                 if (!e) {
                     ctr_.policies[pol].fallbacks.inc();
-                    emit(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out);
+                    emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out);
                     continue;
                 }
             }
@@ -181,25 +209,24 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t t, uint16_t nt
             e->last_us = st.now_us;
         }
     }
-    return t;
+    return i;
 }
 
 void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                            uint64_t now_ns, const LbMember **out) {
     const LbSettings &s = groups_.settings();
     const uint32_t now_us = uint32_t(now_ns / 1000);
-    const size_t n_pol = policies_.size();
     update_util(now_ns);
     burst_ports_ = 0;
 
-    // Pass 1: group, flow hash, bucket members, flowlet prefetches, for the whole burst.
-    const uint16_t nt =
+    // Pass 1: groups, flow hashes, bucket members, flowlet prefetches, for the whole burst.
+    const uint16_t nr =
         with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
                        [&]<FlowHashFn kFn, bool kS, bool kQ>() {
                            return hash_burst<kFn, kS, kQ>(pkts, group_ids, n, s.seed, out);
                        });
 
-    // Pass 2, packets of flowlet- and packet-granularity groups, in order: the flowlet table,
+    // Pass 2, the runs of flowlet- and packet-granularity groups, in order: the flowlet table,
     // and a request to the policy for each decision. Packets whose member the policies still
     // have to choose go to pend_. A flowlet hit (the steady state) is handled here; the rest
     // (new flows and flowlets, pending entries, packet granularity, a full bucket) by
@@ -211,33 +238,36 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     st.age_us = s.flowlet_age_us;
     st.gap_us = s.flowlet_gap_us;
     const uint32_t gap_us = s.flowlet_gap_us;
-    const EcmpGroup *last_g = nullptr;
-    bool flowlet = false;
-    uint16_t gid = 0;
-    uint32_t alive_slots = 0;
-    for (uint16_t t = 0; t < nt;) {
-        const uint16_t i = todo_[t];
-        const EcmpGroup *g = grp_[i];
-        if (g != last_g) [[unlikely]] {
-            last_g = g;
-            st.pol = g->policy < n_pol ? g->policy : 0;
-            st.flowlet = flowlet = granularity_[st.pol] == LbGranularity::flowlet;
-            st.gid = gid = g->id;
-            alive_slots = 0;
-            for (uint32_t sl = 0; sl < g->n_slots; sl++)
-                alive_slots |= uint32_t(g->members[sl].alive) << sl;
-            st.alive_slots = alive_slots;
+    const uint64_t *const hash = hash_.data();
+    FlowletBucket *const *const bucket = bucket_.data();
+    for (uint16_t r = 0; r < nr; r++) {
+        const Run run = runs_[r];
+        const EcmpGroup *g = run.g;
+        if (g != tally_g_) fold_tally(g);
+        st.g = g;
+        st.pol = run.pol;
+        st.flowlet = run.flowlet;
+        if (!run.flowlet) {
+            pass2_rest(pkts, run.begin, run.end, st, out);
+            continue;
         }
-        if (flowlet) {
-            FlowletEntry *e = flowlets_.find(hash_[i]);
-            if (flowlet_hit(e, gid, alive_slots, now_us, gap_us)) [[likely]] {
+        uint64_t alive_slots = 0;
+        for (uint32_t sl = 0; sl < g->n_slots; sl++)
+            alive_slots |= uint64_t(g->members[sl].alive) << sl;
+        st.alive_slots = alive_slots;
+        const uint16_t gid = g->id;
+        const uint32_t end = run.end;
+        for (uint32_t i = run.begin; i < end;) {
+            // The hits, in a loop of their own without the call: its values stay in registers.
+            for (; i < end; i++) {
+                FlowletEntry *e = bucket[i]->find(flowlet_tag(hash[i]));
+                if (!flowlet_hit(e, gid, alive_slots, now_us, gap_us)) [[unlikely]]
+                    break;
                 e->last_us = now_us;
-                emit(i, *g, e->slot, pkts[i]->pkt_len, out);
-                t++;
-                continue;
+                emit_tallied(i, *g, e->slot, pkts[i]->pkt_len, out);
             }
+            if (i < end) i = pass2_rest(pkts, uint16_t(i), uint16_t(end), st, out);
         }
-        t = pass2_rest(pkts, t, nt, st, out);
     }
     const uint32_t pol_mask = st.pol_mask;
     const uint16_t np = st.np;
@@ -253,7 +283,7 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     for (uint16_t k = 0; k < np; k++) {
         const uint16_t i = pend_[k];
         const PathRequest &q = reqs_[req_of_[i] >> 8][req_of_[i] & 0xFF];
-        emit(i, *grp_[i], q.choice, pkts[i]->pkt_len, out);
+        emit(i, *q.group, q.choice, pkts[i]->pkt_len, out);
     }
     fold_tally(nullptr);
     // This burst's bytes join the utilization now that the policies have read it.

@@ -88,27 +88,32 @@ class LoadBalancer {
     // The worker's event-trace ring: every path change is also pushed there (null: not).
     void set_trace(TraceRing *ring) { trace_ = ring; }
     uint32_t flowlet_capacity() const { return flowlets_.capacity(); }
+    const FlowletTable &flowlets() const { return flowlets_; }  // tests compare tables
 
   private:
     void update_util(uint64_t now_ns);
-    // Pass 1 of resolve (flow hash parameters fixed at compile time); returns todo_'s length.
+    // Pass 1 of resolve (flow hash parameters fixed at compile time); returns runs_'s length.
     template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
     uint16_t hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t seed,
                         const LbMember **out);
-    // Pass 2's state: the burst's, and the current run of one group's.
+    // Pass 2's state: the burst's, and the current run's (one group's consecutive packets).
     struct Pass2 {
         uint32_t pol_mask;  // policies with requests
         uint16_t np;        // pend_'s length
         uint32_t now_us, age_us, gap_us;
         uint64_t aged;  // flowlet entries reclaimed
-        uint8_t pol;    // the run's policy, its granularity, group id and alive slots
+        const EcmpGroup *g;  // the run's group, its policy, granularity and alive slots
+        uint8_t pol;
         bool flowlet;
-        uint16_t gid;
-        uint32_t alive_slots;  // bit s: slot s is below n_slots and alive
+        uint64_t alive_slots;  // bit s: slot s is below n_slots and alive
     };
-    [[gnu::noinline]] uint16_t pass2_rest(rte_mbuf *const *pkts, uint16_t t, uint16_t nt,
+    [[gnu::noinline]] uint16_t pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end,
                                           Pass2 &st, const LbMember **out);
-    void emit(uint16_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out);
+    // Packet i leaves by member `slot` of `g`, tallied: emit() when g may not be tally_g_,
+    // emit_tallied() in a loop over a run of g after fold_tally(g).
+    void emit(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out);
+    void emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
+                      const LbMember **out);
     // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
     [[gnu::noinline]] void fold_tally(const EcmpGroup *next);
     // The policy calls for the requests of the policies in `pol_mask`.
@@ -127,18 +132,26 @@ class LoadBalancer {
     std::array<std::array<FlowletEntry *, kLbMaxBurst>, kMaxLbPolicies> req_entry_{};
     std::array<std::array<uint16_t, kLbMaxBurst>, kMaxLbPolicies> req_pkt_{};
     std::array<uint16_t, kMaxLbPolicies> n_reqs_{};  // valid for the policies with requests
-    std::array<uint16_t, kLbMaxBurst> todo_{};       // packets for the flowlet table or a policy
-    std::array<const EcmpGroup *, kLbMaxBurst> grp_{};
-    std::array<uint64_t, kLbMaxBurst> hash_{};
+    // A run of consecutive packets of one flowlet- or packet-granularity group: pass 1 hashes
+    // it, pass 2 takes its packets to the flowlet table or the policy.
+    struct Run {
+        const EcmpGroup *g;
+        uint16_t begin, end;  // packets [begin, end)
+        uint8_t pol;
+        bool flowlet;
+    };
+    std::array<Run, kLbMaxBurst> runs_{};
+    std::array<uint64_t, kLbMaxBurst> hash_{};  // flow hash of the packets in runs_
+    std::array<FlowletBucket *, kLbMaxBurst> bucket_{};  // their flowlet bucket (flowlet runs)
     std::array<uint16_t, kLbMaxBurst> req_of_{};     // policy << 8 | index, for pend_'s packets
     std::array<uint16_t, kLbMaxBurst> pend_{};       // packets whose member a policy chooses
     std::array<uint64_t, kMaxPorts> burst_bytes_{};  // this burst's bytes per port, until folded
     uint32_t burst_ports_ = 0;                       // ports with burst_bytes_
-    // emit(): packets and bytes per member slot of group tally_g_ not yet in the counters.
+    // emit(): packets and bytes per member slot of group tally_g_ not yet in the counters,
+    // as packets << kTallyPacketShift | bytes (one add per packet; a burst's bytes < 2^40).
+    static constexpr uint32_t kTallyPacketShift = 48;
     const EcmpGroup *tally_g_ = nullptr;
-    uint32_t tally_slots_ = 0;  // slots with a tally
-    std::array<uint32_t, kMaxGroupMembers> tally_pkts_{};
-    std::array<uint64_t, kMaxGroupMembers> tally_bytes_{};
+    std::array<uint64_t, kMaxGroupMembers> tally_{};
 
     // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
     std::array<double, kMaxPorts> util_{};  // bytes per microsecond

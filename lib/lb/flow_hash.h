@@ -166,6 +166,25 @@ template <bool kDestQp>
     return flow_hash_crc32c4({k.a[0] << 32 | k.b[0], k.ports}, seed);
 }
 
+// The flow hash of a packet from its FlowKey: any address family, any parameters.
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+[[gnu::always_inline]] inline uint64_t flow_hash_key(const PacketMeta &m, const uint8_t *l3,
+                                                     uint64_t seed) {
+    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, l3);
+    if constexpr (kFn == FlowHashFn::crc32c)
+        return flow_hash_crc32c(k, seed);
+    else
+        return flow_hash_mix64(k, seed);
+}
+
+// The same out of line: where IPv4 has a path of its own, IPv6's longer one would take the
+// registers of the burst loop the IPv4 path is inlined in.
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+[[gnu::noinline]] uint64_t flow_hash_key_cold(const PacketMeta &m, const uint8_t *l3,
+                                              uint64_t seed) {
+    return flow_hash_key<kFn, kSymmetric, kDestQp>(m, l3, seed);
+}
+
 // The flow hash with the parameters that change its shape fixed at compile time, so a burst
 // loop (LoadBalancer::resolve) carries no per-packet test of them. Always inlined: it is a
 // few instructions, less than the call. `l3` points at the IP header (frame + meta.l3_offset)
@@ -174,20 +193,18 @@ template <bool kDestQp>
 template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, typename L3>
 [[gnu::always_inline]] inline uint64_t flow_hash_t(const PacketMeta &m, const L3 &l3,
                                                    uint64_t seed) {
+    const auto l3_ptr = [&]() -> const uint8_t * {
+        if constexpr (std::is_invocable_v<const L3 &>)
+            return m.l3 == L3Type::ipv6 ? l3() : nullptr;
+        else
+            return l3;
+    };
     if constexpr (kFn == FlowHashFn::crc32c && !kSymmetric) {
         if (m.l3 != L3Type::ipv6) [[likely]]
             return flow_hash_crc32c4(flow_key4<kDestQp>(m), seed);
+        return flow_hash_key_cold<kFn, kSymmetric, kDestQp>(m, l3_ptr(), seed);
     }
-    const uint8_t *p;
-    if constexpr (std::is_invocable_v<const L3 &>)
-        p = m.l3 == L3Type::ipv6 ? l3() : nullptr;
-    else
-        p = l3;
-    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, p);
-    if constexpr (kFn == FlowHashFn::crc32c)
-        return flow_hash_crc32c(k, seed);
-    else
-        return flow_hash_mix64(k, seed);
+    return flow_hash_key<kFn, kSymmetric, kDestQp>(m, l3_ptr(), seed);
 }
 
 // Calls f.template operator()<kFn, kSymmetric, kDestQp>() with the instantiation `p` selects:

@@ -29,29 +29,46 @@ struct FlowletEntry {
 };
 static_assert(sizeof(FlowletEntry) == 16);
 
+// The tag of a flow's entry: the flow hash's high half (its low bits pick the bucket).
+inline uint32_t flowlet_tag(uint64_t hash) { return uint32_t(hash >> 32); }
+
 struct alignas(kCacheLine) FlowletBucket {
     FlowletEntry e[4];
+
+    // The valid entry tagged `tag`, or null. Only reads.
+    FlowletEntry *find(uint32_t tag) {
+        for (auto &x : e)
+            if (x.tag == tag && x.valid) return &x;
+        return nullptr;
+    }
 };
 static_assert(sizeof(FlowletBucket) == kCacheLine);
+
+// The table's buckets as values, for a burst loop to keep in registers: its stores (entry
+// times, outputs) could otherwise alias the table's own fields and force reloads.
+struct FlowletBuckets {
+    FlowletBucket *base;
+    uint32_t mask;
+
+    FlowletBucket &bucket(uint64_t hash) const { return base[(hash >> 12) & mask]; }
+    // The flow's entry, or null. Only reads.
+    FlowletEntry *find(uint64_t hash) const { return bucket(hash).find(flowlet_tag(hash)); }
+    // Starts loading the flow's bucket (the balancer hashes a whole burst first).
+    void prefetch(uint64_t hash) const { __builtin_prefetch(&bucket(hash), 1); }
+};
 
 class FlowletTable {
   public:
     explicit FlowletTable(uint32_t entries);  // rounded up to a power of two, >= 4
 
-    // The flow's entry, or null. Only reads.
-    FlowletEntry *find(uint64_t hash) {
-        FlowletBucket &b = bucket(hash);
-        const uint32_t tag = uint32_t(hash >> 32);
-        for (auto &e : b.e)
-            if (e.tag == tag && e.valid) return &e;
-        return nullptr;
-    }
+    FlowletBuckets buckets() { return {buckets_.get(), mask_}; }
+    FlowletEntry *find(uint64_t hash) { return buckets().find(hash); }
 
     // A fresh entry for a flow find() did not find (tag set, valid, the rest for the caller), or
     // null when its bucket is full of live entries. Reclaims aged entries of the bucket, adding
     // their number to `aged`.
     FlowletEntry *insert(uint64_t hash, uint32_t now_us, uint32_t age_us, uint64_t &aged) {
-        FlowletBucket &b = bucket(hash);
+        FlowletBucket &b = buckets().bucket(hash);
         FlowletEntry *free_e = nullptr;
         for (auto &e : b.e) {
             if (e.valid && now_us - e.last_us > age_us && e.slot != kFlowletPending) {
@@ -62,7 +79,7 @@ class FlowletTable {
             if (!e.valid && !free_e) free_e = &e;
         }
         if (!free_e) return nullptr;
-        *free_e = FlowletEntry{uint32_t(hash >> 32), now_us, 0, kFlowletPending, 1, 0, 0};
+        *free_e = FlowletEntry{flowlet_tag(hash), now_us, 0, kFlowletPending, 1, 0, 0};
         used_++;
         return free_e;
     }
@@ -77,16 +94,16 @@ class FlowletTable {
         return e;
     }
 
-    // Starts loading the flow's bucket (the balancer hashes a whole burst first).
-    void prefetch(uint64_t hash) const { __builtin_prefetch(&buckets_[(hash >> 12) & mask_], 1); }
+    void prefetch(uint64_t hash) { buckets().prefetch(hash); }
 
     uint32_t capacity() const { return (mask_ + 1) * 4; }
     // Valid entries (aged ones count until their bucket is visited again). Owning worker only;
     // others read occupancy from LbWorkerCounters.
     uint32_t used() const { return used_; }
+    // Entry k (< capacity()), for tests that compare tables.
+    const FlowletEntry &entry(uint32_t k) const { return buckets_[k / 4].e[k % 4]; }
 
   private:
-    FlowletBucket &bucket(uint64_t hash) { return buckets_[(hash >> 12) & mask_]; }
 
     std::unique_ptr<FlowletBucket[]> buckets_;
     uint32_t mask_;

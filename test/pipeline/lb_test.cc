@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -640,14 +641,15 @@ TEST(LbPipeline, DestQpEntersTheHashOnlyWhenEnabled) {
 namespace rocesw::test {
 namespace {
 
-// The balancer's burst passes against one packet at a time: the same members, counters and
-// path events for a long random sequence. Bursts take pass 2's flowlet-hit loop and its
-// out-of-line rest (new flows and flowlets, pending entries of an earlier packet of the burst,
-// packet granularity, full buckets) in every interleaving; one packet per call takes each case
-// alone. Four groups (flowlet with two members, flowlet with a dead third member, hash, spray),
-// 48 flows, a 16-entry flowlet table (full buckets: fallbacks), time steps across the 50 us gap
-// and the 400 us age.
-TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) {
+// The balancer's burst passes against one packet at a time: the same members, counters,
+// flowlet table and path events for a long random sequence. Bursts take pass 2's flowlet-hit
+// loop and its out-of-line rest (new flows and flowlets, pending entries of an earlier packet of
+// the burst, packet granularity, full buckets) in every interleaving; one packet per call takes
+// each case alone. Four groups (flowlet with two members, flowlet with a dead third member,
+// hash, spray), 48 flows, a 16-entry flowlet table (full buckets: fallbacks), time steps across
+// the 50 us gap and the 400 us age. With `long_runs` each burst is ordered by group (stable), so
+// the passes see runs of up to a whole burst instead of mostly one or two packets.
+void bursts_decide_as_packets_one_at_a_time(bool long_runs) {
     rte_mempool *pool = rte_pktmbuf_pool_create(unique_name("lbeq").c_str(), 1024, 0,
                                                 kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
                                                 SOCKET_ID_ANY);
@@ -708,9 +710,32 @@ TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) {
             pkts[k] = flow_pkt[f];
             ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];  // group 7: none (no member)
         }
+        if (long_runs) {
+            std::vector<uint16_t> order(n);
+            std::iota(order.begin(), order.end(), uint16_t(0));
+            std::stable_sort(order.begin(), order.end(),
+                             [&](uint16_t x, uint16_t y) { return ids[x] < ids[y]; });
+            std::vector<rte_mbuf *> p2(n);
+            std::vector<uint32_t> i2(n);
+            for (uint16_t k = 0; k < n; k++) p2[k] = pkts[order[k]], i2[k] = ids[order[k]];
+            std::copy(p2.begin(), p2.end(), pkts.begin());
+            std::copy(i2.begin(), i2.end(), ids.begin());
+        }
         burst.resolve(pkts.data(), ids.data(), n, now, out_b);
         for (uint16_t k = 0; k < n; k++) single.resolve(&pkts[k], &ids[k], 1, now, &out_s[k]);
         for (uint16_t k = 0; k < n; k++) ASSERT_EQ(out_b[k], out_s[k]) << round << " " << k;
+        // The flowlet tables alike (`pending` is a request index: per call, so it differs).
+        const FlowletTable &tb = burst.flowlets(), &ts = single.flowlets();
+        ASSERT_EQ(tb.used(), ts.used()) << round;
+        for (uint32_t k = 0; k < tb.capacity(); k++) {
+            const FlowletEntry &eb = tb.entry(k), &es = ts.entry(k);
+            ASSERT_EQ(eb.valid, es.valid) << round << " " << k;
+            if (!eb.valid) continue;
+            ASSERT_EQ(eb.tag, es.tag) << round << " " << k;
+            ASSERT_EQ(eb.last_us, es.last_us) << round << " " << k;
+            ASSERT_EQ(eb.group, es.group) << round << " " << k;
+            ASSERT_EQ(eb.slot, es.slot) << round << " " << k;
+        }
         const uint32_t step = rng() % 8;
         now += step < 5 ? 1'000 : step < 7 ? 60'000 : 500'000;  // hit, gap, aged
         hits_possible += step < 5;
@@ -759,6 +784,12 @@ TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) {
     }
     for (auto *m : flow_pkt) rte_pktmbuf_free(m);
     rte_mempool_free(pool);
+}
+
+TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) { bursts_decide_as_packets_one_at_a_time(false); }
+
+TEST(LbBalancer, LongRunsDecideAsPacketsOneAtATime) {
+    bursts_decide_as_packets_one_at_a_time(true);
 }
 
 }  // namespace
