@@ -423,31 +423,30 @@ struct QosEgress::PgCharge {
     return QueueDrop::count;
 }
 
-// Counters of a burst's admissions, once per queue it grew (`touched`): `packets`, `bytes`
-// what the burst added to each. Within admit() a queue only grows, so the new watermarks are the
-// final depths.
-[[gnu::always_inline]] inline void QosEgress::commit_admitted(
-    uint16_t port, unsigned touched, const std::array<uint32_t, kNumQueues> &packets,
-    const std::array<uint64_t, kNumQueues> &bytes, const std::array<uint32_t, kNumQueues> &marked) {
-    TrafficManager::Port &ps = *tm_.ports_[port];
-    PortQosStats &st = *tm_.stats_[port];
-    for (unsigned left = touched; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        TrafficManager::Queue &q = ps.q[qi];
-        if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
-        if (q.size() > q.wm_packets) q.wm_packets = q.size();
-        QueueStats &qs = st.queues[qi];
-        qs.enq_packets.add(packets[qi]);
-        qs.enq_bytes.add(bytes[qi]);
-        if (marked[qi]) {
-            qs.ecn_marked.add(marked[qi]);
-            if (trace_) ecn_unsampled_[port][qi] += marked[qi];
-        }
-        qs.depth_packets.set(q.size());
-        qs.depth_bytes.set(q.bytes);
-        qs.watermark_bytes.set(q.wm_bytes);
-        qs.watermark_packets.set(q.wm_packets);
+// Counters of a burst's admissions to queue qi: `packets`, `bytes`, `marked` what the burst
+// added. Within admit() a queue only grows, so the new watermarks are the final depths.
+[[gnu::always_inline]] inline void QosEgress::admitted_to(uint16_t port, unsigned qi,
+                                                          uint32_t packets, uint64_t bytes,
+                                                          uint32_t marked) {
+    TrafficManager::Queue &q = tm_.ports_[port]->q[qi];
+    if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
+    if (q.size() > q.wm_packets) q.wm_packets = q.size();
+    QueueStats &qs = tm_.stats_[port]->queues[qi];
+    qs.enq_packets.add(packets);
+    qs.enq_bytes.add(bytes);
+    if (marked) {
+        qs.ecn_marked.add(marked);
+        if (trace_) ecn_unsampled_[port][qi] += marked;
     }
+    qs.depth_packets.set(q.size());
+    qs.depth_bytes.set(q.bytes);
+    qs.watermark_bytes.set(q.wm_bytes);
+    qs.watermark_packets.set(q.wm_packets);
+}
+
+// The end of a burst's admission, once: the queues it grew (`touched`) and the pool gauges.
+[[gnu::always_inline]] inline void QosEgress::admitted(uint16_t port, unsigned touched) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
     ps.nonempty = uint8_t(ps.nonempty | touched);
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
 }
@@ -479,13 +478,15 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     using Slot = TrafficManager::Slot;
     TrafficManager::Port &ps = *tm_.ports_[port];
     const uint32_t cap = tm_.plan_.queue_packets, mask = cap - 1;  // every queue's
+    // Room for the whole burst in every queue: an empty one (not in nonempty) has cap slots.
+    if (n > cap) return false;
+    for (unsigned left = ps.nonempty; left; left &= left - 1)
+        if (ps.q[__builtin_ctz(left)].size() + n > cap) return false;
     std::array<Slot *, kNumQueues> base;
     std::array<uint32_t, kNumQueues> tail;
     for (unsigned qi = 0; qi < kNumQueues; qi++) {
-        const Queue &q = ps.q[qi];
-        if (q.size() + n > cap) return false;
-        base[qi] = q.slots;
-        tail[qi] = q.tail;
+        base[qi] = ps.q[qi].slots;
+        tail[qi] = ps.q[qi].tail;
     }
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     const PacketMeta *meta0 = meta_of(pkts[0]);
@@ -526,18 +527,6 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         ps.ring.drain(now_ns);
         ring_ahead = ps.ring.inflight_bytes();
     }
-    // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
-    // marking (a marking depth).
-    for (unsigned left = queues; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        const Queue &q = ps.q[qi];
-        const uint64_t after = q.bytes + q_bytes[qi];
-        if (q.flags & Queue::kStormDrop) return false;
-        if ((q.flags & Queue::kDrop) && after >= q.drop_min) return false;
-        if ((q.flags & Queue::kMarkEnq) &&
-            after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min)
-            return false;
-    }
     // Lossless packets: their PG's limit, with every byte of the burst of that PG charged.
     const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
     for (unsigned left = lossless_tcs; left; left &= left - 1) {
@@ -549,17 +538,27 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
             if (key_of[__builtin_ctz(l2)] == key) pg_burst += tc_bytes[__builtin_ctz(l2)];
         if (pg_total(key) + pg_burst > lim) return false;
     }
-    // The pools: every queue's growth beyond its reservation charged first (taken back if a
-    // check fails), then each queue's thresholds against its pool's use after the whole burst.
+    // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
+    // marking (a marking depth); then its growth beyond its reservation charged to its pool
+    // (taken back if a check fails), so that each queue's thresholds below see its pool's use
+    // after the whole burst.
     std::array<uint64_t, kNumQueues> excess;
+    unsigned charged = 0;
+    bool fits = true;
     for (unsigned left = queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         const Queue &q = ps.q[qi];
         const uint64_t after = q.bytes + q_bytes[qi];
+        if ((q.flags & Queue::kStormDrop) || ((q.flags & Queue::kDrop) && after >= q.drop_min) ||
+            ((q.flags & Queue::kMarkEnq) &&
+             after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min)) {
+            fits = false;
+            break;
+        }
         excess[qi] = after > q.reserved ? after - q.reserved : 0;
         if (q.pool) q.pool->shared_used += excess[qi] - q.excess;
+        charged |= 1u << qi;
     }
-    bool fits = true;
     for (unsigned left = queues; left && fits; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         const Queue &q = ps.q[qi];
@@ -580,7 +579,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         }
     }
     if (!fits) {
-        for (unsigned left = queues; left; left &= left - 1) {
+        for (unsigned left = charged; left; left &= left - 1) {
             const unsigned qi = unsigned(__builtin_ctz(left));
             const Queue &q = ps.q[qi];
             if (q.pool) q.pool->shared_used -= excess[qi] - q.excess;
@@ -589,15 +588,15 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     }
 
     // Admitted, every packet: the slots are written; the tails, queues, pools and PG bytes move.
-    std::array<uint32_t, kNumQueues> q_n;
     for (unsigned left = queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         Queue &q = ps.q[qi];
-        q_n[qi] = tail[qi] - q.tail;
+        const uint32_t q_n = tail[qi] - q.tail;
         q.tail = tail[qi];
         q.bytes += q_bytes[qi];
         q.excess = excess[qi];
         if (q.pool) q.pool->used += q_bytes[qi];
+        admitted_to(port, qi, q_n, q_bytes[qi], 0);
     }
     PgAccounting &pg = *own_.pg;
     for (unsigned left = tcs; left; left &= left - 1) {
@@ -606,7 +605,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         pg.bytes[key].add(tc_bytes[tc]);
         pg.watermark[key].max(pg.bytes[key].v);
     }
-    commit_admitted(port, queues, q_n, q_bytes, std::array<uint32_t, kNumQueues>{});
+    admitted(port, queues);
     sum_admissions_++;
     return true;
 }
@@ -695,14 +694,12 @@ void QosEgress::admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t 
     charge.commit();
     if (n_dropped) rte_pktmbuf_free_bulk(dropped, n_dropped);
     unsigned touched = 0;
-    std::array<uint32_t, kNumQueues> packets{};
     for (unsigned qi = 0; qi < kNumQueues; qi++) {
         if (ps.q[qi].tail == tail0[qi]) continue;
         touched |= 1u << qi;
-        packets[qi] = ps.q[qi].tail - tail0[qi];
-        bytes0[qi] = ps.q[qi].bytes - bytes0[qi];
+        admitted_to(port, qi, ps.q[qi].tail - tail0[qi], ps.q[qi].bytes - bytes0[qi], t_marked[qi]);
     }
-    commit_admitted(port, touched, packets, bytes0, t_marked);
+    admitted(port, touched);
 }
 
 void QosEgress::apply_pg_watermark_clears() {
@@ -1274,7 +1271,7 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     }
     if (!ps.shaper.ready_after(wire_all - w_last)) return false;
 
-    // Admitted: commit_admitted() and the PG charge, in sums (the queue grew from empty).
+    // Admitted: admitted_to(), admitted() and the PG charge, in sums (the queue grew from empty).
     PortQosStats &st = *tm_.stats_[port];
     QueueStats &qs = st.queues[qi];
     q.tail += n;
