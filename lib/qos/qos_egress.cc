@@ -5,6 +5,10 @@
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 
 #include "pkt/mbuf_meta.h"
@@ -40,6 +44,29 @@ constexpr DropReason port_reason(QueueDrop d) {
         case QueueDrop::pfc_watchdog: return DropReason::pfc_watchdog;
         default: return DropReason::port_stopped;
     }
+}
+
+// The PacketMeta bytes from bth_opcode to tc (bth_opcode, in_port, out_port, tc) as one native
+// word: masked with kInPort or kInPortTc, equal words mean equal fields in any host byte order.
+uint32_t in_port_tc_word(const PacketMeta *meta) {
+    static_assert(offsetof(PacketMeta, in_port) == offsetof(PacketMeta, bth_opcode) + 1 &&
+                  offsetof(PacketMeta, tc) == offsetof(PacketMeta, bth_opcode) + 3);
+    uint32_t w;
+    std::memcpy(&w, reinterpret_cast<const uint8_t *>(meta) + offsetof(PacketMeta, bth_opcode), 4);
+    return w;
+}
+constexpr uint32_t kInPort = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0, 0xFF, 0, 0});
+constexpr uint32_t kInPortTc = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0, 0xFF, 0, 0xFF});
+
+// A slot's ecn_ip (TrafficManager::Slot): the ECN codepoint, bit 2 for IPv4/IPv6 (ECN only
+// means something there); from a table by L3Type: two loads and an or, no compare.
+constexpr std::array<uint8_t, 256> kIpBit = [] {
+    std::array<uint8_t, 256> t{};
+    t[size_t(L3Type::ipv4)] = t[size_t(L3Type::ipv6)] = 4;
+    return t;
+}();
+unsigned ecn_ip_of(const PacketMeta *meta) {
+    return meta->ecn | unsigned(kIpBit[size_t(meta->l3)]);
 }
 
 }  // namespace
@@ -396,31 +423,30 @@ struct QosEgress::PgCharge {
     return QueueDrop::count;
 }
 
-// Counters of a burst's admissions, once per queue it grew (`touched`): `packets`, `bytes`
-// what the burst added to each. Within admit() a queue only grows, so the new watermarks are the
-// final depths.
-[[gnu::always_inline]] inline void QosEgress::commit_admitted(
-    uint16_t port, unsigned touched, const std::array<uint32_t, kNumQueues> &packets,
-    const std::array<uint64_t, kNumQueues> &bytes, const std::array<uint32_t, kNumQueues> &marked) {
-    TrafficManager::Port &ps = *tm_.ports_[port];
-    PortQosStats &st = *tm_.stats_[port];
-    for (unsigned left = touched; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        TrafficManager::Queue &q = ps.q[qi];
-        if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
-        if (q.size() > q.wm_packets) q.wm_packets = q.size();
-        QueueStats &qs = st.queues[qi];
-        qs.enq_packets.add(packets[qi]);
-        qs.enq_bytes.add(bytes[qi]);
-        if (marked[qi]) {
-            qs.ecn_marked.add(marked[qi]);
-            if (trace_) ecn_unsampled_[port][qi] += marked[qi];
-        }
-        qs.depth_packets.set(q.size());
-        qs.depth_bytes.set(q.bytes);
-        qs.watermark_bytes.set(q.wm_bytes);
-        qs.watermark_packets.set(q.wm_packets);
+// Counters of a burst's admissions to queue qi: `packets`, `bytes`, `marked` what the burst
+// added. Within admit() a queue only grows, so the new watermarks are the final depths.
+[[gnu::always_inline]] inline void QosEgress::admitted_to(uint16_t port, unsigned qi,
+                                                          uint32_t packets, uint64_t bytes,
+                                                          uint32_t marked) {
+    TrafficManager::Queue &q = tm_.ports_[port]->q[qi];
+    if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
+    if (q.size() > q.wm_packets) q.wm_packets = q.size();
+    QueueStats &qs = tm_.stats_[port]->queues[qi];
+    qs.enq_packets.add(packets);
+    qs.enq_bytes.add(bytes);
+    if (marked) {
+        qs.ecn_marked.add(marked);
+        if (trace_) ecn_unsampled_[port][qi] += marked;
     }
+    qs.depth_packets.set(q.size());
+    qs.depth_bytes.set(q.bytes);
+    qs.watermark_bytes.set(q.wm_bytes);
+    qs.watermark_packets.set(q.wm_packets);
+}
+
+// The end of a burst's admission, once: the queues it grew (`touched`) and the pool gauges.
+[[gnu::always_inline]] inline void QosEgress::admitted(uint16_t port, unsigned touched) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
     ps.nonempty = uint8_t(ps.nonempty | touched);
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
 }
@@ -452,29 +478,30 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     using Slot = TrafficManager::Slot;
     TrafficManager::Port &ps = *tm_.ports_[port];
     const uint32_t cap = tm_.plan_.queue_packets, mask = cap - 1;  // every queue's
+    // Room for the whole burst in every queue: an empty one (not in nonempty) has cap slots.
+    if (n > cap) return false;
+    for (unsigned left = ps.nonempty; left; left &= left - 1)
+        if (ps.q[__builtin_ctz(left)].size() + n > cap) return false;
     std::array<Slot *, kNumQueues> base;
     std::array<uint32_t, kNumQueues> tail;
     for (unsigned qi = 0; qi < kNumQueues; qi++) {
-        const Queue &q = ps.q[qi];
-        if (q.size() + n > cap) return false;
-        base[qi] = q.slots;
-        tail[qi] = q.tail;
+        base[qi] = ps.q[qi].slots;
+        tail[qi] = ps.q[qi].tail;
     }
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
-    const unsigned in0 = meta_of(pkts[0])->in_port;
+    const PacketMeta *meta0 = meta_of(pkts[0]);
+    const uint32_t word0 = in_port_tc_word(meta0);
     // One ingress port: a packet's PG key is its TC's in this row.
-    const uint16_t *key_of = &tm_.pg_key_[(in0 & (kMaxPorts - 1)) * kNumTc];
+    const uint16_t *key_of = &tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
     std::array<uint64_t, kNumTc> tc_bytes{};
     unsigned other_in = 0, tcs = 0;
     for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
         rte_mbuf *m = *p;
         const PacketMeta *meta = meta_of(m);
         const unsigned tc = meta->tc & (kNumTc - 1);
-        other_in |= meta->in_port ^ in0;
+        other_in |= in_port_tc_word(meta) ^ word0;  // masked to the ingress port below
         const uint32_t len = m->pkt_len;
-        // As admit_each(): the ECN codepoint, bit 2 for IPv4/IPv6.
-        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
-        const unsigned ecn_ip = meta->ecn | unsigned(ip) << 2;
+        const unsigned ecn_ip = ecn_ip_of(meta);  // as admit_each()
         const unsigned qi = to_queue[tc];
         const uint32_t t = tail[qi];
         tail[qi] = t + 1;
@@ -482,7 +509,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         tc_bytes[tc] += len;
         tcs |= 1u << tc;
     }
-    if (other_in) return false;
+    if (other_in & kInPort) return false;
 
     // Each queue's share of the burst, from its TCs'.
     std::array<uint64_t, kNumQueues> q_bytes{};
@@ -500,18 +527,6 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         ps.ring.drain(now_ns);
         ring_ahead = ps.ring.inflight_bytes();
     }
-    // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
-    // marking (a marking depth).
-    for (unsigned left = queues; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        const Queue &q = ps.q[qi];
-        const uint64_t after = q.bytes + q_bytes[qi];
-        if (q.flags & Queue::kStormDrop) return false;
-        if ((q.flags & Queue::kDrop) && after >= q.drop_min) return false;
-        if ((q.flags & Queue::kMarkEnq) &&
-            after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min)
-            return false;
-    }
     // Lossless packets: their PG's limit, with every byte of the burst of that PG charged.
     const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
     for (unsigned left = lossless_tcs; left; left &= left - 1) {
@@ -523,17 +538,27 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
             if (key_of[__builtin_ctz(l2)] == key) pg_burst += tc_bytes[__builtin_ctz(l2)];
         if (pg_total(key) + pg_burst > lim) return false;
     }
-    // The pools: every queue's growth beyond its reservation charged first (taken back if a
-    // check fails), then each queue's thresholds against its pool's use after the whole burst.
+    // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
+    // marking (a marking depth); then its growth beyond its reservation charged to its pool
+    // (taken back if a check fails), so that each queue's thresholds below see its pool's use
+    // after the whole burst.
     std::array<uint64_t, kNumQueues> excess;
+    unsigned charged = 0;
+    bool fits = true;
     for (unsigned left = queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         const Queue &q = ps.q[qi];
         const uint64_t after = q.bytes + q_bytes[qi];
+        if ((q.flags & Queue::kStormDrop) || ((q.flags & Queue::kDrop) && after >= q.drop_min) ||
+            ((q.flags & Queue::kMarkEnq) &&
+             after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min)) {
+            fits = false;
+            break;
+        }
         excess[qi] = after > q.reserved ? after - q.reserved : 0;
         if (q.pool) q.pool->shared_used += excess[qi] - q.excess;
+        charged |= 1u << qi;
     }
-    bool fits = true;
     for (unsigned left = queues; left && fits; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         const Queue &q = ps.q[qi];
@@ -554,7 +579,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         }
     }
     if (!fits) {
-        for (unsigned left = queues; left; left &= left - 1) {
+        for (unsigned left = charged; left; left &= left - 1) {
             const unsigned qi = unsigned(__builtin_ctz(left));
             const Queue &q = ps.q[qi];
             if (q.pool) q.pool->shared_used -= excess[qi] - q.excess;
@@ -563,15 +588,15 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     }
 
     // Admitted, every packet: the slots are written; the tails, queues, pools and PG bytes move.
-    std::array<uint32_t, kNumQueues> q_n;
     for (unsigned left = queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         Queue &q = ps.q[qi];
-        q_n[qi] = tail[qi] - q.tail;
+        const uint32_t q_n = tail[qi] - q.tail;
         q.tail = tail[qi];
         q.bytes += q_bytes[qi];
         q.excess = excess[qi];
         if (q.pool) q.pool->used += q_bytes[qi];
+        admitted_to(port, qi, q_n, q_bytes[qi], 0);
     }
     PgAccounting &pg = *own_.pg;
     for (unsigned left = tcs; left; left &= left - 1) {
@@ -580,7 +605,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         pg.bytes[key].add(tc_bytes[tc]);
         pg.watermark[key].max(pg.bytes[key].v);
     }
-    commit_admitted(port, queues, q_n, q_bytes, std::array<uint32_t, kNumQueues>{});
+    admitted(port, queues);
     sum_admissions_++;
     return true;
 }
@@ -624,11 +649,10 @@ void QosEgress::admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t 
         Queue &q = *by_tc[tc];
         const uint32_t len = m->pkt_len;
         const unsigned key = pg_key[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc];
-        // The slot's ecn_ip: the ECN codepoint, bit 2 for IPv4/IPv6 (ECN only means something
-        // there); ECT: an IP packet with a codepoint other than Not-ECT (PacketMeta::ecn is 0..3).
-        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
-        // (unsigned, not uint16_t: a 16-bit spill reloaded 32 bits wide stalls store forwarding.)
-        unsigned ecn_ip = meta->ecn | unsigned(ip) << 2;
+        // The slot's ecn_ip; ECT: an IP packet with a codepoint other than Not-ECT (PacketMeta::ecn
+        // is 0..3). (unsigned, not uint16_t: a 16-bit spill reloaded 32 bits wide stalls store
+        // forwarding.)
+        unsigned ecn_ip = ecn_ip_of(meta);
         const bool ect = ecn_ip > 4;
 
         // Bytes beyond the queue's reservation come out of the pool's shared part.
@@ -670,14 +694,12 @@ void QosEgress::admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t 
     charge.commit();
     if (n_dropped) rte_pktmbuf_free_bulk(dropped, n_dropped);
     unsigned touched = 0;
-    std::array<uint32_t, kNumQueues> packets{};
     for (unsigned qi = 0; qi < kNumQueues; qi++) {
         if (ps.q[qi].tail == tail0[qi]) continue;
         touched |= 1u << qi;
-        packets[qi] = ps.q[qi].tail - tail0[qi];
-        bytes0[qi] = ps.q[qi].bytes - bytes0[qi];
+        admitted_to(port, qi, ps.q[qi].tail - tail0[qi], ps.q[qi].bytes - bytes0[qi], t_marked[qi]);
     }
-    commit_admitted(port, touched, packets, bytes0, t_marked);
+    admitted(port, touched);
 }
 
 void QosEgress::apply_pg_watermark_clears() {
@@ -1133,7 +1155,10 @@ void QosEgress::cut_through(uint16_t port, uint64_t now_ns) {
 // that admission would admit every packet to one queue without a threshold, a random draw or a
 // mark (the queue is empty: its depth before packet i is the bytes of packets 0..i-1), and that
 // cut_through() would then send them all; then books what admit() would (counters, watermarks,
-// pool and PG charges) in sums and sends.
+// pool and PG charges) in sums and sends. One pass reads each packet's class and length; the
+// per-packet limits (WRED, marking, the TX ring model) are then checked on the burst's sums,
+// which bound every packet's (the depths only grow along the burst), and per packet only when
+// such a bound is reached.
 bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
     using Queue = TrafficManager::Queue;
     TrafficManager::Port &ps = *tm_.ports_[port];
@@ -1147,46 +1172,72 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     Queue &q = ps.q[qi];
     const unsigned key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
     if (q.flags & Queue::kStormDrop) return false;
-    // One queue and one PG key for the whole burst, checked before anything else (a burst of
-    // mixed classes, rsw-full's, leaves here at its first packet of another class): packets
-    // of the first one's TC and ingress port have them; others are looked up.
-    const uint8_t in0 = meta0->in_port;
-    for (uint16_t i = 1; i < n; i++) {
-        const PacketMeta *meta = meta_of(pkts[i]);
-        if (meta->tc == meta0->tc && meta->in_port == in0) continue;
-        const unsigned tc = meta->tc & (kNumTc - 1);
-        if (to_queue[tc] != qi ||
-            tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
-            return false;
+    // One queue and one PG key for the whole burst (a burst of mixed classes, rsw-full's, leaves
+    // here at its first packet of another class): packets of the first one's TC and ingress port
+    // have them; others are looked up. And the burst's bytes and wire bytes.
+    const uint32_t class0 = in_port_tc_word(meta0) & kInPortTc;
+    const uint32_t min_frame = tm_.plan_.min_frame_bytes;
+    uint64_t bytes = 0;
+    uint32_t under = 0;  // bit 31: a frame shorter than min_frame (frames are below 2 GB)
+    for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
+        rte_mbuf *m = *p;
+        const uint32_t len = m->pkt_len;
+        if (const PacketMeta *meta = meta_of(m); (in_port_tc_word(meta) & kInPortTc) != class0) {
+            const unsigned tc = meta->tc & (kNumTc - 1);
+            if (to_queue[tc] != qi ||
+                tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
+                return false;
+        }
+        bytes += len;
+        under |= len - min_frame;
     }
+    // The wire bytes of all: each frame padded to min_frame_bytes (wire_bytes()), plus overhead.
+    uint64_t wire_all = bytes + uint64_t(n) * tm_.plan_.wire_overhead_bytes;
+    if (unlikely(under >> 31))
+        for (uint16_t i = 0; i < n; i++)
+            wire_all += pkts[i]->pkt_len < min_frame ? min_frame - pkts[i]->pkt_len : 0;
+    const uint32_t len_last = pkts[n - 1]->pkt_len;
+    const uint32_t w_last = tm_.plan_.wire_bytes(len_last);
     ps.shaper.refill(now_ns);  // what admit() (ring) and service() do first, once per now
     ps.ring.drain(now_ns);
     const uint64_t ring_in = ps.ring.inflight_bytes();
-    // Enqueue marking sees the ring's bytes too (admit()'s ring_ahead).
+    // Enqueue marking sees the ring's bytes too (admit()'s ring_ahead); dequeue marking the
+    // ring's bytes ahead of each frame when the ring counts (take_run).
     const uint64_t enq_ring = q.flags & Queue::kMarkRing ? ring_in : 0;
+    const uint64_t ring_w_mask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
     const bool drop_curve = q.flags & Queue::kDrop, ecn_q = q.flags & Queue::kEcn;
     const bool mark_enq = q.flags & Queue::kMarkEnq, mark_deq = q.flags & Queue::kMarkDeq;
-    TxRingModel ring = ps.ring;
-    uint64_t bytes = 0, wire_all = 0;
-    uint32_t w_last = 0;
-    bool any_ect = false;
-    for (uint16_t i = 0; i < n; i++) {
-        rte_mbuf *m = pkts[i];
-        const PacketMeta *meta = meta_of(m);
-        const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
-        const bool ect = (meta->ecn | unsigned(ip) << 2) > 4;
-        // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in an
-        // ECN queue); enqueue marking for ECT at or above mark_min.
-        if (drop_curve && bytes >= q.drop_min && !(ect && ecn_q)) return false;
-        if (mark_enq && ect && bytes + enq_ring >= q.mark_min) return false;
-        const uint32_t len = m->pkt_len;
-        const uint32_t w = tm_.plan_.wire_bytes(len);
-        if (!ring.fits(w)) return false;
-        ring.add(w);
-        bytes += len;
-        wire_all += w;
-        w_last = w;
-        any_ect |= ect;
+    // Bounds from the sums: the depth at the last packet's admission is the deepest any packet
+    // sees; the ring takes every frame when it has room for all; a frame's dequeue-marking
+    // depth (bytes behind it, ring bytes ahead of it) is below the burst's bytes plus the ring's
+    // and the burst's wire bytes.
+    const uint64_t before_last = bytes - len_last;
+    if (int64_t(wire_all) > ps.ring.room() || (drop_curve && before_last >= q.drop_min) ||
+        (mark_enq && before_last + enq_ring >= q.mark_min) ||
+        (mark_deq && bytes + ((ring_in + wire_all) & ring_w_mask) >= q.mark_min)) {
+        // Per packet, as admission() and cut_through() see each.
+        TxRingModel ring = ps.ring;
+        uint64_t depth = 0, ahead = ring_in & ring_w_mask;
+        for (uint16_t i = 0; i < n; i++) {
+            rte_mbuf *m = pkts[i];
+            const PacketMeta *meta = meta_of(m);
+            const unsigned ecn_ip = ecn_ip_of(meta);
+            const bool ect = ecn_ip > 4;
+            // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in an
+            // ECN queue); enqueue marking for ECT at or above mark_min.
+            if (drop_curve && depth >= q.drop_min && !(ect && ecn_q)) return false;
+            if (mark_enq && ect && depth + enq_ring >= q.mark_min) return false;
+            const uint32_t len = m->pkt_len;
+            const uint32_t w = tm_.plan_.wire_bytes(len);
+            if (!ring.fits(w)) return false;
+            ring.add(w);
+            depth += len;
+            // cut_through(): no ECT frame at a dequeue-marking depth (the flush decides those).
+            if (mark_deq && (ecn_ip == (4 | kEcnEct0) || ecn_ip == (4 | kEcnEct1)) &&
+                bytes - depth + ahead >= q.mark_min)
+                return false;
+            ahead += w & ring_w_mask;
+        }
     }
     // The pool: a packet that takes shared bytes (delta > 0) is checked against the thresholds.
     // Along the burst the queue's excess only grows and the pool's free bytes only shrink, so
@@ -1196,7 +1247,7 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     if (pool && (q.flags & Queue::kLossless) && pool->shared_used > pool->shared + pool->xoff)
         return false;  // checked for every lossless packet, delta 0 or not
     if (pool && excess) {
-        const uint64_t before = bytes - pkts[n - 1]->pkt_len;  // depth before the last packet
+        const uint64_t before = before_last;
         const uint64_t used_before =
             pool->shared_used + (before > q.reserved ? before - q.reserved : 0);
         const uint64_t delta = excess - (before > q.reserved ? before - q.reserved : 0);
@@ -1219,22 +1270,8 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         if (lim != UINT64_MAX && pg_total(key) + bytes > lim) return false;
     }
     if (!ps.shaper.ready_after(wire_all - w_last)) return false;
-    if (mark_deq && any_ect) {  // as cut_through(): no ECT frame at a marking depth
-        const uint64_t wmask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
-        uint64_t behind = bytes, ahead = ring_in & wmask;
-        for (uint16_t i = 0; i < n; i++) {
-            const PacketMeta *meta = meta_of(pkts[i]);
-            const bool ip = unsigned(meta->l3) - unsigned(L3Type::ipv4) < 2;
-            const uint32_t len = pkts[i]->pkt_len;
-            behind -= len;
-            if (ip && (meta->ecn == kEcnEct0 || meta->ecn == kEcnEct1) &&
-                behind + ahead >= q.mark_min)
-                return false;
-            ahead += tm_.plan_.wire_bytes(len) & wmask;
-        }
-    }
 
-    // Admitted: commit_admitted() and the PG charge, in sums (the queue grew from empty).
+    // Admitted: admitted_to(), admitted() and the PG charge, in sums (the queue grew from empty).
     PortQosStats &st = *tm_.stats_[port];
     QueueStats &qs = st.queues[qi];
     q.tail += n;
@@ -1254,6 +1291,8 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     PgAccounting &pg = *own_.pg;
     pg.bytes[key].add(bytes);
     pg.watermark[key].max(pg.bytes[key].v);
+    TxRingModel ring = ps.ring;
+    ring.add(wire_all);  // as one add per frame
     send_cut_through(port, int(qi), pkts, n, bytes, wire_all, key, ring, now_ns);
     return true;
 }

@@ -298,10 +298,10 @@ class QosEgress final : public Egress {
                         uint32_t len, uint64_t after, uint64_t excess, uint64_t delta,
                         unsigned key, const PgCharge &charge, bool ect, uint32_t cap,
                         const std::atomic<uint64_t> *pg_limit);
-    void commit_admitted(uint16_t port, unsigned touched,
-                         const std::array<uint32_t, kNumQueues> &packets,
-                         const std::array<uint64_t, kNumQueues> &bytes,
-                         const std::array<uint32_t, kNumQueues> &marked);
+    // Counters once per burst: per queue it grew (admitted_to), then once (admitted).
+    void admitted_to(uint16_t port, unsigned qi, uint32_t packets, uint64_t bytes,
+                     uint32_t marked);
+    void admitted(uint16_t port, unsigned touched);
     void drain_handoff(uint16_t port, uint64_t now_ns);
     // Cut-through: after admit() of the final burst for an idle port, sends it now when that is
     // exactly what the flush would do (doc/qos.md, "Cut-through"); else leaves it queued.

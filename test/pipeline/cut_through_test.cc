@@ -502,6 +502,53 @@ TEST_F(CutThrough, RandomSequencesTwoWorkersAndHostInterfaces) {
     EXPECT_GT(total, 0u);
 }
 
+// One-class bursts to an idle port whose cut-through (QosEgress::admit_cut_through) is decided
+// from the burst's sums, or per packet when a sum reaches a limit: bursts that cross queue 1's
+// enqueue WRED band (2000 bytes: Not-ECT drawn for a drop, ECT for a mark), queue 3's dequeue
+// marking depth (3000 bytes, ECT frames), a small TX ring (the burst's wire bytes beyond its
+// room, one frame larger than the ring), frames shorter than the minimum wire frame, a second
+// ingress port's frames of the same class in the burst. Frames and counters as queued.
+Script one_class_near_limits(uint32_t seed, int steps) {
+    std::mt19937 rng(seed);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {0, 1, 3, 6};
+    for (int i = 0; i < steps; i++) {
+        Step st;
+        const uint8_t dscp = dscps[pick(sizeof dscps)];
+        const uint32_t n = 1 + pick(32);
+        // Small frames (many below 60 bytes on the wire), mid-sized or large ones.
+        const uint32_t kind = pick(3);
+        const uint8_t ecn = uint8_t(pick(4));
+        const bool mixed_ecn = pick(2) == 0;
+        for (uint32_t k = 0; k < n; k++) {
+            const uint32_t len = kind == 0 ? 42 + pick(40) : kind == 1 ? 60 + pick(200)
+                                                                     : 200 + pick(1300);
+            st.rx[0].push_back(
+                udp(0, dscp, mixed_ecn ? uint8_t(pick(4)) : ecn, len, seq++, 1));
+        }
+        if (pick(6) == 0)  // port 1's own frames of the class back out of port 1
+            for (uint32_t k = 0; k < 1 + pick(4); k++)
+                st.rx[1].push_back(udp(1, dscp, ecn, 60 + pick(400), seq++, 1));
+        // Mostly idle between polls; sometimes soon after (the ring still holds bytes).
+        st.step_ns = pick(3) == 0 ? 300 + pick(3'000) : 50'000;
+        s.push_back(st);
+    }
+    return s;
+}
+
+TEST_F(CutThrough, OneClassNearLimits) {
+    uint64_t total = 0;
+    for (uint32_t seed : {31u, 32u, 33u, 34u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Script s = one_class_near_limits(seed, 250);
+        // Every other seed with a TX ring of a few frames (and one larger than it).
+        total += same(s, 10000, seed % 2 ? "" : ", shaper_burst_bytes: 20000, tx_ring_bytes: 1200");
+    }
+    EXPECT_GT(total, 1000u);
+}
+
 // Admission in sums (QosEgress::admit_in_sums) against per-packet admission: bursts of mixed
 // classes (rsw-full's shape) near every limit - queues at the lossy pool's dynamic threshold,
 // in the WRED band (queue 1 drops Not-ECT and marks ECT at enqueue), PG 3 beyond its XOFF
