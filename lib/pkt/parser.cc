@@ -27,10 +27,7 @@ std::optional<DropReason> parse_l4(const uint8_t *l4, uint32_t avail, uint8_t pr
         if (m->dst_port == kRoceV2Port) {
             uint32_t payload = (check_udp_len ? udp_len : avail) - kUdpLen;
             if (payload < kBthLen + kIcrcLen) return DropReason::bth_truncated;
-            const uint8_t *bth = l4 + kUdpLen;
-            m->bth_opcode = bth[0];
-            m->dest_qp = rd24(bth + 5);
-            m->psn = rd24(bth + 9);
+            m->dest_qp = rd24(l4 + kUdpLen + 5);  // the opcode and PSN stay in the frame
             m->flags |= kFlagRoce;
         }
     } else if (proto == kProtoTcp && avail >= 4) {

@@ -154,7 +154,7 @@ TEST_P(FlowHashFns, EveryFieldOfTheFiveTupleMatters) {
     EXPECT_TRUE(differs([](PacketMeta &x) { x.src_port++; }));
     EXPECT_TRUE(differs([](PacketMeta &x) { x.dst_port++; }));
     EXPECT_TRUE(differs([](PacketMeta &x) { x.ip_proto = 6; }));
-    EXPECT_FALSE(differs([](PacketMeta &x) { x.psn = 5; }));
+    EXPECT_FALSE(differs([](PacketMeta &x) { x.ttl = 5; }));
     FlowHashParams seeded{2, false, false, GetParam()};
     EXPECT_NE(flow_hash(m, nullptr, seeded), h);
 }
