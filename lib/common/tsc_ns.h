@@ -1,6 +1,6 @@
 // TSC cycles to nanoseconds without a division: the worker loop converts one TSC reading per
-// poll, and a 64-bit divide (two in the straightforward floor(c * 1e9 / hz)) costs more than
-// the rest of the loop around Worker::poll_once.
+// poll, and the straightforward floor(c * 1e9 / hz) takes two 64-bit divides (tens of cycles
+// each), about as many cycles as the rest of the loop around Worker::poll_once.
 #pragma once
 
 #include <cstdint>
