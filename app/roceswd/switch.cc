@@ -14,12 +14,7 @@
 
 namespace rocesw {
 
-TscClock::TscClock() : hz_(rte_get_tsc_hz()), start_(rte_get_tsc_cycles()) {}
-
-uint64_t TscClock::now_ns() const {
-    uint64_t c = rte_get_tsc_cycles() - start_;
-    return c / hz_ * 1'000'000'000ull + (c % hz_) * 1'000'000'000ull / hz_;
-}
+TscClock::TscClock() : to_ns_(rte_get_tsc_hz()), start_(rte_get_tsc_cycles()) {}
 
 namespace {
 struct LaunchArg {

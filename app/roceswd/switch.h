@@ -4,6 +4,7 @@
 // plane and follows link state.
 #pragma once
 
+#include <rte_cycles.h>
 #include <rte_rcu_qsbr.h>
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/counters.h"
+#include "common/tsc_ns.h"
 #include "afxdp/af_xdp.h"
 #include "config/config.h"
 #include "egress/egress.h"
@@ -37,13 +39,14 @@
 namespace rocesw {
 
 // TSC-derived nanoseconds: the production clock the workers pass down as "now".
+// Read once per worker poll: no division (common/tsc_ns.h), inline.
 class TscClock {
   public:
     TscClock();
-    uint64_t now_ns() const;
+    uint64_t now_ns() const { return to_ns_(rte_get_tsc_cycles() - start_); }
 
   private:
-    uint64_t hz_;
+    TscToNs to_ns_;
     uint64_t start_;
 };
 
