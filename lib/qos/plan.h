@@ -177,6 +177,10 @@ struct QosPlan {
     // Not configurable: false makes QosEgress admit every burst per packet (its admission in
     // sums is an optimisation; the tests compare the two).
     bool sum_admission = true;
+    // Not configurable: false makes QosEgress test every frame of a dequeue run against the
+    // deficit, the shaper, the TX ring model and the marking depth (skipping the tests for a run
+    // that bounds show none can stop or mark is an optimisation; the tests compare the two).
+    bool run_tests_once = true;
     bool operator==(const QosPlan &) const = default;
 
     uint32_t wire_bytes(uint32_t frame_len) const {

@@ -850,11 +850,23 @@ uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t al
 
 // ---------------------------------------------------------------------------------- service
 
-// What one service() pass took from each queue of a port, charged to the counters at its end.
-struct QosEgress::Tally {
-    std::array<uint32_t, kNumQueues> packets{}, marked{};
-    std::array<uint64_t, kNumQueues> bytes{};
-    unsigned touched = 0;
+// What the runs of one service() pass may still take, in the terms take_run tests per frame,
+// brought up to date by each run instead of asked of the shaper and the ring model again: charged
+// with w wire bytes, TokenBucket::ready_below() falls by w (to 0: not ready), TxRingModel::room()
+// by w (negative: nothing fits) and inflight_bytes() rises by w, exactly (kCreditPerByte
+// divides a charge; TokenBucket.RunChargePredictsEveryFrame). The shaper and the ring model are
+// charged once at the end of the pass with `charged`.
+struct QosEgress::RunLimits {
+    uint64_t ready_below;
+    int64_t room;
+    uint64_t ring_bytes;  // the ring's bytes ahead of the next frame; 0: the ring is empty
+    uint64_t charged = 0;
+    void charge(uint64_t wire) {
+        ready_below = ready_below > wire ? ready_below - wire : 0;
+        room -= int64_t(wire);
+        ring_bytes += wire;
+        charged += wire;
+    }
 };
 
 // Restarts the port's queue watermarks from the current depths if clear_watermarks asked.
@@ -898,9 +910,13 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 // is the caller's burst array indexed by k, not out + k, and no array of lengths is kept beside
 // it - the rare refused frames have their pkt_len: every value live in the per-frame loop
 // costs.)
+//
+// The per-frame tests (deficit, ring room, shaper credit, dequeue marking depth) are skipped for
+// the whole run when bounds taken at its start show that none can stop or mark a frame before the
+// run's limit (run_needs_tests); QosPlan::run_tests_once false keeps them (tests compare both).
 [[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(
-    TrafficManager::Port &ps, int qi, unsigned burst, TokenBucket &shaper, TxRingModel &ring,
-    rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty, Tally &t) {
+    uint16_t port, TrafficManager::Port &ps, int qi, unsigned burst, RunLimits &limits,
+    rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty) {
     PgAccounting &pg = *own_.pg;
     const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
     const auto wire = [min_frame, overhead](uint32_t l) {
@@ -916,20 +932,31 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     // ecn_depth queue_and_tx_ring: the ring's bytes ahead of the frame being taken (it only
     // grows during a service pass: drain() ran at its start); ring_w_mask 0 keeps it at 0.
     const uint32_t ring_w_mask = q.flags & TrafficManager::Queue::kMarkRing ? ~0u : 0u;
-    uint64_t ring_ahead = ring_w_mask ? ring.inflight_bytes() : 0;
+    uint64_t ring_ahead = ring_w_mask ? limits.ring_bytes : 0;
     const uint32_t head0 = q.head;
     const uint64_t bytes0 = q.bytes;
     // The run ends at the queue's tail or the burst's end, whichever comes first.
     const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, burst - k);
     // The queue's deficit is dbase + bytes as frames leave; a strict queue's is never short.
     const int64_t dbase = dwrr ? ps.sched.deficit(qi) - int64_t(bytes0) : INT64_MAX / 2;
-    // The shaper and the ring model are charged once per run with its wire bytes `wire_run`;
+    // The shaper and the ring model are charged with the run's wire bytes `wire_run` (limits);
     // per frame their tests in those terms (exactly fits() and ready(), TokenBucket::ready_below
     // and TxRingModel::room): the ring takes a frame of w bytes while wire_run + w <= room (or
     // while it is empty), the shaper stays ready while wire_run < ready_below.
-    const int64_t room = ring.room();
-    const bool ring_empty = ring.empty();
-    const uint64_t ready_below = shaper.ready_below();
+    const int64_t room = limits.room;
+    const bool ring_empty = limits.ring_bytes == 0;
+    const uint64_t ready_below = limits.ready_below;
+    // Whether a per-frame test could stop or mark a frame before lim. Bounds, with `extra` the
+    // most a frame's wire bytes exceed its length (min_frame + overhead) for each frame: the
+    // run's wire bytes are at most the queue's bytes plus extra; the marking depth behind a
+    // frame (the queue's bytes behind it, the ring's ahead of it: the ring's bytes now plus the
+    // run's frames before it) at most the queue's bytes plus the ring's bytes plus extra; a
+    // deficit that covers the queue's bytes covers every frame in it.
+    const uint64_t extra = uint64_t(lim - head0) * (min_frame + overhead);
+    const uint64_t wire_bound = bytes0 + extra;
+    const bool run_needs_tests = !tm_.plan_.run_tests_once || dbase < 0 ||
+                                 int64_t(wire_bound) > room || wire_bound >= ready_below ||
+                                 bytes0 + ring_ahead + (ring_w_mask ? extra : 0) >= mark_min;
     uint64_t wire_run = 0;
     unsigned kk = k;
     uint32_t head = head0;
@@ -939,41 +966,56 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     unsigned pg_key = slots[head & mask].pg_key;
     uint64_t pg_from = bytes0;
     uint32_t marked = 0;
-    for (;;) {
-        const TrafficManager::Slot s = slots[head & mask];
-        // pick() would move on from a DWRR queue whose deficit no longer covers its head frame
-        // (and change its state), so the run ends (never at the first frame: pick() chose qi
-        // because its deficit covers it).
-        if (dbase + int64_t(bytes) < int64_t(s.len)) break;
-        const uint32_t w = wire(s.len);
-        if (int64_t(wire_run + w) > room && !(wire_run == 0 && ring_empty)) {
-            *ring_full = true;
-            break;
-        }
-        head++;
+    dequeue_runs_[run_needs_tests]++;
+    // What every frame of the run does as it leaves (w: its wire bytes).
+    const auto leave = [&](const TrafficManager::Slot &s, uint32_t w) {
         if (s.pg_key != pg_key) {
             pg.bytes[pg_key].sub(pg_from - bytes);
             pg_key = s.pg_key;
             pg_from = bytes;
         }
         bytes -= s.len;
-        // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
-        if (bytes + ring_ahead >= mark_min) {
-            const unsigned ecn = s.ecn_ip & 3;
-            if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
-                wred(q.plan->mark, bytes + ring_ahead) && ecn_mark(s.m, meta_of(s.m)))
-                marked++;
-        }
         wire_run += w;
-        ring_ahead += w & ring_w_mask;
         out[kk++] = s.m;
-        if (head == lim || wire_run >= ready_below) break;
+    };
+    if (run_needs_tests) {
+        for (;;) {
+            const TrafficManager::Slot s = slots[head & mask];
+            // pick() would move on from a DWRR queue whose deficit no longer covers its head
+            // frame (and change its state), so the run ends (never at the first frame: pick()
+            // chose qi because its deficit covers it).
+            if (dbase + int64_t(bytes) < int64_t(s.len)) break;
+            const uint32_t w = wire(s.len);
+            if (int64_t(wire_run + w) > room && !(wire_run == 0 && ring_empty)) {
+                *ring_full = true;
+                break;
+            }
+            head++;
+            leave(s, w);
+            // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
+            if (bytes + ring_ahead >= mark_min) {
+                const unsigned ecn = s.ecn_ip & 3;
+                if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
+                    wred(q.plan->mark, bytes + ring_ahead) && ecn_mark(s.m, meta_of(s.m)))
+                    marked++;
+            }
+            ring_ahead += w & ring_w_mask;
+            if (head == lim || wire_run >= ready_below) break;
+        }
+    } else {
+        // Every frame up to lim leaves: the slots in at most two contiguous stretches (the
+        // queue's ring of slots wraps at most once).
+        while (head != lim) {
+            const uint32_t at = head & mask, n = std::min(lim - head, mask + 1 - at);
+            const TrafficManager::Slot *const from = slots + at;
+            for (uint32_t i = 0; i < n; i++) leave(from[i], wire(from[i].len));
+            head += n;
+        }
     }
     k = kk;
-    shaper.consume(wire_run);
-    ring.add(wire_run);  // taken back by the caller for what the device refuses
     const uint32_t run = head - head0;
     if (!run) return {0, 0};
+    limits.charge(wire_run);
     const uint64_t run_bytes = bytes0 - bytes;
     q.head = head;
     q.bytes = bytes;
@@ -989,31 +1031,23 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         nonempty &= ~(1u << qi);
         ps.sched.emptied(qi);
     }
-    t.touched |= 1u << qi;
-    t.packets[size_t(qi)] += run;
-    t.bytes[size_t(qi)] += run_bytes;
-    t.marked[size_t(qi)] += marked;
+    commit_dequeued(port, qi, run, run_bytes, marked);
     return {run, run_bytes};
 }
 
-// The counters of a service() pass, once per queue it took from, and the gauges.
-[[gnu::always_inline]] inline void QosEgress::commit_dequeued(uint16_t port, const Tally &t) {
-    TrafficManager::Port &ps = *tm_.ports_[port];
-    PortQosStats &st = *tm_.stats_[port];
-    for (unsigned qi = 0, touched = t.touched; touched; qi++, touched >>= 1) {
-        if (!(touched & 1)) continue;
-        QueueStats &qs = st.queues[qi];
-        const TrafficManager::Queue &q = ps.q[qi];
-        qs.deq_packets.add(t.packets[qi]);
-        qs.deq_bytes.add(t.bytes[qi]);
-        if (t.marked[qi]) {
-            qs.ecn_marked.add(t.marked[qi]);
-            if (trace_) ecn_unsampled_[port][qi] += t.marked[qi];
-        }
-        qs.depth_packets.set(q.size());
-        qs.depth_bytes.set(q.bytes);
+// The counters and gauges of a run of `run` frames, `bytes` bytes, `marked` marked, from queue qi.
+[[gnu::always_inline]] inline void QosEgress::commit_dequeued(uint16_t port, int qi, uint32_t run,
+                                                              uint64_t bytes, uint32_t marked) {
+    const TrafficManager::Queue &q = tm_.ports_[port]->q[size_t(qi)];
+    QueueStats &qs = tm_.stats_[port]->queues[size_t(qi)];
+    qs.deq_packets.add(run);
+    qs.deq_bytes.add(bytes);
+    if (marked) {
+        qs.ecn_marked.add(marked);
+        if (trace_) ecn_unsampled_[port][size_t(qi)] += marked;
     }
-    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+    qs.depth_packets.set(q.size());
+    qs.depth_bytes.set(q.bytes);
 }
 
 // One owned port's share of a flush: watermark clears, shaper and ring model brought to now,
@@ -1046,28 +1080,25 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
         return total;
     }
     rte_mbuf *out[256];
-    Tally t;
     unsigned nonempty = ps.nonempty;  // a local: see Slot::ecn_ip on char-typed stores
-    // The shaper and the ring model live in locals while packets are taken (written back
-    // below), and so does the state of the queue being served (take_run): the stores to the PG
-    // gauges and to the packets (ECN) could otherwise alias them, and every packet would reload
-    // them.
-    TokenBucket shaper = ps.shaper;
-    TxRingModel ring = ps.ring;
-    const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
+    // The limits live in a local while packets are taken, and so does the state of the queue
+    // being served (take_run): the stores to the PG gauges and to the packets (ECN) could
+    // otherwise alias them, and every packet would reload them.
+    RunLimits lim{ps.shaper.ready_below(), ps.ring.room(), ps.ring.inflight_bytes()};
     const unsigned burst = burst_;
+    unsigned refused = 0;
     for (;;) {
         unsigned k = 0;
         uint64_t k_bytes = 0;  // sum of out[0..k)'s pkt_len
         bool ring_full = false;
         while (k < burst && !ring_full) {
             const uint8_t eligible = uint8_t(nonempty & ~unsigned(paused));
-            if (!eligible || !shaper.ready()) break;
+            if (!eligible || !lim.ready_below) break;  // ready_below 0: the shaper is not ready
             const int qi = ps.sched.pick(eligible, [&](int i) {
                 const TrafficManager::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
-            const Run r = take_run(ps, qi, burst, shaper, ring, out, k, &ring_full, nonempty, t);
+            const Run r = take_run(port, ps, qi, burst, lim, out, k, &ring_full, nonempty);
             if (!r.frames) break;
             k_bytes += r.bytes;
         }
@@ -1075,22 +1106,21 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
         uint16_t sent = send(port, out, uint16_t(k), k_bytes);
         total += sent;
         if (sent < k) {
-            for (unsigned i = sent; i < k; i++) {
-                const uint32_t l = out[i]->pkt_len;  // = its slot's len: refused, still ours
-                ring.remove((l < min_frame ? min_frame : l) + overhead);
-            }
             // The device ring is full after all: keep the rest for the next flush.
             std::copy(out + sent, out + k, ps.staged.begin());
             ps.staged_head = 0;
             ps.staged_n = uint16_t(k - sent);
             st.staged_packets.set(ps.staged_n);
+            refused = k - sent;
             break;
         }
     }
-    ps.shaper = shaper;
-    ps.ring = ring;
+    ps.shaper.consume(lim.charged);
+    ps.ring.add(lim.charged);
+    for (unsigned i = 0; i < refused; i++)  // taken back: they are not in the device's ring
+        ps.ring.remove(tm_.plan_.wire_bytes(ps.staged[i]->pkt_len));  // = its slot's len
     ps.nonempty = uint8_t(nonempty);
-    commit_dequeued(port, t);
+    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
     st.tx_ring_bytes.set(ps.ring.inflight_bytes());
     if (trace_) sample_ecn_marks(port, now_ns);
     return total;

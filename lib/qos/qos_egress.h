@@ -283,6 +283,9 @@ class QosEgress final : public Egress {
     }
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
     void set_trace(TraceRing *ring) { trace_ = ring; }
+    // Dequeue runs taken with per-frame tests (`tested`) or without (QosPlan::run_tests_once),
+    // for tests and benchmarks.
+    uint64_t dequeue_runs(bool tested) const { return dequeue_runs_[tested]; }
     // Bursts admitted in sums (admit_in_sums), for tests and benchmarks.
     uint64_t sum_admissions() const { return sum_admissions_; }
 
@@ -327,17 +330,17 @@ class QosEgress final : public Egress {
     void flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReason reason);
     // Scheduling (flush): service() per owned port, in these steps.
     uint32_t service(uint16_t port, uint64_t now_ns);
-    struct Tally;  // what a service() pass took from each queue
+    struct RunLimits;  // what a service() pass's runs may still take
     struct Run {
         uint32_t frames;
         uint64_t bytes;
     };
     void apply_watermark_clear(uint16_t port);
     uint32_t retry_staged(uint16_t port);
-    Run take_run(TrafficManager::Port &ps, int qi, unsigned burst, TokenBucket &shaper,
-                 TxRingModel &ring, rte_mbuf **out, unsigned &k, bool *ring_full,
-                 unsigned &nonempty, Tally &t);
-    void commit_dequeued(uint16_t port, const Tally &t);
+    Run take_run(uint16_t port, TrafficManager::Port &ps, int qi, unsigned burst,
+                 RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
+                 unsigned &nonempty);
+    void commit_dequeued(uint16_t port, int qi, uint32_t run, uint64_t bytes, uint32_t marked);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
     // `all_bytes`: the sum of the pkt_len of pkts[0..n).
@@ -379,6 +382,7 @@ class QosEgress final : public Egress {
     // kEcnSampleEvery marks (value: the marks it stands for).
     static constexpr uint32_t kEcnSampleEvery = 16;
     std::array<std::array<uint32_t, kNumQueues>, kMaxPorts> ecn_unsampled_{};
+    std::array<uint64_t, 2> dequeue_runs_{};  // [tested]: take_run's runs
 };
 
 }  // namespace rocesw

@@ -112,6 +112,7 @@ struct Outcome {
     uint64_t cut_through_packets = 0;
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
     uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
+    uint64_t runs_tested = 0, runs_untested = 0;  // QosEgress::dequeue_runs
     bool balanced = false;
 };
 
@@ -123,7 +124,8 @@ class CutThrough : public SwitchFixture {
     void TearDown() override {}
 
     Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
-                const std::string &port_fields, const Topology &setup, bool sum_admission = true) {
+                const std::string &port_fields, const Topology &setup, bool sum_admission = true,
+                bool run_tests_once = true) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
         QosPlan plan = build_qos_plan(
@@ -131,6 +133,7 @@ class CutThrough : public SwitchFixture {
             info);
         plan.cut_through = cut_through;
         plan.sum_admission = sum_admission;
+        plan.run_tests_once = run_tests_once;
         if (queue_packets_) plan.queue_packets = queue_packets_;
         TestPorts tp(unique_name("ct"), 2, 32768);
         {
@@ -198,6 +201,8 @@ class CutThrough : public SwitchFixture {
             for (uint16_t w = 0; w < nw; w++) {
                 r.cut_through_packets += d.qos_egress(w)->cut_through_packets();
                 r.sum_admissions += d.qos_egress(w)->sum_admissions();
+                r.runs_tested += d.qos_egress(w)->dequeue_runs(true);
+                r.runs_untested += d.qos_egress(w)->dequeue_runs(false);
             }
         }
         return r;
@@ -241,6 +246,21 @@ class CutThrough : public SwitchFixture {
         EXPECT_EQ(sums.cut_through_packets, each.cut_through_packets);
         compare(sums, each, "in sums", "per packet");
         return sums.sum_admissions;
+    }
+
+    // The script through a switch that skips a dequeue run's per-frame tests when bounds allow
+    // (QosPlan::run_tests_once) and one that tests every frame: identical output (frames, ECN
+    // marks, order, poll) and counters (marks, depths, watermarks, pools, PGs, PFC). Returns
+    // the runs taken without the tests and adds the runs that needed them to *tested.
+    uint64_t same_runs(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
+                       const Topology &setup = {}, uint64_t *tested = nullptr) {
+        const Outcome once = run(script, true, speed_mbps, port_fields, setup, true, true);
+        const Outcome each = run(script, true, speed_mbps, port_fields, setup, true, false);
+        EXPECT_EQ(each.runs_untested, 0u);
+        EXPECT_EQ(once.runs_tested + once.runs_untested, each.runs_tested);
+        compare(once, each, "runs tested once", "every frame tested");
+        if (tested) *tested += once.runs_tested;
+        return once.runs_untested;
     }
 
     static void compare(const Outcome &on, const Outcome &off, const char *a, const char *b) {
@@ -636,6 +656,72 @@ TEST_F(CutThrough, AdmissionInSumsRandomSequences) {
                                 setup);
     }
     EXPECT_GT(total, 0u);
+}
+
+// Dequeue runs without per-frame tests (QosEgress::take_run, QosPlan::run_tests_once) against
+// runs that test every frame for the deficit, the shaper, the TX ring model and the dequeue
+// marking depth: rsw-full's mixed bursts uncongested (every run untested); congested and shaped
+// (queue 3 marks at dequeue from 3000 bytes, the shaper and a small TX ring stop runs, DWRR
+// deficits run short); PFC pauses; device refusals; random sequences with two workers and host
+// interfaces; mixed bursts near every buffer limit. The runs near a limit are tested per frame.
+TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
+    uint64_t tested = 0, untested = 0;
+    EXPECT_GE(same_runs(mixed_bursts(32, 60,
+                                     [](int k) {
+                                         return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3);
+                                     }),
+                        10000, "", {}, &tested),
+              60u) << "uncongested: the strict and queue 0 runs at least";
+    {
+        SCOPED_TRACE("shaped and congested");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 300; i++) {  // as ShapedAndCongested, with mixed classes
+            Step st;
+            const int j = i % 100;
+            const int n = j < 6 ? 24 : j < 90 ? 0 : 2;
+            for (int k = 0; k < n; k++)
+                st.rx[0].push_back(udp(0, uint8_t(k % 5 == 0 ? 6 : k % 2 ? 3 : 0),
+                                       uint8_t(k % 3), 200 + 37 * (k % 11), seq++));
+            st.step_ns = j < 6 ? 5'000 : j < 90 ? 20'000 : 50'000;
+            s.push_back(st);
+        }
+        untested += same_runs(s, 1000, ", shaper_burst_bytes: 3000, tx_ring_bytes: 6000", {},
+                              &tested);
+        untested += same_runs(s, 1000, "", {}, &tested);
+    }
+    {
+        SCOPED_TRACE("PFC pause");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 60; i++) {
+            Step st;
+            if (i == 10) st.rx[1].push_back(pfc3(0xFFFF));
+            if (i == 30) st.rx[1].push_back(pfc3(0));
+            if (i == 40) st.rx[1].push_back(pfc3(200));
+            for (int k = 0; k < 12; k++)
+                st.rx[0].push_back(udp(0, uint8_t(k % 4 ? 3 : 0), uint8_t(i % 3 ? 2 : 1), 700, seq++));
+            if (i % 9 == 4) st.tx_budget1 = 5;
+            s.push_back(st);
+        }
+        untested += same_runs(s, 10000, "", {}, &tested);
+    }
+    for (uint32_t seed : {31u, 32u, 33u, 34u}) {
+        SCOPED_TRACE("random seed " + std::to_string(seed));
+        const Script s = random_script(seed, 200, seed % 2 == 0, seed >= 33);
+        const Topology setup{uint16_t(seed == 34 ? 2 : 1), seed >= 33, false};
+        untested += same_runs(s, seed % 2 ? 10000 : 1000,
+                              seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
+                              setup, &tested);
+    }
+    for (uint32_t seed : {5u, 6u}) {
+        SCOPED_TRACE("near limits seed " + std::to_string(seed));
+        untested += same_runs(mixed_near_limits(seed, 160), 1000,
+                              seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
+                              {}, &tested);
+    }
+    EXPECT_GT(untested, 100u);
+    EXPECT_GT(tested, 100u) << "congestion, shaping and marking need the per-frame tests";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 
 #include "qos/shaper.h"
 
@@ -140,6 +141,51 @@ TEST(TokenBucket, RunChargePredictsEveryFrame) {
         EXPECT_EQ(tb.credit_bytes(), t1.credit_bytes());
         EXPECT_EQ(tb.ready(), t1.ready());
         EXPECT_EQ(ring.inflight_bytes(), r1.inflight_bytes());
+    }
+}
+
+// QosEgress::RunLimits: after charges of w bytes in a service pass, ready_below() is what it was
+// less w (0 once not ready), room() what it was less w (both negative: nothing fits) and
+// inflight_bytes() what it was plus w, so the pass asks the shaper and the ring model once.
+TEST(TokenBucket, ChargesMoveTheRunLimitsExactly) {
+    std::mt19937 rng(11);
+    for (int trial = 0; trial < 20000; trial++) {
+        const uint64_t rate = trial % 5 == 0 ? 0 : 1'000'000'000ull * (1 + rng() % 400);
+        TokenBucket tb(rate, 1 + rng() % 5000);
+        TxRingModel ring(rate, trial % 7 == 0 ? 0 : rng() % 6000);
+        uint64_t now = 1000;
+        tb.refill(now);
+        ring.drain(now);
+        for (int k = rng() % 4; k > 0; k--) {
+            tb.consume(60 + rng() % 3000);
+            ring.add(60 + rng() % 3000);
+            now += rng() % 20000;
+            tb.refill(now);
+            ring.drain(now);
+        }
+        const uint64_t below = tb.ready_below(), ring_bytes = ring.inflight_bytes();
+        const int64_t room = ring.room();
+        uint64_t charged = 0;
+        for (int run = 0; run < 6; run++) {
+            const uint64_t w = rng() % 4 == 0 ? 84 : 84 + rng() % 4000;
+            tb.consume(w);
+            ring.add(w);
+            charged += w;
+            const std::string at = "trial " + std::to_string(trial) + " run " + std::to_string(run);
+            if (rate == 0) {
+                EXPECT_EQ(tb.ready_below(), UINT64_MAX) << at;  // unlimited, as below - charged
+            } else {
+                EXPECT_EQ(tb.ready_below(), below > charged ? below - charged : 0) << at;
+            }
+            if (room == INT64_MAX) {
+                EXPECT_EQ(ring.room(), INT64_MAX) << at;  // no cap
+            } else if (room - int64_t(charged) >= 0) {
+                EXPECT_EQ(ring.room(), room - int64_t(charged)) << at;
+            } else {
+                EXPECT_LT(ring.room(), 0) << at;
+            }
+            EXPECT_EQ(ring.inflight_bytes(), ring_bytes + charged) << at;
+        }
     }
 }
 
