@@ -46,17 +46,18 @@ constexpr DropReason port_reason(QueueDrop d) {
     }
 }
 
-// The PacketMeta bytes from bth_opcode to tc (bth_opcode, in_port, out_port, tc) as one native
-// word: masked with kInPort or kInPortTc, equal words mean equal fields in any host byte order.
+// The PacketMeta bytes from in_port to spare (in_port, out_port, tc, spare) as one native word:
+// masked with kInPort or kInPortTc, equal words mean equal fields in any host byte order.
 uint32_t in_port_tc_word(const PacketMeta *meta) {
-    static_assert(offsetof(PacketMeta, in_port) == offsetof(PacketMeta, bth_opcode) + 1 &&
-                  offsetof(PacketMeta, tc) == offsetof(PacketMeta, bth_opcode) + 3);
+    static_assert(offsetof(PacketMeta, out_port) == offsetof(PacketMeta, in_port) + 1 &&
+                  offsetof(PacketMeta, tc) == offsetof(PacketMeta, in_port) + 2 &&
+                  offsetof(PacketMeta, spare) == offsetof(PacketMeta, in_port) + 3);
     uint32_t w;
-    std::memcpy(&w, reinterpret_cast<const uint8_t *>(meta) + offsetof(PacketMeta, bth_opcode), 4);
+    std::memcpy(&w, reinterpret_cast<const uint8_t *>(meta) + offsetof(PacketMeta, in_port), 4);
     return w;
 }
-constexpr uint32_t kInPort = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0, 0xFF, 0, 0});
-constexpr uint32_t kInPortTc = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0, 0xFF, 0, 0xFF});
+constexpr uint32_t kInPort = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0xFF, 0, 0, 0});
+constexpr uint32_t kInPortTc = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0xFF, 0, 0xFF, 0});
 
 // A slot's ecn_ip (TrafficManager::Slot): the ECN codepoint, bit 2 for IPv4/IPv6 (ECN only
 // means something there); from a table by L3Type: two loads and an or, no compare.
