@@ -351,6 +351,23 @@ TEST_F(CutThrough, SharedPoolNearlyFull) {
 }
 
 // 30 polls of `n` frames of `len` bytes from port 0 (ECT(0)), frame k with DSCP dscp(k).
+// 60 steps whose port-0 bursts `add(step, i, seq)` fills while port 1's peer pauses queue 3
+// (step 10), releases it (step 30) and pauses it for 200 quanta (step 40).
+template <typename Add>
+Script pfc_pause_script(Add add) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 60; i++) {
+        Step st;
+        if (i == 10) st.rx[1].push_back(pfc3(0xFFFF));
+        if (i == 30) st.rx[1].push_back(pfc3(0));
+        if (i == 40) st.rx[1].push_back(pfc3(200));
+        add(st, i, seq);
+        s.push_back(st);
+    }
+    return s;
+}
+
 Script mixed_bursts(int n, uint32_t len, uint8_t (*dscp)(int k)) {
     Script s;
     uint16_t seq = 0;
@@ -390,16 +407,9 @@ TEST_F(CutThrough, ShapedAndCongested) {
 
 // PFC from the peer pauses queue 3 of port 1, then releases it; bursts meanwhile queue.
 TEST_F(CutThrough, PausedByPfc) {
-    Script s;
-    uint16_t seq = 0;
-    for (int i = 0; i < 60; i++) {
-        Step st;
-        if (i == 10) st.rx[1].push_back(pfc3(0xFFFF));
-        if (i == 30) st.rx[1].push_back(pfc3(0));
-        if (i == 40) st.rx[1].push_back(pfc3(200));
+    const Script s = pfc_pause_script([](Step &st, int i, uint16_t &seq) {
         for (int k = 0; k < 6; k++) st.rx[0].push_back(udp(0, 3, uint8_t(i % 3 ? 0 : 1), 1000, seq++));
-        s.push_back(st);
-    }
+    });
     EXPECT_GT(same(s), 0u);
 }
 
@@ -692,18 +702,11 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
     }
     {
         SCOPED_TRACE("PFC pause");
-        Script s;
-        uint16_t seq = 0;
-        for (int i = 0; i < 60; i++) {
-            Step st;
-            if (i == 10) st.rx[1].push_back(pfc3(0xFFFF));
-            if (i == 30) st.rx[1].push_back(pfc3(0));
-            if (i == 40) st.rx[1].push_back(pfc3(200));
+        const Script s = pfc_pause_script([](Step &st, int i, uint16_t &seq) {
             for (int k = 0; k < 12; k++)
                 st.rx[0].push_back(udp(0, uint8_t(k % 4 ? 3 : 0), uint8_t(i % 3 ? 2 : 1), 700, seq++));
             if (i % 9 == 4) st.tx_budget1 = 5;
-            s.push_back(st);
-        }
+        });
         untested += same_runs(s, 10000, "", {}, &tested);
     }
     for (uint32_t seed : {31u, 32u, 33u, 34u}) {

@@ -3,6 +3,7 @@
 
 #include <random>
 #include <string>
+#include <utility>
 
 #include "qos/shaper.h"
 
@@ -99,6 +100,24 @@ TEST(TxRingModel, ZeroCapIsUnlimited) {
     }
 }
 
+// A shaper and ring model at `rate` (0: unlimited) after some random history: credit spent,
+// ring filled (every 7th trial without a ring cap).
+std::pair<TokenBucket, TxRingModel> random_history(std::mt19937 &rng, uint64_t rate, int trial) {
+    TokenBucket tb(rate, 1 + rng() % 5000);
+    TxRingModel ring(rate, trial % 7 == 0 ? 0 : rng() % 6000);
+    uint64_t now = 1000;
+    tb.refill(now);
+    ring.drain(now);
+    for (int k = rng() % 4; k > 0; k--) {
+        tb.consume(60 + rng() % 3000);
+        ring.add(60 + rng() % 3000);
+        now += rng() % 20000;
+        tb.refill(now);
+        ring.drain(now);
+    }
+    return {tb, ring};
+}
+
 // A dequeue run charges the shaper and the ring model once (QosEgress::take_run): ready_below()
 // and room() must predict ready() and fits() after each frame of the run exactly, from random
 // states (credit around zero, rings empty, part full and beyond their cap), rates 0 included.
@@ -106,18 +125,7 @@ TEST(TokenBucket, RunChargePredictsEveryFrame) {
     std::mt19937 rng(7);
     for (int trial = 0; trial < 20000; trial++) {
         const uint64_t rate = trial % 5 == 0 ? 0 : 1'000'000'000ull * (1 + rng() % 400);
-        TokenBucket tb(rate, 1 + rng() % 5000);
-        TxRingModel ring(rate, trial % 7 == 0 ? 0 : rng() % 6000);
-        uint64_t now = 1000;
-        tb.refill(now);
-        ring.drain(now);
-        for (int k = rng() % 4; k > 0; k--) {  // some history: credit spent, ring filled
-            tb.consume(60 + rng() % 3000);
-            ring.add(60 + rng() % 3000);
-            now += rng() % 20000;
-            tb.refill(now);
-            ring.drain(now);
-        }
+        auto [tb, ring] = random_history(rng, rate, trial);
         const uint64_t below = tb.ready_below();
         const int64_t room = ring.room();
         const bool empty = ring.empty();
@@ -151,18 +159,7 @@ TEST(TokenBucket, ChargesMoveTheRunLimitsExactly) {
     std::mt19937 rng(11);
     for (int trial = 0; trial < 20000; trial++) {
         const uint64_t rate = trial % 5 == 0 ? 0 : 1'000'000'000ull * (1 + rng() % 400);
-        TokenBucket tb(rate, 1 + rng() % 5000);
-        TxRingModel ring(rate, trial % 7 == 0 ? 0 : rng() % 6000);
-        uint64_t now = 1000;
-        tb.refill(now);
-        ring.drain(now);
-        for (int k = rng() % 4; k > 0; k--) {
-            tb.consume(60 + rng() % 3000);
-            ring.add(60 + rng() % 3000);
-            now += rng() % 20000;
-            tb.refill(now);
-            ring.drain(now);
-        }
+        auto [tb, ring] = random_history(rng, rate, trial);
         const uint64_t below = tb.ready_below(), ring_bytes = ring.inflight_bytes();
         const int64_t room = ring.room();
         uint64_t charged = 0;
