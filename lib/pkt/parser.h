@@ -77,25 +77,25 @@ inline bool none_set(V16 v, V16 mask) {
 }
 // Frame bytes 0..31 of the fast path's frame, as two 16-byte masked compares: the group bits of
 // both MACs clear, EtherType 0x0800, version/IHL 0x45; MF = 0, fragment offset 0, protocol UDP.
+// The constants are byte arrays (a vector type's constexpr bit_cast is not supported by every
+// compiler), loaded as vectors at the compare.
 struct FastHeader {
-    V16 mask[2], want[2];
+    alignas(16) std::array<uint8_t, 32> mask, want;
     bool matches(const uint8_t *f) const {
-        return none_set(load16(f) ^ want[0], mask[0]) && none_set(load16(f + 16) ^ want[1], mask[1]);
+        return none_set(load16(f) ^ load16(want.data()), load16(mask.data())) &&
+               none_set(load16(f + 16) ^ load16(want.data() + 16), load16(mask.data() + 16));
     }
 };
 inline constexpr FastHeader kFastHeader = [] {
-    std::array<uint8_t, 32> mask{}, want{};
+    FastHeader h{};
+    auto &mask = h.mask;
+    auto &want = h.want;
     mask[0] = mask[6] = 0x01;  // destination, source MAC: group bit
     mask[12] = mask[13] = mask[14] = 0xFF;
     want[12] = 0x08, want[13] = 0x00, want[14] = 0x45;
     mask[14 + 6] = 0x3F, mask[14 + 7] = 0xFF;  // IP flags/fragment offset without DF, reserved
     mask[14 + 9] = 0xFF, want[14 + 9] = kProtoUdp;
-    auto half = [](const std::array<uint8_t, 32> &a, int i) {
-        std::array<uint8_t, 16> h{};
-        for (int k = 0; k < 16; k++) h[k] = a[16 * i + k];
-        return std::bit_cast<V16>(h);
-    };
-    return FastHeader{{half(mask, 0), half(mask, 1)}, {half(want, 0), half(want, 1)}};
+    return h;
 }();
 
 // ipv4_header_checksum_ok (pkt/checksum.h) for exactly 20 bytes whose byte 7 is zero (no
