@@ -28,12 +28,13 @@ void LoadBalancer::update_util(uint64_t now_ns) {
     uint64_t k = dt / kIntervalNs;
     double idle_decay = 1.0;
     for (uint64_t i = 1; i < k && i < 64; i++) idle_decay *= 7.0 / 8.0;
-    for (size_t p = 0; p < kMaxPorts; p++) {
-        // A port with no bytes and no EWMA stays at exactly 0: skip its division.
-        if (util_bytes_[p] == 0 && util_[p] == 0.0) continue;
+    // Only the ports with bytes or an EWMA: the others stay at exactly 0.
+    for (uint32_t ports = util_ports_; ports; ports &= ports - 1) {
+        const uint32_t p = uint32_t(__builtin_ctz(ports));
         double inst = double(util_bytes_[p]) * 1000.0 / double(dt);
         util_[p] = (util_[p] + (inst - util_[p]) / 8.0) * idle_decay;
         util_bytes_[p] = 0;
+        if (util_[p] == 0.0) util_ports_ &= ~(1u << p);
     }
     util_last_ns_ = now_ns;
 }
@@ -42,17 +43,18 @@ void LoadBalancer::update_util(uint64_t now_ns) {
 // the tally of the group being emitted to (fold_tally adds them to the member counters and, as
 // the bytes of the member's port, to burst_bytes_ when another group's packet comes and at the
 // end of resolve: the policies of this burst read util_bytes_ as it was before the burst).
+// `flowlet` (0 or 1): the packet starts a flowlet on the member.
 inline void LoadBalancer::emit(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
-                               const LbMember **out) {
+                               const LbMember **out, uint64_t flowlet) {
     if (&g != tally_g_) [[unlikely]]
         fold_tally(&g);
-    emit_tallied(i, g, slot, len, out);
+    emit_tallied(i, g, slot, len, out, flowlet);
 }
 
 inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t slot,
-                                       uint32_t len, const LbMember **out) {
+                                       uint32_t len, const LbMember **out, uint64_t flowlet) {
     out[i] = &g.members[slot];
-    tally_[slot] += (uint64_t(1) << kTallyPacketShift) + len;
+    tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
 }
 
 void LoadBalancer::fold_tally(const EcmpGroup *next) {
@@ -62,9 +64,12 @@ void LoadBalancer::fold_tally(const EcmpGroup *next) {
             if (!t) continue;
             tally_[s] = 0;
             const uint64_t bytes = t & ((uint64_t(1) << kTallyPacketShift) - 1);
+            const uint64_t packets =
+                t >> kTallyPacketShift & ((uint64_t(1) << (kTallyFlowletShift - kTallyPacketShift)) - 1);
             LbMemberCounters &mc = ctr_.member(g->id, s);
-            mc.packets.add(t >> kTallyPacketShift);
+            mc.packets.add(packets);
             mc.bytes.add(bytes);
+            if (const uint64_t fl = t >> kTallyFlowletShift) mc.flowlets.add(fl);
             const uint8_t port = g->members[s].port;
             burst_bytes_[port] += bytes;
             burst_ports_ |= 1u << port;
@@ -126,7 +131,7 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
         if (gran == LbGranularity::flow) {
             if (g != tally_g_) fold_tally(g);
             for (uint32_t i = begin; i < end; i++)
-                emit_tallied(i, *g, g->bucket_member(hash_of(i)), pkts[i]->pkt_len, out);
+                emit_tallied(i, *g, g->bucket_member(hash_of(i)), pkts[i]->pkt_len, out, 0);
             continue;
         }
         const bool flowlet = gran == LbGranularity::flowlet;
@@ -159,56 +164,67 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
 }
 
 // Pass 2 from packet i of the run st.g, which is not a flowlet hit, on until the next flowlet
-// hit (left to the caller's loop) or the run's end; returns where it stopped. Pending entries
-// join the earlier request, anything else asks the policy.
+// hit (left to the caller's loop) or the run's end; returns where it stopped. A packet whose
+// entry is pending (an earlier packet of this burst asked for its flowlet) joins that request
+// (joins_); any other packet is a request to the run's policy. The burst's counts in locals:
+// stores to the request arrays could otherwise alias them.
 uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end, Pass2 &st,
                                   const LbMember **out) {
-    static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32);
-    const EcmpGroup *g = st.g;
+    static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32 && kLbMaxBurst <= 256);
+    const EcmpGroup *const g = st.g;
+    const uint16_t gid = g->id;
     const uint8_t pol = st.pol;
+    const uint32_t now_us = st.now_us;
+    const bool flowlet = st.flowlet;
+    const uint64_t alive_slots = st.alive_slots;
+    const uint32_t gap_us = st.gap_us;
+    const uint16_t r0 = st.pol_mask & (1u << pol) ? n_reqs_[pol] : 0;
+    uint16_t r = r0, nj = st.nj;
+    uint64_t aged = st.aged;
+    PathRequest *const reqs = reqs_[pol].data();
+    FlowletEntry **const req_entry = req_entry_[pol].data();
+    uint16_t *const req_pkt = req_pkt_[pol].data();
     for (const uint16_t i0 = i; i < end; i++) {
         const uint64_t h = hash_[i];
         uint8_t current = kNoMember;
         FlowletEntry *e = nullptr;
-        if (st.flowlet) {
-            e = flowlets_.find(h);
-            if (e && e->group == g->id) {
-                if (i != i0 && flowlet_hit(e, g->id, st.alive_slots, st.now_us, st.gap_us))
-                    return i;
-                if (e->slot == kFlowletPending) {  // chosen for an earlier packet of this burst
-                    e->last_us = st.now_us;
-                    req_of_[i] = e->pending;
-                    pend_[st.np++] = i;
+        if (flowlet) {
+            e = bucket_[i]->find(flowlet_tag(h));
+            if (e && e->group == gid) {
+                const uint8_t slot = e->slot;
+                if (slot == kFlowletPending) {  // chosen for an earlier packet of this burst
+                    e->last_us = now_us;
+                    joins_[nj++] = Join{i, e->pending};
                     continue;
                 }
-                current = e->slot;  // a gap, or its member died: a new flowlet
+                // A hit (its slot is alive, no gap): back to the caller's loop. Packet i0 is
+                // not one (the caller's loop stopped there).
+                if ((alive_slots >> slot & 1) && now_us - e->last_us <= gap_us && i != i0) break;
+                current = slot;  // a gap, or its member died: a new flowlet
             } else if (!e) {
-                e = flowlets_.insert(h, st.now_us, st.age_us, st.aged);
+                e = flowlets_.insert(h, now_us, st.age_us, aged);
                 if (!e) {
                     ctr_.policies[pol].fallbacks.inc();
-                    emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out);
+                    emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out, 0);
                     continue;
                 }
             }
+            // Another group's entry with this tag is taken over.
+            *e = FlowletEntry{flowlet_tag(h), now_us, gid, kFlowletPending, 1,
+                              uint16_t(pol << 8 | r), 0};
         }
-        // A decision for the policy.
-        if (!(st.pol_mask & (1u << pol))) {
-            st.pol_mask |= 1u << pol;
-            n_reqs_[pol] = 0;
-        }
-        const uint16_t r = n_reqs_[pol]++;
-        reqs_[pol][r] = PathRequest{g, h, pkts[i]->pkt_len, meta_of(pkts[i])->tc, current, 0};
-        req_entry_[pol][r] = e;
-        req_pkt_[pol][r] = i;
-        req_of_[i] = uint16_t(pol << 8 | r);
-        pend_[st.np++] = i;
-        if (e) {
-            e->group = g->id;
-            e->slot = kFlowletPending;
-            e->pending = req_of_[i];
-            e->last_us = st.now_us;
-        }
+        rte_mbuf *const m = pkts[i];
+        reqs[r] = PathRequest{g, h, m->pkt_len, meta_of(m)->tc, current, 0};
+        req_entry[r] = e;
+        req_pkt[r] = i;
+        r++;
     }
+    if (r != r0) {
+        st.pol_mask |= 1u << pol;
+        n_reqs_[pol] = r;
+    }
+    st.nj = nj;
+    st.aged = aged;
     return i;
 }
 
@@ -227,8 +243,8 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
                        });
 
     // Pass 2, the runs of flowlet- and packet-granularity groups, in order: the flowlet table,
-    // and a request to the policy for each decision. Packets whose member the policies still
-    // have to choose go to pend_. A flowlet hit (the steady state) is handled here; the rest
+    // and a request to the policy for each decision; packets of a flow whose request is already
+    // made go to joins_. A flowlet hit (the steady state) is handled here; the rest
     // (new flows and flowlets, pending entries, packet granularity, a full bucket) by
     // pass2_rest, out of line so that the hit loop keeps its values in registers.
     // The run's values also in locals: pass2_rest may change st, so the compiler would reload
@@ -264,26 +280,25 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
                 if (!flowlet_hit(e, gid, alive_slots, now_us, gap_us)) [[unlikely]]
                     break;
                 e->last_us = now_us;
-                emit_tallied(i, *g, e->slot, pkts[i]->pkt_len, out);
+                emit_tallied(i, *g, e->slot, pkts[i]->pkt_len, out, 0);
             }
             if (i < end) i = pass2_rest(pkts, uint16_t(i), uint16_t(end), st, out);
         }
     }
     const uint32_t pol_mask = st.pol_mask;
-    const uint16_t np = st.np;
+    const uint16_t nj = st.nj;
     const uint64_t aged = st.aged;
 
-    if (pol_mask) decide(pkts, pol_mask, now_ns, s);
+    // The policies' decisions, their packets emitted; then the packets that joined a request.
+    if (pol_mask) decide(pkts, pol_mask, now_ns, s, out);
     // Aged entries are charged to the flowlet policy: the table is shared by flowlet-granularity
     // policies and reclaiming is not any one policy's doing.
     if (aged) ctr_.policies[uint8_t(LbPolicyId::flowlet)].aged.add(aged);
     __atomic_store_n(&ctr_.flowlet_occupancy.v, uint64_t(flowlets_.used()), __ATOMIC_RELAXED);
-
-    // Pass 3: the packets the policies decided.
-    for (uint16_t k = 0; k < np; k++) {
-        const uint16_t i = pend_[k];
-        const PathRequest &q = reqs_[req_of_[i] >> 8][req_of_[i] & 0xFF];
-        emit(i, *q.group, q.choice, pkts[i]->pkt_len, out);
+    for (uint16_t k = 0; k < nj; k++) {
+        const Join j = joins_[k];
+        const PathRequest &q = reqs_[j.req >> 8][j.req & 0xFF];
+        emit(j.pkt, *q.group, q.choice, pkts[j.pkt]->pkt_len, out, 0);
     }
     fold_tally(nullptr);
     // This burst's bytes join the utilization now that the policies have read it.
@@ -292,30 +307,31 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
         util_bytes_[p] += burst_bytes_[p];
         burst_bytes_[p] = 0;
     }
+    util_ports_ |= burst_ports_;
 }
 
 // The policies' choices for this burst's requests (one choose() call per policy with
-// requests), checked, stored in the flowlet entries, counted and traced.
+// requests), checked, stored in the flowlet entries, emitted, counted and traced.
 void LoadBalancer::decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now_ns,
-                          const LbSettings &s) {
+                          const LbSettings &s, const LbMember **out) {
     const LbView view{now_ns, &s, groups_.load_signal(), util_.data(), util_bytes_.data()};
     for (uint32_t mask = pol_mask; mask; mask &= mask - 1) {
         const uint32_t pol = uint32_t(__builtin_ctz(mask));
         const uint16_t nr = n_reqs_[pol];
         LbPolicyCounters &pc = ctr_.policies[pol];
-        policies_[pol]->choose(std::span<PathRequest>(reqs_[pol].data(), nr), view);
+        PathRequest *const reqs = reqs_[pol].data();
+        policies_[pol]->choose(std::span<PathRequest>(reqs, nr), view);
         pc.decisions.add(nr);
         for (uint16_t r = 0; r < nr; r++) {
-            PathRequest &q = reqs_[pol][r];
+            PathRequest &q = reqs[r];
             const EcmpGroup &g = *q.group;
-            if (q.choice >= g.n_slots || !g.members[q.choice].alive) {
+            if (q.choice >= g.n_slots || !g.members[q.choice].alive) [[unlikely]] {
                 q.choice = g.bucket_member(q.flow_hash);
                 pc.fallbacks.inc();
             }
-            if (FlowletEntry *e = req_entry_[pol][r]) {
-                e->slot = q.choice;
-                ctr_.member(g.id, q.choice).flowlets.inc();
-            }
+            FlowletEntry *const e = req_entry_[pol][r];
+            if (e) e->slot = q.choice;
+            emit(req_pkt_[pol][r], g, q.choice, q.bytes, out, e != nullptr);
             if (q.current != kNoMember && q.current != q.choice) {
                 pc.path_changes.inc();
                 if (trace_) {

@@ -99,7 +99,7 @@ class LoadBalancer {
     // Pass 2's state: the burst's, and the current run's (one group's consecutive packets).
     struct Pass2 {
         uint32_t pol_mask;  // policies with requests
-        uint16_t np;        // pend_'s length
+        uint16_t nj;        // joins_'s length
         uint32_t now_us, age_us, gap_us;
         uint64_t aged;  // flowlet entries reclaimed
         const EcmpGroup *g;  // the run's group, its policy, granularity and alive slots
@@ -109,15 +109,18 @@ class LoadBalancer {
     };
     [[gnu::noinline]] uint16_t pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end,
                                           Pass2 &st, const LbMember **out);
-    // Packet i leaves by member `slot` of `g`, tallied: emit() when g may not be tally_g_,
-    // emit_tallied() in a loop over a run of g after fold_tally(g).
-    void emit(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out);
+    // Packet i leaves by member `slot` of `g`, tallied (with `flowlet`, 0 or 1, flowlets
+    // started): emit() when g may not be tally_g_, emit_tallied() in a loop over a run of g
+    // after fold_tally(g).
+    void emit(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len, const LbMember **out,
+              uint64_t flowlet);
     void emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
-                      const LbMember **out);
+                      const LbMember **out, uint64_t flowlet);
     // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
     [[gnu::noinline]] void fold_tally(const EcmpGroup *next);
-    // The policy calls for the requests of the policies in `pol_mask`.
-    void decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now_ns, const LbSettings &s);
+    // The policy calls for the requests of the policies in `pol_mask`, and their packets' output.
+    void decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now_ns, const LbSettings &s,
+                const LbMember **out);
 
     const EcmpGroups &groups_;
     std::vector<std::unique_ptr<LbPolicy>> policies_;
@@ -143,19 +146,26 @@ class LoadBalancer {
     std::array<Run, kLbMaxBurst> runs_{};
     std::array<uint64_t, kLbMaxBurst> hash_{};  // flow hash of the packets in runs_
     std::array<FlowletBucket *, kLbMaxBurst> bucket_{};  // their flowlet bucket (flowlet runs)
-    std::array<uint16_t, kLbMaxBurst> req_of_{};     // policy << 8 | index, for pend_'s packets
-    std::array<uint16_t, kLbMaxBurst> pend_{};       // packets whose member a policy chooses
+    // A packet of a flowlet an earlier packet of the burst asked for: it takes that request's
+    // choice (no decision of its own).
+    struct Join {
+        uint16_t pkt;
+        uint16_t req;  // policy << 8 | request index
+    };
+    std::array<Join, kLbMaxBurst> joins_{};
     std::array<uint64_t, kMaxPorts> burst_bytes_{};  // this burst's bytes per port, until folded
     uint32_t burst_ports_ = 0;                       // ports with burst_bytes_
-    // emit(): packets and bytes per member slot of group tally_g_ not yet in the counters,
-    // as packets << kTallyPacketShift | bytes (one add per packet; a burst's bytes < 2^40).
-    static constexpr uint32_t kTallyPacketShift = 48;
+    // emit(): flowlets, packets and bytes per member slot of group tally_g_ not yet in the
+    // counters, as flowlets << kTallyFlowletShift | packets << kTallyPacketShift | bytes (one
+    // add per packet; a burst has at most 256 packets of at most 64 KiB: 256 < 2^16, 2^24 < 2^32).
+    static constexpr uint32_t kTallyPacketShift = 32, kTallyFlowletShift = 48;
     const EcmpGroup *tally_g_ = nullptr;
     std::array<uint64_t, kMaxGroupMembers> tally_{};
 
     // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
     std::array<double, kMaxPorts> util_{};  // bytes per microsecond
     std::array<uint64_t, kMaxPorts> util_bytes_{};
+    uint32_t util_ports_ = 0;  // ports whose util_ or util_bytes_ may be non-zero
     uint64_t util_last_ns_ = 0;
 };
 

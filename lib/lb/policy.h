@@ -6,7 +6,8 @@
 // traffic class and length, the member the flow used until now) and an LbView of local state
 // (now, settings, queue depths through LoadSignal, this worker's per-port utilization).
 // What it returns: `choice`, an alive slot of the request's group, for every request. A slot that
-// is not alive is replaced by the hash bucket's member and counted as a fallback.
+// is not alive is replaced by the hash bucket's member and counted as a fallback. The other
+// fields are inputs: the balancer forwards and counts the packet by them as it gave them.
 // When it is asked (granularity()):
 //   flow     never: the resilient bucket table decides (the `hash` policy);
 //   flowlet  for the first packet of every flowlet (a new flow, or a gap > flowlet_gap_us);
