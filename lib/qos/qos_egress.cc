@@ -725,9 +725,11 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     // Other workers' packets first, so that they are scheduled in this same flush; then the
     // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
     // admissions and departures (its frames go out ahead of every queued packet).
-    // A port whose burst cut through skips its drain (enqueue()).
+    // A port whose burst cut through skips its drain (enqueue()); a port without a handoff
+    // ring (one worker, no host interfaces) has nothing to drain.
     for (uint16_t p : owned_)
-        if (!tm_.ports_[p]->ct_pending) drain_handoff(p, now_ns);
+        if (const TrafficManager::Port &ps = *tm_.ports_[p]; ps.handoff && !ps.ct_pending)
+            drain_handoff(p, now_ns);
     uint32_t sent = 0;
     for (uint16_t p : owned_) sent += service(p, now_ns);
     ipool_valid_ = 0;
@@ -738,7 +740,6 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
 
 void QosEgress::drain_handoff(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
-    if (!ps.handoff) return;
     // Bounded by the ring size, so that producers cannot keep the owner here forever.
     rte_mbuf *in[kHandoffBurst];
     for (uint32_t taken = 0; taken < tm_.plan_.handoff_ring_packets;) {
@@ -1005,11 +1006,34 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         }
     } else {
         // Every frame up to lim leaves: the slots in at most two contiguous stretches (the
-        // queue's ring of slots wraps at most once).
+        // queue's ring of slots wraps at most once). Per frame only what leave() needs in the
+        // common case - the mbuf out, the length off the queue's bytes - and two flags: a frame
+        // shorter than min_frame (bit 31 of `under`: lengths are below 2 GB) and a PG key other
+        // than the stretch's (`keys`). Without either, leave() would have charged no PG
+        // stretch and wire bytes of exactly the lengths plus the overhead per frame; with
+        // one, the stretch is taken again through leave() (out[] rewritten).
         while (head != lim) {
             const uint32_t at = head & mask, n = std::min(lim - head, mask + 1 - at);
-            const TrafficManager::Slot *const from = slots + at;
-            for (uint32_t i = 0; i < n; i++) leave(from[i], wire(from[i].len));
+            // (Locals of this loop only: kk and bytes, which leave() shares by reference,
+            // would be kept in memory.)
+            const TrafficManager::Slot *const from = slots + at, *const end = from + n;
+            rte_mbuf **o = out + kk;
+            const unsigned key = pg_key;
+            uint64_t sum = 0;
+            uint32_t under = 0, keys = 0;
+            for (const TrafficManager::Slot *s = from; s != end; s++) {
+                *o++ = s->m;
+                sum += s->len;
+                under |= s->len - min_frame;
+                keys |= unsigned(s->pg_key) ^ key;
+            }
+            if (likely(!(under >> 31) && !keys)) {
+                kk += n;
+                bytes -= sum;
+                wire_run += sum + uint64_t(n) * overhead;
+            } else {
+                for (const TrafficManager::Slot *s = from; s != end; s++) leave(*s, wire(s->len));
+            }
             head += n;
         }
     }
