@@ -494,8 +494,13 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     const uint32_t word0 = in_port_tc_word(meta0);
     // One ingress port: a packet's PG key is its TC's in this row.
     const uint16_t *key_of = &tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
-    std::array<uint64_t, kNumTc> tc_bytes{};
-    unsigned other_in = 0, tcs = 0;
+    // Per TC, its bytes in bits 0-39 (at most kSumBurst frames below 4 GB) and its packets
+    // from bit 40: the TCs present come from the sums, not from one more step per packet.
+    constexpr unsigned kPacketShift = 40;
+    static_assert(uint64_t(kSumBurst) * UINT32_MAX < uint64_t(1) << kPacketShift);
+    constexpr uint64_t kPacket = uint64_t(1) << kPacketShift;
+    std::array<uint64_t, kNumTc> tc_sums{};
+    unsigned other_in = 0;
     for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
         rte_mbuf *m = *p;
         const PacketMeta *meta = meta_of(m);
@@ -507,10 +512,12 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         const uint32_t t = tail[qi];
         tail[qi] = t + 1;
         base[qi][t & mask] = {m, len, key_of[tc], uint16_t(ecn_ip)};
-        tc_bytes[tc] += len;
-        tcs |= 1u << tc;
+        tc_sums[tc] += len + kPacket;
     }
     if (other_in & kInPort) return false;
+    unsigned tcs = 0;
+    for (unsigned tc = 0; tc < kNumTc; tc++) tcs |= unsigned(tc_sums[tc] != 0) << tc;
+    const auto tc_bytes = [&tc_sums](unsigned tc) { return tc_sums[tc] & (kPacket - 1); };
 
     // Each queue's share of the burst, from its TCs'.
     std::array<uint64_t, kNumQueues> q_bytes{};
@@ -519,7 +526,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         const unsigned tc = unsigned(__builtin_ctz(left));
         const unsigned qi = to_queue[tc];
         queues |= 1u << qi;
-        q_bytes[qi] += tc_bytes[tc];
+        q_bytes[qi] += tc_bytes(tc);
         if (ps.q[qi].flags & Queue::kLossless) lossless_tcs |= 1u << tc;
     }
     // Enqueue marking with ecn_depth queue_and_tx_ring sees the TX ring too (admit_each()).
@@ -536,7 +543,8 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         if (lim == UINT64_MAX) continue;
         uint64_t pg_burst = 0;
         for (unsigned l2 = tcs; l2; l2 &= l2 - 1)
-            if (key_of[__builtin_ctz(l2)] == key) pg_burst += tc_bytes[__builtin_ctz(l2)];
+            if (const unsigned tc = unsigned(__builtin_ctz(l2)); key_of[tc] == key)
+                pg_burst += tc_bytes(tc);
         if (pg_total(key) + pg_burst > lim) return false;
     }
     // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
@@ -603,7 +611,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     for (unsigned left = tcs; left; left &= left - 1) {
         const unsigned tc = unsigned(__builtin_ctz(left));
         const unsigned key = key_of[tc];
-        pg.bytes[key].add(tc_bytes[tc]);
+        pg.bytes[key].add(tc_bytes(tc));
         pg.watermark[key].max(pg.bytes[key].v);
     }
     admitted(port, queues);
@@ -725,9 +733,11 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     // Other workers' packets first, so that they are scheduled in this same flush; then the
     // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
     // admissions and departures (its frames go out ahead of every queued packet).
-    // A port whose burst cut through skips its drain (enqueue()).
+    // A port whose burst cut through skips its drain (enqueue()); a port without a handoff
+    // ring (one worker, no host interfaces) has nothing to drain.
     for (uint16_t p : owned_)
-        if (!tm_.ports_[p]->ct_pending) drain_handoff(p, now_ns);
+        if (const TrafficManager::Port &ps = *tm_.ports_[p]; ps.handoff && !ps.ct_pending)
+            drain_handoff(p, now_ns);
     uint32_t sent = 0;
     for (uint16_t p : owned_) sent += service(p, now_ns);
     ipool_valid_ = 0;
@@ -738,7 +748,6 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
 
 void QosEgress::drain_handoff(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
-    if (!ps.handoff) return;
     // Bounded by the ring size, so that producers cannot keep the owner here forever.
     rte_mbuf *in[kHandoffBurst];
     for (uint32_t taken = 0; taken < tm_.plan_.handoff_ring_packets;) {
@@ -1005,11 +1014,34 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         }
     } else {
         // Every frame up to lim leaves: the slots in at most two contiguous stretches (the
-        // queue's ring of slots wraps at most once).
+        // queue's ring of slots wraps at most once). Per frame only what leave() needs in the
+        // common case - the mbuf out, the length off the queue's bytes - and two flags: a frame
+        // shorter than min_frame (bit 31 of `under`: lengths are below 2 GB) and a PG key other
+        // than the stretch's (`keys`). Without either, leave() would have charged no PG
+        // stretch and wire bytes of exactly the lengths plus the overhead per frame; with
+        // one, the stretch is taken again through leave() (out[] rewritten).
         while (head != lim) {
             const uint32_t at = head & mask, n = std::min(lim - head, mask + 1 - at);
-            const TrafficManager::Slot *const from = slots + at;
-            for (uint32_t i = 0; i < n; i++) leave(from[i], wire(from[i].len));
+            // (Locals of this loop only: kk and bytes, which leave() shares by reference,
+            // would be kept in memory.)
+            const TrafficManager::Slot *const from = slots + at, *const end = from + n;
+            rte_mbuf **o = out + kk;
+            const unsigned key = pg_key;
+            uint64_t sum = 0;
+            uint32_t under = 0, keys = 0;
+            for (const TrafficManager::Slot *s = from; s != end; s++) {
+                *o++ = s->m;
+                sum += s->len;
+                under |= s->len - min_frame;
+                keys |= unsigned(s->pg_key) ^ key;
+            }
+            if (likely(!(under >> 31) && !keys)) {
+                kk += n;
+                bytes -= sum;
+                wire_run += sum + uint64_t(n) * overhead;
+            } else {
+                for (const TrafficManager::Slot *s = from; s != end; s++) leave(*s, wire(s->len));
+            }
             head += n;
         }
     }
@@ -1192,20 +1224,16 @@ void QosEgress::cut_through(uint16_t port, uint64_t now_ns) {
 // such a bound is reached.
 bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
     using Queue = TrafficManager::Queue;
-    TrafficManager::Port &ps = *tm_.ports_[port];
-    if (!n || n > burst_ || n > tm_.plan_.queue_packets ||
-        ps.paused.load(std::memory_order_relaxed) || !tm_.pfc_.quiet(port, now_ns))
-        return false;
+    if (!n || n > burst_ || n > tm_.plan_.queue_packets) return false;
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     const PacketMeta *meta0 = meta_of(pkts[0]);
     const unsigned tc0 = meta0->tc & (kNumTc - 1);
     const unsigned qi = to_queue[tc0];
-    Queue &q = ps.q[qi];
     const unsigned key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
-    if (q.flags & Queue::kStormDrop) return false;
     // One queue and one PG key for the whole burst (a burst of mixed classes, rsw-full's, leaves
-    // here at its first packet of another class): packets of the first one's TC and ingress port
-    // have them; others are looked up. And the burst's bytes and wire bytes.
+    // here at its first packet of another class, before any other check): packets of the first
+    // one's TC and ingress port have them; others are looked up. And the burst's bytes and wire
+    // bytes.
     const uint32_t class0 = in_port_tc_word(meta0) & kInPortTc;
     const uint32_t min_frame = tm_.plan_.min_frame_bytes;
     uint64_t bytes = 0;
@@ -1222,6 +1250,11 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         bytes += len;
         under |= len - min_frame;
     }
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    Queue &q = ps.q[qi];
+    if ((q.flags & Queue::kStormDrop) || ps.paused.load(std::memory_order_relaxed) ||
+        !tm_.pfc_.quiet(port, now_ns))
+        return false;
     // The wire bytes of all: each frame padded to min_frame_bytes (wire_bytes()), plus overhead.
     uint64_t wire_all = bytes + uint64_t(n) * tm_.plan_.wire_overhead_bytes;
     if (unlikely(under >> 31))

@@ -305,6 +305,7 @@ class QosEgress final : public Egress {
     void admitted_to(uint16_t port, unsigned qi, uint32_t packets, uint64_t bytes,
                      uint32_t marked);
     void admitted(uint16_t port, unsigned touched);
+    // The port's handoff ring into admission; the caller checks that the port has one.
     void drain_handoff(uint16_t port, uint64_t now_ns);
     // Cut-through: after admit() of the final burst for an idle port, sends it now when that is
     // exactly what the flush would do (doc/qos.md, "Cut-through"); else leaves it queued.

@@ -727,5 +727,43 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
     EXPECT_GT(tested, 100u) << "congestion, shaping and marking need the per-frame tests";
 }
 
+// The copy loop of a run without per-frame tests (take_run) takes a stretch of slots with one
+// PG key and no frame shorter than the minimum wire frame in sums; a stretch with either is
+// taken again frame by frame. Mixed bursts from both ingress ports to port 1 (queue 3 holds two
+// PGs' frames, in runs that change key, sometimes more than once) with frames of 42-99 bytes
+// (padded to 60 on the wire: the shaper's and the TX ring's charge), uncongested and shaped:
+// the same frames and counters (PG bytes, the TX ring gauge) as every frame tested.
+TEST_F(CutThrough, DequeueRunsOfShortFramesAndSeveralPgs) {
+    for (uint32_t seed : {41u, 42u, 43u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::mt19937 rng(seed);
+        auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 60; i++) {
+            Step st;
+            // Which ingress ports send this poll: both (two PGs in queue 3), or one (one PG).
+            const uint32_t from = pick(3);
+            for (uint16_t p = 0; p < 2; p++) {
+                if (from != 2 && from != p) continue;
+                const uint32_t n = 4 + pick(12);
+                // Every other poll long frames only: its runs are taken in sums.
+                const bool short_ok = i % 2 == 0;
+                for (uint32_t k = 0; k < n; k++)
+                    st.rx[p].push_back(udp(p, uint8_t(pick(4) == 0 ? 6 : pick(3) == 0 ? 0 : 3),
+                                           uint8_t(pick(3)),
+                                           short_ok ? 42 + pick(58) : 60 + pick(100), seq++, 1));
+            }
+            st.step_ns = 20'000;
+            s.push_back(st);
+        }
+        uint64_t tested = 0;
+        EXPECT_GT(same_runs(s, 10000, "", {}, &tested), 60u);
+        EXPECT_GT(same_runs(s, 10000, ", shaper_burst_bytes: 2000, tx_ring_bytes: 3000", {},
+                            &tested),
+                  20u);
+    }
+}
+
 }  // namespace
 }  // namespace rocesw::test
