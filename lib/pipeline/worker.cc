@@ -279,12 +279,13 @@ inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run, uint6
         return ttl_or_mtu(m, in_port);
     uint8_t *f = meta->flags & kFlagVlan ? strip_vlan(m, meta) : rte_pktmbuf_mtod(m, uint8_t *);
     uint8_t *ip = f + kUntaggedL3;
-    const bool v4 = kL3 == L3Type::none ? meta->l3 == L3Type::ipv4 : kL3 == L3Type::ipv4;
+    static_assert(kL3 == L3Type::ipv4 || kL3 == L3Type::ipv6);
+    constexpr bool v4 = kL3 == L3Type::ipv4;
     meta->out_port = run.port;
     // The MACs in two 8-byte stores, in this order: the second overwrites the first's 2 extra
     // bytes with the source's first 2 (and rewrites the EtherType as it is).
     std::memcpy(f, &dst, 8);
-    if (v4) {
+    if constexpr (v4) {
         std::memcpy(f + 6, &run.src_v4, 8);
         ipv4_decrement_ttl(ip);  // the TTL is above 1 here
     } else {

@@ -109,8 +109,8 @@ class Worker {
         run.port = OutRun::kNone;
     }
     // A packet to run's port, to the next hop whose MAC is the first 6 bytes of `dst` (in memory
-    // order): TTL, MTU, rewrite, out_. kL3: L3Type::ipv4 or ipv6 when known, else none (read
-    // from the packet's meta).
+    // order): TTL, MTU, rewrite, out_. kL3: the packet's family, L3Type::ipv4 or ipv6 (every
+    // caller knows it: no per-packet test).
     template <L3Type kL3>
     [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run,
                                                   uint64_t dst);
