@@ -279,12 +279,13 @@ inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run, uint6
         return ttl_or_mtu(m, in_port);
     uint8_t *f = meta->flags & kFlagVlan ? strip_vlan(m, meta) : rte_pktmbuf_mtod(m, uint8_t *);
     uint8_t *ip = f + kUntaggedL3;
-    const bool v4 = kL3 == L3Type::none ? meta->l3 == L3Type::ipv4 : kL3 == L3Type::ipv4;
-    meta->out_port = uint8_t(run.port);
+    static_assert(kL3 == L3Type::ipv4 || kL3 == L3Type::ipv6);
+    constexpr bool v4 = kL3 == L3Type::ipv4;
+    meta->out_port = run.port;
     // The MACs in two 8-byte stores, in this order: the second overwrites the first's 2 extra
     // bytes with the source's first 2 (and rewrites the EtherType as it is).
     std::memcpy(f, &dst, 8);
-    if (v4) {
+    if constexpr (v4) {
         std::memcpy(f + 6, &run.src_v4, 8);
         ipv4_decrement_ttl(ip);  // the TTL is above 1 here
     } else {
@@ -315,6 +316,7 @@ inline void Worker::route(rte_mbuf *const *pkts, uint16_t n, NhOf nh_of, uint16_
         }
     }
     close_run(run);
+    if constexpr (kL3 == L3Type::ipv4) n_lb4_ = n_lb_;
 }
 
 void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
@@ -443,13 +445,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     flush_outputs(in_port, now_ns);
 }
 
-// ECMP: one balancer call for the burst's multipath packets, then the ordinary forward.
-void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
-    static_assert(kMaxBurst <= kLbMaxBurst);
-    lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
-    const uint32_t n = n_lb_;  // a local: the rewrite's byte stores may alias members
+template <L3Type kL3>
+inline void Worker::forward_members(uint32_t i, uint32_t n, uint16_t in_port) {
     OutRun run;
-    for (uint32_t i = 0; i < n; i++) {
+    for (; i < n; i++) {
         const LbMember *m = lb_members_[i];
         if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
             if (ctx_.punt)
@@ -458,11 +457,21 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
                 drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        if (m->port != run.port) open_run(run, m->port);
-        forward_to<L3Type::none>(lb_pkts_[i], in_port, run, dst_word(*m));
+        if (m->port != run.port) [[unlikely]] open_run(run, m->port);
+        forward_to<kL3>(lb_pkts_[i], in_port, run, dst_word(*m));
     }
     close_run(run);
-    n_lb_ = 0;
+}
+
+// ECMP: one balancer call for the burst's multipath packets, then the ordinary forward, IPv4
+// then IPv6 (the order route() gave them to to_group).
+void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
+    static_assert(kMaxBurst <= kLbMaxBurst);
+    lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
+    const uint32_t n = n_lb_, n4 = n_lb4_;  // locals: the rewrite's byte stores may alias them
+    forward_members<L3Type::ipv4>(0, n4, in_port);
+    forward_members<L3Type::ipv6>(n4, n, in_port);
+    n_lb_ = n_lb4_ = 0;
 }
 
 // Every packet in out_ was forwarded, except the burst's n_replies_ local replies, which are

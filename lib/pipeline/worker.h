@@ -91,8 +91,10 @@ class Worker {
     // in locals for the run (one port per burst is the common case): out_end_[port] is `end`
     // until close_run().
     struct OutRun {
-        static constexpr uint32_t kNone = ~0u;
-        uint32_t port = kNone;
+        // A byte, as NextHop's and LbMember's ports: compared with them in memory, no widening.
+        static constexpr uint8_t kNone = 0xFF;
+        static_assert(kMaxPorts <= kNone);
+        uint8_t port = kNone;
         uint32_t mtu = 0;
         // Bytes 6..13 of a frame forwarded to the port: its MAC (the new source), then the
         // packet's EtherType (IPv4, IPv6), the frame being untagged once forwarded.
@@ -107,8 +109,8 @@ class Worker {
         run.port = OutRun::kNone;
     }
     // A packet to run's port, to the next hop whose MAC is the first 6 bytes of `dst` (in memory
-    // order): TTL, MTU, rewrite, out_. kL3: L3Type::ipv4 or ipv6 when known, else none (read
-    // from the packet's meta).
+    // order): TTL, MTU, rewrite, out_. kL3: the packet's family, L3Type::ipv4 or ipv6 (every
+    // caller knows it: no per-packet test).
     template <L3Type kL3>
     [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run,
                                                   uint64_t dst);
@@ -127,7 +129,15 @@ class Worker {
         lb_pkts_[n_lb_] = m;
         lb_groups_[n_lb_++] = group;
     }
-    void forward_groups(uint16_t in_port, uint64_t now_ns);  // the packets given to to_group
+    // The packets given to to_group: the balancer's members, then forward_members per address
+    // family.
+    void forward_groups(uint16_t in_port, uint64_t now_ns);
+    // lb_pkts_[i, n), all of address family kL3, to their members lb_members_[i, n): the
+    // route stage's rewrite, with the run's port in registers while the members' ports stay
+    // the same. Per packet, not in runs of one member: members chosen per flow make runs of one
+    // or two packets, and a compare of members would be a branch on the flow.
+    template <L3Type kL3>
+    [[gnu::always_inline]] inline void forward_members(uint32_t i, uint32_t n, uint16_t in_port);
     void local(rte_mbuf *m, uint16_t in_port);
     // To the host interface of `in_port` (ctx_.punt must be set): policed, queued or dropped.
     [[gnu::noinline]] void punt(rte_mbuf *m, uint16_t in_port, PuntClass c);
@@ -177,6 +187,9 @@ class Worker {
     std::array<uint32_t, kMaxBurst> lb_groups_{};
     std::array<const LbMember *, kMaxBurst> lb_members_{};
     uint16_t n_lb_ = 0;
+    // lb_pkts_[0, n_lb4_) are IPv4, the rest IPv6: route<ipv4> runs before route<ipv6> and sets
+    // it at its end (it stays 0 in a burst without routed IPv4).
+    uint16_t n_lb4_ = 0;
     TraceRing *trace_ = nullptr;
 };
 

@@ -58,21 +58,24 @@ inline uint16_t csum_update16(uint16_t hc, uint16_t old_word, uint16_t new_word)
 // Read little-endian the checksum is byte-swapped, so that is + 1 (ones' complement sums do not
 // depend on byte order); a carry out or a result of 0xFFFF adds the end-around 1 (0xFFFF becomes
 // 0, as a full computation gives it). Equal to a full recomputation for every TTL from 1 and
-// every checksum (Checksum.TtlDecrementMatchesFullRecomputeForEveryTtl).
+// every checksum (Checksum.TtlDecrementMatchesFullRecomputeForEveryTtl,
+// Checksum.TtlDecrementWordIsTheBytewiseUpdate).
 inline void ipv4_decrement_ttl(uint8_t *ip) {
     if constexpr (std::endian::native == std::endian::little) {
-        uint16_t c;
-        std::memcpy(&c, ip + 10, 2);
-        uint32_t sum = uint32_t(c) + 1;
-        sum += sum >= 0xFFFF;
-        c = uint16_t(sum);
-        std::memcpy(ip + 10, &c, 2);
+        // Bytes 8..11 (TTL, protocol, checksum) as one little-endian word, one load and one store:
+        // + 0xFFFF is the TTL's - 1 (at least 1: no borrow past it) and the checksum's + 1; a
+        // checksum of 0xFFFE or 0xFFFF (the word from 0xFFFE0000) takes the end-around 1 as well,
+        // its carry out of the word dropped (0xFFFE becomes 0, 0xFFFF 1).
+        uint32_t w;
+        std::memcpy(&w, ip + 8, 4);
+        w += w >= 0xFFFE0000u ? 0x1FFFFu : 0xFFFFu;
+        std::memcpy(ip + 8, &w, 4);
     } else {
         uint32_t sum = uint32_t(rd16(ip + 10)) + 0x0100;
         sum += sum >= 0xFFFF;
         wr16(ip + 10, uint16_t(sum));
+        ip[8]--;
     }
-    ip[8]--;
 }
 
 // The ICMPv6 checksum (RFC 4443 2.3) of the `len`-byte message at `icmp` (its checksum field

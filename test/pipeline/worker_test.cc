@@ -417,6 +417,140 @@ TEST(WorkerRuns, BurstGivesThePacketAtATimeFramesAndCounters) {
     EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
 }
 
+// The multipath half of the above: one burst of IPv4 and IPv6 packets to three-member groups
+// (members on p1, p2 and p3, MTU 200 on p2), interleaved, with runs of one flow (one member)
+// and of alternating members, TTL and hop limit expired, MTU-exceeded and VLAN-tagged packets
+// among them, a group with no member alive and single-path packets of both families in between.
+// forward_groups takes the IPv4 members and then the IPv6 ones (forward_members per family);
+// against the same frames sent one per poll through a second switch: the same frames per port
+// (single-path IPv4, IPv6, then multipath IPv4, IPv6), every port counter and every member,
+// policy and no-member counter of the balancer equal.
+TEST(WorkerRuns, MultipathBurstGivesThePacketAtATimeFramesAndCounters) {
+    enum Kind { kV4, kV6, kM4, kM6 };  // the output list: single-path, then multipath, by family
+    const uint32_t host = v4(10, 0, 0, 2);
+    const Mac p0 = kLbP0;
+    // `big`: an L3 length above p2's MTU.
+    auto l4 = [](uint16_t sport, bool big) {
+        return big ? udp_payload(sport, 4791, 300) : roce_l4(sport, 17, 5);
+    };
+    auto m4 = [&](uint16_t sport, uint8_t ttl = 64, bool big = false, int vlan = -1,
+                  uint32_t dst = v4(10, 99, 0, 1)) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv4, vlan),
+                   ipv4(host, dst, kProtoUdp, l4(sport, big), ttl));
+    };
+    auto m6 = [&](uint16_t sport, uint8_t hlim = 64, bool big = false, int vlan = -1) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv6, vlan),
+                   ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 0x99, 1), kProtoUdp, l4(sport, big), hlim));
+    };
+    auto dead = [&](uint16_t sport) { return m4(sport, 64, false, -1, v4(10, 98, 0, 1)); };
+    const Bytes one4 = cat(eth(p0, kLbHost, kEtherTypeIpv4),
+                           ipv4(host, v4(10, 0, 1, 2), kProtoUdp, udp_payload(1000, 2000, 32)));
+    const Bytes one6 = cat(eth(p0, kLbHost, kEtherTypeIpv6),
+                           ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 3, 2), kProtoUdp,
+                                udp_payload(1000, 2000, 32)));
+    const std::vector<std::pair<Kind, Bytes>> burst = {
+        {kM4, m4(49152)},
+        {kM4, m4(49152)},  // a run of one flow
+        {kM4, m4(49153)},
+        {kM6, m6(49152)},
+        {kM4, m4(49154)},
+        {kM4, m4(49155, 1)},  // TTL expired
+        {kM4, m4(49156)},
+        {kM6, m6(49153)},
+        {kM6, m6(49153)},
+        {kM4, m4(49157, 64, true)},
+        {kM4, dead(1)},  // no member alive
+        {kM4, m4(49152, 64, false, 3)},  // tagged, inside a run of its flow
+        {kM4, m4(49152)},
+        {kV4, one4},
+        {kM6, m6(49154, 1)},  // hop limit expired
+        {kM6, m6(49155, 64, true)},
+        {kM4, m4(49158)},
+        {kM4, m4(49158, 64, true)},
+        {kM4, m4(49158)},
+        {kM4, dead(2)},
+        {kM6, m6(49156, 64, false, 4)},  // tagged
+        {kM4, m4(49159, 2)},
+        {kM6, m6(49157)},
+        {kM4, m4(49160, 64, true)},
+        {kM4, m4(49161, 64, true)},
+        {kM6, m6(49158, 64, true)},
+        {kV6, one6},
+        {kM4, m4(49162, 64, true)},
+        {kM4, m4(49163)},
+        {kM6, m6(49159)},
+        {kM6, m6(49160)},
+        {kM4, m4(49164)},
+    };
+    ASSERT_LE(burst.size(), 32u);  // one RX burst
+    auto make = [] {
+        auto sw = std::make_unique<LbSwitch>(3, LbConfig{}, LbSwitch::route(3));
+        sw->dp->ctx().ports[2].mtu = 200;
+        // 10.98.0.0/16 over two gateways that never resolve: a group with no member alive.
+        MultipathRouteConfig none{*parse_prefix("10.98.0.0/16"), {}, ""};
+        none.paths = {{ipa("10.0.1.77"), "p1", 1}, {ipa("10.0.2.77"), "p2", 1}};
+        sw->rib->set_multipath({sw->route_, LbSwitch::route6(3), none});
+        EXPECT_EQ(sw->rib->sync(), 0u);
+        return sw;
+    };
+    auto together = make(), alone = make();
+    for (const auto &[k, f] : burst) together->ports->inject(0, f);
+    EXPECT_EQ(together->worker->poll_once(1000), burst.size());
+
+    std::array<std::array<std::vector<Bytes>, 4>, 4> want;  // [port][kind]
+    for (const auto &[k, f] : burst) {
+        alone->ports->inject(0, f);
+        EXPECT_EQ(alone->worker->poll_once(1000), 1u);
+        for (uint16_t p = 0; p < 4; p++)
+            for (Bytes &o : alone->ports->take_tx(p)) want[p][k].push_back(std::move(o));
+    }
+    for (uint16_t p = 1; p < 4; p++) {  // not a vacuous comparison: every member of both groups
+        EXPECT_FALSE(want[p][kM4].empty()) << p;
+        EXPECT_FALSE(want[p][kM6].empty()) << p;
+    }
+    for (uint16_t p = 0; p < 4; p++) {
+        SCOPED_TRACE(p);
+        std::vector<Bytes> expect;
+        for (auto &w : want[p]) expect.insert(expect.end(), w.begin(), w.end());
+        EXPECT_EQ(together->ports->take_tx(p), expect);
+    }
+
+    auto port_counters = [](const WorkerCounters &c, uint16_t p) {
+        const PortCounters &x = c.ports[p];
+        std::vector<uint64_t> v = {x.rx_packets.load(),    x.rx_bytes.load(),
+                                   x.tx_packets.load(),    x.tx_bytes.load(),
+                                   x.local_packets.load(), x.local_replies.load(),
+                                   x.punted.load(),        x.forwarded.load(),
+                                   x.forwarded_out.load()};
+        for (const auto &d : x.drops) v.push_back(d.load());
+        return v;
+    };
+    for (uint16_t p = 0; p < 4; p++)
+        EXPECT_EQ(port_counters(*together->counters, p), port_counters(*alone->counters, p)) << p;
+    auto lb_counters = [](const LbSwitch &sw) {
+        const LbWorkerCounters &c = sw.lbc();
+        std::vector<uint64_t> v = {c.no_member.load()};
+        for (const auto &g : sw.rib->groups())
+            for (uint32_t s = 0; s < kMaxGroupMembers; s++) {
+                const LbMemberCounters &m = c.member(g.id, s);
+                v.insert(v.end(), {m.packets.load(), m.bytes.load(), m.flowlets.load()});
+            }
+        for (const auto &p : c.policies)
+            v.insert(v.end(), {p.packets.load(), p.decisions.load(), p.path_changes.load(),
+                               p.fallbacks.load(), p.aged.load()});
+        return v;
+    };
+    EXPECT_EQ(lb_counters(*together), lb_counters(*alone));
+    const PortCounters &c0 = together->counters->ports[0];
+    EXPECT_EQ(c0.drops[size_t(DropReason::ttl_expired)].load(), 2u);
+    EXPECT_GE(c0.drops[size_t(DropReason::mtu_exceeded)].load(), 1u);
+    EXPECT_EQ(c0.drops[size_t(DropReason::no_neighbour)].load(), 2u);
+    EXPECT_EQ(together->lbc().no_member.load(), 2u);
+    const AccountingReport r = check_accounting(
+        take_accounting(accounting_sources(*together->dp, {"p0", "p1", "p2", "p3"})));
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+}
+
 TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {
     dp->ctx().ports[1].mtu = 1000;
     ports->inject(
