@@ -340,20 +340,26 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     const MacWord port_mac(port.mac);
     const PortQos *const cls = ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr;
 
-    // A parsed packet: classified, L2 checks, then local delivery or a routing list.
-    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f) __attribute__((always_inline)) {
-        if (meta->l3 == L3Type::mac_control) {
-            // PFC / PAUSE: acted on here, never forwarded, whatever the destination MAC.
-            return mac_control(m, in_port, f, now_ns);
+    // A parsed packet: classified, L2 checks, then local delivery or a routing list. `fast`:
+    // std::true_type after the fast path, whose packets are untagged IPv4 to a unicast MAC: that
+    // copy leaves out the tests this decides.
+    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f, auto fast)
+                      __attribute__((always_inline)) {
+        constexpr bool kFast = decltype(fast)::value;
+        if constexpr (!kFast) {
+            if (meta->l3 == L3Type::mac_control) {
+                // PFC / PAUSE: acted on here, never forwarded, whatever the destination MAC.
+                return mac_control(m, in_port, f, now_ns);
+            }
+            if (meta->l3 == L3Type::lldp)  // only parsed as such when there is a punt path
+                return punt(m, in_port, PuntClass::lldp);
         }
-        if (meta->l3 == L3Type::lldp)  // only parsed as such when there is a punt path
-            return punt(m, in_port, PuntClass::lldp);
         // Before any rewrite: PCP trust needs the tag that forwarding strips.
-        if (cls) meta->tc = classify_tc(*meta, *cls);
-        const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
+        if (cls) meta->tc = kFast ? classify_tc_untagged_ip(*meta, *cls) : classify_tc(*meta, *cls);
+        const bool l2_group = !kFast && (meta->flags & (kFlagDstBcast | kFlagDstMcast));
         if (!l2_group && !port_mac.equals(f)) return drop(m, in_port, DropReason::dst_mac_mismatch);
-        if (meta->l3 == L3Type::arp) return to_control(m, in_port);
-        if (meta->l3 == L3Type::ipv4) {
+        if (!kFast && meta->l3 == L3Type::arp) return to_control(m, in_port);
+        if (kFast || meta->l3 == L3Type::ipv4) {
             // Limited/directed broadcast is not routed; 224/4 multicast neither (240/4 is: one
             // compare for the common destination).
             const uint32_t dst = meta->dst_ip4;
@@ -412,7 +418,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         // parse_frame, with accept() inlined after each of its parsers: the fast path's copy
         // knows what that parser accepts (IPv4 unicast, untagged) and skips those tests.
         if (parse_ipv4_udp_fast(f, len, po, meta)) [[likely]] {
-            accept(m, meta, f);
+            accept(m, meta, f, std::true_type{});
             continue;
         }
         // A copy for the out-of-line parser: po's address stays private to this loop, so its
@@ -421,7 +427,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         if (auto r = parse_frame_general(f, len, general, meta))
             drop(m, in_port, *r);
         else
-            accept(m, meta, f);
+            accept(m, meta, f, std::false_type{});
     }
     pc.rx_bytes.add(bytes);
 

@@ -195,7 +195,6 @@ inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptio
                                  uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
                                      uint32_t(tos >> 2) << 24,
                                  tos & 3u);
-    m->l3 = L3Type::ipv4;  // again, as a field: the caller's tests of l3 then fold away
     m->src_ip4 = src;
     m->dst_ip4 = dst;
     m->src_port = uint16_t(ports >> 16);
