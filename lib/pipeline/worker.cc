@@ -33,8 +33,7 @@ constexpr uint16_t kPrefetchAhead = 4;
 // compare, and no reload of the port's address after the parser's byte stores (which may alias
 // anything).
 struct MacWord {
-    static constexpr uint64_t kMask = std::bit_cast<uint64_t>(
-        std::array<uint8_t, 8>{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0});
+    static_assert(std::endian::native == std::endian::little);
     uint64_t w;
     explicit MacWord(const MacAddr &a) {
         std::array<uint8_t, 8> b{};
@@ -44,7 +43,7 @@ struct MacWord {
     bool equals(const uint8_t *a) const {
         uint64_t x;
         std::memcpy(&x, a, 8);
-        return ((x ^ w) & kMask) == 0;
+        return ((x ^ w) << 16) == 0;  // bytes 6 and 7 shifted out (little-endian)
     }
 };
 
@@ -296,7 +295,7 @@ inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run, uint6
 }
 
 template <L3Type kL3, class NhOf>
-inline void Worker::route(rte_mbuf *const *pkts, uint16_t n, NhOf nh_of, uint16_t in_port,
+inline void Worker::route(rte_mbuf *const *pkts, uint32_t n, NhOf nh_of, uint16_t in_port,
                           const NextHop *nexthops) {
     OutRun run;
     for (uint32_t i = 0; i < n;) {
@@ -332,30 +331,37 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     uint64_t v4_nh[kMaxBurst];
     uint8_t v6_dst[kMaxBurst][RTE_LPM6_IPV6_ADDR_SIZE];
     int32_t v6_nh[kMaxBurst];
-    uint16_t n4 = 0, n6 = 0;
+    uint32_t n4 = 0, n6 = 0;  // not uint16_t: no 16-bit loads and stores per packet
     uint64_t bytes = 0;
-    // The port's options without the IPv4 header checksum, for packets whose NIC verified it.
-    ParseOptions nic_checked = port.parse;
-    nic_checked.verify_ipv4_checksum = false;
+    // The port's options for this burst, in locals (the parser's stores to the record could
+    // alias the port's for all the compiler knows): the parser writes in_port and rx_ns_lo with
+    // the rest of the record.
+    ParseOptions burst_opt = port.parse;
+    burst_opt.in_port = uint8_t(in_port);
+    burst_opt.rx_ns_lo = uint32_t(now_ns);
     const MacWord port_mac(port.mac);
     const PortQos *const cls = ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr;
 
-    // A parsed packet: classified, L2 checks, then local delivery or a routing list.
-    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f) __attribute__((always_inline)) {
-        meta->in_port = uint8_t(in_port);
-        meta->rx_ns_lo = uint32_t(now_ns);
-        if (meta->l3 == L3Type::mac_control) {
-            // PFC / PAUSE: acted on here, never forwarded, whatever the destination MAC.
-            return mac_control(m, in_port, f, now_ns);
+    // A parsed packet: classified, L2 checks, then local delivery or a routing list. `fast`:
+    // std::true_type after the fast path, whose packets are untagged IPv4 to a unicast MAC: that
+    // copy leaves out the tests this decides.
+    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f, auto fast)
+                      __attribute__((always_inline)) {
+        constexpr bool kFast = decltype(fast)::value;
+        if constexpr (!kFast) {
+            if (meta->l3 == L3Type::mac_control) {
+                // PFC / PAUSE: acted on here, never forwarded, whatever the destination MAC.
+                return mac_control(m, in_port, f, now_ns);
+            }
+            if (meta->l3 == L3Type::lldp)  // only parsed as such when there is a punt path
+                return punt(m, in_port, PuntClass::lldp);
         }
-        if (meta->l3 == L3Type::lldp)  // only parsed as such when there is a punt path
-            return punt(m, in_port, PuntClass::lldp);
         // Before any rewrite: PCP trust needs the tag that forwarding strips.
-        if (cls) meta->tc = classify_tc(*meta, *cls);
-        const bool l2_group = meta->flags & (kFlagDstBcast | kFlagDstMcast);
+        if (cls) meta->tc = kFast ? classify_tc_untagged_ip(*meta, *cls) : classify_tc(*meta, *cls);
+        const bool l2_group = !kFast && (meta->flags & (kFlagDstBcast | kFlagDstMcast));
         if (!l2_group && !port_mac.equals(f)) return drop(m, in_port, DropReason::dst_mac_mismatch);
-        if (meta->l3 == L3Type::arp) return to_control(m, in_port);
-        if (meta->l3 == L3Type::ipv4) {
+        if (!kFast && meta->l3 == L3Type::arp) return to_control(m, in_port);
+        if (kFast || meta->l3 == L3Type::ipv4) {
             // Limited/directed broadcast is not routed; 224/4 multicast neither (240/4 is: one
             // compare for the common destination).
             const uint32_t dst = meta->dst_ip4;
@@ -408,22 +414,29 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         PacketMeta *meta = meta_of(m);
         const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
         const uint32_t len = rte_pktmbuf_data_len(m);
-        const ParseOptions &po = ip_csum == RTE_MBUF_F_RX_IP_CKSUM_GOOD ? nic_checked : port.parse;
+        ParseOptions po = burst_opt;
+        po.verify_ipv4_checksum = burst_opt.verify_ipv4_checksum &&
+                                  ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
         // parse_frame, with accept() inlined after each of its parsers: the fast path's copy
         // knows what that parser accepts (IPv4 unicast, untagged) and skips those tests.
-        if (parse_ipv4_udp_fast(f, len, po, meta)) [[likely]]
-            accept(m, meta, f);
-        else if (auto r = parse_frame_general(f, len, po, meta))
+        if (parse_ipv4_udp_fast(f, len, po, meta)) [[likely]] {
+            accept(m, meta, f, std::true_type{});
+            continue;
+        }
+        // A copy for the out-of-line parser: po's address stays private to this loop, so its
+        // fields stay in registers.
+        const ParseOptions general = po;
+        if (auto r = parse_frame_general(f, len, general, meta))
             drop(m, in_port, *r);
         else
-            accept(m, meta, f);
+            accept(m, meta, f, std::false_type{});
     }
     pc.rx_bytes.add(bytes);
 
     if (n4) {
         fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
         // A miss reads next hop kNoRouteNh, whose kind is drop_no_route.
-        route<L3Type::ipv4>(v4, n4, [&](uint16_t i) { return uint32_t(v4_nh[i]); }, in_port,
+        route<L3Type::ipv4>(v4, n4, [&](uint32_t i) { return uint32_t(v4_nh[i]); }, in_port,
                             nexthops);
     }
     if (n6) {
@@ -438,7 +451,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
         const uint32_t v6_default = fib->v6_default;
         route<L3Type::ipv6>(
-            v6, n6, [&](uint16_t i) { return v6_nh[i] < 0 ? v6_default : uint32_t(v6_nh[i]); },
+            v6, n6, [&](uint32_t i) { return v6_nh[i] < 0 ? v6_default : uint32_t(v6_nh[i]); },
             in_port, nexthops);
     }
     if (n_lb_) forward_groups(in_port, now_ns);

@@ -105,6 +105,7 @@ std::optional<DropReason> parse_ipv6(const uint8_t *ip, uint32_t avail, const Pa
 std::optional<DropReason> parse_frame_general(const uint8_t *f, uint32_t len,
                                               const ParseOptions &opt, PacketMeta *m) {
     std::memset(m, 0, sizeof(*m));
+    parse_detail::put_meta_tail(m, opt);
     if (len < kEthLen) return DropReason::eth_truncated;
     if (f[6] & 1) return DropReason::src_mac_multicast;
     if (f[0] & 1) {

@@ -30,6 +30,11 @@ struct ParseOptions {
     uint32_t max_l3_len = 1500;  // ingress port MTU: longer IP packets are frame_too_long
     bool verify_ipv4_checksum = true;
     bool accept_lldp = false;  // untagged LLDP -> L3Type::lldp (a host interface takes it)
+    // Written into the record as they are (PacketMeta::in_port, rx_ns_lo): the receiving
+    // worker sets them per burst, so that the parser's whole-word stores carry them instead of
+    // the worker storing them again after the parse.
+    uint8_t in_port = 0;
+    uint32_t rx_ns_lo = 0;
 };
 
 // The general parser: every frame, every check, the drop reason for a bad one.
@@ -127,6 +132,20 @@ inline void put_meta_words(PacketMeta *m, uint32_t w0, uint32_t w1, uint32_t w2,
     std::memcpy(m, w, sizeof w);
 }
 
+// Stores PacketMeta bytes 32..43, the later stages' part: zero, but for in_port and rx_ns_lo
+// from the options. Two whole-word stores; both parsers end with it.
+inline void put_meta_tail(PacketMeta *m, const ParseOptions &opt) {
+    static_assert(std::endian::native == std::endian::little);
+    static_assert(offsetof(PacketMeta, nexthop) == 32 && offsetof(PacketMeta, rx_ns_lo) == 36 &&
+                  offsetof(PacketMeta, in_port) == 40 && offsetof(PacketMeta, out_port) == 41 &&
+                  offsetof(PacketMeta, tc) == 42 && offsetof(PacketMeta, spare) == 43 &&
+                  sizeof(PacketMeta) == 44);
+    const uint64_t hop_rx = uint64_t(opt.rx_ns_lo) << 32;  // nexthop 0, rx_ns_lo
+    const uint32_t ports = opt.in_port;                    // in_port, out_port, tc, spare 0
+    std::memcpy(reinterpret_cast<uint8_t *>(m) + 32, &hop_rx, 8);
+    std::memcpy(reinterpret_cast<uint8_t *>(m) + 40, &ports, 4);
+}
+
 // First octets of an IPv4 source the fast path leaves to the general parser: 127/8 and 224/4
 // are refused there, 255/8 holds the limited broadcast (refused) and class E (accepted).
 inline constexpr std::array<bool, 256> kSlowSrcOctet = [] {
@@ -176,18 +195,12 @@ inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptio
                                  uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
                                      uint32_t(tos >> 2) << 24,
                                  tos & 3u);
-    m->l3 = L3Type::ipv4;  // again, as a field: the caller's tests of l3 then fold away
     m->src_ip4 = src;
     m->dst_ip4 = dst;
     m->src_port = uint16_t(ports >> 16);
     m->dst_port = uint16_t(ports);
     m->dest_qp = qp;
-    m->nexthop = 0;
-    m->rx_ns_lo = 0;
-    m->in_port = 0;
-    m->out_port = 0;
-    m->tc = 0;
-    m->spare = 0;
+    parse_detail::put_meta_tail(m, opt);
     return true;
 }
 

@@ -29,6 +29,12 @@ inline uint8_t classify_tc(const PacketMeta &m, const PortQos &q) {
     return (m.flags & kFlagVlan) ? q.dot1p_to_tc[m.pcp & 7] : q.default_tc;
 }
 
+// classify_tc for a packet known to be IPv4 or IPv6 and untagged (the parser's fast path took
+// it): no test of l3 or of the tag.
+inline uint8_t classify_tc_untagged_ip(const PacketMeta &m, const PortQos &q) {
+    return q.trust == Trust::dscp ? q.dscp_to_tc[m.dscp & 63] : q.default_tc;
+}
+
 // Sets tc on metas[0..n).
 void classify_burst(PacketMeta *const *metas, uint16_t n, const PortQos &q);
 

@@ -44,9 +44,16 @@ std::optional<DropReason> reason_by_name(const std::string &name) {
     return std::nullopt;
 }
 
+// A receive stamp that no field's zero or garbage fill matches: every parse compared below
+// (fast against general path included) writes it.
+constexpr uint8_t kInPort = 7;
+constexpr uint32_t kRxNsLo = 0x89ABCDEFu;
+
 ParseOptions default_options() {
     ParseOptions o;
     o.max_l3_len = 1500;
+    o.in_port = kInPort;
+    o.rx_ns_lo = kRxNsLo;
     return o;
 }
 
@@ -762,6 +769,35 @@ TEST_F(ParserCases, FastPathAgreesOnEveryCase) {
     }
     EXPECT_GT(whole, 10u);  // the plain-UDP and RoCEv2 IPv4 vectors take the fast path
     EXPECT_GT(fast, whole);
+}
+
+// The later stages' part of the record (bytes 32..43) after a parse: the options' in_port and
+// rx_ns_lo, zero elsewhere, from both parsers (the worker relies on it: it no longer writes them).
+TEST_F(ParserCases, RecordCarriesTheReceiveStampAndZeroes) {
+    size_t fast = 0;
+    for (const auto &c : *cases_) {
+        if (c.expect) continue;  // a drop: the record is undefined
+        SCOPED_TRACE("case " + c.name);
+        PacketMeta g, f;
+        std::memset(&g, 0xA5, sizeof g);
+        ASSERT_FALSE(parse_frame_general(c.frame.data(), uint32_t(c.frame.size()),
+                                         default_options(), &g));
+        std::vector<PacketMeta> metas{g};
+        std::memset(&f, 0x5A, sizeof f);
+        if (parse_ipv4_udp_fast(c.frame.data(), uint32_t(c.frame.size()), default_options(), &f)) {
+            metas.push_back(f);
+            ++fast;
+        }
+        for (const PacketMeta &m : metas) {
+            EXPECT_EQ(m.in_port, kInPort);
+            EXPECT_EQ(m.rx_ns_lo, kRxNsLo);
+            EXPECT_EQ(m.nexthop, 0u);
+            EXPECT_EQ(m.out_port, 0);
+            EXPECT_EQ(m.tc, 0);
+            EXPECT_EQ(m.spare, 0);
+        }
+    }
+    EXPECT_GT(fast, 10u);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,6 +52,18 @@ TEST(Classifier, Dot1pTrustMapsEveryPcpAndUntaggedGoesToDefault) {
     }
 }
 
+// The worker classifies the parser's fast-path packets (untagged IPv4) with
+// classify_tc_untagged_ip: it must agree with classify_tc on every untagged IP packet.
+TEST(Classifier, UntaggedIpShortcutAgreesWithClassifyTc) {
+    for (Trust trust : {Trust::dscp, Trust::dot1p}) {
+        PortQos q = scrambled(trust);
+        for (L3Type l3 : {L3Type::ipv4, L3Type::ipv6})
+            for (uint8_t d = 0; d < 64; d++)
+                EXPECT_EQ(classify_tc_untagged_ip(meta(l3, d), q), classify_tc(meta(l3, d), q))
+                    << int(trust) << " " << int(d);
+    }
+}
+
 TEST(Classifier, BurstSetsTcOnEveryMeta) {
     PortQos q = scrambled(Trust::dscp);
     std::vector<PacketMeta> ms;
