@@ -302,6 +302,42 @@ TEST(WorkerMixedBurst, EveryPathOfOneBurstGivesExactFramesAndCounters) {
     EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
 }
 
+// Port p's counters and drops as one vector, to compare two switches.
+std::vector<uint64_t> port_counter_values(const WorkerCounters &c, uint16_t p) {
+    const PortCounters &x = c.ports[p];
+    std::vector<uint64_t> v = {x.rx_packets.load(),    x.rx_bytes.load(),
+                               x.tx_packets.load(),    x.tx_bytes.load(),
+                               x.local_packets.load(), x.local_replies.load(),
+                               x.punted.load(),        x.forwarded.load(),
+                               x.forwarded_out.load()};
+    for (const auto &d : x.drops) v.push_back(d.load());
+    return v;
+}
+
+// `burst` ({kind, frame}) into port 0: into `together` as one poll, into `alone` one frame per
+// poll. `together` must send on each of the kPorts ports alone's frames grouped by kind, in
+// kind order (the worker's output lists). Returns alone's frames by [port][kind].
+template <size_t kPorts, size_t kKinds, typename Kind>
+std::array<std::array<std::vector<Bytes>, kKinds>, kPorts> expect_burst_as_alone(
+    LbSwitch &together, LbSwitch &alone, const std::vector<std::pair<Kind, Bytes>> &burst) {
+    for (const auto &[k, f] : burst) together.ports->inject(0, f);
+    EXPECT_EQ(together.worker->poll_once(1000), burst.size());
+    std::array<std::array<std::vector<Bytes>, kKinds>, kPorts> want;
+    for (const auto &[k, f] : burst) {
+        alone.ports->inject(0, f);
+        EXPECT_EQ(alone.worker->poll_once(1000), 1u);
+        for (uint16_t p = 0; p < kPorts; p++)
+            for (Bytes &o : alone.ports->take_tx(p)) want[p][size_t(k)].push_back(o);
+    }
+    for (uint16_t p = 0; p < kPorts; p++) {
+        SCOPED_TRACE(p);
+        std::vector<Bytes> expect;
+        for (auto &w : want[p]) expect.insert(expect.end(), w.begin(), w.end());
+        EXPECT_EQ(together.ports->take_tx(p), expect);
+    }
+    return want;
+}
+
 // One burst of runs of packets to one next hop (the route stage rewrites a run with the next
 // hop's words in registers), broken by every other way out: another next hop on the same port,
 // other ports, the ingress port (hairpin forwards and a local echo reply, both in out_[p0]),
@@ -373,38 +409,15 @@ TEST(WorkerRuns, BurstGivesThePacketAtATimeFramesAndCounters) {
         return sw;
     };
     auto together = make(), alone = make();
-    for (const auto &[k, f] : burst) together->ports->inject(0, f);
-    EXPECT_EQ(together->worker->poll_once(1000), burst.size());
-
-    std::array<std::array<std::vector<Bytes>, 3>, 3> want;  // [port][kind]
-    for (const auto &[k, f] : burst) {
-        alone->ports->inject(0, f);
-        EXPECT_EQ(alone->worker->poll_once(1000), 1u);
-        for (uint16_t p = 0; p < 3; p++)
-            for (Bytes &o : alone->ports->take_tx(p)) want[p][k].push_back(std::move(o));
-    }
+    const auto want = expect_burst_as_alone<3, 3>(*together, *alone, burst);
     size_t sent = 0;
-    for (uint16_t p = 0; p < 3; p++) {
-        SCOPED_TRACE(p);
-        std::vector<Bytes> expect;
-        for (auto &w : want[p]) expect.insert(expect.end(), w.begin(), w.end());
-        sent += expect.size();
-        EXPECT_EQ(together->ports->take_tx(p), expect);
-    }
+    for (const auto &port : want)
+        for (const auto &kind : port) sent += kind.size();
     EXPECT_EQ(sent, 23u);  // not a vacuous comparison
-
-    auto port_counters = [](const WorkerCounters &c, uint16_t p) {
-        const PortCounters &x = c.ports[p];
-        std::vector<uint64_t> v = {x.rx_packets.load(),    x.rx_bytes.load(),
-                                   x.tx_packets.load(),    x.tx_bytes.load(),
-                                   x.local_packets.load(), x.local_replies.load(),
-                                   x.punted.load(),        x.forwarded.load(),
-                                   x.forwarded_out.load()};
-        for (const auto &d : x.drops) v.push_back(d.load());
-        return v;
-    };
     for (uint16_t p = 0; p < 3; p++)
-        EXPECT_EQ(port_counters(*together->counters, p), port_counters(*alone->counters, p)) << p;
+        EXPECT_EQ(port_counter_values(*together->counters, p),
+                  port_counter_values(*alone->counters, p))
+            << p;
     const PortCounters &c0 = together->counters->ports[0];
     EXPECT_EQ(c0.drops[size_t(DropReason::ttl_expired)].load(), 2u);
     EXPECT_EQ(c0.drops[size_t(DropReason::mtu_exceeded)].load(), 1u);
@@ -494,39 +507,15 @@ TEST(WorkerRuns, MultipathBurstGivesThePacketAtATimeFramesAndCounters) {
         return sw;
     };
     auto together = make(), alone = make();
-    for (const auto &[k, f] : burst) together->ports->inject(0, f);
-    EXPECT_EQ(together->worker->poll_once(1000), burst.size());
-
-    std::array<std::array<std::vector<Bytes>, 4>, 4> want;  // [port][kind]
-    for (const auto &[k, f] : burst) {
-        alone->ports->inject(0, f);
-        EXPECT_EQ(alone->worker->poll_once(1000), 1u);
-        for (uint16_t p = 0; p < 4; p++)
-            for (Bytes &o : alone->ports->take_tx(p)) want[p][k].push_back(std::move(o));
-    }
+    const auto want = expect_burst_as_alone<4, 4>(*together, *alone, burst);
     for (uint16_t p = 1; p < 4; p++) {  // not a vacuous comparison: every member of both groups
         EXPECT_FALSE(want[p][kM4].empty()) << p;
         EXPECT_FALSE(want[p][kM6].empty()) << p;
     }
-    for (uint16_t p = 0; p < 4; p++) {
-        SCOPED_TRACE(p);
-        std::vector<Bytes> expect;
-        for (auto &w : want[p]) expect.insert(expect.end(), w.begin(), w.end());
-        EXPECT_EQ(together->ports->take_tx(p), expect);
-    }
-
-    auto port_counters = [](const WorkerCounters &c, uint16_t p) {
-        const PortCounters &x = c.ports[p];
-        std::vector<uint64_t> v = {x.rx_packets.load(),    x.rx_bytes.load(),
-                                   x.tx_packets.load(),    x.tx_bytes.load(),
-                                   x.local_packets.load(), x.local_replies.load(),
-                                   x.punted.load(),        x.forwarded.load(),
-                                   x.forwarded_out.load()};
-        for (const auto &d : x.drops) v.push_back(d.load());
-        return v;
-    };
     for (uint16_t p = 0; p < 4; p++)
-        EXPECT_EQ(port_counters(*together->counters, p), port_counters(*alone->counters, p)) << p;
+        EXPECT_EQ(port_counter_values(*together->counters, p),
+                  port_counter_values(*alone->counters, p))
+            << p;
     auto lb_counters = [](const LbSwitch &sw) {
         const LbWorkerCounters &c = sw.lbc();
         std::vector<uint64_t> v = {c.no_member.load()};
