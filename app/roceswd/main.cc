@@ -130,9 +130,10 @@ int main(int argc, char **argv) {
     spdlog::set_level(*lvl);
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%n] %v");
 
-    unsigned long huge = rocesw::free_hugepages();
     const uint64_t need_mb =
         rocesw::required_memory_mb(cfg, rocesw::fib_memory_bytes(rocesw::fib_params_for(cfg)));
+    std::string huge_why;
+    unsigned long huge = rocesw::usable_hugepages(rocesw::hugepage_state(), need_mb, huge_why);
     if (cfg.sw.memory_mb == 0) cfg.sw.memory_mb = uint32_t(need_mb);
     rocesw::EalPlan plan = rocesw::plan_eal(cfg, rocesw::allowed_cpus(), huge);
     if (print_eal) {
@@ -151,7 +152,11 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    if (plan.no_huge)
+    if (plan.no_huge && !huge_why.empty())
+        spdlog::warn("hugepages not used: {}; running with --no-huge -m {} (dpdk-hugepages.py "
+                     "--mount --setup 2G reserves and mounts them)",
+                     huge_why, cfg.sw.memory_mb);
+    else if (plan.no_huge)
         spdlog::info(
             "no hugepages reserved: running with --no-huge -m {} (reserve hugepages for "
             "production: dpdk-hugepages.py --setup 2G)",

@@ -181,13 +181,47 @@ void file_prefix_preflight(const Config &cfg) {
                      cfg.sw.file_prefix, removed.size(), dir, names);
 }
 
-unsigned long free_hugepages() {
+HugepageState hugepage_state() {
+    HugepageState h;
     std::ifstream f("/proc/meminfo");
     std::string line;
     while (std::getline(f, line)) {
-        if (line.rfind("HugePages_Free:", 0) == 0) return std::stoul(line.substr(15));
+        if (line.rfind("HugePages_Free:", 0) == 0) h.free_pages = std::stoul(line.substr(15));
+        if (line.rfind("Hugepagesize:", 0) == 0) h.page_bytes = std::stoull(line.substr(13)) << 10;
     }
-    return 0;
+    // A hugetlbfs without pagesize= is of the default size; one with it, of that size.
+    std::ifstream m("/proc/mounts");
+    while (std::getline(m, line)) {
+        std::istringstream ls(line);
+        std::string dev, dir, type, opts;
+        if (!(ls >> dev >> dir >> type >> opts) || type != "hugetlbfs") continue;
+        size_t at = opts.find("pagesize=");
+        if (at == std::string::npos) {
+            h.mounted = true;
+            continue;
+        }
+        std::string v = opts.substr(at + 9, opts.find(',', at) - at - 9);
+        uint64_t bytes = std::strtoull(v.c_str(), nullptr, 10);
+        char unit = v.empty() ? 0 : char(std::toupper(static_cast<unsigned char>(v.back())));
+        bytes <<= unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
+        if (bytes == h.page_bytes) h.mounted = true;
+    }
+    return h;
+}
+
+unsigned long usable_hugepages(const HugepageState &h, uint64_t need_mb, std::string &why) {
+    why.clear();
+    if (h.free_pages == 0) return 0;
+    const uint64_t have_mb = (h.free_pages * h.page_bytes) >> 20;
+    std::ostringstream s;
+    if (!h.mounted)
+        s << h.free_pages << " free hugepages but no hugetlbfs of their size ("
+          << (h.page_bytes >> 10) << " kB) mounted";
+    else if (have_mb < need_mb)
+        s << h.free_pages << " free hugepages hold " << have_mb << " MiB, the switch needs about "
+          << need_mb;
+    why = s.str();
+    return why.empty() ? h.free_pages : 0;
 }
 
 std::vector<unsigned> allowed_cpus() {

@@ -46,7 +46,18 @@ std::string eal_runtime_dir(const Config &cfg);
 // dead one's files.
 std::vector<std::string> remove_runtime_files(const Config &cfg);
 
-unsigned long free_hugepages();        // from /proc/meminfo HugePages_Free
+// What the EAL could run on: free pages of the default hugepage size (/proc/meminfo) and
+// whether a hugetlbfs of that size is mounted (/proc/mounts); the EAL needs both.
+struct HugepageState {
+    unsigned long free_pages = 0;
+    uint64_t page_bytes = 0;
+    bool mounted = false;
+};
+HugepageState hugepage_state();
+// The free hugepages the switch runs on: 0, with the reason in `why`, when none are free, no
+// hugetlbfs is mounted, or they hold less than `need_mb` MiB (the EAL would start and the pools
+// would fail); then the switch runs with --no-huge.
+unsigned long usable_hugepages(const HugepageState &h, uint64_t need_mb, std::string &why);
 std::vector<unsigned> allowed_cpus();  // from sched_getaffinity
 
 }  // namespace rocesw

@@ -74,3 +74,29 @@ TEST(EalArgs, ControlPlusWorkersFloatOverTheAllowedCpus) {
     EalPlan p = plan_eal(c, {0, 1}, 0);
     EXPECT_TRUE(has(p.args, "--lcores=0@(0,1),1@(0,1),2@(0,1),3@(0,1)"));
 }
+
+TEST(EalArgs, HugepagesOnlyWhenMountedAndEnough) {
+    std::string why;
+    HugepageState h{0, 2u << 20, true};
+    EXPECT_EQ(usable_hugepages(h, 300, why), 0u);  // none free: plain --no-huge, no reason
+    EXPECT_EQ(why, "");
+    h.free_pages = 512;  // 1 GiB
+    EXPECT_EQ(usable_hugepages(h, 300, why), 512u);
+    EXPECT_EQ(why, "");
+    EXPECT_EQ(usable_hugepages(h, 1024, why), 512u);  // exactly enough
+    EXPECT_EQ(usable_hugepages(h, 1025, why), 0u);
+    EXPECT_EQ(why, "512 free hugepages hold 1024 MiB, the switch needs about 1025");
+    h.mounted = false;
+    EXPECT_EQ(usable_hugepages(h, 300, why), 0u);
+    EXPECT_EQ(why, "512 free hugepages but no hugetlbfs of their size (2048 kB) mounted");
+    // The plan follows the count it is given.
+    Config c = two_ports("net_null0", "net_null1");
+    EXPECT_TRUE(plan_eal(c, {0, 1}, usable_hugepages(h, 300, why)).no_huge);
+    h.mounted = true;
+    EXPECT_FALSE(plan_eal(c, {0, 1}, usable_hugepages(h, 300, why)).no_huge);
+}
+
+TEST(EalArgs, HugepageStateReadsThisMachine) {
+    HugepageState h = hugepage_state();
+    EXPECT_GT(h.page_bytes, 0u);  // Hugepagesize is in every x86-64 kernel's /proc/meminfo
+}
