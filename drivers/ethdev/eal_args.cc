@@ -181,6 +181,20 @@ void file_prefix_preflight(const Config &cfg) {
                      cfg.sw.file_prefix, removed.size(), dir, names);
 }
 
+bool mbuf_pool_packs(const Config &cfg, bool hugepages) {
+    if (hugepages) return false;  // packed inside each hugepage already; DMA needs no crossing
+    static const char *const copying[] = {"net_memif", "net_tap", "net_pcap", "net_null",
+                                          "net_ring", "net_af_packet"};
+    for (const auto &p : cfg.ports) {
+        const std::string name = ethdev_name(p.device);
+        bool ok = false;
+        for (const char *c : copying)
+            if (name.rfind(c, 0) == 0) ok = true;
+        if (!ok || p.af_xdp || p.device.find("zero-copy=yes") != std::string::npos) return false;
+    }
+    return true;
+}
+
 HugepageState hugepage_state() {
     HugepageState h;
     std::ifstream f("/proc/meminfo");

@@ -46,6 +46,11 @@ std::string eal_runtime_dir(const Config &cfg);
 // dead one's files.
 std::vector<std::string> remove_runtime_files(const Config &cfg);
 
+// Whether the mbuf pool packs its objects (create_mbuf_pool, lib/pkt/mbuf_meta.h): without
+// hugepages, when every port copies frames (memif without zero-copy, TAP, pcap, null, ring,
+// af_packet); not with a PCI device or AF_XDP (DMA, a umem of page-contained frames).
+bool mbuf_pool_packs(const Config &cfg, bool hugepages);
+
 // What the EAL could run on: free pages of the default hugepage size (/proc/meminfo) and
 // whether a hugetlbfs of that size is mounted (/proc/mounts); the EAL needs both.
 struct HugepageState {

@@ -1,5 +1,6 @@
 #include "ethdev/ethdev_ports.h"
 
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <spdlog/spdlog.h>
@@ -30,12 +31,17 @@ EthdevPorts::EthdevPorts(const Config &cfg, uint16_t n_workers) : n_workers_(n_w
     // Room for the largest frame (MTU + Ethernet + one VLAN tag + FCS) in one segment.
     uint32_t room =
         std::max<uint32_t>(RTE_MBUF_DEFAULT_BUF_SIZE, max_mtu + 14 + 4 + 4 + RTE_PKTMBUF_HEADROOM);
-    pool_ = rte_pktmbuf_pool_create(("rocesw_" + cfg.sw.name).c_str(), cfg.sw.mbufs, 256,
-                                    kMbufPrivSize, uint16_t(room), SOCKET_ID_ANY);
+    const bool packed = mbuf_pool_packs(cfg, rte_eal_has_hugepages() != 0);
+    pool_ = create_mbuf_pool("rocesw_" + cfg.sw.name, cfg.sw.mbufs, 256, uint16_t(room),
+                             SOCKET_ID_ANY, packed);
     if (!pool_)
         throw std::runtime_error("cannot create mbuf pool of " + std::to_string(cfg.sw.mbufs) +
                                  " mbufs: " + rte_strerror(rte_errno) +
                                  " (lower switch.mbufs or raise switch.memory_mb)");
+    spdlog::info("mbuf pool: {} mbufs of {} B data room, {}", cfg.sw.mbufs, room,
+                 rte_eal_has_hugepages() ? "on hugepages"
+                 : packed ? "packed (every port copies frames)"
+                          : "one per page where smaller (a port DMAs into the pool or maps it)");
 
     // net_tap installs a handler on a free real-time signal when it creates a TAP (at probe,
     // before this); roceswd installs none there. See rearm_tap_rx().

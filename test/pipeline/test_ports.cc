@@ -9,8 +9,9 @@ namespace rocesw::test {
 
 TestPorts::TestPorts(const std::string &name, uint16_t n_ports, uint32_t n_mbufs)
     : tx_budget_(n_ports, UINT32_MAX) {
-    pool_ = rte_pktmbuf_pool_create((name + "_pool").c_str(), n_mbufs, 0, kMbufPrivSize,
-                                    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    // Packed as roceswd packs it for copying ports without hugepages (lib/pkt/mbuf_meta.h).
+    pool_ = create_mbuf_pool(name + "_pool", n_mbufs, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY,
+                             true);
     if (!pool_) throw std::runtime_error("test pool");
     for (uint16_t p = 0; p < n_ports; p++) {
         std::string r = name + "_rx" + std::to_string(p), t = name + "_tx" + std::to_string(p);

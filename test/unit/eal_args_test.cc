@@ -100,3 +100,17 @@ TEST(EalArgs, HugepageStateReadsThisMachine) {
     HugepageState h = hugepage_state();
     EXPECT_GT(h.page_bytes, 0u);  // Hugepagesize is in every x86-64 kernel's /proc/meminfo
 }
+
+TEST(EalArgs, MbufPoolPacksOnlyForCopyingPortsWithoutHugepages) {
+    EXPECT_TRUE(mbuf_pool_packs(two_ports("net_tap0,iface=a", "net_pcap0,rx_pcap=x.pcap"), false));
+    EXPECT_TRUE(mbuf_pool_packs(
+        two_ports("net_memif0,role=server,socket=/tmp/m.sock", "net_null0"), false));
+    EXPECT_TRUE(mbuf_pool_packs(two_ports("net_ring0", "net_af_packet0,iface=a"), false));
+    // Hugepages pack inside each page already.
+    EXPECT_FALSE(mbuf_pool_packs(two_ports("net_tap0,iface=a", "net_null0"), true));
+    // Devices that DMA into the pool or map it.
+    EXPECT_FALSE(mbuf_pool_packs(two_ports("net_tap0,iface=a", "0000:3b:00.0"), false));
+    EXPECT_FALSE(mbuf_pool_packs(two_ports("net_tap0,iface=a", "net_af_xdp0,iface=a"), false));
+    EXPECT_FALSE(mbuf_pool_packs(
+        two_ports("net_memif0,role=server,socket=/tmp/m.sock,zero-copy=yes", "net_null0"), false));
+}
