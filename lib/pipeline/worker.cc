@@ -347,7 +347,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     burst_opt.rx_ns_lo = uint32_t(now_ns);
     const MacWord port_mac(port.mac);
     const PortQos *const cls = ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr;
-    uint32_t general_flags = 0;  // the general parser's packets' flags, or-ed (kFlagVlan)
+    // Every parsed packet's l3_len is within max_l3_len (frame_too_long otherwise); only the
+    // general parser takes tagged frames, and puts plain_mtu_ above any MTU when it does (a
+    // member store on that path, no register for the loop).
+    plain_mtu_ = burst_opt.max_l3_len;
 
     // A parsed packet: classified, L2 checks, then local delivery or a routing list. `fast`:
     // std::true_type after the fast path, whose packets are untagged IPv4 to a unicast MAC: that
@@ -436,14 +439,11 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         if (auto r = parse_frame_general(f, len, general, meta)) {
             drop(m, in_port, *r);
         } else {
-            general_flags |= meta->flags;  // before accept: forwarding strips the tag
+            if (meta->flags & kFlagVlan) plain_mtu_ = UINT64_MAX;  // before any strip
             accept(m, meta, f, std::false_type{});
         }
     }
     pc.rx_bytes.add(bytes);
-    // Only the general parser takes tagged frames; every parsed packet's l3_len is within
-    // max_l3_len (frame_too_long otherwise).
-    plain_mtu_ = general_flags & kFlagVlan ? UINT64_MAX : burst_opt.max_l3_len;
 
     if (n4) {
         fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
@@ -475,6 +475,17 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 template <L3Type kL3>
 inline void Worker::forward_members(uint32_t i, uint32_t n, uint16_t in_port) {
     OutRun run;
+    // Each loop returns where a new run's plain differs from its own: the other one takes the
+    // packet on, in the run just opened.
+    while (i < n)
+        i = run.plain ? forward_members_as<kL3, true>(i, n, in_port, run)
+                      : forward_members_as<kL3, false>(i, n, in_port, run);
+    close_run(run);
+}
+
+template <L3Type kL3, bool kPlain>
+inline uint32_t Worker::forward_members_as(uint32_t i, uint32_t n, uint16_t in_port,
+                                           OutRun &run) {
     for (; i < n; i++) {
         const LbMember *m = lb_members_[i];
         if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
@@ -484,13 +495,13 @@ inline void Worker::forward_members(uint32_t i, uint32_t n, uint16_t in_port) {
                 drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        if (m->port != run.port) [[unlikely]] open_run(run, m->port);
-        if (run.plain)
-            forward_to<kL3, true>(lb_pkts_[i], in_port, run, dst_word(*m));
-        else
-            forward_to<kL3, false>(lb_pkts_[i], in_port, run, dst_word(*m));
+        if (m->port != run.port) [[unlikely]] {
+            open_run(run, m->port);
+            if (run.plain != kPlain) return i;
+        }
+        forward_to<kL3, kPlain>(lb_pkts_[i], in_port, run, dst_word(*m));
     }
-    close_run(run);
+    return n;
 }
 
 // ECMP: one balancer call for the burst's multipath packets, then the ordinary forward, IPv4

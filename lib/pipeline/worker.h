@@ -143,6 +143,11 @@ class Worker {
     // or two packets, and a compare of members would be a branch on the flow.
     template <L3Type kL3>
     [[gnu::always_inline]] inline void forward_members(uint32_t i, uint32_t n, uint16_t in_port);
+    // forward_members' loop for runs whose plain is kPlain: returns n, or the first packet
+    // whose new run is not (that run open).
+    template <L3Type kL3, bool kPlain>
+    [[gnu::always_inline]] inline uint32_t forward_members_as(uint32_t i, uint32_t n,
+                                                              uint16_t in_port, OutRun &run);
     void local(rte_mbuf *m, uint16_t in_port);
     // To the host interface of `in_port` (ctx_.punt must be set): policed, queued or dropped.
     [[gnu::noinline]] void punt(rte_mbuf *m, uint16_t in_port, PuntClass c);
