@@ -403,10 +403,12 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     pc.rx_packets.add(n);
     for (uint16_t i = 0; i < kPrefetchAhead && i < n; i++)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
+    // The packets with one kPrefetchAhead later: [0, n_ahead).
+    const uint32_t n_ahead = n > kPrefetchAhead ? uint32_t(n - kPrefetchAhead) : 0;
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
         // The headers of a later packet load while this one is parsed.
-        if (i + kPrefetchAhead < n)
+        if (i < n_ahead)
             rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], const void *));
         bytes += m->pkt_len;
         if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
