@@ -269,14 +269,16 @@ inline void Worker::open_run(OutRun &run, uint8_t port) {
     run.src_v4 = src_word(out.mac, kEtherTypeIpv4);
     run.src_v6 = src_word(out.mac, kEtherTypeIpv6);
     run.end = out_end_[port];
+    run.plain = out.mtu >= plain_mtu_;
 }
 
-template <L3Type kL3>
+template <L3Type kL3, bool kPlain>
 inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run, uint64_t dst) {
     PacketMeta *meta = meta_of(m);
-    if (meta->ttl <= 1 || meta->l3_len > run.mtu) [[unlikely]]
+    if (meta->ttl <= 1 || (!kPlain && meta->l3_len > run.mtu)) [[unlikely]]
         return ttl_or_mtu(m, in_port);
-    uint8_t *f = meta->flags & kFlagVlan ? strip_vlan(m, meta) : rte_pktmbuf_mtod(m, uint8_t *);
+    uint8_t *f = !kPlain && meta->flags & kFlagVlan ? strip_vlan(m, meta)
+                                                    : rte_pktmbuf_mtod(m, uint8_t *);
     uint8_t *ip = f + kUntaggedL3;
     static_assert(kL3 == L3Type::ipv4 || kL3 == L3Type::ipv6);
     constexpr bool v4 = kL3 == L3Type::ipv4;
@@ -301,12 +303,15 @@ inline void Worker::route(rte_mbuf *const *pkts, uint32_t n, NhOf nh_of, uint16_
     for (uint32_t i = 0; i < n;) {
         const uint32_t id = nh_of(i);
         uint32_t end = i + 1;  // the run of packets to this next hop: [i, end)
-        while (end < n && nh_of(end) == id) end++;
+        while (nh_of(end) == id) end++;  // nh_of(n) is no id
         const NextHop &nh = nexthops[id];
         if (nh.kind == NextHopKind::forward) [[likely]] {
             if (nh.port != run.port) open_run(run, nh.port);
             const uint64_t dst = dst_word(nh);
-            for (; i < end; i++) forward_to<kL3>(pkts[i], in_port, run, dst);
+            if (run.plain)
+                for (; i < end; i++) forward_to<kL3, true>(pkts[i], in_port, run, dst);
+            else
+                for (; i < end; i++) forward_to<kL3, false>(pkts[i], in_port, run, dst);
         } else if (nh.kind == NextHopKind::ecmp_group) {
             for (; i < end; i++) to_group(pkts[i], nh.group);
         } else {
@@ -328,9 +333,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // IPv4 and IPv6 packets to route, looked up in bulk.
     rte_mbuf *v4[kMaxBurst], *v6[kMaxBurst];
     uint32_t v4_dst[kMaxBurst];
-    uint64_t v4_nh[kMaxBurst];
+    // One more next-hop slot each: the list's end mark (kNoNhId) for route()'s run scan.
+    uint64_t v4_nh[kMaxBurst + 1];
     uint8_t v6_dst[kMaxBurst][RTE_LPM6_IPV6_ADDR_SIZE];
-    int32_t v6_nh[kMaxBurst];
+    int32_t v6_nh[kMaxBurst + 1];
     uint32_t n4 = 0, n6 = 0;  // not uint16_t: no 16-bit loads and stores per packet
     uint64_t bytes = 0;
     // The port's options for this burst, in locals (the parser's stores to the record could
@@ -341,6 +347,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     burst_opt.rx_ns_lo = uint32_t(now_ns);
     const MacWord port_mac(port.mac);
     const PortQos *const cls = ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr;
+    // Every parsed packet's l3_len is within max_l3_len (frame_too_long otherwise); only the
+    // general parser takes tagged frames, and puts plain_mtu_ above any MTU when it does (a
+    // member store on that path, no register for the loop).
+    plain_mtu_ = burst_opt.max_l3_len;
 
     // A parsed packet: classified, L2 checks, then local delivery or a routing list. `fast`:
     // std::true_type after the fast path, whose packets are untagged IPv4 to a unicast MAC: that
@@ -393,10 +403,12 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     pc.rx_packets.add(n);
     for (uint16_t i = 0; i < kPrefetchAhead && i < n; i++)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
+    // The packets with one kPrefetchAhead later: [0, n_ahead).
+    const uint32_t n_ahead = n > kPrefetchAhead ? uint32_t(n - kPrefetchAhead) : 0;
     for (uint16_t i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
         // The headers of a later packet load while this one is parsed.
-        if (i + kPrefetchAhead < n)
+        if (i < n_ahead)
             rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], const void *));
         bytes += m->pkt_len;
         if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
@@ -426,15 +438,18 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         // A copy for the out-of-line parser: po's address stays private to this loop, so its
         // fields stay in registers.
         const ParseOptions general = po;
-        if (auto r = parse_frame_general(f, len, general, meta))
+        if (auto r = parse_frame_general(f, len, general, meta)) {
             drop(m, in_port, *r);
-        else
+        } else {
+            if (meta->flags & kFlagVlan) plain_mtu_ = UINT64_MAX;  // before any strip
             accept(m, meta, f, std::false_type{});
+        }
     }
     pc.rx_bytes.add(bytes);
 
     if (n4) {
         fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
+        v4_nh[n4] = kNoNhId;
         // A miss reads next hop kNoRouteNh, whose kind is drop_no_route.
         route<L3Type::ipv4>(v4, n4, [&](uint32_t i) { return uint32_t(v4_nh[i]); }, in_port,
                             nexthops);
@@ -448,6 +463,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             for (uint16_t i = 0; i < n6; i++)
                 v6_nh[i] = nh64[i] == kNoRouteNh ? -1 : int32_t(nh64[i]);
         }
+        v6_nh[n6] = int32_t(kNoNhId);
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
         const uint32_t v6_default = fib->v6_default;
         route<L3Type::ipv6>(
@@ -461,6 +477,17 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 template <L3Type kL3>
 inline void Worker::forward_members(uint32_t i, uint32_t n, uint16_t in_port) {
     OutRun run;
+    // Each loop returns where a new run's plain differs from its own: the other one takes the
+    // packet on, in the run just opened.
+    while (i < n)
+        i = run.plain ? forward_members_as<kL3, true>(i, n, in_port, run)
+                      : forward_members_as<kL3, false>(i, n, in_port, run);
+    close_run(run);
+}
+
+template <L3Type kL3, bool kPlain>
+inline uint32_t Worker::forward_members_as(uint32_t i, uint32_t n, uint16_t in_port,
+                                           OutRun &run) {
     for (; i < n; i++) {
         const LbMember *m = lb_members_[i];
         if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
@@ -470,10 +497,13 @@ inline void Worker::forward_members(uint32_t i, uint32_t n, uint16_t in_port) {
                 drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        if (m->port != run.port) [[unlikely]] open_run(run, m->port);
-        forward_to<kL3>(lb_pkts_[i], in_port, run, dst_word(*m));
+        if (m->port != run.port) [[unlikely]] {
+            open_run(run, m->port);
+            if (run.plain != kPlain) return i;
+        }
+        forward_to<kL3, kPlain>(lb_pkts_[i], in_port, run, dst_word(*m));
     }
-    close_run(run);
+    return n;
 }
 
 // ECMP: one balancer call for the burst's multipath packets, then the ordinary forward, IPv4

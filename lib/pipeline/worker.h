@@ -100,6 +100,10 @@ class Worker {
         // packet's EtherType (IPv4, IPv6), the frame being untagged once forwarded.
         uint64_t src_v4 = 0, src_v6 = 0;
         rte_mbuf **end = nullptr;
+        // forward_to's VLAN and MTU tests cannot fire for this burst's packets to the port: no
+        // packet of the burst is tagged and the port's MTU is at least the ingress port's parse
+        // bound (max_l3_len, which every parsed packet's l3_len is within). Set by open_run.
+        bool plain = false;
     };
     // `run` now goes to `port` (the previous port's end written back).
     [[gnu::always_inline]] inline void open_run(OutRun &run, uint8_t port);
@@ -110,12 +114,13 @@ class Worker {
     }
     // A packet to run's port, to the next hop whose MAC is the first 6 bytes of `dst` (in memory
     // order): TTL, MTU, rewrite, out_. kL3: the packet's family, L3Type::ipv4 or ipv6 (every
-    // caller knows it: no per-packet test).
-    template <L3Type kL3>
+    // caller knows it: no per-packet test). kPlain: run.plain holds (no VLAN or MTU test).
+    template <L3Type kL3, bool kPlain>
     [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run,
                                                   uint64_t dst);
-    // One address family's routed packets (`nh_of(i)`: packet i's next-hop id): each run of
-    // packets to one next hop forwarded with its rewrite in registers, the others dispatched.
+    // One address family's routed packets (`nh_of(i)`: packet i's next-hop id; nh_of(n) must
+    // differ from every id, the run scan's end mark): each run of packets to one next hop
+    // forwarded with its rewrite in registers, the others dispatched.
     template <L3Type kL3, class NhOf>
     [[gnu::always_inline]] inline void route(rte_mbuf *const *pkts, uint32_t n, NhOf nh_of,
                                              uint16_t in_port, const NextHop *nexthops);
@@ -138,6 +143,11 @@ class Worker {
     // or two packets, and a compare of members would be a branch on the flow.
     template <L3Type kL3>
     [[gnu::always_inline]] inline void forward_members(uint32_t i, uint32_t n, uint16_t in_port);
+    // forward_members' loop for runs whose plain is kPlain: returns n, or the first packet
+    // whose new run is not (that run open).
+    template <L3Type kL3, bool kPlain>
+    [[gnu::always_inline]] inline uint32_t forward_members_as(uint32_t i, uint32_t n,
+                                                              uint16_t in_port, OutRun &run);
     void local(rte_mbuf *m, uint16_t in_port);
     // To the host interface of `in_port` (ctx_.punt must be set): policed, queued or dropped.
     [[gnu::noinline]] void punt(rte_mbuf *m, uint16_t in_port, PuntClass c);
@@ -167,6 +177,10 @@ class Worker {
     std::array<rte_mbuf **, kMaxPorts> out_end_{};
     uint16_t n_out(uint16_t p) const { return uint16_t(out_end_[p] - out_[p].data()); }
     uint16_t n_replies_ = 0;  // local replies among out_[in port] in this burst
+    // The smallest output MTU for which this burst's forwards skip the VLAN and MTU tests
+    // (OutRun::plain): the ingress port's max_l3_len, or above any MTU (UINT64_MAX) when a packet of the
+    // burst is tagged.
+    uint64_t plain_mtu_ = UINT64_MAX;
 
     // poll_once: the outputs of the poll's bursts before the last, in order, as segments (one
     // burst's packets for one port) of out_all_. The last burst's stay in out_ (held_):

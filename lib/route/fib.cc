@@ -69,6 +69,8 @@ Fib::Fib(const std::string &name, const FibParams &params, rte_rcu_qsbr *qsbr)
     : params_(params), qsbr_(qsbr), groups_(qsbr) {
     if (params.single_copy && qsbr)
         throw std::runtime_error("FIB '" + name + "': one table copy cannot serve QSBR readers");
+    if (params.max_nexthops > kNoNhId)
+        throw std::runtime_error("FIB '" + name + "': more next hops than ids below 2^31 - 1");
     for (int i = 0; i < (params.single_copy ? 1 : 2); i++) {
         std::string n4 = name + "_v4_" + std::to_string(i);
         std::string n6 = name + "_v6_" + std::to_string(i);

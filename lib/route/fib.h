@@ -36,6 +36,9 @@ namespace rocesw {
 // Next-hop id 0 is never a route target. Its entry stays drop_no_route, and the IPv4 lookup
 // returns it for a miss (rte_fib's default_nh), so a miss and id 0 both mean no_route.
 inline constexpr uint32_t kNoRouteNh = 0;
+// No next-hop id: FibParams::max_nexthops is at most this (the Fib refuses more), so ids are
+// below it. The worker marks the end of a burst's next-hop list with it (its run scan).
+inline constexpr uint32_t kNoNhId = 0x7FFFFFFF;
 
 enum class NextHopKind : uint8_t {
     drop_no_route,  // id 0 (kNoRouteNh): never installed as a route target, returned on miss

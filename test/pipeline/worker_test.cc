@@ -219,8 +219,9 @@ TEST_F(WorkerPipeline, ForwardsEveryPacketOfBurstsAroundThePrefetchDistance) {
     EXPECT_EQ(total_drops(0), 0u);
 }
 
-// One burst mixing every way out of the route stage: single-path IPv4 and IPv6, a VLAN-tagged
-// single-path packet, a multipath (ECMP) packet, a local echo request, and drops before the
+// One burst mixing every way out of the route stage: single-path IPv4 and IPv6, VLAN-tagged
+// single-path packets (to a port whose MTU would let a burst without tags skip the VLAN test,
+// and to one whose MTU would not), a multipath (ECMP) packet, a local echo request, and drops before the
 // rewrite (TTL 1 single-path and multipath, no route, unresolved neighbour, MTU, other MAC).
 // Exact frames per port (headers built independently, checksums computed in full), every
 // counter, and the accounting identity: the dispatch and forward_to's fast path against the
@@ -243,6 +244,7 @@ TEST(WorkerMixedBurst, EveryPathOfOneBurstGivesExactFramesAndCounters) {
     const Bytes echo = {8, 0, 0xf7, 0xfd, 0, 1, 0, 1};
     const Bytes burst[] = {
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 64)),  // p1
+        cat(eth(kLbP0, kLbHost, kEtherTypeIpv4, 7), udp(v4(10, 0, 1, 2), 12)),  // tagged, p1
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4),
             ipv4(host, v4(10, 99, 0, 1), kProtoUdp, roce, 64)),  // ECMP
         cat(eth(kLbP0, kLbHost, kEtherTypeIpv4), ipv4(host, v4(10, 0, 0, 1), kProtoIcmp, echo)),
@@ -265,12 +267,13 @@ TEST(WorkerMixedBurst, EveryPathOfOneBurstGivesExactFramesAndCounters) {
     ASSERT_EQ(out0.size(), 1u);      // the echo reply
     EXPECT_EQ(out0[0][14 + 20], 0);  // ICMP echo reply
     // The multipath packet took one member: its gateway's MAC, that port's MAC, TTL 63.
-    const bool ecmp_on_1 = out1.size() == 3;
+    const bool ecmp_on_1 = out1.size() == 4;
     const uint16_t k = ecmp_on_1 ? 1 : 2;
     const Bytes ecmp_out = cat(eth(mac(LbSwitch::gw_mac(k)), k == 1 ? p1 : p2, kEtherTypeIpv4),
                                ipv4(host, v4(10, 99, 0, 1), kProtoUdp, roce, 63));
     std::vector<Bytes> want1 = {
         cat(eth(mac(LbSwitch::gw_mac(1)), p1, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 63)),
+        cat(eth(mac(LbSwitch::gw_mac(1)), p1, kEtherTypeIpv4), udp(v4(10, 0, 1, 2), 11)),
         cat(eth(mac(LbSwitch::gw_mac(1)), p1, kEtherTypeIpv6),
             ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 1, 2), kProtoUdp, l4, 1)),
     };
@@ -284,7 +287,7 @@ TEST(WorkerMixedBurst, EveryPathOfOneBurstGivesExactFramesAndCounters) {
 
     const WorkerCounters &c = *sw.counters;
     EXPECT_EQ(c.ports[0].rx_packets.load(), std::size(burst));
-    EXPECT_EQ(c.ports[0].forwarded.load(), 4u);
+    EXPECT_EQ(c.ports[0].forwarded.load(), 5u);
     EXPECT_EQ(c.ports[0].local_replies.load(), 1u);
     EXPECT_EQ(c.ports[1].forwarded_out.load(), want1.size());
     EXPECT_EQ(c.ports[2].forwarded_out.load(), want2.size());
@@ -428,6 +431,115 @@ TEST(WorkerRuns, BurstGivesThePacketAtATimeFramesAndCounters) {
     const AccountingReport r = check_accounting(
         take_accounting(accounting_sources(*together->dp, {"p0", "p1", "p2"})));
     EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+}
+
+// Runs that skip forward_to's VLAN and MTU tests (OutRun::plain): a burst without a tagged packet,
+// to a port whose MTU reaches the ingress port's parse bound (p0's 1500). The same untagged burst
+// as above, with 1500-byte IP packets (the bound) single-path and multipath, against the same
+// frames each sent in a poll of its own with a tagged frame to another MAC (a dst_mac_mismatch
+// drop), which keeps every forward on the tested path: the same frames per port and the same
+// counters but the companions' rx and drop. p1's MTU is the bound (plain) or one below it (tested:
+// the 1500-byte packets to p1 are mtu_exceeded); p2's is 200 (tested).
+TEST(WorkerRuns, PlainRunsGiveTheTestedPathsFramesAndCounters) {
+    enum Kind { kV4, kV6, kMulti };
+    const uint32_t host = v4(10, 0, 0, 2);
+    const Mac p0 = kLbP0;
+    auto f4 = [&](uint32_t dst, uint8_t ttl = 64, size_t payload = 32, uint16_t sport = 1000) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv4),
+                   ipv4(host, dst, kProtoUdp, udp_payload(sport, 2000, payload), ttl));
+    };
+    auto f6 = [&](const Ip6 &dst, uint8_t hlim = 64, size_t payload = 40) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv6),
+                   ipv6(ip6(0xfd00, 0, 2), dst, kProtoUdp, udp_payload(4791, 4791, payload), hlim));
+    };
+    auto ecmp = [&](uint16_t sport, uint8_t ttl = 64, size_t payload = 32) {
+        return f4(v4(10, 99, 0, 1), ttl, payload, sport);
+    };
+    const uint32_t a = v4(10, 0, 1, 2), b = v4(10, 0, 2, 2), h = v4(10, 0, 0, 2);
+    constexpr size_t kBig4 = 1500 - 28, kBig6 = 1500 - 48;  // IP packets of 1500 bytes
+    const std::vector<std::pair<Kind, Bytes>> burst = {
+        {kV4, f4(a)},
+        {kV4, f4(a, 64, 33)},
+        {kV4, f4(a, 64, kBig4)},  // the bound: p1's MTU or one above it
+        {kV4, f4(a, 1, 34)},      // TTL expired inside a run
+        {kV4, f4(a, 64, 35)},
+        {kV4, f4(b, 64, 36)},
+        {kV4, f4(b, 64, 300)},  // MTU 200 on p2
+        {kV4, f4(b, 2, 37)},
+        {kMulti, ecmp(49152)},
+        {kMulti, ecmp(49153, 64, kBig4)},
+        {kMulti, ecmp(49154, 1)},
+        {kMulti, ecmp(49155, 64, 300)},
+        {kV4, f4(h, 64, 38)},  // back out of p0 (MTU 1500: plain)
+        {kV4, f4(v4(192, 168, 1, 1))},  // no route
+        {kV6, f6(ip6(0xfd00, 1, 2))},
+        {kV6, f6(ip6(0xfd00, 1, 2), 64, kBig6)},
+        {kV6, f6(ip6(0xfd00, 1, 2), 1)},  // hop limit expired
+        {kV6, f6(ip6(0xfd00, 2, 2), 64, 300)},  // MTU 200 on p2
+        {kV6, f6(ip6(0xfd00, 2, 2), 9)},
+        {kV4, f4(a, 64, 39)},
+        {kMulti, ecmp(49156)},
+        {kMulti, ecmp(49157, 64, kBig4)},
+        {kMulti, ecmp(49158, 64, 300)},
+        {kV4, f4(a, 64, kBig4)},
+    };
+    ASSERT_LE(burst.size(), 32u);  // one RX burst
+    const Bytes companion =
+        cat(eth(kLbHost, kLbHost, kEtherTypeIpv4, 3), ipv4(host, a, kProtoUdp, udp_payload(1, 2, 32)));
+    for (const uint32_t p1_mtu : {1500u, 1499u}) {
+        SCOPED_TRACE(p1_mtu);
+        auto make = [&] {
+            auto sw = std::make_unique<LbSwitch>(2, LbConfig{}, LbSwitch::route(2));
+            sw->dp->ctx().ports[1].mtu = p1_mtu;
+            sw->dp->ctx().ports[2].mtu = 200;
+            return sw;
+        };
+        auto together = make(), tested = make();
+        for (const auto &[k, f] : burst) together->ports->inject(0, f);
+        EXPECT_EQ(together->worker->poll_once(1000), burst.size());
+        std::array<std::array<std::vector<Bytes>, 3>, 3> want;
+        for (const auto &[k, f] : burst) {
+            tested->ports->inject(0, f);
+            tested->ports->inject(0, companion);
+            EXPECT_EQ(tested->worker->poll_once(1000), 2u);
+            for (uint16_t p = 0; p < 3; p++)
+                for (Bytes &o : tested->ports->take_tx(p)) want[p][size_t(k)].push_back(o);
+        }
+        size_t sent = 0;
+        for (uint16_t p = 0; p < 3; p++) {
+            SCOPED_TRACE(p);
+            std::vector<Bytes> expect;
+            for (auto &w : want[p]) expect.insert(expect.end(), w.begin(), w.end());
+            sent += expect.size();
+            EXPECT_EQ(together->ports->take_tx(p), expect);
+        }
+        // Not a vacuous comparison: the single-path outputs per port, multipath ones on both.
+        EXPECT_EQ(want[1][kV4].size(), p1_mtu == 1500 ? 6u : 4u);
+        EXPECT_EQ(want[1][kV6].size(), p1_mtu == 1500 ? 2u : 1u);
+        EXPECT_EQ(want[2][kV4].size(), 2u);
+        EXPECT_EQ(want[2][kV6].size(), 1u);
+        EXPECT_EQ(want[0][kV4].size(), 1u);
+        EXPECT_GE(sent, (p1_mtu == 1500 ? 12u : 9u) + 2u);
+        std::vector<uint64_t> tested0 = port_counter_values(*tested->counters, 0);
+        const size_t k = burst.size(), mismatch = 9 + size_t(DropReason::dst_mac_mismatch);
+        tested0[0] -= k;                    // rx_packets
+        tested0[1] -= k * companion.size();  // rx_bytes
+        tested0[mismatch] -= k;
+        EXPECT_EQ(port_counter_values(*together->counters, 0), tested0);
+        for (uint16_t p = 1; p < 3; p++)
+            EXPECT_EQ(port_counter_values(*together->counters, p),
+                      port_counter_values(*tested->counters, p))
+                << p;
+        const PortCounters &c0 = together->counters->ports[0];
+        // The single-path ones, and the multipath 1500-byte packets (whichever member; with
+        // p1's MTU 1499) and 300-byte ones whose flow took p2.
+        EXPECT_GE(c0.drops[size_t(DropReason::mtu_exceeded)].load(), p1_mtu == 1500 ? 2u : 7u);
+        EXPECT_EQ(c0.drops[size_t(DropReason::ttl_expired)].load(), 3u);
+        EXPECT_EQ(c0.drops[size_t(DropReason::dst_mac_mismatch)].load(), 0u);
+        const AccountingReport r = check_accounting(
+            take_accounting(accounting_sources(*together->dp, {"p0", "p1", "p2"})));
+        EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+    }
 }
 
 // The multipath half of the above: one burst of IPv4 and IPv6 packets to three-member groups
