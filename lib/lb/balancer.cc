@@ -17,6 +17,8 @@ LoadBalancer::LoadBalancer(uint16_t worker, const EcmpGroups &groups)
         policies_.push_back(make_lb_policy(uint8_t(id), worker));
         granularity_.push_back(policies_.back()->granularity());
     }
+    if (policies_.size() > uint8_t(LbPolicyId::flowlet))
+        letflow_ = dynamic_cast<FlowletPolicy *>(policies_[uint8_t(LbPolicyId::flowlet)].get());
 }
 
 void LoadBalancer::update_util(uint64_t now_ns) {
@@ -171,13 +173,17 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
 uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end, Pass2 &st,
                                   const LbMember **out) {
     static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32 && kLbMaxBurst <= 256);
+    // The built-in flowlet policy's LetFlow runs (here, not in the caller's hit loop, whose
+    // values stay in registers without the test).
+    if (st.pol == uint8_t(LbPolicyId::flowlet) && letflow_ && !st.s->chooser_least_loaded)
+        return pass2_letflow(pkts, i, end, st, out);
     const EcmpGroup *const g = st.g;
     const uint16_t gid = g->id;
     const uint8_t pol = st.pol;
     const uint32_t now_us = st.now_us;
     const bool flowlet = st.flowlet;
     const uint64_t alive_slots = st.alive_slots;
-    const uint32_t gap_us = st.gap_us;
+    const uint32_t gap_us = st.s->flowlet_gap_us;
     const uint16_t r0 = st.pol_mask & (1u << pol) ? n_reqs_[pol] : 0;
     uint16_t r = r0, nj = st.nj;
     uint64_t aged = st.aged;
@@ -202,7 +208,7 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t en
                 if ((alive_slots >> slot & 1) && now_us - e->last_us <= gap_us && i != i0) break;
                 current = slot;  // a gap, or its member died: a new flowlet
             } else if (!e) {
-                e = flowlets_.insert(h, now_us, st.age_us, aged);
+                e = flowlets_.insert(h, now_us, st.s->flowlet_age_us, aged);
                 if (!e) {
                     ctr_.policies[pol].fallbacks.inc();
                     emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out, 0);
@@ -228,6 +234,95 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t en
     return i;
 }
 
+// pass2_rest for a run of the built-in flowlet policy with its LetFlow chooser: each new flowlet
+// draws its member here, in packet order as the requests would give them to choose(), and its
+// entry is written with the member (not pending): a later packet of the flow in this burst is a
+// hit, as a join to the request would be. Checked like decide() (a slot that is not alive falls
+// back to the hash bucket), counted and traced in the same order (the flowlet policy's are the
+// first decide() makes: the hash policy is never asked). A pending entry (another policy's
+// request for this group id, which was republished with another policy during the burst)
+// joins it as in pass2_rest.
+uint16_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint16_t i, uint16_t end, Pass2 &st,
+                                     const LbMember **out) {
+    const EcmpGroup *const g = st.g;
+    const uint16_t gid = g->id;
+    const uint32_t now_us = st.now_us;
+    const uint64_t alive_slots = st.alive_slots;
+    const uint32_t gap_us = st.s->flowlet_gap_us;
+    uint16_t nj = st.nj;
+    uint64_t aged = st.aged;
+    uint32_t decisions = 0, changes = 0, fallbacks = 0;
+    const bool path_events = st.s->trace_path_changes, record = trace_ || path_events;
+    LbRng rng = letflow_->rng();
+    for (const uint16_t i0 = i; i < end; i++) {
+        const uint64_t h = hash_[i];
+        uint8_t current = kNoMember;
+        FlowletEntry *e = bucket_[i]->find(flowlet_tag(h));
+        if (e && e->group == gid) {
+            const uint8_t slot = e->slot;
+            if (slot == kFlowletPending) [[unlikely]] {
+                e->last_us = now_us;
+                joins_[nj++] = Join{i, e->pending};
+                continue;
+            }
+            if ((alive_slots >> slot & 1) && now_us - e->last_us <= gap_us && i != i0) break;
+            current = slot;
+        } else if (!e) {
+            e = flowlets_.insert(h, now_us, st.s->flowlet_age_us, aged);
+            if (!e) [[unlikely]] {
+                fallbacks++;
+                emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out, 0);
+                continue;
+            }
+        }
+        uint8_t choice = FlowletPolicy::random_choice(*g, rng);
+        decisions++;
+        if (choice >= kMaxGroupMembers || !(alive_slots >> choice & 1)) [[unlikely]] {
+            choice = g->bucket_member(h);
+            fallbacks++;
+        }
+        // Another group's entry with this tag is taken over.
+        *e = FlowletEntry{flowlet_tag(h), now_us, gid, choice, 1, 0, 0};
+        emit_tallied(i, *g, choice, pkts[i]->pkt_len, out, 1);
+        if (current != kNoMember && current != choice) {
+            changes++;
+            if (record) [[unlikely]]
+                record_path_change(st.now_ns, *g, current, choice, h, pkts[i], path_events);
+        }
+    }
+    letflow_->rng() = rng;
+    LbPolicyCounters &pc = ctr_.policies[uint8_t(LbPolicyId::flowlet)];
+    if (decisions) pc.decisions.add(decisions);
+    if (changes) pc.path_changes.add(changes);
+    if (fallbacks) pc.fallbacks.add(fallbacks);
+    st.nj = nj;
+    st.aged = aged;
+    return i;
+}
+
+void LoadBalancer::record_path_change(uint64_t now_ns, const EcmpGroup &g, uint8_t old_slot,
+                                      uint8_t new_slot, uint64_t flow_hash, rte_mbuf *m,
+                                      bool event) {
+    if (trace_) {
+        const uint8_t port = g.members[new_slot].port;
+        trace_->push({now_ns, port, port, new_slot, TraceKind::lb_path_change});
+    }
+    if (event) {
+        const PacketMeta *pm = meta_of(m);
+        const bool v4 = pm->l3 == L3Type::ipv4;
+        PathEvent ev{now_ns,
+                     flow_hash,
+                     v4 ? pm->src_ip4 : 0,
+                     v4 ? pm->dst_ip4 : 0,
+                     pm->src_port,
+                     pm->dst_port,
+                     g.id,
+                     old_slot,
+                     new_slot};
+        if (!events_.push(ev)) ctr_.events_dropped.inc();
+    }
+}
+
 void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                            uint64_t now_ns, const LbMember **out) {
     const LbSettings &s = groups_.settings();
@@ -251,8 +346,8 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     // it from memory after every store of the hit loop.
     Pass2 st{};
     st.now_us = now_us;
-    st.age_us = s.flowlet_age_us;
-    st.gap_us = s.flowlet_gap_us;
+    st.now_ns = now_ns;
+    st.s = &s;
     const uint32_t gap_us = s.flowlet_gap_us;
     const uint64_t *const hash = hash_.data();
     FlowletBucket *const *const bucket = bucket_.data();
@@ -329,29 +424,18 @@ void LoadBalancer::decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now
                 q.choice = g.bucket_member(q.flow_hash);
                 pc.fallbacks.inc();
             }
+            // The entry gets the choice unless a later packet of the burst took it over for
+            // another group (its request, or pass2_letflow's choice, is the entry's): the
+            // last packet's group and member, as one packet at a time.
             FlowletEntry *const e = req_entry_[pol][r];
-            if (e) e->slot = q.choice;
+            if (e && e->slot == kFlowletPending && e->pending == uint16_t(pol << 8 | r))
+                e->slot = q.choice;
             emit(req_pkt_[pol][r], g, q.choice, q.bytes, out, e != nullptr);
             if (q.current != kNoMember && q.current != q.choice) {
                 pc.path_changes.inc();
-                if (trace_) {
-                    const uint8_t port = g.members[q.choice].port;
-                    trace_->push({now_ns, port, port, q.choice, TraceKind::lb_path_change});
-                }
-                if (s.trace_path_changes) {
-                    const PacketMeta *m = meta_of(pkts[req_pkt_[pol][r]]);
-                    const bool v4 = m->l3 == L3Type::ipv4;
-                    PathEvent ev{now_ns,
-                                 q.flow_hash,
-                                 v4 ? m->src_ip4 : 0,
-                                 v4 ? m->dst_ip4 : 0,
-                                 m->src_port,
-                                 m->dst_port,
-                                 g.id,
-                                 q.current,
-                                 q.choice};
-                    if (!events_.push(ev)) ctr_.events_dropped.inc();
-                }
+                if (trace_ || s.trace_path_changes)
+                    record_path_change(now_ns, g, q.current, q.choice, q.flow_hash,
+                                       pkts[req_pkt_[pol][r]], s.trace_path_changes);
             }
         }
     }

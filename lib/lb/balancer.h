@@ -22,6 +22,7 @@
 #include "common/trace_event.h"  // TraceRing: path changes for the event trace
 #include "lb/ecmp_group.h"
 #include "lb/flowlet_table.h"
+#include "lb/flowlet_policy.h"
 #include "lb/policy.h"
 
 struct rte_mbuf;
@@ -100,15 +101,25 @@ class LoadBalancer {
     struct Pass2 {
         uint32_t pol_mask;  // policies with requests
         uint16_t nj;        // joins_'s length
-        uint32_t now_us, age_us, gap_us;
+        uint32_t now_us;
         uint64_t aged;  // flowlet entries reclaimed
         const EcmpGroup *g;  // the run's group, its policy, granularity and alive slots
         uint8_t pol;
         bool flowlet;
         uint64_t alive_slots;  // bit s: slot s is below n_slots and alive
+        uint64_t now_ns;
+        const LbSettings *s;  // the burst's settings (flowlet gap and age, chooser, tracing)
     };
     [[gnu::noinline]] uint16_t pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end,
                                           Pass2 &st, const LbMember **out);
+    // pass2_rest for a run of the built-in flowlet policy with the LetFlow chooser (pass2_rest
+    // calls it): the choice made in the loop, no request (the generic choose() is not called).
+    [[gnu::noinline]] uint16_t pass2_letflow(rte_mbuf *const *pkts, uint16_t i, uint16_t end,
+                                             Pass2 &st, const LbMember **out);
+    // A path change's trace event and PathEvent (counted by the caller).
+    [[gnu::noinline]] void record_path_change(uint64_t now_ns, const EcmpGroup &g, uint8_t old_slot,
+                                              uint8_t new_slot, uint64_t flow_hash, rte_mbuf *m,
+                                              bool event);
     // Packet i leaves by member `slot` of `g`, tallied (with `flowlet`, 0 or 1, flowlets
     // started): emit() when g may not be tally_g_, emit_tallied() in a loop over a run of g
     // after fold_tally(g).
@@ -125,6 +136,7 @@ class LoadBalancer {
     const EcmpGroups &groups_;
     std::vector<std::unique_ptr<LbPolicy>> policies_;
     std::vector<LbGranularity> granularity_;
+    FlowletPolicy *letflow_ = nullptr;  // the built-in flowlet policy (id flowlet)
     FlowletTable flowlets_;
     LbWorkerCounters ctr_;
     PathEventRing events_;

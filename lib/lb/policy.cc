@@ -1,5 +1,7 @@
 #include "lb/policy.h"
 
+#include "lb/flowlet_policy.h"
+
 #include <array>
 #include <limits>
 #include <mutex>
@@ -46,27 +48,6 @@ uint8_t least_loaded(const PathRequest &r, std::array<double, kMaxPorts> &assign
 inline double local_bytes(const LbView &v, uint8_t port) {
     return v.port_util[port] * v.settings->util_horizon_us + double(v.port_bytes[port]);
 }
-
-// flowlet: LetFlow (a random member, weighted through the bucket table) or least-loaded by
-// this worker's utilization of the member ports.
-class FlowletPolicy final : public LbPolicy {
-  public:
-    explicit FlowletPolicy(uint16_t worker) : rng_(0x9e3779b97f4a7c15ull * (worker + 1)) {}
-    LbGranularity granularity() const override { return LbGranularity::flowlet; }
-    void choose(std::span<PathRequest> reqs, const LbView &v) override {
-        if (v.settings->chooser_least_loaded) {
-            std::array<double, kMaxPorts> assigned{};
-            for (auto &r : reqs)
-                r.choice = least_loaded(r, assigned,
-                                        [&](const LbMember &m) { return local_bytes(v, m.port); });
-            return;
-        }
-        for (auto &r : reqs) r.choice = r.group->buckets[rng_.next() & (kEcmpBuckets - 1)];
-    }
-
-  private:
-    LbRng rng_;
-};
 
 // adaptive: at a flowlet boundary, the member whose egress queue for the packet's class is
 // shortest, plus the bytes its port's utilization would add over util_horizon_us.
@@ -117,6 +98,17 @@ Registry &registry() {
 }
 
 }  // namespace
+
+void FlowletPolicy::choose(std::span<PathRequest> reqs, const LbView &v) {
+    if (v.settings->chooser_least_loaded) {
+        std::array<double, kMaxPorts> assigned{};
+        for (auto &r : reqs)
+            r.choice =
+                least_loaded(r, assigned, [&](const LbMember &m) { return local_bytes(v, m.port); });
+        return;
+    }
+    for (auto &r : reqs) r.choice = random_choice(*r.group, rng_);
+}
 
 uint8_t register_lb_policy(const std::string &name, LbPolicyFactory factory) {
     Registry &r = registry();

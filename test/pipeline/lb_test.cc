@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "lb/balancer.h"
+#include "lb/flow_hash.h"
 #include "lb_fixture.h"
 #include "pkt/mbuf_meta.h"
 #include "qos_fixture.h"
@@ -649,7 +650,8 @@ namespace {
 // hash, spray), 48 flows, a 16-entry flowlet table (full buckets: fallbacks), time steps across
 // the 50 us gap and the 400 us age. With `long_runs` each burst is ordered by group (stable), so
 // the passes see runs of up to a whole burst instead of mostly one or two packets.
-void bursts_decide_as_packets_one_at_a_time(bool long_runs) {
+void bursts_decide_as_packets_one_at_a_time(bool long_runs,
+                                            uint8_t flowlet_pol = uint8_t(LbPolicyId::flowlet)) {
     rte_mempool *pool = rte_pktmbuf_pool_create(unique_name("lbeq").c_str(), 1024, 0,
                                                 kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
                                                 SOCKET_ID_ANY);
@@ -672,8 +674,8 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs) {
         return v;
     };
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
-    ch.emplace_back(1, build_ecmp_group(1, uint8_t(LbPolicyId::flowlet), members(2, 99)));
-    ch.emplace_back(2, build_ecmp_group(2, uint8_t(LbPolicyId::flowlet), members(3, 2)));
+    ch.emplace_back(1, build_ecmp_group(1, flowlet_pol, members(2, 99)));
+    ch.emplace_back(2, build_ecmp_group(2, flowlet_pol, members(3, 2)));
     ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), members(4, 99)));
     ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), members(2, 99)));
     groups.publish(std::move(ch));
@@ -758,11 +760,16 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs) {
         EXPECT_EQ(b.policies[p].fallbacks.v, s.policies[p].fallbacks.v);
         EXPECT_EQ(b.policies[p].aged.v, s.policies[p].aged.v);
     }
+    for (uint32_t p = 4; p < lb_policy_count(); p++) {  // registered ones
+        EXPECT_EQ(b.policies[p].decisions.v, s.policies[p].decisions.v);
+        EXPECT_EQ(b.policies[p].path_changes.v, s.policies[p].path_changes.v);
+        EXPECT_EQ(b.policies[p].fallbacks.v, s.policies[p].fallbacks.v);
+    }
     // Every case happened.
-    const LbPolicyCounters &fl = b.policies[uint8_t(LbPolicyId::flowlet)];
+    const LbPolicyCounters &fl = b.policies[flowlet_pol];
     EXPECT_GT(fl.path_changes.v, 0u);
     EXPECT_GT(fl.fallbacks.v, 0u);
-    EXPECT_GT(fl.aged.v, 0u);
+    EXPECT_GT(b.policies[uint8_t(LbPolicyId::flowlet)].aged.v, 0u);
     EXPECT_LT(fl.decisions.v, fl.packets.v / 2);  // mostly hits
     EXPECT_GT(b.policies[uint8_t(LbPolicyId::spray)].decisions.v, 0u);
     EXPECT_GT(b.no_member.v, 0u);
@@ -790,6 +797,246 @@ TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) { bursts_decide_as_packets_one
 
 TEST(LbBalancer, LongRunsDecideAsPacketsOneAtATime) {
     bursts_decide_as_packets_one_at_a_time(true);
+}
+
+// The built-in flowlet policy under another id: the balancer has no fast path for it, so its
+// groups take the generic interface (a PathRequest per new flowlet, pending entries and joins,
+// one choose() call per burst). The policy object is the same class, seeded alike.
+uint8_t generic_flowlet_id() {
+    static const uint8_t id = [] {
+        struct Generic final : LbPolicy {
+            std::unique_ptr<LbPolicy> inner;
+            LbGranularity granularity() const override { return inner->granularity(); }
+            void choose(std::span<PathRequest> reqs, const LbView &v) override {
+                inner->choose(reqs, v);
+            }
+        };
+        return register_lb_policy("flowlet-generic-test", [](uint16_t worker) {
+            auto p = std::make_unique<Generic>();
+            p->inner = make_lb_policy(uint8_t(LbPolicyId::flowlet), worker);
+            return p;
+        });
+    }();
+    return id;
+}
+
+TEST(LbBalancer, GenericFlowletBurstsDecideAsPacketsOneAtATime) {
+    bursts_decide_as_packets_one_at_a_time(false, generic_flowlet_id());
+    bursts_decide_as_packets_one_at_a_time(true, generic_flowlet_id());
+}
+
+// The built-in flowlet policy's LetFlow fast path (LoadBalancer::pass2_letflow: the choice made
+// in pass 2, no request) against the same policy through the generic interface, on random
+// bursts: two balancers over two group sets alike except that one's flowlet groups name the
+// built-in policy and the other's the generic registration. Every output slot, flowlet-table
+// entry, counter, path event and trace event equal. The groups: flowlet with two members,
+// flowlet with a dead third member and buckets edited to name the dead slot and no member
+// (the dead-choice fallback), adaptive (generic in both: its requests and path events come
+// after the flowlet policy's), hash, spray; a 16-entry table (full buckets), time steps across
+// the gap and the age; every 150 rounds the chooser switches to least_loaded (both generic)
+// and back.
+void flowlet_fast_path_decides_as_generic(bool long_runs) {
+    rte_mempool *pool = rte_pktmbuf_pool_create(unique_name("lbfast").c_str(), 1024, 0,
+                                                kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                                SOCKET_ID_ANY);
+    ASSERT_NE(pool, nullptr);
+    const uint8_t gen = generic_flowlet_id();
+    LbSettings set;
+    set.flowlet_entries = 16;
+    set.flowlet_age_us = 400;
+    set.trace_path_changes = true;
+    auto members = [](uint32_t n, uint32_t dead_slot) {
+        std::vector<LbMember> v(n);
+        for (uint32_t s = 0; s < n; s++) {
+            IpAddr via;
+            via.v4 = 0x0a000002 + (s << 8) + (n << 16);
+            v[s].key = lb_member_key(via);
+            v[s].alive = s != dead_slot;
+            v[s].port = uint8_t(s + 1);
+        }
+        return v;
+    };
+    constexpr uint32_t kFlows = 48;
+    std::vector<rte_mbuf *> flow_pkt(kFlows);
+    std::vector<uint32_t> flow_group(kFlows);
+    ParseOptions po;
+    std::set<uint32_t> flow_buckets;  // the flows' own buckets: the fallback's
+    for (uint32_t f = 0; f < kFlows; f++) {
+        LbFlow fl;
+        fl.sport = uint16_t(0xC000 + f * 37);
+        fl.qp = 100 + f;
+        fl.src = 0x0a000100 + f % 7;
+        const Bytes fr = roce_frame(fl, f);
+        rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        ASSERT_NE(m, nullptr);
+        std::memcpy(rte_pktmbuf_append(m, uint16_t(fr.size())), fr.data(), fr.size());
+        ASSERT_FALSE(parse_frame(fr.data(), uint32_t(fr.size()), po, meta_of(m)));
+        flow_pkt[f] = m;
+        flow_group[f] = 1 + f % 7 % 5;  // groups 1 and 2 twice as often
+        flow_buckets.insert(uint32_t(flow_hash(*meta_of(m), fr.data() + meta_of(m)->l3_offset,
+                                               {set.seed, set.symmetric, set.hash_dest_qp,
+                                                set.hash_function}) &
+                                     (kEcmpBuckets - 1)));
+    }
+
+    EcmpGroups fast(nullptr), generic(nullptr);
+    for (EcmpGroups *gs : {&fast, &generic}) {
+        gs->set_settings(set);
+        const uint8_t fl = gs == &fast ? uint8_t(LbPolicyId::flowlet) : gen;
+        std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
+        ch.emplace_back(1, build_ecmp_group(1, fl, members(2, 99)));
+        auto g2 = build_ecmp_group(2, fl, members(3, 2));
+        // Buckets the LetFlow draw may name but no flow's fallback does (that one stays alive).
+        for (uint32_t b = 0; b < kEcmpBuckets; b += 32)
+            if (!flow_buckets.count(b)) g2->buckets[b] = 2;
+        for (uint32_t b = 1; b < kEcmpBuckets; b += 32)
+            if (!flow_buckets.count(b)) g2->buckets[b] = kNoMember;
+        ch.emplace_back(2, std::move(g2));
+        ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), members(4, 99)));
+        ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), members(2, 99)));
+        auto g5 = members(3, 99);  // ports 5-7: its trace events tell apart
+        for (auto &m : g5) m.port = uint8_t(m.port + 4);
+        ch.emplace_back(5, build_ecmp_group(5, uint8_t(LbPolicyId::adaptive), g5));
+        gs->publish(std::move(ch));
+    }
+
+    LoadBalancer lf(0, fast), lg(0, generic);
+    TraceRing tf, tg;
+    lf.set_trace(&tf);
+    lg.set_trace(&tg);
+    std::mt19937 rng(7);
+    uint64_t now = 1'000'000'000;
+    std::vector<rte_mbuf *> pkts(32);
+    std::vector<uint32_t> ids(32);
+    const LbMember *out_f[32], *out_g[32];
+    const auto slot_of = [](const EcmpGroups &gs, uint32_t id, const LbMember *m) {
+        return m ? int(m - gs.group(id)->members.data()) : -1;
+    };
+    for (int round = 0; round < 900; round++) {
+        if (round % 150 == 0) {
+            set.chooser_least_loaded = round % 300 != 0;
+            fast.set_settings(set);
+            generic.set_settings(set);
+        }
+        const uint16_t n = uint16_t(1 + rng() % 32);
+        const uint32_t hot = rng() % kFlows;  // some bursts repeat one flow (pending entries)
+        for (uint16_t k = 0; k < n; k++) {
+            const uint32_t f = rng() % 3 == 0 ? hot : rng() % kFlows;
+            pkts[k] = flow_pkt[f];
+            ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];  // group 7: none (no member)
+            if (rng() % 61 == 0) ids[k] = 1 + rng() % 5;  // a flow in another group: takeovers
+        }
+        if (long_runs) {
+            std::vector<uint16_t> order(n);
+            std::iota(order.begin(), order.end(), uint16_t(0));
+            std::stable_sort(order.begin(), order.end(),
+                             [&](uint16_t x, uint16_t y) { return ids[x] < ids[y]; });
+            std::vector<rte_mbuf *> p2(n);
+            std::vector<uint32_t> i2(n);
+            for (uint16_t k = 0; k < n; k++) p2[k] = pkts[order[k]], i2[k] = ids[order[k]];
+            std::copy(p2.begin(), p2.end(), pkts.begin());
+            std::copy(i2.begin(), i2.end(), ids.begin());
+        }
+        lf.resolve(pkts.data(), ids.data(), n, now, out_f);
+        lg.resolve(pkts.data(), ids.data(), n, now, out_g);
+        for (uint16_t k = 0; k < n; k++)
+            ASSERT_EQ(slot_of(fast, ids[k], out_f[k]), slot_of(generic, ids[k], out_g[k]))
+                << round << " " << k;
+        const FlowletTable &ta = lf.flowlets(), &tb = lg.flowlets();
+        ASSERT_EQ(ta.used(), tb.used()) << round;
+        for (uint32_t k = 0; k < ta.capacity(); k++) {
+            const FlowletEntry &ea = ta.entry(k), &eb = tb.entry(k);
+            ASSERT_EQ(ea.valid, eb.valid) << round << " " << k;
+            if (!ea.valid) continue;
+            ASSERT_EQ(ea.tag, eb.tag) << round << " " << k;
+            ASSERT_EQ(ea.last_us, eb.last_us) << round << " " << k;
+            ASSERT_EQ(ea.group, eb.group) << round << " " << k;
+            ASSERT_EQ(ea.slot, eb.slot) << round << " " << k;
+        }
+        const uint32_t step = rng() % 8;
+        now += step < 4 ? 1'000 : step < 7 ? 60'000 : 500'000;  // hit, gap, aged
+    }
+
+    const LbWorkerCounters &a = lf.counters(), &b = lg.counters();
+    for (uint32_t g = 0; g < 8; g++)
+        for (uint32_t sl = 0; sl < 4; sl++) {
+            SCOPED_TRACE(testing::Message() << "group " << g << " slot " << sl);
+            EXPECT_EQ(a.member(g, sl).packets.v, b.member(g, sl).packets.v);
+            EXPECT_EQ(a.member(g, sl).bytes.v, b.member(g, sl).bytes.v);
+            EXPECT_EQ(a.member(g, sl).flowlets.v, b.member(g, sl).flowlets.v);
+        }
+    const LbPolicyCounters &pf = a.policies[uint8_t(LbPolicyId::flowlet)], &pg = b.policies[gen];
+    EXPECT_EQ(pf.packets.v, pg.packets.v);
+    EXPECT_EQ(pf.decisions.v, pg.decisions.v);
+    EXPECT_EQ(pf.path_changes.v, pg.path_changes.v);
+    EXPECT_EQ(pf.fallbacks.v, pg.fallbacks.v);
+    EXPECT_EQ(b.policies[uint8_t(LbPolicyId::flowlet)].packets.v, 0u);
+    EXPECT_EQ(a.policies[gen].packets.v, 0u);
+    for (uint8_t p : {uint8_t(LbPolicyId::hash), uint8_t(LbPolicyId::adaptive),
+                      uint8_t(LbPolicyId::spray)}) {
+        SCOPED_TRACE(int(p));
+        EXPECT_EQ(a.policies[p].packets.v, b.policies[p].packets.v);
+        EXPECT_EQ(a.policies[p].decisions.v, b.policies[p].decisions.v);
+        EXPECT_EQ(a.policies[p].path_changes.v, b.policies[p].path_changes.v);
+        EXPECT_EQ(a.policies[p].fallbacks.v, b.policies[p].fallbacks.v);
+    }
+    EXPECT_EQ(a.policies[uint8_t(LbPolicyId::flowlet)].aged.v,
+              b.policies[uint8_t(LbPolicyId::flowlet)].aged.v);
+    EXPECT_EQ(a.no_member.v, b.no_member.v);
+    EXPECT_EQ(a.flowlet_occupancy.v, b.flowlet_occupancy.v);
+    EXPECT_EQ(a.events_dropped.v, b.events_dropped.v);
+    // Every case happened.
+    EXPECT_GT(pf.decisions.v, 500u);
+    EXPECT_GT(pf.path_changes.v, 50u);
+    EXPECT_GT(pf.fallbacks.v, 0u);
+    EXPECT_GT(a.policies[uint8_t(LbPolicyId::adaptive)].path_changes.v, 0u);
+    EXPECT_GT(a.policies[uint8_t(LbPolicyId::flowlet)].aged.v, 0u);
+    // The events of each policy in the same order. Across policies the order is decide()'s,
+    // by policy id: the built-in flowlet policy's (id 1) come before the adaptive policy's, the
+    // generic registration's (a higher id) after them.
+    std::vector<PathEvent> ea, eb;
+    lf.events().drain(ea);
+    lg.events().drain(eb);
+    ASSERT_EQ(ea.size(), eb.size());
+    EXPECT_EQ(ea.size(), pf.path_changes.v + a.policies[uint8_t(LbPolicyId::adaptive)].path_changes.v);
+    for (bool adaptive : {false, true}) {
+        std::vector<PathEvent> fa, fb;
+        for (const auto &e : ea) if ((e.group == 5) == adaptive) fa.push_back(e);
+        for (const auto &e : eb) if ((e.group == 5) == adaptive) fb.push_back(e);
+        ASSERT_EQ(fa.size(), fb.size());
+        for (size_t k = 0; k < fa.size(); k++) {
+            SCOPED_TRACE(k);
+            EXPECT_EQ(std::memcmp(&fa[k], &fb[k], sizeof(PathEvent)), 0);
+        }
+    }
+    std::vector<TraceEvent> ra, rb;
+    tf.drain(ra);
+    tg.drain(rb);
+    ASSERT_EQ(ra.size(), rb.size());
+    EXPECT_EQ(ra.size(), ea.size());
+    for (bool adaptive : {false, true}) {
+        std::vector<TraceEvent> fa, fb;
+        for (const auto &e : ra) if ((e.port >= 5) == adaptive) fa.push_back(e);
+        for (const auto &e : rb) if ((e.port >= 5) == adaptive) fb.push_back(e);
+        ASSERT_EQ(fa.size(), fb.size());
+        for (size_t k = 0; k < fa.size(); k++) {
+            SCOPED_TRACE(k);
+            EXPECT_EQ(fa[k].time_ns, fb[k].time_ns);
+            EXPECT_EQ(fa[k].value, fb[k].value);
+            EXPECT_EQ(fa[k].port, fb[k].port);
+            EXPECT_EQ(fa[k].id, fb[k].id);
+        }
+    }
+    for (auto *m : flow_pkt) rte_pktmbuf_free(m);
+    rte_mempool_free(pool);
+}
+
+TEST(LbBalancer, FlowletFastPathDecidesAsTheGenericInterface) {
+    flowlet_fast_path_decides_as_generic(false);
+}
+
+TEST(LbBalancer, FlowletFastPathLongRunsDecideAsTheGenericInterface) {
+    flowlet_fast_path_decides_as_generic(true);
 }
 
 }  // namespace
