@@ -398,6 +398,34 @@ TEST_F(CutThrough, MixedClassesAreScheduled) {
     EXPECT_EQ(same(s), 0u);
 }
 
+// Mixed bursts and one-class bursts in turns of three: after a burst that went to several
+// queues (QosEgress::enqueue, TrafficManager::Port::ct_mixed) the next idle burst skips
+// admit_cut_through()'s scan and is admitted in sums; a one-class burst there still cuts
+// through (cut_through()), and the one after it takes admit_cut_through() again. Every
+// one-class packet cuts through; the bursts admitted in sums are the mixed ones and the first
+// one-class burst of each turn - exactly, so that neither the skip nor its end can go missing.
+TEST_F(CutThrough, OneClassAfterMixedBursts) {
+    Script s;
+    uint16_t seq = 0;
+    uint64_t one_class = 0, mixed = 0, first_after_mixed = 0;
+    for (int i = 0; i < 60; i++) {
+        Step st;
+        const bool mix = (i / 3) % 2 == 0;
+        for (int k = 0; k < 16; k++)
+            st.rx[0].push_back(
+                udp(0, uint8_t(mix ? (k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0) : 0), uint8_t(k % 3),
+                    300 + 20 * (k % 5), seq++));
+        if (!mix) one_class += 16;
+        mixed += mix;
+        first_after_mixed += !mix && i % 3 == 0;
+        s.push_back(st);
+    }
+    EXPECT_EQ(same(s), one_class);
+    const Outcome on = run(s, true, 10000, "", {});
+    EXPECT_EQ(on.cut_through_packets, one_class);
+    EXPECT_EQ(on.sum_admissions, mixed + first_after_mixed);
+}
+
 // A 1G port with a small shaper bucket and TX ring: queues build, ECN marks and drops happen;
 // bursts that find the port idle and the shaper in credit still cut through.
 TEST_F(CutThrough, ShapedAndCongested) {
