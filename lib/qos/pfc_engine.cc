@@ -14,8 +14,11 @@ PfcEngine::PfcEngine(const QosPlan &plan) : plan_(plan) {
         for (unsigned pr = 0; pr < kNumPriorities; pr++)
             if (pp.cls.pfc_enable >> pr & 1)
                 port->prio_queue[pr] = uint8_t(1u << pp.cls.tc_to_queue[pr]);
-        for (unsigned g = 0; g < kNumPg; g++)
+        for (unsigned g = 0; g < kNumPg; g++) {
             if (pp.pgs[g].priorities) port->lossless_pgs = uint8_t(port->lossless_pgs | 1u << g);
+            port->pg_key[g] = uint16_t(PgAccounting::key(ports_.size(), g));
+            port->dyn_pool[g] = int16_t(pp.pgs[g].dynamic ? pp.pgs[g].pool : -1);
+        }
         port->pause_ns = pause_quanta_to_ns(pp.pfc_quanta, pp.rate_bps);
         if (pp.wd.enabled) {
             port->wd_queues = pp.lossless_queues();

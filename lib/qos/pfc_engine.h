@@ -179,8 +179,14 @@ class PfcEngine {
     bool generates(uint16_t port) const { return ports_[port]->lossless_pgs != 0; }
     // Generation for `port` as an ingress port: each lossless PG against its thresholds, on the
     // PG bytes after the flush's admissions and departures; sends (or retries) one PFC frame.
+    // Inline: the common case, every PG's inputs those of its last XOFF-off evaluation and no
+    // frame pending (unchanged()), returns here; the rest is generate_pgs().
     template <PfcBuffer B>
-    void generate(uint16_t port, uint64_t now_ns, B &buffer, TraceRing *trace);
+    [[gnu::always_inline]] inline void generate(uint16_t port, uint64_t now_ns, B &buffer,
+                                                TraceRing *trace) {
+        if (plan_.pfc_skip && unchanged(port, buffer)) return;
+        generate_pgs(port, now_ns, buffer, trace);
+    }
 
     // --- Readers: any thread. ---
     const PfcPortStats &stats(uint16_t port) const { return *stats_[port]; }
@@ -211,6 +217,10 @@ class PfcEngine {
         uint8_t same_valid = 0;
         std::array<uint8_t, kNumPg> same_storm{};
         std::array<uint64_t, kNumPg> same_bytes{}, same_used{};
+        // Per PG, for unchanged(): its PgAccounting key, its ingress pool when its threshold is
+        // dynamic (else -1: generate_pgs() reads no pool use for it).
+        std::array<uint16_t, kNumPg> pg_key{};
+        std::array<int16_t, kNumPg> dyn_pool{};
         // Receive side: the latest pause deadline of any priority (fast path).
         alignas(kCacheLine) std::atomic<uint64_t> any_until{0};
         rte_spinlock_t rx_lock = RTE_SPINLOCK_INITIALIZER;
@@ -218,6 +228,26 @@ class PfcEngine {
 
     template <PfcQueues Q>
     void watchdog(uint16_t port, uint64_t now_ns, uint8_t paused, Q &queues, TraceRing *trace);
+    // Whether generate_pgs() would skip every lossless PG of `port` (none in XOFF, each with the
+    // PG bytes, pool use and stormed priorities of its last evaluation) and send nothing (no
+    // frame pending): then it would change nothing.
+    template <PfcBuffer B>
+    [[gnu::always_inline]] inline bool unchanged(uint16_t port, B &buffer) const {
+        const Port &ps = *ports_[port];
+        if (ps.same_valid != ps.lossless_pgs || (ps.xoff | ps.pending_xoff | ps.pending_xon))
+            return false;
+        for (unsigned left = ps.lossless_pgs; left; left &= left - 1) {
+            const unsigned g = unsigned(__builtin_ctz(left));
+            if (buffer.pg_bytes(ps.pg_key[g]) != ps.same_bytes[g] ||
+                ps.storm_prios != ps.same_storm[g])
+                return false;
+            const int pool = ps.dyn_pool[g];
+            if ((pool >= 0 ? buffer.ipool_used(size_t(pool)) : 0) != ps.same_used[g]) return false;
+        }
+        return true;
+    }
+    template <PfcBuffer B>
+    void generate_pgs(uint16_t port, uint64_t now_ns, B &buffer, TraceRing *trace);
     // The frame for the pending priorities, or null (counted tx_failed).
     rte_mbuf *build_frame(uint16_t port);
     // The device refused the frame: freed, counted; the pending priorities go at the next flush.
@@ -314,7 +344,7 @@ void PfcEngine::watchdog(uint16_t port, uint64_t now_ns, uint8_t paused, Q &queu
 }
 
 template <PfcBuffer B>
-void PfcEngine::generate(uint16_t port, uint64_t now_ns, B &buffer, TraceRing *trace) {
+void PfcEngine::generate_pgs(uint16_t port, uint64_t now_ns, B &buffer, TraceRing *trace) {
     Port &ps = *ports_[port];
     const PortQosPlan &pp = plan_.ports[port];
     PfcPortStats &st = *stats_[port];
@@ -328,7 +358,7 @@ void PfcEngine::generate(uint16_t port, uint64_t now_ns, B &buffer, TraceRing *t
         // bytes, pool use and stormed priorities: this one would set the same gauges and
         // change nothing else (the threshold and the limit are the same, no XOFF is due).
         const bool quiet = !(ps.xoff >> g & 1);
-        if (quiet && (ps.same_valid >> g & 1) && bytes == ps.same_bytes[g] &&
+        if (quiet && plan_.pfc_skip && (ps.same_valid >> g & 1) && bytes == ps.same_bytes[g] &&
             used == ps.same_used[g] && ps.storm_prios == ps.same_storm[g])
             continue;
         uint64_t threshold = pg.static_th_bytes;

@@ -181,6 +181,10 @@ struct QosPlan {
     // deficit, the shaper, the TX ring model and the marking depth (skipping the tests for a run
     // that bounds show none can stop or mark is an optimisation; the tests compare the two).
     bool run_tests_once = true;
+    // Not configurable: false makes PfcEngine::generate evaluate every lossless PG at every
+    // flush (skipping a PG, or a port, whose inputs are those of its last XOFF-off evaluation is
+    // an optimisation; the tests compare the two).
+    bool pfc_skip = true;
     bool operator==(const QosPlan &) const = default;
 
     uint32_t wire_bytes(uint32_t frame_len) const {

@@ -215,6 +215,10 @@ class TrafficManager final : public Injector {
         // buffer release: ct_bytes of PG key ct_pg_key, the queue's excess ct_excess in ct_pool;
         // ct_sent frames the device took.
         bool ct_pending = false;
+        // The last burst that found the port idle went to several queues (QosEgress::enqueue):
+        // the next one skips admit_cut_through's scan (a mixed burst leaves it anyway) and is
+        // admitted and cut through (or not) by admit() and cut_through(), with the same result.
+        bool ct_mixed = false;
         uint16_t ct_sent = 0;
         uint16_t ct_pg_key = 0;
         uint64_t ct_bytes = 0, ct_excess = 0;

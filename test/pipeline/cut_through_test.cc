@@ -125,7 +125,7 @@ class CutThrough : public SwitchFixture {
 
     Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
                 const std::string &port_fields, const Topology &setup, bool sum_admission = true,
-                bool run_tests_once = true) {
+                bool run_tests_once = true, bool pfc_skip = true) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
         QosPlan plan = build_qos_plan(
@@ -134,6 +134,7 @@ class CutThrough : public SwitchFixture {
         plan.cut_through = cut_through;
         plan.sum_admission = sum_admission;
         plan.run_tests_once = run_tests_once;
+        plan.pfc_skip = pfc_skip;
         if (queue_packets_) plan.queue_packets = queue_packets_;
         TestPorts tp(unique_name("ct"), 2, 32768);
         {
@@ -263,6 +264,17 @@ class CutThrough : public SwitchFixture {
         return once.runs_untested;
     }
 
+    // The script through a switch whose PFC generation skips PGs and ports with the inputs of
+    // their last XOFF-off evaluation (QosPlan::pfc_skip) and one that evaluates every lossless
+    // PG at every flush: identical output (PFC frames included) and counters (PG thresholds,
+    // headroom use and watermarks, XOFF gauges, PFC frames and pause times).
+    void same_pfc(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
+                  const Topology &setup = {}) {
+        const Outcome skip = run(script, true, speed_mbps, port_fields, setup, true, true, true);
+        const Outcome each = run(script, true, speed_mbps, port_fields, setup, true, true, false);
+        compare(skip, each, "PFC skip", "every PG evaluated");
+    }
+
     static void compare(const Outcome &on, const Outcome &off, const char *a, const char *b) {
         EXPECT_TRUE(on.balanced);
         EXPECT_TRUE(off.balanced);
@@ -384,6 +396,34 @@ TEST_F(CutThrough, MixedClassesAreScheduled) {
     const Script s =
         mixed_bursts(24, 500, [](int k) { return uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0); });
     EXPECT_EQ(same(s), 0u);
+}
+
+// Mixed bursts and one-class bursts in turns of three: after a burst that went to several
+// queues (QosEgress::enqueue, TrafficManager::Port::ct_mixed) the next idle burst skips
+// admit_cut_through()'s scan and is admitted in sums; a one-class burst there still cuts
+// through (cut_through()), and the one after it takes admit_cut_through() again. Every
+// one-class packet cuts through; the bursts admitted in sums are the mixed ones and the first
+// one-class burst of each turn - exactly, so that neither the skip nor its end can go missing.
+TEST_F(CutThrough, OneClassAfterMixedBursts) {
+    Script s;
+    uint16_t seq = 0;
+    uint64_t one_class = 0, mixed = 0, first_after_mixed = 0;
+    for (int i = 0; i < 60; i++) {
+        Step st;
+        const bool mix = (i / 3) % 2 == 0;
+        for (int k = 0; k < 16; k++)
+            st.rx[0].push_back(
+                udp(0, uint8_t(mix ? (k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0) : 0), uint8_t(k % 3),
+                    300 + 20 * (k % 5), seq++));
+        if (!mix) one_class += 16;
+        mixed += mix;
+        first_after_mixed += !mix && i % 3 == 0;
+        s.push_back(st);
+    }
+    EXPECT_EQ(same(s), one_class);
+    const Outcome on = run(s, true, 10000, "", {});
+    EXPECT_EQ(on.cut_through_packets, one_class);
+    EXPECT_EQ(on.sum_admissions, mixed + first_after_mixed);
 }
 
 // A 1G port with a small shaper bucket and TX ring: queues build, ECN marks and drops happen;
@@ -762,6 +802,55 @@ TEST_F(CutThrough, DequeueRunsOfShortFramesAndSeveralPgs) {
         EXPECT_GT(same_runs(s, 10000, ", shaper_burst_bytes: 2000, tx_ring_bytes: 3000", {},
                             &tested),
                   20u);
+    }
+}
+
+// PFC generation's skips (PfcEngine::generate: a port whose every lossless PG has the inputs of
+// its last XOFF-off evaluation and no frame pending; a PG with them) against evaluating every
+// PG at every flush: PG 3 (dynamic threshold on the shared ingress pool) past XOFF and back
+// (mixed bursts near the limits, PFC frames on both ports, some refused by port 1's device and
+// retried), PFC pauses received, random scripts with two workers and host interfaces. The
+// uncongested polls between take the skip.
+TEST_F(CutThrough, PfcSkipMatchesEveryPgEvaluated) {
+    for (uint32_t seed : {7u, 8u}) {
+        SCOPED_TRACE("near limits seed " + std::to_string(seed));
+        same_pfc(mixed_near_limits(seed, 160), 1000,
+                 seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000");
+    }
+    {
+        SCOPED_TRACE("PFC pause");
+        same_pfc(pfc_pause_script([](Step &st, int i, uint16_t &seq) {
+                     for (int k = 0; k < 12; k++)
+                         st.rx[0].push_back(
+                             udp(0, uint8_t(k % 4 ? 3 : 0), uint8_t(i % 3 ? 2 : 1), 700, seq++));
+                     if (i % 9 == 4) st.tx_budget1 = 5;
+                 }),
+                 10000, "");
+    }
+    {
+        // Port 1's PG 3 past XOFF (port 0's queue 3 held), then drained: its XON refused by
+        // port 1's device for several polls in a row, the PG's inputs unchanged meanwhile - the
+        // frame pending must be retried at every flush until the device takes it.
+        SCOPED_TRACE("XON refused");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 70; i++) {
+            Step st;
+            if (i == 0) st.pause0 = 0x08;
+            if (i == 30) st.pause0 = 0;
+            if (i < 30)
+                for (int k = 0; k < 24; k++) st.rx[1].push_back(udp(1, 3, 0, 1000, seq++, 0));
+            if (i >= 30 && i < 60) st.tx_budget1 = 0;
+            st.step_ns = i < 30 ? 10'000 : 50'000;
+            s.push_back(st);
+        }
+        same_pfc(s, 10000, "");
+    }
+    for (uint32_t seed : {35u, 36u}) {
+        SCOPED_TRACE("random seed " + std::to_string(seed));
+        same_pfc(random_script(seed, 200, true, true), 1000,
+                 ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
+                 {uint16_t(seed == 36 ? 2 : 1), true, false});
     }
 }
 
