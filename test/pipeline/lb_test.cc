@@ -642,6 +642,54 @@ TEST(LbPipeline, DestQpEntersTheHashOnlyWhenEnabled) {
 namespace rocesw::test {
 namespace {
 
+// Orders a burst by group id, stably: the balancer's passes then see runs of up to a burst.
+void sort_burst_by_group(std::vector<rte_mbuf *> &pkts, std::vector<uint32_t> &ids, uint16_t n) {
+    std::vector<uint16_t> order(n);
+    std::iota(order.begin(), order.end(), uint16_t(0));
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint16_t x, uint16_t y) { return ids[x] < ids[y]; });
+    std::vector<rte_mbuf *> p2(n);
+    std::vector<uint32_t> i2(n);
+    for (uint16_t k = 0; k < n; k++) p2[k] = pkts[order[k]], i2[k] = ids[order[k]];
+    std::copy(p2.begin(), p2.end(), pkts.begin());
+    std::copy(i2.begin(), i2.end(), ids.begin());
+}
+
+// Two flowlet tables entry by entry (`pending` is a request index, per call: not compared).
+testing::AssertionResult same_flowlet_tables(const FlowletTable &a, const FlowletTable &b) {
+    if (a.used() != b.used())
+        return testing::AssertionFailure() << "used " << a.used() << " vs " << b.used();
+    for (uint32_t k = 0; k < a.capacity(); k++) {
+        const FlowletEntry &ea = a.entry(k), &eb = b.entry(k);
+        if (ea.valid != eb.valid || (ea.valid && (ea.tag != eb.tag || ea.last_us != eb.last_us ||
+                                                  ea.group != eb.group || ea.slot != eb.slot)))
+            return testing::AssertionFailure()
+                   << "entry " << k << ": valid " << ea.valid << "/" << eb.valid << " tag "
+                   << ea.tag << "/" << eb.tag << " last_us " << ea.last_us << "/" << eb.last_us
+                   << " group " << ea.group << "/" << eb.group << " slot " << int(ea.slot) << "/"
+                   << int(eb.slot);
+    }
+    return testing::AssertionSuccess();
+}
+
+// Every member's packets, bytes and flowlets (groups 0-7, slots 0-3).
+void expect_same_member_counters(const LbWorkerCounters &a, const LbWorkerCounters &b) {
+    for (uint32_t g = 0; g < 8; g++)
+        for (uint32_t sl = 0; sl < 4; sl++) {
+            SCOPED_TRACE(testing::Message() << "group " << g << " slot " << sl);
+            EXPECT_EQ(a.member(g, sl).packets.v, b.member(g, sl).packets.v);
+            EXPECT_EQ(a.member(g, sl).bytes.v, b.member(g, sl).bytes.v);
+            EXPECT_EQ(a.member(g, sl).flowlets.v, b.member(g, sl).flowlets.v);
+        }
+}
+
+void expect_same_policy_counters(const LbPolicyCounters &a, const LbPolicyCounters &b) {
+    EXPECT_EQ(a.packets.v, b.packets.v);
+    EXPECT_EQ(a.decisions.v, b.decisions.v);
+    EXPECT_EQ(a.path_changes.v, b.path_changes.v);
+    EXPECT_EQ(a.fallbacks.v, b.fallbacks.v);
+}
+
 // The balancer's burst passes against one packet at a time: the same members, counters,
 // flowlet table and path events for a long random sequence. Bursts take pass 2's flowlet-hit
 // loop and its out-of-line rest (new flows and flowlets, pending entries of an earlier packet of
@@ -712,32 +760,12 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
             pkts[k] = flow_pkt[f];
             ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];  // group 7: none (no member)
         }
-        if (long_runs) {
-            std::vector<uint16_t> order(n);
-            std::iota(order.begin(), order.end(), uint16_t(0));
-            std::stable_sort(order.begin(), order.end(),
-                             [&](uint16_t x, uint16_t y) { return ids[x] < ids[y]; });
-            std::vector<rte_mbuf *> p2(n);
-            std::vector<uint32_t> i2(n);
-            for (uint16_t k = 0; k < n; k++) p2[k] = pkts[order[k]], i2[k] = ids[order[k]];
-            std::copy(p2.begin(), p2.end(), pkts.begin());
-            std::copy(i2.begin(), i2.end(), ids.begin());
-        }
+        if (long_runs) sort_burst_by_group(pkts, ids, n);
         burst.resolve(pkts.data(), ids.data(), n, now, out_b);
         for (uint16_t k = 0; k < n; k++) single.resolve(&pkts[k], &ids[k], 1, now, &out_s[k]);
         for (uint16_t k = 0; k < n; k++) ASSERT_EQ(out_b[k], out_s[k]) << round << " " << k;
         // The flowlet tables alike (`pending` is a request index: per call, so it differs).
-        const FlowletTable &tb = burst.flowlets(), &ts = single.flowlets();
-        ASSERT_EQ(tb.used(), ts.used()) << round;
-        for (uint32_t k = 0; k < tb.capacity(); k++) {
-            const FlowletEntry &eb = tb.entry(k), &es = ts.entry(k);
-            ASSERT_EQ(eb.valid, es.valid) << round << " " << k;
-            if (!eb.valid) continue;
-            ASSERT_EQ(eb.tag, es.tag) << round << " " << k;
-            ASSERT_EQ(eb.last_us, es.last_us) << round << " " << k;
-            ASSERT_EQ(eb.group, es.group) << round << " " << k;
-            ASSERT_EQ(eb.slot, es.slot) << round << " " << k;
-        }
+        ASSERT_TRUE(same_flowlet_tables(burst.flowlets(), single.flowlets())) << round;
         const uint32_t step = rng() % 8;
         now += step < 5 ? 1'000 : step < 7 ? 60'000 : 500'000;  // hit, gap, aged
         hits_possible += step < 5;
@@ -745,19 +773,10 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     EXPECT_GT(hits_possible, 300u);
 
     const LbWorkerCounters &b = burst.counters(), &s = single.counters();
-    for (uint32_t g = 0; g < 8; g++)
-        for (uint32_t sl = 0; sl < 4; sl++) {
-            SCOPED_TRACE(testing::Message() << "group " << g << " slot " << sl);
-            EXPECT_EQ(b.member(g, sl).packets.v, s.member(g, sl).packets.v);
-            EXPECT_EQ(b.member(g, sl).bytes.v, s.member(g, sl).bytes.v);
-            EXPECT_EQ(b.member(g, sl).flowlets.v, s.member(g, sl).flowlets.v);
-        }
+    expect_same_member_counters(b, s);
     for (uint32_t p = 0; p < 4; p++) {
         SCOPED_TRACE(p);
-        EXPECT_EQ(b.policies[p].packets.v, s.policies[p].packets.v);
-        EXPECT_EQ(b.policies[p].decisions.v, s.policies[p].decisions.v);
-        EXPECT_EQ(b.policies[p].path_changes.v, s.policies[p].path_changes.v);
-        EXPECT_EQ(b.policies[p].fallbacks.v, s.policies[p].fallbacks.v);
+        expect_same_policy_counters(b.policies[p], s.policies[p]);
         EXPECT_EQ(b.policies[p].aged.v, s.policies[p].aged.v);
     }
     for (uint32_t p = 4; p < lb_policy_count(); p++) {  // registered ones
@@ -926,59 +945,27 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
             ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];  // group 7: none (no member)
             if (rng() % 61 == 0) ids[k] = 1 + rng() % 5;  // a flow in another group: takeovers
         }
-        if (long_runs) {
-            std::vector<uint16_t> order(n);
-            std::iota(order.begin(), order.end(), uint16_t(0));
-            std::stable_sort(order.begin(), order.end(),
-                             [&](uint16_t x, uint16_t y) { return ids[x] < ids[y]; });
-            std::vector<rte_mbuf *> p2(n);
-            std::vector<uint32_t> i2(n);
-            for (uint16_t k = 0; k < n; k++) p2[k] = pkts[order[k]], i2[k] = ids[order[k]];
-            std::copy(p2.begin(), p2.end(), pkts.begin());
-            std::copy(i2.begin(), i2.end(), ids.begin());
-        }
+        if (long_runs) sort_burst_by_group(pkts, ids, n);
         lf.resolve(pkts.data(), ids.data(), n, now, out_f);
         lg.resolve(pkts.data(), ids.data(), n, now, out_g);
         for (uint16_t k = 0; k < n; k++)
             ASSERT_EQ(slot_of(fast, ids[k], out_f[k]), slot_of(generic, ids[k], out_g[k]))
                 << round << " " << k;
-        const FlowletTable &ta = lf.flowlets(), &tb = lg.flowlets();
-        ASSERT_EQ(ta.used(), tb.used()) << round;
-        for (uint32_t k = 0; k < ta.capacity(); k++) {
-            const FlowletEntry &ea = ta.entry(k), &eb = tb.entry(k);
-            ASSERT_EQ(ea.valid, eb.valid) << round << " " << k;
-            if (!ea.valid) continue;
-            ASSERT_EQ(ea.tag, eb.tag) << round << " " << k;
-            ASSERT_EQ(ea.last_us, eb.last_us) << round << " " << k;
-            ASSERT_EQ(ea.group, eb.group) << round << " " << k;
-            ASSERT_EQ(ea.slot, eb.slot) << round << " " << k;
-        }
+        ASSERT_TRUE(same_flowlet_tables(lf.flowlets(), lg.flowlets())) << round;
         const uint32_t step = rng() % 8;
         now += step < 4 ? 1'000 : step < 7 ? 60'000 : 500'000;  // hit, gap, aged
     }
 
     const LbWorkerCounters &a = lf.counters(), &b = lg.counters();
-    for (uint32_t g = 0; g < 8; g++)
-        for (uint32_t sl = 0; sl < 4; sl++) {
-            SCOPED_TRACE(testing::Message() << "group " << g << " slot " << sl);
-            EXPECT_EQ(a.member(g, sl).packets.v, b.member(g, sl).packets.v);
-            EXPECT_EQ(a.member(g, sl).bytes.v, b.member(g, sl).bytes.v);
-            EXPECT_EQ(a.member(g, sl).flowlets.v, b.member(g, sl).flowlets.v);
-        }
+    expect_same_member_counters(a, b);
     const LbPolicyCounters &pf = a.policies[uint8_t(LbPolicyId::flowlet)], &pg = b.policies[gen];
-    EXPECT_EQ(pf.packets.v, pg.packets.v);
-    EXPECT_EQ(pf.decisions.v, pg.decisions.v);
-    EXPECT_EQ(pf.path_changes.v, pg.path_changes.v);
-    EXPECT_EQ(pf.fallbacks.v, pg.fallbacks.v);
+    expect_same_policy_counters(pf, pg);
     EXPECT_EQ(b.policies[uint8_t(LbPolicyId::flowlet)].packets.v, 0u);
     EXPECT_EQ(a.policies[gen].packets.v, 0u);
     for (uint8_t p : {uint8_t(LbPolicyId::hash), uint8_t(LbPolicyId::adaptive),
                       uint8_t(LbPolicyId::spray)}) {
         SCOPED_TRACE(int(p));
-        EXPECT_EQ(a.policies[p].packets.v, b.policies[p].packets.v);
-        EXPECT_EQ(a.policies[p].decisions.v, b.policies[p].decisions.v);
-        EXPECT_EQ(a.policies[p].path_changes.v, b.policies[p].path_changes.v);
-        EXPECT_EQ(a.policies[p].fallbacks.v, b.policies[p].fallbacks.v);
+        expect_same_policy_counters(a.policies[p], b.policies[p]);
     }
     EXPECT_EQ(a.policies[uint8_t(LbPolicyId::flowlet)].aged.v,
               b.policies[uint8_t(LbPolicyId::flowlet)].aged.v);
