@@ -642,6 +642,56 @@ TEST(LbPipeline, DestQpEntersTheHashOnlyWhenEnabled) {
 namespace rocesw::test {
 namespace {
 
+// `n` members, 10.0.0.2 + slot << 8 + n << 16 on port slot + 1, all alive but `dead_slot`.
+std::vector<LbMember> test_members(uint32_t n, uint32_t dead_slot) {
+    std::vector<LbMember> v(n);
+    for (uint32_t s = 0; s < n; s++) {
+        IpAddr via;
+        via.v4 = 0x0a000002 + (s << 8) + (n << 16);
+        v[s].key = lb_member_key(via);
+        v[s].alive = s != dead_slot;
+        v[s].port = uint8_t(s + 1);
+    }
+    return v;
+}
+
+// Flow `f`'s RoCE frame in an mbuf of `pool`, parsed (its PacketMeta filled); nullptr (a
+// failure reported) when the pool is empty or the parser refuses it.
+rte_mbuf *parsed_flow_packet(rte_mempool *pool, const LbFlow &fl, uint32_t f) {
+    const Bytes fr = roce_frame(fl, f);
+    rte_mbuf *m = rte_pktmbuf_alloc(pool);
+    if (!m) {
+        ADD_FAILURE() << "pool empty";
+        return nullptr;
+    }
+    std::memcpy(rte_pktmbuf_append(m, uint16_t(fr.size())), fr.data(), fr.size());
+    if (parse_frame(fr.data(), uint32_t(fr.size()), ParseOptions{}, meta_of(m))) {
+        ADD_FAILURE() << "flow " << f << " not parsed";
+        rte_pktmbuf_free(m);
+        return nullptr;
+    }
+    return m;
+}
+
+// A random burst of 1-32 of the flows' packets into `pkts` and their group ids into `ids`;
+// returns its size. A third of the packets are one "hot" flow (entries an earlier packet of the
+// burst made), 1 in 97 goes to group 7 (no member); with `takeovers`, 1 in 61 to another of
+// groups 1-5 (a flow's entry taken over by another group).
+uint16_t random_burst(std::mt19937 &rng, const std::vector<rte_mbuf *> &flow_pkt,
+                      const std::vector<uint32_t> &flow_group, std::vector<rte_mbuf *> &pkts,
+                      std::vector<uint32_t> &ids, bool takeovers) {
+    const uint32_t flows = uint32_t(flow_pkt.size());
+    const uint16_t n = uint16_t(1 + rng() % 32);
+    const uint32_t hot = rng() % flows;
+    for (uint16_t k = 0; k < n; k++) {
+        const uint32_t f = rng() % 3 == 0 ? hot : rng() % flows;
+        pkts[k] = flow_pkt[f];
+        ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];
+        if (takeovers && rng() % 61 == 0) ids[k] = 1 + rng() % 5;
+    }
+    return n;
+}
+
 // Orders a burst by group id, stably: the balancer's passes then see runs of up to a burst.
 void sort_burst_by_group(std::vector<rte_mbuf *> &pkts, std::vector<uint32_t> &ids, uint16_t n) {
     std::vector<uint16_t> order(n);
@@ -683,6 +733,30 @@ void expect_same_member_counters(const LbWorkerCounters &a, const LbWorkerCounte
         }
 }
 
+// Two event sequences: the same length, `same(a[k], b[k])` for each k (its EXPECTs).
+template <class E, class Same>
+void expect_same_sequence(const std::vector<E> &a, const std::vector<E> &b, Same same) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); k++) {
+        SCOPED_TRACE(k);
+        same(a[k], b[k]);
+    }
+}
+
+void expect_same_path_events(const std::vector<PathEvent> &a, const std::vector<PathEvent> &b) {
+    expect_same_sequence(a, b, [](const PathEvent &x, const PathEvent &y) {
+        EXPECT_EQ(x.time_ns, y.time_ns);
+        EXPECT_EQ(x.flow_hash, y.flow_hash);
+        EXPECT_EQ(x.src_ip4, y.src_ip4);
+        EXPECT_EQ(x.dst_ip4, y.dst_ip4);
+        EXPECT_EQ(x.src_port, y.src_port);
+        EXPECT_EQ(x.dst_port, y.dst_port);
+        EXPECT_EQ(x.group, y.group);
+        EXPECT_EQ(x.old_slot, y.old_slot);
+        EXPECT_EQ(x.new_slot, y.new_slot);
+    });
+}
+
 void expect_same_policy_counters(const LbPolicyCounters &a, const LbPolicyCounters &b) {
     EXPECT_EQ(a.packets.v, b.packets.v);
     EXPECT_EQ(a.decisions.v, b.decisions.v);
@@ -710,37 +784,22 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     set.flowlet_age_us = 400;
     set.trace_path_changes = true;
     groups.set_settings(set);
-    auto members = [](uint32_t n, uint32_t dead_slot) {
-        std::vector<LbMember> v(n);
-        for (uint32_t s = 0; s < n; s++) {
-            IpAddr via;
-            via.v4 = 0x0a000002 + (s << 8) + (n << 16);
-            v[s].key = lb_member_key(via);
-            v[s].alive = s != dead_slot;
-            v[s].port = uint8_t(s + 1);
-        }
-        return v;
-    };
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
-    ch.emplace_back(1, build_ecmp_group(1, flowlet_pol, members(2, 99)));
-    ch.emplace_back(2, build_ecmp_group(2, flowlet_pol, members(3, 2)));
-    ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), members(4, 99)));
-    ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), members(2, 99)));
+    ch.emplace_back(1, build_ecmp_group(1, flowlet_pol, test_members(2, 99)));
+    ch.emplace_back(2, build_ecmp_group(2, flowlet_pol, test_members(3, 2)));
+    ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), test_members(4, 99)));
+    ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), test_members(2, 99)));
     groups.publish(std::move(ch));
 
     constexpr uint32_t kFlows = 48;
     std::vector<rte_mbuf *> flow_pkt(kFlows);
     std::vector<uint32_t> flow_group(kFlows);
-    ParseOptions po;
     for (uint32_t f = 0; f < kFlows; f++) {
         LbFlow fl;
         fl.sport = uint16_t(0xC000 + f * 37);
         fl.qp = 100 + f;
-        const Bytes fr = roce_frame(fl, f);
-        rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        rte_mbuf *m = parsed_flow_packet(pool, fl, f);
         ASSERT_NE(m, nullptr);
-        std::memcpy(rte_pktmbuf_append(m, uint16_t(fr.size())), fr.data(), fr.size());
-        ASSERT_FALSE(parse_frame(fr.data(), uint32_t(fr.size()), po, meta_of(m)));
         flow_pkt[f] = m;
         flow_group[f] = 1 + f % 5 % 4;  // groups 1 and 2 twice as often
     }
@@ -753,13 +812,7 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     const LbMember *out_b[32], *out_s[32];
     uint64_t hits_possible = 0;
     for (int round = 0; round < 600; round++) {
-        const uint16_t n = uint16_t(1 + rng() % 32);
-        const uint32_t hot = rng() % kFlows;  // some bursts repeat one flow (pending entries)
-        for (uint16_t k = 0; k < n; k++) {
-            const uint32_t f = rng() % 3 == 0 ? hot : rng() % kFlows;
-            pkts[k] = flow_pkt[f];
-            ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];  // group 7: none (no member)
-        }
+        const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, false);
         if (long_runs) sort_burst_by_group(pkts, ids, n);
         burst.resolve(pkts.data(), ids.data(), n, now, out_b);
         for (uint16_t k = 0; k < n; k++) single.resolve(&pkts[k], &ids[k], 1, now, &out_s[k]);
@@ -797,17 +850,8 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     std::vector<PathEvent> eb, es;
     burst.events().drain(eb);
     single.events().drain(es);
-    ASSERT_EQ(eb.size(), es.size());
     EXPECT_EQ(eb.size(), fl.path_changes.v);
-    for (size_t k = 0; k < eb.size(); k++) {
-        SCOPED_TRACE(k);
-        EXPECT_EQ(eb[k].time_ns, es[k].time_ns);
-        EXPECT_EQ(eb[k].flow_hash, es[k].flow_hash);
-        EXPECT_EQ(eb[k].src_port, es[k].src_port);
-        EXPECT_EQ(eb[k].group, es[k].group);
-        EXPECT_EQ(eb[k].old_slot, es[k].old_slot);
-        EXPECT_EQ(eb[k].new_slot, es[k].new_slot);
-    }
+    expect_same_path_events(eb, es);
     for (auto *m : flow_pkt) rte_pktmbuf_free(m);
     rte_mempool_free(pool);
 }
@@ -864,35 +908,22 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
     set.flowlet_entries = 16;
     set.flowlet_age_us = 400;
     set.trace_path_changes = true;
-    auto members = [](uint32_t n, uint32_t dead_slot) {
-        std::vector<LbMember> v(n);
-        for (uint32_t s = 0; s < n; s++) {
-            IpAddr via;
-            via.v4 = 0x0a000002 + (s << 8) + (n << 16);
-            v[s].key = lb_member_key(via);
-            v[s].alive = s != dead_slot;
-            v[s].port = uint8_t(s + 1);
-        }
-        return v;
-    };
     constexpr uint32_t kFlows = 48;
     std::vector<rte_mbuf *> flow_pkt(kFlows);
     std::vector<uint32_t> flow_group(kFlows);
-    ParseOptions po;
     std::set<uint32_t> flow_buckets;  // the flows' own buckets: the fallback's
     for (uint32_t f = 0; f < kFlows; f++) {
         LbFlow fl;
         fl.sport = uint16_t(0xC000 + f * 37);
         fl.qp = 100 + f;
         fl.src = 0x0a000100 + f % 7;
-        const Bytes fr = roce_frame(fl, f);
-        rte_mbuf *m = rte_pktmbuf_alloc(pool);
+        rte_mbuf *m = parsed_flow_packet(pool, fl, f);
         ASSERT_NE(m, nullptr);
-        std::memcpy(rte_pktmbuf_append(m, uint16_t(fr.size())), fr.data(), fr.size());
-        ASSERT_FALSE(parse_frame(fr.data(), uint32_t(fr.size()), po, meta_of(m)));
         flow_pkt[f] = m;
         flow_group[f] = 1 + f % 7 % 5;  // groups 1 and 2 twice as often
-        flow_buckets.insert(uint32_t(flow_hash(*meta_of(m), fr.data() + meta_of(m)->l3_offset,
+        flow_buckets.insert(uint32_t(flow_hash(*meta_of(m),
+                                               rte_pktmbuf_mtod(m, const uint8_t *) +
+                                                   meta_of(m)->l3_offset,
                                                {set.seed, set.symmetric, set.hash_dest_qp,
                                                 set.hash_function}) &
                                      (kEcmpBuckets - 1)));
@@ -903,17 +934,17 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
         gs->set_settings(set);
         const uint8_t fl = gs == &fast ? uint8_t(LbPolicyId::flowlet) : gen;
         std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
-        ch.emplace_back(1, build_ecmp_group(1, fl, members(2, 99)));
-        auto g2 = build_ecmp_group(2, fl, members(3, 2));
+        ch.emplace_back(1, build_ecmp_group(1, fl, test_members(2, 99)));
+        auto g2 = build_ecmp_group(2, fl, test_members(3, 2));
         // Buckets the LetFlow draw may name but no flow's fallback does (that one stays alive).
         for (uint32_t b = 0; b < kEcmpBuckets; b += 32)
             if (!flow_buckets.count(b)) g2->buckets[b] = 2;
         for (uint32_t b = 1; b < kEcmpBuckets; b += 32)
             if (!flow_buckets.count(b)) g2->buckets[b] = kNoMember;
         ch.emplace_back(2, std::move(g2));
-        ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), members(4, 99)));
-        ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), members(2, 99)));
-        auto g5 = members(3, 99);  // ports 5-7: its trace events tell apart
+        ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), test_members(4, 99)));
+        ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), test_members(2, 99)));
+        auto g5 = test_members(3, 99);  // ports 5-7: its trace events tell apart
         for (auto &m : g5) m.port = uint8_t(m.port + 4);
         ch.emplace_back(5, build_ecmp_group(5, uint8_t(LbPolicyId::adaptive), g5));
         gs->publish(std::move(ch));
@@ -937,14 +968,7 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
             fast.set_settings(set);
             generic.set_settings(set);
         }
-        const uint16_t n = uint16_t(1 + rng() % 32);
-        const uint32_t hot = rng() % kFlows;  // some bursts repeat one flow (pending entries)
-        for (uint16_t k = 0; k < n; k++) {
-            const uint32_t f = rng() % 3 == 0 ? hot : rng() % kFlows;
-            pkts[k] = flow_pkt[f];
-            ids[k] = rng() % 97 == 0 ? 7 : flow_group[f];  // group 7: none (no member)
-            if (rng() % 61 == 0) ids[k] = 1 + rng() % 5;  // a flow in another group: takeovers
-        }
+        const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, true);
         if (long_runs) sort_burst_by_group(pkts, ids, n);
         lf.resolve(pkts.data(), ids.data(), n, now, out_f);
         lg.resolve(pkts.data(), ids.data(), n, now, out_g);
@@ -990,11 +1014,7 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
         std::vector<PathEvent> fa, fb;
         for (const auto &e : ea) if ((e.group == 5) == adaptive) fa.push_back(e);
         for (const auto &e : eb) if ((e.group == 5) == adaptive) fb.push_back(e);
-        ASSERT_EQ(fa.size(), fb.size());
-        for (size_t k = 0; k < fa.size(); k++) {
-            SCOPED_TRACE(k);
-            EXPECT_EQ(std::memcmp(&fa[k], &fb[k], sizeof(PathEvent)), 0);
-        }
+        expect_same_path_events(fa, fb);
     }
     std::vector<TraceEvent> ra, rb;
     tf.drain(ra);
@@ -1005,14 +1025,12 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
         std::vector<TraceEvent> fa, fb;
         for (const auto &e : ra) if ((e.port >= 5) == adaptive) fa.push_back(e);
         for (const auto &e : rb) if ((e.port >= 5) == adaptive) fb.push_back(e);
-        ASSERT_EQ(fa.size(), fb.size());
-        for (size_t k = 0; k < fa.size(); k++) {
-            SCOPED_TRACE(k);
-            EXPECT_EQ(fa[k].time_ns, fb[k].time_ns);
-            EXPECT_EQ(fa[k].value, fb[k].value);
-            EXPECT_EQ(fa[k].port, fb[k].port);
-            EXPECT_EQ(fa[k].id, fb[k].id);
-        }
+        expect_same_sequence(fa, fb, [](const TraceEvent &x, const TraceEvent &y) {
+            EXPECT_EQ(x.time_ns, y.time_ns);
+            EXPECT_EQ(x.value, y.value);
+            EXPECT_EQ(x.port, y.port);
+            EXPECT_EQ(x.id, y.id);
+        });
     }
     for (auto *m : flow_pkt) rte_pktmbuf_free(m);
     rte_mempool_free(pool);
