@@ -5,7 +5,7 @@ namespace rocesw {
 FlowletTable::FlowletTable(uint32_t entries) {
     uint32_t n = 1;
     while (n * 4 < entries) n <<= 1;
-    buckets_.reset(new FlowletBucket[n]());  // aligned new: one bucket per cache line
+    buckets_ = HugeArray<FlowletBucket>(n);  // one bucket per cache line
     mask_ = n - 1;
 }
 

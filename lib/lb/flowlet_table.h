@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "common/counters.h"
+#include "common/huge_array.h"
 
 namespace rocesw {
 
@@ -97,6 +98,8 @@ class FlowletTable {
     void prefetch(uint64_t hash) { buckets().prefetch(hash); }
 
     uint32_t capacity() const { return (mask_ + 1) * 4; }
+    // The buckets sit in their own huge-page-advised mapping (tables of 512 KiB and up).
+    bool huge_mapped() const { return buckets_.huge_mapped(); }
     // Valid entries (aged ones count until their bucket is visited again). Owning worker only;
     // others read occupancy from LbWorkerCounters.
     uint32_t used() const { return used_; }
@@ -105,7 +108,7 @@ class FlowletTable {
 
   private:
 
-    std::unique_ptr<FlowletBucket[]> buckets_;
+    HugeArray<FlowletBucket> buckets_;  // transparent huge pages from 512 KiB (common/huge_array.h)
     uint32_t mask_;
     uint32_t used_ = 0;
 };

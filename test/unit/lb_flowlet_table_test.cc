@@ -1,6 +1,11 @@
 // The flowlet table: cache-line buckets, tags, lazy aging, full buckets.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include "lb/flowlet_table.h"
 
 namespace rocesw {
@@ -15,6 +20,78 @@ TEST(FlowletTable, SizeRoundsUpToWholeBuckets) {
     EXPECT_EQ(FlowletTable(64).capacity(), 64u);
     EXPECT_EQ(FlowletTable(65).capacity(), 128u);
     EXPECT_EQ(FlowletTable(1).capacity(), 4u);
+}
+
+// smaps' THPeligible for the mapping holding `p`: 1, 0, or -1 when not found.
+int thp_eligible(const void *p) {
+    auto a = reinterpret_cast<uintptr_t>(p);
+    std::ifstream f("/proc/self/smaps");
+    std::string line;
+    bool in = false;
+    while (std::getline(f, line)) {
+        uintptr_t lo = 0, hi = 0;
+        char dash = 0;
+        std::istringstream ls(line);
+        if (ls >> std::hex >> lo >> dash >> hi && dash == '-') {
+            in = a >= lo && a < hi;
+            continue;
+        }
+        if (in && line.rfind("THPeligible:", 0) == 0) return std::stoi(line.substr(12));
+    }
+    return -1;
+}
+
+// Transparent huge pages on for advised memory ("always" or "madvise" selected).
+bool thp_advisable() {
+    std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string s;
+    std::getline(f, s);
+    return s.find("[always]") != std::string::npos || s.find("[madvise]") != std::string::npos;
+}
+
+// The default table (65 536 entries, 1 MiB) is read at random per packet: it gets its own
+// 2 MiB-aligned mapping advised for transparent huge pages, zeroed; small tables stay on `new`.
+TEST(FlowletTable, LargeTableInTransparentHugePages) {
+    FlowletTable big(65536);
+    ASSERT_TRUE(big.huge_mapped());
+    const FlowletEntry *first = &big.entry(0);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % (uintptr_t(2) << 20), 0u);
+    for (uint32_t k = 0; k < big.capacity(); k += 997) {
+        EXPECT_EQ(big.entry(k).valid, 0);
+        EXPECT_EQ(big.entry(k).tag, 0u);
+    }
+    EXPECT_EQ(big.entry(big.capacity() - 1).valid, 0);
+    if (thp_advisable())
+        EXPECT_EQ(thp_eligible(first), 1) << "the kernel offers THP but the table's mapping is not eligible";
+    else
+        GTEST_LOG_(INFO) << "THP is off on this machine: eligibility not checked";
+    // It works as a table like any other.
+    bool fresh = false;
+    uint64_t aged = 0;
+    FlowletEntry *e = big.find_or_insert(h(16383, 9), 5, 1000, fresh, aged);
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(fresh);
+    EXPECT_EQ(big.find(h(16383, 9)), e);
+
+    FlowletTable small(64);
+    EXPECT_FALSE(small.huge_mapped());
+}
+
+// HugeArray moves its mapping; the moved-from array owns nothing.
+TEST(FlowletTable, HugeArrayMoves) {
+    HugeArray<uint64_t> a(size_t(1) << 17);  // 1 MiB
+    ASSERT_TRUE(a.huge_mapped());
+    a[5] = 42;
+    HugeArray<uint64_t> b(std::move(a));
+    EXPECT_EQ(b[5], 42u);
+    EXPECT_EQ(b.size(), size_t(1) << 17);
+    EXPECT_TRUE(b.huge_mapped());
+    EXPECT_EQ(a.get(), nullptr);
+    HugeArray<uint64_t> c(8);
+    EXPECT_FALSE(c.huge_mapped());
+    c = std::move(b);
+    EXPECT_EQ(c[5], 42u);
+    EXPECT_EQ(c[0], 0u);
 }
 
 TEST(FlowletTable, FindsWhatItInserted) {
