@@ -256,7 +256,11 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
     const uint32_t gap_us = st.s->flowlet_gap_us;
     uint16_t nj = st.nj;
     uint64_t aged = st.aged;
-    uint32_t decisions = 0, changes = 0, fallbacks = 0;
+    // Each packet from i0 on is a join, a full bucket or a decision: decisions are counted
+    // after the loop (one register less in it).
+    const uint32_t i0 = i;
+    const uint16_t nj0 = nj;
+    uint32_t changes = 0, full = 0, dead = 0;
     const bool path_events = st.s->trace_path_changes, record = trace_ || path_events;
     LbRng rng = letflow_->rng();
     // Packet k, not a hit, whose entry (find()'s result) is e.
@@ -275,7 +279,7 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
             if (!e) {
                 e = flowlets_.insert(h, now_us, st.s->flowlet_age_us, aged);
                 if (!e) [[unlikely]] {
-                    fallbacks++;
+                    full++;
                     emit_tallied(k, *g, g->bucket_member(h), pkts[k]->pkt_len, out, 0);
                     return;
                 }
@@ -283,11 +287,10 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
             e->group = gid;  // a new entry, or another group's with this tag taken over
         }
         uint8_t choice = FlowletPolicy::random_choice(*g, rng);
-        decisions++;
         if (kCheckDead && (choice >= kMaxGroupMembers || !(alive_slots >> choice & 1)))
             [[unlikely]] {
             choice = g->bucket_member(h);
-            fallbacks++;
+            dead++;
         }
         // The entry's tag, group and valid flag are the flow's already.
         e->last_us = now_us;
@@ -307,6 +310,7 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
     }
     letflow_->rng() = rng;
     LbPolicyCounters &pc = ctr_.policies[uint8_t(LbPolicyId::flowlet)];
+    const uint32_t decisions = i - i0 - uint32_t(nj - nj0) - full, fallbacks = full + dead;
     if (decisions) pc.decisions.add(decisions);
     if (changes) pc.path_changes.add(changes);
     if (fallbacks) pc.fallbacks.add(fallbacks);
