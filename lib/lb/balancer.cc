@@ -170,13 +170,14 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
 // entry is pending (an earlier packet of this burst asked for its flowlet) joins that request
 // (joins_); any other packet is a request to the run's policy. The burst's counts in locals:
 // stores to the request arrays could otherwise alias them.
-uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end, Pass2 &st,
+uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
                                   const LbMember **out) {
     static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32 && kLbMaxBurst <= 256);
     // The built-in flowlet policy's LetFlow runs (here, not in the caller's hit loop, whose
     // values stay in registers without the test).
     if (st.pol == uint8_t(LbPolicyId::flowlet) && letflow_ && !st.s->chooser_least_loaded)
-        return pass2_letflow(pkts, i, end, st, out);
+        return st.g->buckets_alive ? pass2_letflow<false>(pkts, i, end, st, out)
+                                   : pass2_letflow<true>(pkts, i, end, st, out);
     const EcmpGroup *const g = st.g;
     const uint16_t gid = g->id;
     const uint8_t pol = st.pol;
@@ -190,7 +191,7 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t en
     PathRequest *const reqs = reqs_[pol].data();
     FlowletEntry **const req_entry = req_entry_[pol].data();
     uint16_t *const req_pkt = req_pkt_[pol].data();
-    for (const uint16_t i0 = i; i < end; i++) {
+    for (const uint32_t i0 = i; i < end; i++) {
         const uint64_t h = hash_[i];
         uint8_t current = kNoMember;
         FlowletEntry *e = nullptr;
@@ -200,7 +201,7 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t en
                 const uint8_t slot = e->slot;
                 if (slot == kFlowletPending) {  // chosen for an earlier packet of this burst
                     e->last_us = now_us;
-                    joins_[nj++] = Join{i, e->pending};
+                    joins_[nj++] = Join{uint16_t(i), e->pending};
                     continue;
                 }
                 // A hit (its slot is alive, no gap): back to the caller's loop. Packet i0 is
@@ -222,7 +223,7 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t en
         rte_mbuf *const m = pkts[i];
         reqs[r] = PathRequest{g, h, m->pkt_len, meta_of(m)->tc, current, 0};
         req_entry[r] = e;
-        req_pkt[r] = i;
+        req_pkt[r] = uint16_t(i);
         r++;
     }
     if (r != r0) {
@@ -238,11 +239,15 @@ uint16_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t en
 // draws its member here, in packet order as the requests would give them to choose(), and its
 // entry is written with the member (not pending): a later packet of the flow in this burst is a
 // hit, as a join to the request would be. Checked like decide() (a slot that is not alive falls
-// back to the hash bucket), counted and traced in the same order (the flowlet policy's are the
-// first decide() makes: the hash policy is never asked). A pending entry (another policy's
-// request for this group id, which was republished with another policy during the burst)
-// joins it as in pass2_rest.
-uint16_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint16_t i, uint16_t end, Pass2 &st,
+// back to the hash bucket; only with kCheckDead: a group whose buckets all name alive slots
+// gives none), counted and traced in the same order (the flowlet policy's are the first
+// decide() makes: the hash policy is never asked). A pending entry (another policy's request
+// for this group id, which was republished with another policy during the burst) joins it as in
+// pass2_rest. Packet i is not a hit (the caller's loop stopped there); each later packet is
+// tested for a hit as in the caller's loop, which a hit goes back to. (Passing packet i's entry
+// on from the caller's loop instead of finding it again cost its hits one instruction each.)
+template <bool kCheckDead>
+uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
                                      const LbMember **out) {
     const EcmpGroup *const g = st.g;
     const uint16_t gid = g->id;
@@ -251,47 +256,61 @@ uint16_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint16_t i, uint16_t
     const uint32_t gap_us = st.s->flowlet_gap_us;
     uint16_t nj = st.nj;
     uint64_t aged = st.aged;
-    uint32_t decisions = 0, changes = 0, fallbacks = 0;
+    // Each packet from i0 on is a join, a full bucket or a decision: decisions are counted
+    // after the loop (one register less in it).
+    const uint32_t i0 = i;
+    const uint16_t nj0 = nj;
+    uint32_t changes = 0, full = 0, dead = 0;
     const bool path_events = st.s->trace_path_changes, record = trace_ || path_events;
     LbRng rng = letflow_->rng();
-    for (const uint16_t i0 = i; i < end; i++) {
-        const uint64_t h = hash_[i];
+    // Packet k, not a hit, whose entry (find()'s result) is e.
+    const auto new_flowlet = [&](uint32_t k, FlowletEntry *e) __attribute__((always_inline)) {
+        const uint64_t h = hash_[k];
         uint8_t current = kNoMember;
-        FlowletEntry *e = bucket_[i]->find(flowlet_tag(h));
         if (e && e->group == gid) {
             const uint8_t slot = e->slot;
             if (slot == kFlowletPending) [[unlikely]] {
                 e->last_us = now_us;
-                joins_[nj++] = Join{i, e->pending};
-                continue;
+                joins_[nj++] = Join{uint16_t(k), e->pending};
+                return;
             }
-            if ((alive_slots >> slot & 1) && now_us - e->last_us <= gap_us && i != i0) break;
-            current = slot;
-        } else if (!e) {
-            e = flowlets_.insert(h, now_us, st.s->flowlet_age_us, aged);
-            if (!e) [[unlikely]] {
-                fallbacks++;
-                emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out, 0);
-                continue;
+            current = slot;  // a gap, or its member died: a new flowlet
+        } else {
+            if (!e) {
+                e = flowlets_.insert(h, now_us, st.s->flowlet_age_us, aged);
+                if (!e) [[unlikely]] {
+                    full++;
+                    emit_tallied(k, *g, g->bucket_member(h), pkts[k]->pkt_len, out, 0);
+                    return;
+                }
             }
+            e->group = gid;  // a new entry, or another group's with this tag taken over
         }
         uint8_t choice = FlowletPolicy::random_choice(*g, rng);
-        decisions++;
-        if (choice >= kMaxGroupMembers || !(alive_slots >> choice & 1)) [[unlikely]] {
+        if (kCheckDead && (choice >= kMaxGroupMembers || !(alive_slots >> choice & 1)))
+            [[unlikely]] {
             choice = g->bucket_member(h);
-            fallbacks++;
+            dead++;
         }
-        // Another group's entry with this tag is taken over.
-        *e = FlowletEntry{flowlet_tag(h), now_us, gid, choice, 1, 0, 0};
-        emit_tallied(i, *g, choice, pkts[i]->pkt_len, out, 1);
+        // The entry's tag, group and valid flag are the flow's already.
+        e->last_us = now_us;
+        e->slot = choice;
+        emit_tallied(k, *g, choice, pkts[k]->pkt_len, out, 1);
         if (current != kNoMember && current != choice) {
             changes++;
             if (record) [[unlikely]]
-                record_path_change(st.now_ns, *g, current, choice, h, pkts[i], path_events);
+                record_path_change(st.now_ns, *g, current, choice, h, pkts[k], path_events);
         }
+    };
+    new_flowlet(i, bucket_[i]->find(flowlet_tag(hash_[i])));
+    for (i++; i < end; i++) {
+        FlowletEntry *e = bucket_[i]->find(flowlet_tag(hash_[i]));
+        if (flowlet_hit(e, gid, alive_slots, now_us, gap_us)) break;
+        new_flowlet(i, e);
     }
     letflow_->rng() = rng;
     LbPolicyCounters &pc = ctr_.policies[uint8_t(LbPolicyId::flowlet)];
+    const uint32_t decisions = i - i0 - uint32_t(nj - nj0) - full, fallbacks = full + dead;
     if (decisions) pc.decisions.add(decisions);
     if (changes) pc.path_changes.add(changes);
     if (fallbacks) pc.fallbacks.add(fallbacks);
@@ -377,7 +396,7 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
                 e->last_us = now_us;
                 emit_tallied(i, *g, e->slot, pkts[i]->pkt_len, out, 0);
             }
-            if (i < end) i = pass2_rest(pkts, uint16_t(i), uint16_t(end), st, out);
+            if (i < end) i = pass2_rest(pkts, i, end, st, out);
         }
     }
     const uint32_t pol_mask = st.pol_mask;

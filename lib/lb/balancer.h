@@ -110,11 +110,13 @@ class LoadBalancer {
         uint64_t now_ns;
         const LbSettings *s;  // the burst's settings (flowlet gap and age, chooser, tracing)
     };
-    [[gnu::noinline]] uint16_t pass2_rest(rte_mbuf *const *pkts, uint16_t i, uint16_t end,
+    [[gnu::noinline]] uint32_t pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
                                           Pass2 &st, const LbMember **out);
     // pass2_rest for a run of the built-in flowlet policy with the LetFlow chooser (pass2_rest
     // calls it): the choice made in the loop, no request (the generic choose() is not called).
-    [[gnu::noinline]] uint16_t pass2_letflow(rte_mbuf *const *pkts, uint16_t i, uint16_t end,
+    // kCheckDead: the group's buckets may name a dead slot (not EcmpGroup::buckets_alive).
+    template <bool kCheckDead>
+    [[gnu::noinline]] uint32_t pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
                                              Pass2 &st, const LbMember **out);
     // A path change's trace event and PathEvent (counted by the caller).
     [[gnu::noinline]] void record_path_change(uint64_t now_ns, const EcmpGroup &g, uint8_t old_slot,

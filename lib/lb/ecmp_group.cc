@@ -55,7 +55,14 @@ std::unique_ptr<EcmpGroup> build_ecmp_group(uint16_t id, uint8_t policy,
         }
         g->buckets[b] = best;
     }
+    g->buckets_alive = ecmp_buckets_alive(*g);
     return g;
+}
+
+bool ecmp_buckets_alive(const EcmpGroup &g) {
+    for (uint32_t b = 0; b < kEcmpBuckets; b++)
+        if (g.buckets[b] >= g.n_slots || !g.members[g.buckets[b]].alive) return false;
+    return true;
 }
 
 EcmpGroups::EcmpGroups(rte_rcu_qsbr *qsbr) : qsbr_(qsbr), settings_(new LbSettings()) {}

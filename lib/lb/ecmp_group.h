@@ -49,6 +49,10 @@ struct alignas(64) EcmpGroup {
     uint8_t policy = 0;   // LbPolicyId or a registered policy's id
     uint8_t n_slots = 0;  // slots in use (alive or not): members[0..n_slots)
     uint8_t n_alive = 0;
+    // Every bucket names an alive slot below n_slots (ecmp_buckets_alive(): what
+    // build_ecmp_group makes, dead members own no bucket), so a member drawn from the buckets
+    // needs no alive check. A group is rebuilt whenever a member goes down or up.
+    bool buckets_alive = false;
     std::array<uint8_t, kMaxGroupMembers> alive;  // the alive slots, n_alive of them
     std::array<LbMember, kMaxGroupMembers> members;
     std::array<uint8_t, kEcmpBuckets> buckets;  // slot per bucket (kNoMember when none alive)
@@ -59,9 +63,14 @@ struct alignas(64) EcmpGroup {
 // The rendezvous key of a gateway address.
 uint64_t lb_member_key(const IpAddr &via);
 
-// Builds a group from its slots (members[i] is slot i): the alive list and the bucket table.
+// Builds a group from its slots (members[i] is slot i): the alive list, the bucket table and
+// buckets_alive.
 std::unique_ptr<EcmpGroup> build_ecmp_group(uint16_t id, uint8_t policy,
                                             const std::vector<LbMember> &slots);
+
+// Whether every bucket of `g` names an alive slot below n_slots (EcmpGroup::buckets_alive;
+// whoever edits a built group's buckets or members sets the flag from this again).
+bool ecmp_buckets_alive(const EcmpGroup &g);
 
 // Switch-wide settings the workers read (published like groups: replaced whole, under RCU).
 struct LbSettings {

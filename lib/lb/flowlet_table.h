@@ -38,6 +38,7 @@ struct alignas(kCacheLine) FlowletBucket {
 
     // The valid entry tagged `tag`, or null. Only reads.
     FlowletEntry *find(uint32_t tag) {
+#pragma GCC unroll 4
         for (auto &x : e)
             if (x.tag == tag && x.valid) return &x;
         return nullptr;

@@ -770,7 +770,8 @@ void expect_same_policy_counters(const LbPolicyCounters &a, const LbPolicyCounte
 // the burst, packet granularity, full buckets) in every interleaving; one packet per call takes
 // each case alone. Four groups (flowlet with two members, flowlet with a dead third member,
 // hash, spray), 48 flows, a 16-entry flowlet table (full buckets: fallbacks), time steps across
-// the 50 us gap and the 400 us age. With `long_runs` each burst is ordered by group (stable), so
+// the 50 us gap and the 400 us age; group 1's second member dies and comes back between bursts.
+// With `long_runs` each burst is ordered by group (stable), so
 // the passes see runs of up to a whole burst instead of mostly one or two packets.
 void bursts_decide_as_packets_one_at_a_time(bool long_runs,
                                             uint8_t flowlet_pol = uint8_t(LbPolicyId::flowlet)) {
@@ -812,6 +813,14 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     const LbMember *out_b[32], *out_s[32];
     uint64_t hits_possible = 0;
     for (int round = 0; round < 600; round++) {
+        // Group 1's slot 1 dies for 50 rounds in every 150, and comes back: republished, as
+        // the RIB does when a neighbour goes or comes.
+        if (round % 150 == 50 || round % 150 == 100) {
+            std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> c1;
+            c1.emplace_back(1, build_ecmp_group(1, flowlet_pol,
+                                                test_members(2, round % 150 == 50 ? 1 : 99)));
+            groups.publish(std::move(c1));
+        }
         const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, false);
         if (long_runs) sort_burst_by_group(pkts, ids, n);
         burst.resolve(pkts.data(), ids.data(), n, now, out_b);
@@ -897,7 +906,8 @@ TEST(LbBalancer, GenericFlowletBurstsDecideAsPacketsOneAtATime) {
 // (the dead-choice fallback), adaptive (generic in both: its requests and path events come
 // after the flowlet policy's), hash, spray; a 16-entry table (full buckets), time steps across
 // the gap and the age; every 150 rounds the chooser switches to least_loaded (both generic)
-// and back.
+// and back; group 1's second member dies and comes back between bursts (flows on it move,
+// and the fast path's draw skips its alive check on group 1's buckets, all alive).
 void flowlet_fast_path_decides_as_generic(bool long_runs) {
     rte_mempool *pool = rte_pktmbuf_pool_create(unique_name("lbfast").c_str(), 1024, 0,
                                                 kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -941,6 +951,9 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
             if (!flow_buckets.count(b)) g2->buckets[b] = 2;
         for (uint32_t b = 1; b < kEcmpBuckets; b += 32)
             if (!flow_buckets.count(b)) g2->buckets[b] = kNoMember;
+        EXPECT_TRUE(g2->buckets_alive);  // as built; the edits name dead slots
+        g2->buckets_alive = ecmp_buckets_alive(*g2);
+        EXPECT_FALSE(g2->buckets_alive);
         ch.emplace_back(2, std::move(g2));
         ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), test_members(4, 99)));
         ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), test_members(2, 99)));
@@ -967,6 +980,18 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
             set.chooser_least_loaded = round % 300 != 0;
             fast.set_settings(set);
             generic.set_settings(set);
+        }
+        // Group 1's slot 1 dies for 40 rounds in every 100 and comes back (the group republished
+        // each time, its buckets all alive: no alive check in the fast path's draw).
+        if (round % 100 == 30 || round % 100 == 70) {
+            for (EcmpGroups *gs : {&fast, &generic}) {
+                const uint8_t fl = gs == &fast ? uint8_t(LbPolicyId::flowlet) : gen;
+                std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> c1;
+                c1.emplace_back(1, build_ecmp_group(1, fl,
+                                                    test_members(2, round % 100 == 30 ? 1 : 99)));
+                EXPECT_TRUE(c1[0].second->buckets_alive);
+                gs->publish(std::move(c1));
+            }
         }
         const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, true);
         if (long_runs) sort_burst_by_group(pkts, ids, n);

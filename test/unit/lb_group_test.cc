@@ -108,6 +108,30 @@ TEST(EcmpGroupTable, NoAliveMemberLeavesBucketsEmpty) {
     EXPECT_EQ(g->policy, 1);
 }
 
+// buckets_alive (the balancer's LetFlow draw skips its alive check on it): set by the build with
+// every member alive, with a dead member (it owns no bucket) and with a weight-0 member; not
+// with no alive member; ecmp_buckets_alive() sees one edited bucket naming a dead slot, an
+// unused slot or no member.
+TEST(EcmpGroupTable, BucketsAliveUnlessABucketNamesNoAliveSlot) {
+    EXPECT_TRUE(build_ecmp_group(0, 1, members({1, 2, 3}))->buckets_alive);
+    auto m = members({1, 2, 3});
+    m[1].alive = false;
+    auto g = build_ecmp_group(0, 1, m);
+    EXPECT_TRUE(g->buckets_alive);
+    EXPECT_TRUE(ecmp_buckets_alive(*g));
+    m[2].weight = 0;
+    EXPECT_TRUE(build_ecmp_group(0, 1, m)->buckets_alive);
+    m[0].alive = m[2].alive = false;
+    EXPECT_FALSE(build_ecmp_group(0, 1, m)->buckets_alive);
+    for (uint8_t bad : {uint8_t(1), uint8_t(3), kNoMember}) {
+        SCOPED_TRACE(int(bad));
+        auto e = build_ecmp_group(0, 1, members({1, 2, 3}));
+        e->members[1].alive = bad != 1;
+        e->buckets[kEcmpBuckets - 1] = bad;
+        EXPECT_FALSE(ecmp_buckets_alive(*e));
+    }
+}
+
 TEST(EcmpGroups, PublishesAndRetiresWithoutQsbr) {
     EcmpGroups groups(nullptr);
     EXPECT_EQ(groups.group(7), nullptr);
