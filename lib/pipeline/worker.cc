@@ -372,8 +372,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // A parsed packet: classified, L2 checks, then local delivery or a routing list (v4[c4] or
     // v6[c6], the count advanced). `fast`: std::true_type after the port's fast path, whose
     // packets are untagged IPv4 to the port's MAC: that copy leaves out the tests this decides.
-    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f, size_t &c4,
-                               size_t &c6, auto fast) __attribute__((always_inline)) {
+    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f, size_t &c4, size_t &c6,
+                      auto fast) __attribute__((always_inline)) {
         constexpr bool kFast = decltype(fast)::value;
         if constexpr (!kFast) {
             if (meta->l3 == L3Type::mac_control) {
@@ -423,8 +423,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // so that the loop keeps no register across it for what only this needs (the worker, the
     // port's options, cls, the MAC). Returns 1 when the packet went to v4[c4], else 0. n6 by
     // reference: only this path appends to v6, and n6 then stays in memory, no register of the
-    // loop's.
-    // accept by value: the loop's own closure stays private to it (no reloads of captures).
+    // loop's. accept by value: the loop's own closure stays private to the loop (no reloads of
+    // what it captures after a call).
     auto other = [&, accept](rte_mbuf *m, const uint8_t *f, uint32_t len, bool verify,
                              size_t c4) __attribute__((noinline)) -> unsigned {
         PacketMeta *meta = meta_of(m);
@@ -445,8 +445,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     pc.rx_packets.add(n);
     for (uint16_t i = 0; i < kPrefetchAhead && i < n; i++)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
-    // The packets with one kPrefetchAhead later: [0, n_ahead).
-    // Pointers, not an index: the array's base is then no register of its own in the loop.
+    // The packets with one kPrefetchAhead later: [pkts, ahead_end). Pointers, not an index: the
+    // array's base is then no register of its own in the loop.
     rte_mbuf *const *const ahead_end = pkts + (n > kPrefetchAhead ? n - kPrefetchAhead : 0);
     rte_mbuf *const *const end = pkts + n;
     const bool verify_burst = burst_opt.verify_ipv4_checksum;
