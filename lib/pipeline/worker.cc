@@ -297,21 +297,27 @@ inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run, uint6
 }
 
 template <L3Type kL3, class NhOf>
-inline void Worker::route(rte_mbuf *const *pkts, uint32_t n, NhOf nh_of, uint16_t in_port,
+inline void Worker::route(rte_mbuf *const *pkts, size_t n, NhOf nh_of, uint16_t in_port,
                           const NextHop *nexthops) {
     OutRun run;
-    for (uint32_t i = 0; i < n;) {
+    // size_t: the run scan's index is an address offset as it is (no zero-extension per packet).
+    for (size_t i = 0; i < n;) {
         const uint32_t id = nh_of(i);
-        uint32_t end = i + 1;  // the run of packets to this next hop: [i, end)
+        size_t end = i + 1;  // the run of packets to this next hop: [i, end)
         while (nh_of(end) == id) end++;  // nh_of(n) is no id
         const NextHop &nh = nexthops[id];
         if (nh.kind == NextHopKind::forward) [[likely]] {
             if (nh.port != run.port) open_run(run, nh.port);
             const uint64_t dst = dst_word(nh);
+            // By pointer: the run's packets without an index beside the scan's.
+            rte_mbuf *const *const stop = pkts + end;
             if (run.plain)
-                for (; i < end; i++) forward_to<kL3, true>(pkts[i], in_port, run, dst);
+                for (rte_mbuf *const *q = pkts + i; q != stop; q++)
+                    forward_to<kL3, true>(*q, in_port, run, dst);
             else
-                for (; i < end; i++) forward_to<kL3, false>(pkts[i], in_port, run, dst);
+                for (rte_mbuf *const *q = pkts + i; q != stop; q++)
+                    forward_to<kL3, false>(*q, in_port, run, dst);
+            i = end;
         } else if (nh.kind == NextHopKind::ecmp_group) {
             for (; i < end; i++) to_group(pkts[i], nh.group);
         } else {
@@ -337,7 +343,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     uint64_t v4_nh[kMaxBurst + 1];
     uint8_t v6_dst[kMaxBurst][RTE_LPM6_IPV6_ADDR_SIZE];
     int32_t v6_nh[kMaxBurst + 1];
-    uint32_t n4 = 0, n6 = 0;  // not uint16_t: no 16-bit loads and stores per packet
+    // Not uint16_t: no 16-bit loads and stores per packet; pointer-sized: an index as it is.
+    size_t n4 = 0, n6 = 0;
     uint64_t bytes = 0;
     // The port's options for this burst, in locals (the parser's stores to the record could
     // alias the port's for all the compiler knows): the parser writes in_port and rx_ns_lo with
@@ -346,17 +353,27 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     burst_opt.in_port = uint8_t(in_port);
     burst_opt.rx_ns_lo = uint32_t(now_ns);
     const MacWord port_mac(port.mac);
+    // The fast path for this port: frames to its MAC only (so no MAC compare after it), the
+    // record's bytes 32..47 in one store (the private area has room: kMbufPrivSize).
+    static_assert(kMbufPrivSize >= sizeof(PacketMeta) + 4);
+    const PortFastPath fast_path(burst_opt, port.mac.b.data());
     const PortQos *const cls = ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr;
+    // The fast path's classification (classify_tc_untagged_ip) as one table of the DSCP for the
+    // burst: the port's DSCP map with DSCP trust; the default TC in every slot without; TC 0,
+    // what the parser stored, without a QoS plan. No per-packet test of cls or its trust, and
+    // on the stack: no register for its address either.
+    alignas(16) std::array<uint8_t, kNumDscp> fast_tc;
+    untagged_ip_tc_table(cls, fast_tc);
     // Every parsed packet's l3_len is within max_l3_len (frame_too_long otherwise); only the
     // general parser takes tagged frames, and puts plain_mtu_ above any MTU when it does (a
     // member store on that path, no register for the loop).
     plain_mtu_ = burst_opt.max_l3_len;
 
-    // A parsed packet: classified, L2 checks, then local delivery or a routing list. `fast`:
-    // std::true_type after the fast path, whose packets are untagged IPv4 to a unicast MAC: that
-    // copy leaves out the tests this decides.
-    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f, auto fast)
-                      __attribute__((always_inline)) {
+    // A parsed packet: classified, L2 checks, then local delivery or a routing list (v4[c4] or
+    // v6[c6], the count advanced). `fast`: std::true_type after the port's fast path, whose
+    // packets are untagged IPv4 to the port's MAC: that copy leaves out the tests this decides.
+    auto accept = [&](rte_mbuf *m, PacketMeta *meta, const uint8_t *f, size_t &c4, size_t &c6,
+                      auto fast) __attribute__((always_inline)) {
         constexpr bool kFast = decltype(fast)::value;
         if constexpr (!kFast) {
             if (meta->l3 == L3Type::mac_control) {
@@ -367,9 +384,14 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
                 return punt(m, in_port, PuntClass::lldp);
         }
         // Before any rewrite: PCP trust needs the tag that forwarding strips.
-        if (cls) meta->tc = kFast ? classify_tc_untagged_ip(*meta, *cls) : classify_tc(*meta, *cls);
+        if constexpr (kFast)
+            meta->tc = fast_tc[meta->dscp];  // classify_tc_untagged_ip
+        else if (cls)
+            meta->tc = classify_tc(*meta, *cls);
         const bool l2_group = !kFast && (meta->flags & (kFlagDstBcast | kFlagDstMcast));
-        if (!l2_group && !port_mac.equals(f)) return drop(m, in_port, DropReason::dst_mac_mismatch);
+        // The port's fast path took only frames to the port's MAC.
+        if (!kFast && !l2_group && !port_mac.equals(f))
+            return drop(m, in_port, DropReason::dst_mac_mismatch);
         if (!kFast && meta->l3 == L3Type::arp) return to_control(m, in_port);
         if (kFast || meta->l3 == L3Type::ipv4) {
             // Limited/directed broadcast is not routed; 224/4 multicast neither (240/4 is: one
@@ -377,8 +399,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             const uint32_t dst = meta->dst_ip4;
             if (l2_group || (dst >= 0xE0000000u && ((dst >> 28) == 0xE || dst == 0xFFFFFFFFu)))
                 return drop(m, in_port, DropReason::l3_multicast);
-            v4[n4] = m;
-            v4_dst[n4++] = dst;
+            v4[c4] = m;
+            v4_dst[c4++] = dst;
             return;
         }
         const uint8_t *dst = f + meta->l3_offset + 24;
@@ -394,8 +416,28 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             return to_control(m, in_port);
         }
         if (l2_group) return drop(m, in_port, DropReason::l3_multicast);
-        v6[n6] = m;
-        std::memcpy(v6_dst[n6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
+        v6[c6] = m;
+        std::memcpy(v6_dst[c6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
+    };
+    // A frame the port's fast path does not take: the general parser, then accept. Out of line,
+    // so that the loop keeps no register across it for what only this needs (the worker, the
+    // port's options, cls, the MAC). Returns 1 when the packet went to v4[c4], else 0. n6 by
+    // reference: only this path appends to v6, and n6 then stays in memory, no register of the
+    // loop's. accept by value: the loop's own closure stays private to the loop (no reloads of
+    // what it captures after a call).
+    auto other = [&, accept](rte_mbuf *m, const uint8_t *f, uint32_t len, bool verify,
+                             size_t c4) __attribute__((noinline)) -> unsigned {
+        PacketMeta *meta = meta_of(m);
+        ParseOptions general = burst_opt;
+        general.verify_ipv4_checksum = verify;
+        if (auto r = parse_frame_general(f, len, general, meta)) {
+            drop(m, in_port, *r);
+            return 0;
+        }
+        if (meta->flags & kFlagVlan) plain_mtu_ = UINT64_MAX;  // before any strip
+        const size_t k4 = c4;
+        accept(m, meta, f, c4, n6, std::false_type{});
+        return unsigned(c4 - k4);
     };
 
     // Received first: every other term of the accounting identity is counted after it
@@ -403,13 +445,15 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     pc.rx_packets.add(n);
     for (uint16_t i = 0; i < kPrefetchAhead && i < n; i++)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
-    // The packets with one kPrefetchAhead later: [0, n_ahead).
-    const uint32_t n_ahead = n > kPrefetchAhead ? uint32_t(n - kPrefetchAhead) : 0;
-    for (uint16_t i = 0; i < n; i++) {
-        rte_mbuf *m = pkts[i];
+    // The packets with one kPrefetchAhead later: [pkts, ahead_end). Pointers, not an index: the
+    // array's base is then no register of its own in the loop.
+    rte_mbuf *const *const ahead_end = pkts + (n > kPrefetchAhead ? n - kPrefetchAhead : 0);
+    rte_mbuf *const *const end = pkts + n;
+    const bool verify_burst = burst_opt.verify_ipv4_checksum;
+    for (rte_mbuf *const *p = pkts; p != end; p++) {
+        rte_mbuf *m = *p;
         // The headers of a later packet load while this one is parsed.
-        if (i < n_ahead)
-            rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], const void *));
+        if (p < ahead_end) rte_prefetch0(rte_pktmbuf_mtod(p[kPrefetchAhead], const void *));
         bytes += m->pkt_len;
         if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
             drop(m, in_port, DropReason::frame_too_long);
@@ -426,24 +470,15 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         PacketMeta *meta = meta_of(m);
         const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
         const uint32_t len = rte_pktmbuf_data_len(m);
-        ParseOptions po = burst_opt;
-        po.verify_ipv4_checksum = burst_opt.verify_ipv4_checksum &&
-                                  ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+        const bool verify = verify_burst && ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
         // parse_frame, with accept() inlined after each of its parsers: the fast path's copy
-        // knows what that parser accepts (IPv4 unicast, untagged) and skips those tests.
-        if (parse_ipv4_udp_fast(f, len, po, meta)) [[likely]] {
-            accept(m, meta, f, std::true_type{});
+        // knows what that parser accepts (IPv4 unicast to the port's MAC, untagged) and skips
+        // those tests.
+        if (fast_path.parse(f, len, verify, meta)) [[likely]] {
+            accept(m, meta, f, n4, n6, std::true_type{});
             continue;
         }
-        // A copy for the out-of-line parser: po's address stays private to this loop, so its
-        // fields stay in registers.
-        const ParseOptions general = po;
-        if (auto r = parse_frame_general(f, len, general, meta)) {
-            drop(m, in_port, *r);
-        } else {
-            if (meta->flags & kFlagVlan) plain_mtu_ = UINT64_MAX;  // before any strip
-            accept(m, meta, f, std::false_type{});
-        }
+        n4 += other(m, f, len, verify, n4);
     }
     pc.rx_bytes.add(bytes);
 
@@ -451,7 +486,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);
         v4_nh[n4] = kNoNhId;
         // A miss reads next hop kNoRouteNh, whose kind is drop_no_route.
-        route<L3Type::ipv4>(v4, n4, [&](uint32_t i) { return uint32_t(v4_nh[i]); }, in_port,
+        route<L3Type::ipv4>(v4, n4, [&](size_t i) { return uint32_t(v4_nh[i]); }, in_port,
                             nexthops);
     }
     if (n6) {
@@ -467,7 +502,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
         const uint32_t v6_default = fib->v6_default;
         route<L3Type::ipv6>(
-            v6, n6, [&](uint32_t i) { return v6_nh[i] < 0 ? v6_default : uint32_t(v6_nh[i]); },
+            v6, n6, [&](size_t i) { return v6_nh[i] < 0 ? v6_default : uint32_t(v6_nh[i]); },
             in_port, nexthops);
     }
     if (n_lb_) forward_groups(in_port, now_ns);

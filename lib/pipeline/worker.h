@@ -122,7 +122,7 @@ class Worker {
     // differ from every id, the run scan's end mark): each run of packets to one next hop
     // forwarded with its rewrite in registers, the others dispatched.
     template <L3Type kL3, class NhOf>
-    [[gnu::always_inline]] inline void route(rte_mbuf *const *pkts, uint32_t n, NhOf nh_of,
+    [[gnu::always_inline]] inline void route(rte_mbuf *const *pkts, size_t n, NhOf nh_of,
                                              uint16_t in_port, const NextHop *nexthops);
     // A next hop of another kind than forward or ecmp_group: local, no route, unresolved.
     [[gnu::cold, gnu::noinline]] void route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh);

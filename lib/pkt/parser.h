@@ -156,26 +156,25 @@ inline constexpr std::array<bool, 256> kSlowSrcOctet = [] {
 }();
 }  // namespace parse_detail
 
-// The common frame in one pass with fixed offsets: untagged, unicast destination MAC, IPv4
-// without options, not a fragment, UDP (RoCEv2 or not). Returns true with *meta filled exactly
-// as parse_frame_general fills it; false for anything else (meta then undefined), which the
-// general parser decides, drop reason included. It never accepts a frame the general parser
-// refuses (unit test ParserFastPath.* and the fuzz target compare the two).
-inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptions &opt,
-                                PacketMeta *m) {
-    using parse_detail::be16;
-    using parse_detail::be32;
+namespace parse_detail {
+// parse_ipv4_udp_fast's body, for the frame bytes 0..31 that `hdr` accepts, with the record's
+// bytes 32.. stored by `put_tail(m)`.
+template <class PutTail>
+[[gnu::always_inline]] inline bool ipv4_udp_fast(const uint8_t *f, uint32_t len,
+                                                 const FastHeader &hdr, uint32_t max_l3_len,
+                                                 bool verify_ipv4_checksum, PacketMeta *m,
+                                                 PutTail put_tail) {
     constexpr uint32_t kL3 = 14, kIpHdr = 20, kUdp = 8;
     if (len < kL3 + kIpHdr + kUdp) return false;
     const uint8_t *ip = f + kL3;
     // Unicast MACs, EtherType 0x0800, version/IHL 0x45, not a fragment, protocol UDP.
-    if (!parse_detail::kFastHeader.matches(f)) return false;
+    if (!hdr.matches(f)) return false;
     // 28 <= total <= len - 14 in one unsigned compare (len >= 42 above), then the port MTU.
     const uint32_t total = be16(ip + 2);
-    if (total - (kIpHdr + kUdp) > len - (kL3 + kIpHdr + kUdp) || total > opt.max_l3_len)
+    if (total - (kIpHdr + kUdp) > len - (kL3 + kIpHdr + kUdp) || total > max_l3_len)
         return false;
-    if (opt.verify_ipv4_checksum && !parse_detail::ipv4_header20_checksum_ok(ip)) return false;
-    if (parse_detail::kSlowSrcOctet[ip[12]]) return false;
+    if (verify_ipv4_checksum && !ipv4_header20_checksum_ok(ip)) return false;
+    if (kSlowSrcOctet[ip[12]]) return false;
     const uint8_t *l4 = ip + kIpHdr;
     const uint32_t udp_len = be16(l4 + 4);
     // 8 <= udp_len <= total - 20 in one unsigned compare (total >= 28 above).
@@ -190,19 +189,75 @@ inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptio
     // Every read is done: the stores below could alias the frame for all the compiler knows.
     // Bytes 0..15 of the meta as four 32-bit words built in registers (the compiler's merging
     // of the field stores does worse), then the rest field by field: every byte written once.
-    parse_detail::put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
-                                 total | uint32_t(roce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
-                                 uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
-                                     uint32_t(tos >> 2) << 24,
-                                 tos & 3u);
+    put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
+                   total | uint32_t(roce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
+                   uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
+                       uint32_t(tos >> 2) << 24,
+                   tos & 3u);
     m->src_ip4 = src;
     m->dst_ip4 = dst;
     m->src_port = uint16_t(ports >> 16);
     m->dst_port = uint16_t(ports);
     m->dest_qp = qp;
-    parse_detail::put_meta_tail(m, opt);
+    put_tail(m);
     return true;
 }
+}  // namespace parse_detail
+
+// The common frame in one pass with fixed offsets: untagged, unicast destination MAC, IPv4
+// without options, not a fragment, UDP (RoCEv2 or not). Returns true with *meta filled exactly
+// as parse_frame_general fills it; false for anything else (meta then undefined), which the
+// general parser decides, drop reason included. It never accepts a frame the general parser
+// refuses (unit test ParserFastPath.* and the fuzz target compare the two).
+inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptions &opt,
+                                PacketMeta *m) {
+    return parse_detail::ipv4_udp_fast(f, len, parse_detail::kFastHeader, opt.max_l3_len,
+                                       opt.verify_ipv4_checksum, m, [&](PacketMeta *r) {
+                                           parse_detail::put_meta_tail(r, opt);
+                                       });
+}
+
+// The fast path bound to one ingress port, made once per burst (the worker's): it takes only
+// frames to the port's own MAC address (a frame to another one goes to the general parser,
+// which the caller then drops as dst_mac_mismatch), with the options' in_port and rx_ns_lo,
+// and writes the record's bytes 32..47 as one 16-byte store, so the record must have 4
+// writable bytes after it (an mbuf's private area: DPDK rounds it up to 8 bytes, 48).
+// Where it accepts a frame, parse_ipv4_udp_fast accepts it with the same record (bytes 0..43),
+// and the frame's destination is `mac` (unit tests: fast_path_agrees in ParserCases.* and
+// ParserFastPath.* runs it with the frame's own, a group and another destination).
+class PortFastPath {
+  public:
+    PortFastPath(const ParseOptions &opt, const uint8_t *mac)
+        : hdr_(parse_detail::kFastHeader), max_l3_len_(opt.max_l3_len) {
+        // The whole destination address compared, its group bit clear as the port's is.
+        for (int i = 0; i < 6; i++) {
+            hdr_.mask[i] = 0xFF;
+            hdr_.want[i] = mac[i];
+        }
+        // A group address of the port's own (a misconfiguration): no frame takes this path.
+        // total >= 28 > 0 fails the MTU test.
+        if (mac[0] & 1) max_l3_len_ = 0;
+        static_assert(std::endian::native == std::endian::little);
+        const uint32_t tail[4] = {0, opt.rx_ns_lo, opt.in_port, 0};  // bytes 32..47
+        std::memcpy(&tail_, tail, sizeof tail);
+    }
+    // parse_ipv4_udp_fast with verify_ipv4_checksum `verify`.
+    [[gnu::always_inline]] bool parse(const uint8_t *f, uint32_t len, bool verify,
+                                      PacketMeta *m) const {
+        return parse_detail::ipv4_udp_fast(f, len, hdr_, max_l3_len_, verify, m,
+                                           [&](PacketMeta *r) {
+                                               static_assert(offsetof(PacketMeta, nexthop) == 32 &&
+                                                             sizeof(PacketMeta) == 44);
+                                               std::memcpy(reinterpret_cast<uint8_t *>(r) + 32,
+                                                           &tail_, 16);
+                                           });
+    }
+
+  private:
+    parse_detail::FastHeader hdr_;
+    parse_detail::V16 tail_;
+    uint32_t max_l3_len_;
+};
 
 // The BTH fields no stage keeps in PacketMeta, read from the frame (valid with kFlagRoce).
 inline uint8_t bth_opcode(const uint8_t *frame, const PacketMeta &m) {

@@ -12,6 +12,7 @@
 // Reads: PacketMeta l3, flags (kFlagVlan), dscp, pcp. Writes: PacketMeta tc. Counters: none.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "pkt/meta.h"
@@ -33,6 +34,18 @@ inline uint8_t classify_tc(const PacketMeta &m, const PortQos &q) {
 // it): no test of l3 or of the tag.
 inline uint8_t classify_tc_untagged_ip(const PacketMeta &m, const PortQos &q) {
     return q.trust == Trust::dscp ? q.dscp_to_tc[m.dscp & 63] : q.default_tc;
+}
+
+// classify_tc_untagged_ip for every DSCP, as one table (`q` null: no QoS plan, TC 0): the worker
+// fills it once per burst and looks the fast path's packets up in it, with no test of the trust
+// mode per packet.
+inline void untagged_ip_tc_table(const PortQos *q, std::array<uint8_t, kNumDscp> &out) {
+    if (!q)
+        out.fill(0);
+    else if (q->trust == Trust::dscp)
+        out = q->dscp_to_tc;
+    else
+        out.fill(q->default_tc);
 }
 
 // Sets tc on metas[0..n).

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -565,6 +567,37 @@ TEST(ParserHandBuilt, NeverReadsBeyondLen) {
     }
 }
 
+// The worker's PortFastPath for the port MACs that matter to `f` (its own destination, that
+// address with the group bit, another unicast one) against parse_ipv4_udp_fast (`fast`: its
+// record, null when it refused the frame): it takes exactly the frames that one takes whose
+// destination is the port's unicast MAC, with the same record (bytes 0..43), and writes zeros
+// after it (bytes 44..47, the private area's padding).
+void port_fast_path_agrees(const uint8_t *f, size_t len, const ParseOptions &opt,
+                           const PacketMeta *fast) {
+    std::array<uint8_t, 6> own{0x02, 0, 0, 0, 0, 1};
+    if (len >= 6) std::copy_n(f, 6, own.begin());
+    std::array<uint8_t, 6> group = own, other = own;
+    group[0] |= 1;
+    other[0] &= uint8_t(~1);
+    other[5] ^= 0x40;
+    for (const auto &mac : {own, group, other}) {
+        struct alignas(16) {
+            PacketMeta m;
+            uint8_t pad[4];
+        } r;
+        std::memset(&r, 0xA5, sizeof r);
+        const bool took = PortFastPath(opt, mac.data())
+                              .parse(f, uint32_t(len), opt.verify_ipv4_checksum, &r.m);
+        const bool to_port = len >= 6 && std::equal(mac.begin(), mac.end(), f) && !(mac[0] & 1);
+        EXPECT_EQ(took, fast && to_port) << "port MAC " << int(mac[0]) << ":.." << int(mac[5]);
+        if (!took || !fast) continue;
+        EXPECT_EQ(0, std::memcmp(&r.m, fast, sizeof r.m))
+            << meta_fingerprint(r.m) << " vs " << meta_fingerprint(*fast);
+        const uint8_t zero[4] = {};
+        EXPECT_EQ(0, std::memcmp(r.pad, zero, 4));
+    }
+}
+
 // Parses `len` bytes of `f` (from an exactly-sized buffer) with the inline fast path, the
 // general parser and parse_frame: parse_frame must return the general parser's verdict, and a
 // frame the fast path accepts must be accepted by the general parser with byte-identical
@@ -579,6 +612,7 @@ bool fast_path_agrees(const std::vector<uint8_t> &f, size_t len, const ParseOpti
     const Result rb = parse_frame_general(buf.get(), uint32_t(len), opt, &b);
     const Result rc = parse_frame(buf.get(), uint32_t(len), opt, &b);
     EXPECT_EQ(result_name(rb), result_name(rc));
+    port_fast_path_agrees(buf.get(), len, opt, fast ? &a : nullptr);
     if (!fast) return false;
     EXPECT_FALSE(rb.has_value()) << "fast path accepted what the general parser refuses: "
                                  << result_name(rb);

@@ -64,6 +64,27 @@ TEST(Classifier, UntaggedIpShortcutAgreesWithClassifyTc) {
     }
 }
 
+// The worker's per-burst table for its fast path: every DSCP's entry is what
+// classify_tc_untagged_ip gives, for both trust modes and every default TC; without a QoS plan
+// every entry is TC 0 (the parser's).
+TEST(Classifier, UntaggedIpTableIsClassifyTcUntaggedIp) {
+    std::array<uint8_t, kNumDscp> t;
+    for (Trust trust : {Trust::dscp, Trust::dot1p}) {
+        for (uint8_t def = 0; def < kNumTc; def++) {
+            PortQos q = scrambled(trust);
+            q.default_tc = def;
+            t.fill(0xEE);
+            untagged_ip_tc_table(&q, t);
+            for (uint8_t d = 0; d < 64; d++)
+                EXPECT_EQ(t[d], classify_tc_untagged_ip(meta(L3Type::ipv4, d), q))
+                    << int(trust) << " " << int(def) << " " << int(d);
+        }
+    }
+    t.fill(0xEE);
+    untagged_ip_tc_table(nullptr, t);
+    for (uint8_t d = 0; d < 64; d++) EXPECT_EQ(t[d], 0) << int(d);
+}
+
 TEST(Classifier, BurstSetsTcOnEveryMeta) {
     PortQos q = scrambled(Trust::dscp);
     std::vector<PacketMeta> ms;
