@@ -318,6 +318,8 @@ class QosEgress final : public Egress {
     // Counters once per burst: per queue it grew (admitted_to), then once (admitted).
     void admitted_to(uint16_t port, unsigned qi, uint32_t packets, uint64_t bytes,
                      uint32_t marked);
+    void admitted_to(TrafficManager::Queue &q, QueueStats &qs, uint16_t port, unsigned qi,
+                     uint32_t packets, uint64_t bytes, uint32_t marked);
     void admitted(uint16_t port, unsigned touched);
     // The port's handoff ring into admission; the caller checks that the port has one.
     void drain_handoff(uint16_t port, uint64_t now_ns);
