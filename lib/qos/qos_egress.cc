@@ -976,8 +976,8 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 // the whole run when bounds taken at its start show that none can stop or mark a frame before the
 // run's limit (run_needs_tests); QosPlan::run_tests_once false keeps them (tests compare both).
 [[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(
-    uint16_t port, TrafficManager::Port &ps, int qi, unsigned burst, RunLimits &limits,
-    rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty) {
+    uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi, unsigned burst,
+    RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty) {
     PgAccounting &pg = *own_.pg;
     const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
     const auto wire = [min_frame, overhead](uint32_t l) {
@@ -1131,15 +1131,17 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         nonempty &= ~(1u << qi);
         ps.sched.emptied(qi);
     }
-    commit_dequeued(port, qi, run, run_bytes, marked);
+    commit_dequeued(q, st.queues[size_t(qi)], port, qi, run, run_bytes, marked);
     return {run, run_bytes};
 }
 
 // The counters and gauges of a run of `run` frames, `bytes` bytes, `marked` marked, from queue qi.
-[[gnu::always_inline]] inline void QosEgress::commit_dequeued(uint16_t port, int qi, uint32_t run,
-                                                              uint64_t bytes, uint32_t marked) {
-    const TrafficManager::Queue &q = tm_.ports_[port]->q[size_t(qi)];
-    QueueStats &qs = tm_.stats_[port]->queues[size_t(qi)];
+// `q`, `qs`: the queue and its counters, at hand (the stores before would make the compiler load
+// them again through tm_).
+[[gnu::always_inline]] inline void QosEgress::commit_dequeued(const TrafficManager::Queue &q,
+                                                              QueueStats &qs, uint16_t port,
+                                                              int qi, uint32_t run, uint64_t bytes,
+                                                              uint32_t marked) {
     qs.deq_packets.add(run);
     qs.deq_bytes.add(bytes);
     if (marked) {
@@ -1198,7 +1200,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
                 const TrafficManager::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
-            const Run r = take_run(port, ps, qi, burst, lim, out, k, &ring_full, nonempty);
+            const Run r = take_run(port, ps, st, qi, burst, lim, out, k, &ring_full, nonempty);
             if (!r.frames) break;
             k_bytes += r.bytes;
         }

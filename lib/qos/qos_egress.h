@@ -354,10 +354,11 @@ class QosEgress final : public Egress {
     };
     void apply_watermark_clear(uint16_t port);
     uint32_t retry_staged(uint16_t port);
-    Run take_run(uint16_t port, TrafficManager::Port &ps, int qi, unsigned burst,
-                 RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
+    Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
+                 unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
                  unsigned &nonempty);
-    void commit_dequeued(uint16_t port, int qi, uint32_t run, uint64_t bytes, uint32_t marked);
+    void commit_dequeued(const TrafficManager::Queue &q, QueueStats &qs, uint16_t port, int qi,
+                         uint32_t run, uint64_t bytes, uint32_t marked);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
     // `all_bytes`: the sum of the pkt_len of pkts[0..n).
