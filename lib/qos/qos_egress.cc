@@ -70,6 +70,23 @@ unsigned ecn_ip_of(const PacketMeta *meta) {
     return meta->ecn | unsigned(kIpBit[size_t(meta->l3)]);
 }
 
+// A slot's pg_key and ecn_ip as one native word (the two fields are adjacent): a key's word
+// (TrafficManager::pg_tag_) or'ed with the packet's ecn_tag() is the pair, stored at once.
+constexpr uint32_t slot_tag(uint16_t pg_key, uint16_t ecn_ip) {
+    return std::bit_cast<uint32_t>(std::array<uint16_t, 2>{pg_key, ecn_ip});
+}
+constexpr unsigned kEcnTagShift = slot_tag(0, 1) == 1 ? 0 : 16;
+static_assert(slot_tag(0, 1) == 1u << kEcnTagShift);
+// ecn_ip_of() in the ecn_ip half of the word: the codepoint shifted, the IP bit from a table.
+constexpr std::array<uint32_t, 256> kIpTag = [] {
+    std::array<uint32_t, 256> t{};
+    for (size_t i = 0; i < 256; i++) t[i] = uint32_t(kIpBit[i]) << kEcnTagShift;
+    return t;
+}();
+uint32_t ecn_tag(const PacketMeta *meta) {
+    return (unsigned(meta->ecn) << kEcnTagShift) | kIpTag[size_t(meta->l3)];
+}
+
 }  // namespace
 
 // ----------------------------------------------------------------------------- TrafficManager
@@ -109,16 +126,19 @@ void TrafficManager::init(const std::string &name) {
             const size_t from = in < n_ports ? in : 0;  // a bogus in_port charges port 0
             pg_key_[in * kNumTc + tc] =
                 n_ports ? uint16_t(PgAccounting::key(from, plan_.ports[from].cls.tc_to_pg[tc])) : 0;
+            pg_tag_[in * kNumTc + tc] = slot_tag(pg_key_[in * kNumTc + tc], 0);
         }
     for (auto &l : *pg_limit_) l.store(UINT64_MAX, std::memory_order_relaxed);
     for (size_t p = 0; p < n_ports; p++) {
         const PortQosPlan &pp = plan_.ports[p];
         auto port = std::make_unique<Port>();
-        port->storage.reset(new Slot[size_t(kNumQueues) * plan_.queue_packets]);
+        // Each queue's slots plus kSlack scratch slots past its end (Port::storage).
+        const size_t stride = size_t(plan_.queue_packets) + kSlack;
+        port->storage.reset(new Slot[size_t(kNumQueues) * stride]);
         for (unsigned q = 0; q < kNumQueues; q++) {
             Queue &qu = port->q[q];
             const QueuePlan &qp = pp.queues[q];
-            qu.slots = &port->storage[size_t(q) * plan_.queue_packets];
+            qu.slots = &port->storage[size_t(q) * stride];
             qu.mask = plan_.queue_packets - 1;
             qu.plan = &plan_.ports[p].queues[q];
             auto bit = [](bool on, uint32_t b) { return on ? b : 0u; };
@@ -437,10 +457,18 @@ struct QosEgress::PgCharge {
 [[gnu::always_inline]] inline void QosEgress::admitted_to(uint16_t port, unsigned qi,
                                                           uint32_t packets, uint64_t bytes,
                                                           uint32_t marked) {
-    TrafficManager::Queue &q = tm_.ports_[port]->q[qi];
+    admitted_to(tm_.ports_[port]->q[qi], tm_.stats_[port]->queues[qi], port, qi, packets, bytes,
+                marked);
+}
+
+// The same with the queue and its counters at hand (the caller's, loaded once per burst: the
+// counter stores in between would make the compiler load them again for every queue).
+[[gnu::always_inline]] inline void QosEgress::admitted_to(TrafficManager::Queue &q,
+                                                          QueueStats &qs, uint16_t port,
+                                                          unsigned qi, uint32_t packets,
+                                                          uint64_t bytes, uint32_t marked) {
     if (q.bytes > q.wm_bytes) q.wm_bytes = q.bytes;
     if (q.size() > q.wm_packets) q.wm_packets = q.size();
-    QueueStats &qs = tm_.stats_[port]->queues[qi];
     qs.enq_packets.add(packets);
     qs.enq_bytes.add(bytes);
     if (marked) {
@@ -488,20 +516,24 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     TrafficManager::Port &ps = *tm_.ports_[port];
     const uint32_t cap = tm_.plan_.queue_packets, mask = cap - 1;  // every queue's
     // Room for the whole burst in every queue: an empty one (not in nonempty) has cap slots.
-    if (n > cap) return false;
+    // (At most kSlack packets: a queue's slots from its tail on, in the scratch slots past its
+    // end, take all of them.)
+    static_assert(kSumBurst <= TrafficManager::kSlack);
+    if (n > cap || n > kSumBurst) return false;
     for (unsigned left = ps.nonempty; left; left &= left - 1)
         if (ps.q[__builtin_ctz(left)].size() + n > cap) return false;
-    std::array<Slot *, kNumQueues> base;
-    std::array<uint32_t, kNumQueues> tail;
-    for (unsigned qi = 0; qi < kNumQueues; qi++) {
-        base[qi] = ps.q[qi].slots;
-        tail[qi] = ps.q[qi].tail;
-    }
+    // Where each queue's next slot is written: from its tail on, without the wrap (the scratch
+    // slots past the queue's end take what wraps; copied to its start below) - a pointer a
+    // packet, not a tail, a mask and a base.
+    std::array<Slot *, kNumQueues> dst;
+#pragma GCC unroll 8
+    for (unsigned qi = 0; qi < kNumQueues; qi++) dst[qi] = ps.q[qi].slots + (ps.q[qi].tail & mask);
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     const PacketMeta *meta0 = meta_of(pkts[0]);
     const uint32_t word0 = in_port_tc_word(meta0);
     // One ingress port: a packet's PG key is its TC's in this row.
     const uint16_t *key_of = &tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
+    const uint32_t *tag_of = &tm_.pg_tag_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
     // Per TC, its bytes in bits 0-39 (at most kSumBurst frames below 4 GB) and its packets
     // from bit 40: the TCs present come from the sums, not from one more step per packet.
     constexpr unsigned kPacketShift = 40;
@@ -515,28 +547,35 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         const unsigned tc = meta->tc & (kNumTc - 1);
         other_in |= in_port_tc_word(meta) ^ word0;  // masked to the ingress port below
         const uint32_t len = m->pkt_len;
-        const unsigned ecn_ip = ecn_ip_of(meta);  // as admit_each()
-        const unsigned qi = to_queue[tc];
-        const uint32_t t = tail[qi];
-        tail[qi] = t + 1;
-        base[qi][t & mask] = {m, len, key_of[tc], uint16_t(ecn_ip)};
+        // The slot admit_each() writes: {m, len, key_of[tc], ecn_ip_of(meta)}, its last two
+        // fields as one word.
+        const uint32_t tag = tag_of[tc] | ecn_tag(meta);
+        Slot *const s = dst[to_queue[tc]]++;
+        s->m = m;
+        s->len = len;
+        // (Kept two plain stores: without the barrier GCC merges them through an SSE register,
+        // three more instructions a packet.)
+        asm("" ::: "memory");
+        std::memcpy(reinterpret_cast<uint8_t *>(s) + offsetof(Slot, pg_key), &tag, sizeof tag);
         tc_sums[tc] += len + kPacket;
     }
     if (other_in & kInPort) return false;
     unsigned tcs = 0;
+#pragma GCC unroll 8
     for (unsigned tc = 0; tc < kNumTc; tc++) tcs |= unsigned(tc_sums[tc] != 0) << tc;
     const auto tc_bytes = [&tc_sums](unsigned tc) { return tc_sums[tc] & (kPacket - 1); };
 
-    // Each queue's share of the burst, from its TCs'.
-    std::array<uint64_t, kNumQueues> q_bytes{};
+    // Each queue's share of the burst, from its TCs': bytes and packets as in tc_sums.
+    std::array<uint64_t, kNumQueues> q_sums{};
     unsigned queues = 0, lossless_tcs = 0;
     for (unsigned left = tcs; left; left &= left - 1) {
         const unsigned tc = unsigned(__builtin_ctz(left));
         const unsigned qi = to_queue[tc];
         queues |= 1u << qi;
-        q_bytes[qi] += tc_bytes(tc);
+        q_sums[qi] += tc_sums[tc];
         if (ps.q[qi].flags & Queue::kLossless) lossless_tcs |= 1u << tc;
     }
+    const auto q_bytes = [&q_sums](unsigned qi) { return q_sums[qi] & (kPacket - 1); };
     // Enqueue marking with ecn_depth queue_and_tx_ring sees the TX ring too (admit_each()).
     uint64_t ring_ahead = 0;
     if (ps.mark_enq_ring) {
@@ -565,7 +604,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     for (unsigned left = queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         const Queue &q = ps.q[qi];
-        const uint64_t after = q.bytes + q_bytes[qi];
+        const uint64_t after = q.bytes + q_bytes(qi);
         if ((q.flags & Queue::kStormDrop) || ((q.flags & Queue::kDrop) && after >= q.drop_min) ||
             ((q.flags & Queue::kMarkEnq) &&
              after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min)) {
@@ -591,7 +630,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
                 fits = excess[qi] <= (q.dynamic_th >= 0 ? free << q.dynamic_th
                                                         : free >> -q.dynamic_th);
             } else {
-                fits = q.bytes + q_bytes[qi] <= q.static_th;
+                fits = q.bytes + q_bytes(qi) <= q.static_th;
             }
         }
     }
@@ -605,15 +644,19 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     }
 
     // Admitted, every packet: the slots are written; the tails, queues, pools and PG bytes move.
+    PortQosStats &st = *tm_.stats_[port];
     for (unsigned left = queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         Queue &q = ps.q[qi];
-        const uint32_t q_n = tail[qi] - q.tail;
-        q.tail = tail[qi];
-        q.bytes += q_bytes[qi];
+        const uint32_t q_n = uint32_t(q_sums[qi] >> kPacketShift);
+        // The slots written past the queue's end belong at its start.
+        if (const uint32_t at = q.tail & mask; at + q_n > cap)
+            std::copy(q.slots + cap, q.slots + at + q_n, q.slots);
+        q.tail += q_n;
+        q.bytes += q_bytes(qi);
         q.excess = excess[qi];
-        if (q.pool) q.pool->used += q_bytes[qi];
-        admitted_to(port, qi, q_n, q_bytes[qi], 0);
+        if (q.pool) q.pool->used += q_bytes(qi);
+        admitted_to(q, st.queues[qi], port, qi, q_n, q_bytes(qi), 0);
     }
     PgAccounting &pg = *own_.pg;
     for (unsigned left = tcs; left; left &= left - 1) {
@@ -933,8 +976,8 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 // the whole run when bounds taken at its start show that none can stop or mark a frame before the
 // run's limit (run_needs_tests); QosPlan::run_tests_once false keeps them (tests compare both).
 [[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(
-    uint16_t port, TrafficManager::Port &ps, int qi, unsigned burst, RunLimits &limits,
-    rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty) {
+    uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi, unsigned burst,
+    RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty) {
     PgAccounting &pg = *own_.pg;
     const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
     const auto wire = [min_frame, overhead](uint32_t l) {
@@ -1088,15 +1131,17 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         nonempty &= ~(1u << qi);
         ps.sched.emptied(qi);
     }
-    commit_dequeued(port, qi, run, run_bytes, marked);
+    commit_dequeued(q, st.queues[size_t(qi)], port, qi, run, run_bytes, marked);
     return {run, run_bytes};
 }
 
 // The counters and gauges of a run of `run` frames, `bytes` bytes, `marked` marked, from queue qi.
-[[gnu::always_inline]] inline void QosEgress::commit_dequeued(uint16_t port, int qi, uint32_t run,
-                                                              uint64_t bytes, uint32_t marked) {
-    const TrafficManager::Queue &q = tm_.ports_[port]->q[size_t(qi)];
-    QueueStats &qs = tm_.stats_[port]->queues[size_t(qi)];
+// `q`, `qs`: the queue and its counters, at hand (the stores before would make the compiler load
+// them again through tm_).
+[[gnu::always_inline]] inline void QosEgress::commit_dequeued(const TrafficManager::Queue &q,
+                                                              QueueStats &qs, uint16_t port,
+                                                              int qi, uint32_t run, uint64_t bytes,
+                                                              uint32_t marked) {
     qs.deq_packets.add(run);
     qs.deq_bytes.add(bytes);
     if (marked) {
@@ -1155,7 +1200,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
                 const TrafficManager::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
-            const Run r = take_run(port, ps, qi, burst, lim, out, k, &ring_full, nonempty);
+            const Run r = take_run(port, ps, st, qi, burst, lim, out, k, &ring_full, nonempty);
             if (!r.frames) break;
             k_bytes += r.bytes;
         }

@@ -51,6 +51,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
@@ -156,9 +157,14 @@ class TrafficManager final : public Injector {
         // reload every hoisted value in the admission loop.
         uint16_t ecn_ip;
     };
+    static_assert(offsetof(Slot, ecn_ip) == offsetof(Slot, pg_key) + 2,
+                  "QosEgress::admit_in_sums stores pg_key and ecn_ip as one word");
     static_assert(std::is_trivially_default_constructible_v<Slot>,
                   "Port::storage relies on new Slot[n] leaving the slots untouched");
     struct Pool;
+    // Scratch slots past the end of every queue's slots: QosEgress::admit_in_sums writes a
+    // burst's slots from the tail on and copies what went past the end to the start.
+    static constexpr uint32_t kSlack = 64;
     // One queue: its state, plus a copy of the QueuePlan fields admission and dequeue read for
     // every packet, so that both touch one structure.
     struct Queue {
@@ -197,7 +203,8 @@ class TrafficManager final : public Injector {
     };
     struct alignas(kCacheLine) Port {
         std::array<Queue, kNumQueues> q;
-        // The queues' slots, default-initialised (not zeroed): a slot is written before it is
+        // The queues' slots, each queue's followed by kSlack scratch slots (admit_in_sums),
+        // default-initialised (not zeroed): a slot is written before it is
         // read, and pages no packet reached are never touched, so a queue costs memory only for
         // the slots it used (the simulator builds hundreds of switches: 16 ports x 8 queues x
         // 8192 slots would be 16 MB each).
@@ -248,6 +255,9 @@ class TrafficManager final : public Injector {
     std::unique_ptr<std::array<std::atomic<uint64_t>, PgAccounting::kSize>> pg_limit_;
     // PgAccounting key of (ingress port, TC): the ingress port's TC_TO_PRIORITY_GROUP_MAP.
     std::array<uint16_t, kMaxPorts * kNumTc> pg_key_{};
+    // The same keys as a Slot's pg_key and ecn_ip in one native word, ecn_ip 0
+    // (QosEgress::admit_in_sums ors the packet's ecn_ip in and stores the word).
+    std::array<uint32_t, kMaxPorts * kNumTc> pg_tag_{};
     // PG watermark clears: per ingress port, plus one counter every owner checks per flush.
     std::array<std::atomic<uint32_t>, kMaxPorts> pg_wm_epoch_{};
     std::atomic<uint32_t> pg_wm_any_{0};
@@ -308,6 +318,8 @@ class QosEgress final : public Egress {
     // Counters once per burst: per queue it grew (admitted_to), then once (admitted).
     void admitted_to(uint16_t port, unsigned qi, uint32_t packets, uint64_t bytes,
                      uint32_t marked);
+    void admitted_to(TrafficManager::Queue &q, QueueStats &qs, uint16_t port, unsigned qi,
+                     uint32_t packets, uint64_t bytes, uint32_t marked);
     void admitted(uint16_t port, unsigned touched);
     // The port's handoff ring into admission; the caller checks that the port has one.
     void drain_handoff(uint16_t port, uint64_t now_ns);
@@ -342,10 +354,11 @@ class QosEgress final : public Egress {
     };
     void apply_watermark_clear(uint16_t port);
     uint32_t retry_staged(uint16_t port);
-    Run take_run(uint16_t port, TrafficManager::Port &ps, int qi, unsigned burst,
-                 RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
+    Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
+                 unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
                  unsigned &nonempty);
-    void commit_dequeued(uint16_t port, int qi, uint32_t run, uint64_t bytes, uint32_t marked);
+    void commit_dequeued(const TrafficManager::Queue &q, QueueStats &qs, uint16_t port, int qi,
+                         uint32_t run, uint64_t bytes, uint32_t marked);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
     void apply_pg_watermark_clears();
     // `all_bytes`: the sum of the pkt_len of pkts[0..n).

@@ -708,6 +708,31 @@ TEST_F(CutThrough, AdmissionInSumsRandomSequences) {
     EXPECT_GT(total, 0u);
 }
 
+// Admission in sums writes a burst's slots from each queue's tail on, past the end of the
+// queue's slots into scratch slots, and then copies what went past the end to the start
+// (QosEgress::admit_in_sums, TrafficManager::kSlack): queues of 64 and 128 slots, whose tails
+// wrap every few bursts at every offset, against per-packet admission - rsw-full's mixed
+// bursts of 32 and of 29 frames, and random scripts with two workers and host interfaces
+// (handoff bursts of up to 64 frames).
+TEST_F(CutThrough, AdmissionInSumsAcrossTheEndOfTheSlots) {
+    for (uint32_t slots : {64u, 128u}) {
+        SCOPED_TRACE(std::to_string(slots) + " slots");
+        queue_packets_ = slots;
+        for (int n : {32, 29}) {
+            const Script s = mixed_bursts(n, 60 + uint32_t(n), [](int k) {
+                return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3);
+            });
+            EXPECT_EQ(same_admission(s), 30u) << "every burst in sums";
+        }
+        uint64_t total = 0;
+        for (uint32_t seed : {41u, 42u}) {
+            const Script s = random_script(seed, 200, seed % 2 == 0, true);
+            total += same_admission(s, 10000, "", {2, true, seed == 42});
+        }
+        EXPECT_GT(total, 100u);
+    }
+}
+
 // Dequeue runs without per-frame tests (QosEgress::take_run, QosPlan::run_tests_once) against
 // runs that test every frame for the deficit, the shaper, the TX ring model and the dequeue
 // marking depth: rsw-full's mixed bursts uncongested (every run untested); congested and shaped
