@@ -300,29 +300,28 @@ template <L3Type kL3, class NhOf>
 inline void Worker::route(rte_mbuf *const *pkts, size_t n, NhOf nh_of, uint16_t in_port,
                           const NextHop *nexthops) {
     OutRun run;
-    // size_t: the run scan's index is an address offset as it is (no zero-extension per packet).
+    // size_t: the index is an address offset as it is (no zero-extension per packet). Each
+    // loop below takes the packets of one run, to one next hop, and ends at the next packet
+    // whose next hop differs (nh_of(n) is no id): no scan of the run before it.
     for (size_t i = 0; i < n;) {
         const uint32_t id = nh_of(i);
-        size_t end = i + 1;  // the run of packets to this next hop: [i, end)
-        while (nh_of(end) == id) end++;  // nh_of(n) is no id
         const NextHop &nh = nexthops[id];
         if (nh.kind == NextHopKind::forward) [[likely]] {
             if (nh.port != run.port) open_run(run, nh.port);
             const uint64_t dst = dst_word(nh);
-            // By pointer: the run's packets without an index beside the scan's.
-            rte_mbuf *const *const stop = pkts + end;
             if (run.plain)
-                for (rte_mbuf *const *q = pkts + i; q != stop; q++)
-                    forward_to<kL3, true>(*q, in_port, run, dst);
+                do forward_to<kL3, true>(pkts[i], in_port, run, dst);
+                while (nh_of(++i) == id);
             else
-                for (rte_mbuf *const *q = pkts + i; q != stop; q++)
-                    forward_to<kL3, false>(*q, in_port, run, dst);
-            i = end;
+                do forward_to<kL3, false>(pkts[i], in_port, run, dst);
+                while (nh_of(++i) == id);
         } else if (nh.kind == NextHopKind::ecmp_group) {
-            for (; i < end; i++) to_group(pkts[i], nh.group);
+            do to_group(pkts[i], nh.group);
+            while (nh_of(++i) == id);
         } else {
             close_run(run);  // route_other may deliver locally, to out_[in_port]
-            for (; i < end; i++) route_other(pkts[i], in_port, nh);
+            do route_other(pkts[i], in_port, nh);
+            while (nh_of(++i) == id);
         }
     }
     close_run(run);
