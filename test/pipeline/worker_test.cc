@@ -231,6 +231,7 @@ TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) 
     const uint8_t ttls[] = {64, 2, 1, 0};
     struct Case {
         Bytes frame, out;  // out: the forwarded frame, empty when dropped
+        uint16_t port = 1;  // out's port
         DropReason reason = DropReason::ttl_expired;
         uint64_t verdict = 0;
         bool two_segments = false;
@@ -242,7 +243,10 @@ TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) 
         c.two_segments = k / 10 % 2;
         const uint8_t ttl = ttls[k / 3 % 4];
         const uint8_t tos = uint8_t(k * 4);
-        const uint32_t dst = k % 3 ? v4(10, 0, 2, 2) : v4(10, 9, 3, 4);  // two next hops on port 1
+        // Runs of next hops A A B (B back out of the ingress port, p0).
+        c.port = k % 3 ? 1 : 0;
+        const uint32_t dst = c.port ? v4(10, 0, 2, 2) : v4(10, 0, 1, 2);
+        const Mac &hop = c.port ? kH2 : kH1, &mac = c.port ? kP1 : kP0;
         c.frame = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), dst, ttl, 20 + k % 9, tos));
         if (wrong) c.frame[14 + 10] ^= 0x5A;
         const bool bad = c.verdict == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
@@ -250,12 +254,12 @@ TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) 
         if (bad) {
             c.reason = DropReason::ipv4_checksum_bad;
         } else if (ttl > 1 && !wrong) {
-            c.out = cat(eth(kH2, kP1, kEtherTypeIpv4),
+            c.out = cat(eth(hop, mac, kEtherTypeIpv4),
                         udp4(v4(10, 0, 1, 2), dst, uint8_t(ttl - 1), 20 + k % 9, tos));
         } else if (ttl > 1) {  // forwarded with its wrong checksum, updated incrementally
             c.out = c.frame;
-            std::copy(kH2.begin(), kH2.end(), c.out.begin());
-            std::copy(kP1.begin(), kP1.end(), c.out.begin() + 6);
+            std::copy(hop.begin(), hop.end(), c.out.begin());
+            std::copy(mac.begin(), mac.end(), c.out.begin() + 6);
             ipv4_decrement_ttl(c.out.data() + 14);
         }
         return c;
@@ -282,7 +286,7 @@ TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) 
             std::vector<Case> cases;
             rte_mbuf *pkts[32];
             uint64_t bytes = 0;
-            std::vector<Bytes> expect;
+            std::vector<Bytes> expect[2];
             std::vector<uint64_t> want;
             for (const auto &c : counters->ports[0].drops) want.push_back(c.load());
             for (uint16_t i = 0; i < n; i++) {
@@ -292,18 +296,19 @@ TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) 
                 if (cases.back().out.empty())
                     want[size_t(cases.back().reason)]++;
                 else
-                    expect.push_back(cases.back().out);
+                    expect[cases.back().port].push_back(cases.back().out);
             }
             const uint64_t rx0 = counters->ports[0].rx_packets.load();
             const uint64_t bytes0 = counters->ports[0].rx_bytes.load();
             const uint64_t fwd0 = counters->ports[0].forwarded.load();
             worker->process_burst(0, pkts, n, now_ns);
             worker->poll_once(now_ns);  // egress flush
-            EXPECT_EQ(ports->take_tx(1), expect);
-            EXPECT_TRUE(ports->take_tx(0).empty());
+            EXPECT_EQ(ports->take_tx(0), expect[0]);
+            EXPECT_EQ(ports->take_tx(1), expect[1]);
             EXPECT_EQ(counters->ports[0].rx_packets.load(), rx0 + n);
             EXPECT_EQ(counters->ports[0].rx_bytes.load(), bytes0 + bytes);
-            EXPECT_EQ(counters->ports[0].forwarded.load(), fwd0 + expect.size());
+            EXPECT_EQ(counters->ports[0].forwarded.load(),
+                      fwd0 + expect[0].size() + expect[1].size());
             for (size_t r = 0; r < want.size(); r++)
                 EXPECT_EQ(counters->ports[0].drops[r].load(), want[r]) << drop_reason_name(DropReason(r));
         }
