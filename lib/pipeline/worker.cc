@@ -300,29 +300,28 @@ template <L3Type kL3, class NhOf>
 inline void Worker::route(rte_mbuf *const *pkts, size_t n, NhOf nh_of, uint16_t in_port,
                           const NextHop *nexthops) {
     OutRun run;
-    // size_t: the run scan's index is an address offset as it is (no zero-extension per packet).
+    // size_t: the index is an address offset as it is (no zero-extension per packet). Each
+    // loop below takes the packets of one run, to one next hop, and ends at the next packet
+    // whose next hop differs (nh_of(n) is no id): no scan of the run before it.
     for (size_t i = 0; i < n;) {
         const uint32_t id = nh_of(i);
-        size_t end = i + 1;  // the run of packets to this next hop: [i, end)
-        while (nh_of(end) == id) end++;  // nh_of(n) is no id
         const NextHop &nh = nexthops[id];
         if (nh.kind == NextHopKind::forward) [[likely]] {
             if (nh.port != run.port) open_run(run, nh.port);
             const uint64_t dst = dst_word(nh);
-            // By pointer: the run's packets without an index beside the scan's.
-            rte_mbuf *const *const stop = pkts + end;
             if (run.plain)
-                for (rte_mbuf *const *q = pkts + i; q != stop; q++)
-                    forward_to<kL3, true>(*q, in_port, run, dst);
+                do forward_to<kL3, true>(pkts[i], in_port, run, dst);
+                while (nh_of(++i) == id);
             else
-                for (rte_mbuf *const *q = pkts + i; q != stop; q++)
-                    forward_to<kL3, false>(*q, in_port, run, dst);
-            i = end;
+                do forward_to<kL3, false>(pkts[i], in_port, run, dst);
+                while (nh_of(++i) == id);
         } else if (nh.kind == NextHopKind::ecmp_group) {
-            for (; i < end; i++) to_group(pkts[i], nh.group);
+            do to_group(pkts[i], nh.group);
+            while (nh_of(++i) == id);
         } else {
             close_run(run);  // route_other may deliver locally, to out_[in_port]
-            for (; i < end; i++) route_other(pkts[i], in_port, nh);
+            do route_other(pkts[i], in_port, nh);
+            while (nh_of(++i) == id);
         }
     }
     close_run(run);
@@ -425,11 +424,14 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // reference: only this path appends to v6, and n6 then stays in memory, no register of the
     // loop's. accept by value: the loop's own closure stays private to the loop (no reloads of
     // what it captures after a call).
-    auto other = [&, accept](rte_mbuf *m, const uint8_t *f, uint32_t len, bool verify,
+    auto other = [&, accept](rte_mbuf *m, const uint8_t *f, uint32_t len,
                              size_t c4) __attribute__((noinline)) -> unsigned {
         PacketMeta *meta = meta_of(m);
         ParseOptions general = burst_opt;
-        general.verify_ipv4_checksum = verify;
+        // The fast path's: no software check after the NIC's GOOD verdict (a BAD one is
+        // dropped before either parser).
+        general.verify_ipv4_checksum = burst_opt.verify_ipv4_checksum &&
+            (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
         if (auto r = parse_frame_general(f, len, general, meta)) {
             drop(m, in_port, *r);
             return 0;
@@ -445,41 +447,54 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     pc.rx_packets.add(n);
     for (uint16_t i = 0; i < kPrefetchAhead && i < n; i++)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
-    // The packets with one kPrefetchAhead later: [pkts, ahead_end). Pointers, not an index: the
-    // array's base is then no register of its own in the loop.
-    rte_mbuf *const *const ahead_end = pkts + (n > kPrefetchAhead ? n - kPrefetchAhead : 0);
-    rte_mbuf *const *const end = pkts + n;
-    const bool verify_burst = burst_opt.verify_ipv4_checksum;
-    for (rte_mbuf *const *p = pkts; p != end; p++) {
-        rte_mbuf *m = *p;
-        // The headers of a later packet load while this one is parsed.
-        if (p < ahead_end) rte_prefetch0(rte_pktmbuf_mtod(p[kPrefetchAhead], const void *));
-        bytes += m->pkt_len;
-        if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
-            drop(m, in_port, DropReason::frame_too_long);
-            continue;
-        }
-        // The NIC's IPv4 header checksum verdict (mlx5 and most PMDs set it): GOOD skips the
-        // software check, BAD drops as the software check would. Anything else (UNKNOWN, NONE:
-        // no verdict) is checked in software.
+    // One received packet: the checks of the mbuf, then parse_frame with accept() inlined
+    // after each of its parsers. kVerify: the port checks IPv4 header checksums (a constant of
+    // the loop's copy, not a per-packet test of the burst's option).
+    auto receive = [&](rte_mbuf *m, auto verify_port) __attribute__((always_inline)) {
+        constexpr bool kVerify = decltype(verify_port)::value;
+        // One test for the common mbuf: one segment, no BAD checksum verdict (the NIC's IPv4
+        // header checksum verdict: mlx5 and most PMDs set it). GOOD skips the software check,
+        // BAD drops as the software check would; anything else (UNKNOWN, NONE: no verdict) is
+        // checked in software.
         const uint64_t ip_csum = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
-        if (ip_csum == RTE_MBUF_F_RX_IP_CKSUM_BAD) [[unlikely]] {
-            drop(m, in_port, DropReason::ipv4_checksum_bad);
-            continue;
+        uint32_t len = rte_pktmbuf_data_len(m);
+        if (m->nb_segs > 1 || ip_csum == RTE_MBUF_F_RX_IP_CKSUM_BAD) [[unlikely]] {
+            bytes += m->pkt_len;
+            if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0)
+                return drop(m, in_port, DropReason::frame_too_long);
+            if (ip_csum == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+                return drop(m, in_port, DropReason::ipv4_checksum_bad);
+            len = rte_pktmbuf_data_len(m);
+        } else {
+            bytes += len;  // one segment: data_len is the packet's length
         }
         PacketMeta *meta = meta_of(m);
         const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-        const uint32_t len = rte_pktmbuf_data_len(m);
-        const bool verify = verify_burst && ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+        const bool verify = kVerify && ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
         // parse_frame, with accept() inlined after each of its parsers: the fast path's copy
         // knows what that parser accepts (IPv4 unicast to the port's MAC, untagged) and skips
         // those tests.
-        if (fast_path.parse(f, len, verify, meta)) [[likely]] {
-            accept(m, meta, f, n4, n6, std::true_type{});
-            continue;
+        if (fast_path.parse(f, len, verify, meta)) [[likely]]
+            return accept(m, meta, f, n4, n6, std::true_type{});
+        n4 += other(m, f, len, n4);
+    };
+    // The packets with one kPrefetchAhead later, [pkts, ahead_end), prefetch the headers of
+    // that one while this one is parsed; the last kPrefetchAhead (or fewer) have none. Pointers,
+    // not an index: the array's base is then no register of its own in the loop.
+    rte_mbuf *const *const ahead_end = pkts + (n > kPrefetchAhead ? n - kPrefetchAhead : 0);
+    rte_mbuf *const *const end = pkts + n;
+    auto receive_all = [&](auto verify_port) __attribute__((always_inline)) {
+        rte_mbuf *const *p = pkts;
+        for (; p != ahead_end; p++) {
+            rte_prefetch0(rte_pktmbuf_mtod(p[kPrefetchAhead], const void *));
+            receive(*p, verify_port);
         }
-        n4 += other(m, f, len, verify, n4);
-    }
+        for (; p != end; p++) receive(*p, verify_port);
+    };
+    if (burst_opt.verify_ipv4_checksum)
+        receive_all(std::true_type{});
+    else
+        receive_all(std::false_type{});
     pc.rx_bytes.add(bytes);
 
     if (n4) {

@@ -119,7 +119,7 @@ class Worker {
     [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run,
                                                   uint64_t dst);
     // One address family's routed packets (`nh_of(i)`: packet i's next-hop id; nh_of(n) must
-    // differ from every id, the run scan's end mark): each run of packets to one next hop
+    // differ from every id, the last run's end mark): each run of packets to one next hop
     // forwarded with its rewrite in registers, the others dispatched.
     template <L3Type kL3, class NhOf>
     [[gnu::always_inline]] inline void route(rte_mbuf *const *pkts, size_t n, NhOf nh_of,

@@ -69,6 +69,14 @@ inline V16 load16(const uint8_t *p) {
     std::memcpy(&v, p, 16);
     return v;
 }
+// One 16-byte store of v at p (unaligned).
+inline void store16(uint8_t *p, V16 v) {
+#if defined(__SSE4_1__)
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(p), reinterpret_cast<__m128i>(v));
+#else
+    std::memcpy(p, &v, 16);
+#endif
+}
 // (v & mask) == 0
 inline bool none_set(V16 v, V16 mask) {
 #if defined(__SSE4_1__)
@@ -248,8 +256,8 @@ class PortFastPath {
                                            [&](PacketMeta *r) {
                                                static_assert(offsetof(PacketMeta, nexthop) == 32 &&
                                                              sizeof(PacketMeta) == 44);
-                                               std::memcpy(reinterpret_cast<uint8_t *>(r) + 32,
-                                                           &tail_, 16);
+                                               parse_detail::store16(reinterpret_cast<uint8_t *>(r) + 32,
+                                                       tail_);
                                            });
     }
 

@@ -7,6 +7,7 @@
 #include "fixture.h"
 #include "lb_fixture.h"
 #include "pipeline/accounting.h"
+#include "pkt/checksum.h"
 #include "pkt/parser.h"
 
 namespace rocesw::test {
@@ -217,6 +218,101 @@ TEST_F(WorkerPipeline, ForwardsEveryPacketOfBurstsAroundThePrefetchDistance) {
         EXPECT_EQ(ports->take_tx(1).size(), n);
     }
     EXPECT_EQ(total_drops(0), 0u);
+}
+
+// The receive loop's mbuf checks (one segment or more, the NIC's checksum verdict), its two
+// parts (the packets with a prefetch kPrefetchAhead later, then the last few) and its two copies
+// (the port's checksum option on and off), against a model of each packet alone: every burst
+// length from 1 to 32, every packet a different mix of checksum (right, wrong), verdict (none,
+// UNKNOWN, GOOD, BAD), segments (1, 2) and TTL (64, 2, 1, 0). Exact frames out, every counter.
+TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) {
+    const uint64_t verdicts[] = {0, RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN, RTE_MBUF_F_RX_IP_CKSUM_GOOD,
+                                 RTE_MBUF_F_RX_IP_CKSUM_BAD, RTE_MBUF_F_RX_IP_CKSUM_NONE};
+    const uint8_t ttls[] = {64, 2, 1, 0};
+    struct Case {
+        Bytes frame, out;  // out: the forwarded frame, empty when dropped
+        uint16_t port = 1;  // out's port
+        DropReason reason = DropReason::ttl_expired;
+        uint64_t verdict = 0;
+        bool two_segments = false;
+    };
+    auto make = [&](unsigned k, bool verify) {
+        Case c;
+        const bool wrong = k % 2;
+        c.verdict = verdicts[k / 2 % 5];
+        c.two_segments = k / 10 % 2;
+        const uint8_t ttl = ttls[k / 3 % 4];
+        const uint8_t tos = uint8_t(k * 4);
+        // Runs of next hops A A B (B back out of the ingress port, p0).
+        c.port = k % 3 ? 1 : 0;
+        const uint32_t dst = c.port ? v4(10, 0, 2, 2) : v4(10, 0, 1, 2);
+        const Mac &hop = c.port ? kH2 : kH1, &mac = c.port ? kP1 : kP0;
+        c.frame = cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), dst, ttl, 20 + k % 9, tos));
+        if (wrong) c.frame[14 + 10] ^= 0x5A;
+        const bool bad = c.verdict == RTE_MBUF_F_RX_IP_CKSUM_BAD ||
+                         (wrong && verify && c.verdict != RTE_MBUF_F_RX_IP_CKSUM_GOOD);
+        if (bad) {
+            c.reason = DropReason::ipv4_checksum_bad;
+        } else if (ttl > 1 && !wrong) {
+            c.out = cat(eth(hop, mac, kEtherTypeIpv4),
+                        udp4(v4(10, 0, 1, 2), dst, uint8_t(ttl - 1), 20 + k % 9, tos));
+        } else if (ttl > 1) {  // forwarded with its wrong checksum, updated incrementally
+            c.out = c.frame;
+            std::copy(hop.begin(), hop.end(), c.out.begin());
+            std::copy(mac.begin(), mac.end(), c.out.begin() + 6);
+            ipv4_decrement_ttl(c.out.data() + 14);
+        }
+        return c;
+    };
+    auto mbuf = [&](const Case &c) {
+        rte_mbuf *m = rte_pktmbuf_alloc(ports->pool());
+        EXPECT_NE(m, nullptr);
+        const size_t first = c.two_segments ? 20 : c.frame.size();
+        std::memcpy(rte_pktmbuf_append(m, uint16_t(first)), c.frame.data(), first);
+        if (c.two_segments) {
+            rte_mbuf *t = rte_pktmbuf_alloc(ports->pool());
+            EXPECT_NE(t, nullptr);
+            std::memcpy(rte_pktmbuf_append(t, uint16_t(c.frame.size() - first)),
+                        c.frame.data() + first, c.frame.size() - first);
+            EXPECT_EQ(rte_pktmbuf_chain(m, t), 0);
+        }
+        m->ol_flags |= c.verdict;
+        return m;
+    };
+    for (const bool verify : {true, false}) {
+        dp->ctx().ports[0].parse.verify_ipv4_checksum = verify;
+        for (uint16_t n = 1; n <= 32; n++) {
+            SCOPED_TRACE(testing::Message() << "verify " << verify << ", burst " << n);
+            std::vector<Case> cases;
+            rte_mbuf *pkts[32];
+            uint64_t bytes = 0;
+            std::vector<Bytes> expect[2];
+            std::vector<uint64_t> want;
+            for (const auto &c : counters->ports[0].drops) want.push_back(c.load());
+            for (uint16_t i = 0; i < n; i++) {
+                cases.push_back(make(i * 5 + n, verify));
+                pkts[i] = mbuf(cases.back());
+                bytes += cases.back().frame.size();
+                if (cases.back().out.empty())
+                    want[size_t(cases.back().reason)]++;
+                else
+                    expect[cases.back().port].push_back(cases.back().out);
+            }
+            const uint64_t rx0 = counters->ports[0].rx_packets.load();
+            const uint64_t bytes0 = counters->ports[0].rx_bytes.load();
+            const uint64_t fwd0 = counters->ports[0].forwarded.load();
+            worker->process_burst(0, pkts, n, now_ns);
+            worker->poll_once(now_ns);  // egress flush
+            EXPECT_EQ(ports->take_tx(0), expect[0]);
+            EXPECT_EQ(ports->take_tx(1), expect[1]);
+            EXPECT_EQ(counters->ports[0].rx_packets.load(), rx0 + n);
+            EXPECT_EQ(counters->ports[0].rx_bytes.load(), bytes0 + bytes);
+            EXPECT_EQ(counters->ports[0].forwarded.load(),
+                      fwd0 + expect[0].size() + expect[1].size());
+            for (size_t r = 0; r < want.size(); r++)
+                EXPECT_EQ(counters->ports[0].drops[r].load(), want[r]) << drop_reason_name(DropReason(r));
+        }
+    }
 }
 
 // One burst mixing every way out of the route stage: single-path IPv4 and IPv6, VLAN-tagged
