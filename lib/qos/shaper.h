@@ -92,7 +92,7 @@ class TxRingModel {
         if (now_ns <= last_) return;
         uint64_t dt = now_ns - last_;
         last_ = now_ns;
-        if (rate_ == 0) return;
+        if (rate_ == 0 || inflight_ == 0) return;  // an empty ring stays empty
         uint64_t sub;  // as in TokenBucket::refill: no division
         inflight_ = __builtin_mul_overflow(dt, rate_, &sub) || sub > uint64_t(inflight_)
                         ? 0
@@ -127,6 +127,7 @@ class TxRingModel {
     }
     // Bytes still in the ring, rounded up.
     uint64_t inflight_bytes() const {
+        if (inflight_ == 0) return 0;  // the common case, without the division
         return uint64_t((inflight_ + kCreditPerByte - 1) / kCreditPerByte);
     }
 
