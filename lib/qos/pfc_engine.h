@@ -175,6 +175,13 @@ class PfcEngine {
         const Port &ps = *ports_[port];
         return now_ns >= ps.any_until.load(std::memory_order_acquire) && !ps.stormed;
     }
+    // Whether honor(port, ...) can ever pause a queue or run a watchdog: the port has a PFC
+    // priority, honors 802.3x PAUSE or watches a queue. Without, honor() returns 0 and changes
+    // nothing (received frames are ignored: any_until stays 0) and quiet() holds.
+    bool honors(uint16_t port) const {
+        const Port &ps = *ports_[port];
+        return plan_.ports[port].cls.pfc_enable || plan_.ports[port].honor_pause || ps.wd_queues;
+    }
     // Whether `port`, as an ingress port, has lossless PGs (generate() has work).
     bool generates(uint16_t port) const { return ports_[port]->lossless_pgs != 0; }
     // Generation for `port` as an ingress port: each lossless PG against its thresholds, on the

@@ -185,6 +185,11 @@ struct QosPlan {
     // flush (skipping a PG, or a port, whose inputs are those of its last XOFF-off evaluation is
     // an optimisation; the tests compare the two).
     bool pfc_skip = true;
+    // Not configurable: false makes QosEgress check every feature on every port (no
+    // TrafficManager::Port::ct_plain or pfc_inert: the cut-through checks, PFC honoring and the
+    // full service() of an idle port run whether the feature is on or not; skipping them for
+    // features that are off is an optimisation; the tests compare the two).
+    bool plain_skip = true;
     bool operator==(const QosPlan &) const = default;
 
     uint32_t wire_bytes(uint32_t frame_len) const {

@@ -114,6 +114,7 @@ void TrafficManager::enable_inject() {
             rte_ring_create(rn.c_str(), plan_.handoff_ring_packets, SOCKET_ID_ANY, RING_F_SC_DEQ);
         if (!ports_[p]->handoff)
             throw std::runtime_error("TrafficManager: cannot create ring " + rn);
+        handoffs_ = true;
     }
 }
 
@@ -165,6 +166,7 @@ void TrafficManager::init(const std::string &name) {
                                             RING_F_SC_DEQ);
             if (!port->handoff)
                 throw std::runtime_error("TrafficManager: cannot create ring " + rn);
+            handoffs_ = true;
         }
         // Lossless packets of a PG with static thresholds are admitted up to its threshold plus
         // its headroom; dynamic ones get their limit from PFC generation.
@@ -205,6 +207,21 @@ void TrafficManager::init(const std::string &name) {
         }
         owner_state_.push_back(std::move(o));
     }
+}
+
+void TrafficManager::update_plain(uint16_t port) {
+    using Queue = TrafficManager::Queue;
+    Port &ps = *ports_[port];
+    ps.pfc_inert = plan_.plain_skip && !pfc_.honors(port);
+    uint8_t plain = 0;
+    if (ps.pfc_inert && ps.shaper.rate_bps() == 0 && !ps.ring.capped())
+        for (unsigned qi = 0; qi < kNumQueues; qi++) {
+            const Queue &q = ps.q[qi];
+            constexpr uint32_t kChecked = Queue::kLossless | Queue::kDrop | Queue::kMarkEnq |
+                                          Queue::kMarkDeq | Queue::kStormDrop;
+            if (!(q.flags & kChecked) && !q.pool) plain = uint8_t(plain | 1u << qi);
+        }
+    ps.ct_plain = plain;
 }
 
 TrafficManager::~TrafficManager() {
@@ -316,6 +333,8 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
         owned_.push_back(p);
         for (auto &q : shared.ports_[p]->q)
             if (q.plan->pool >= 0) q.pool = &own_.pools[size_t(q.plan->pool)];
+        shared.update_plain(p);
+        if (shared.pfc_.generates(p)) generating_.push_back(p);
     }
 }
 
@@ -349,7 +368,7 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now
         if (idle) {
             const unsigned ne = ps.nonempty;  // the queues this burst went to
             ps.ct_mixed = (ne & (ne - 1)) != 0;
-            cut_through(port, now_ns);
+            if (ne && !ps.ct_mixed) cut_through(port, now_ns);  // else it would return at once
         }
         return;
     }
@@ -786,14 +805,24 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     // admissions and departures (its frames go out ahead of every queued packet).
     // A port whose burst cut through skips its drain (enqueue()); a port without a handoff
     // ring (one worker, no host interfaces) has nothing to drain.
-    for (uint16_t p : owned_)
-        if (const TrafficManager::Port &ps = *tm_.ports_[p]; ps.handoff && !ps.ct_pending)
-            drain_handoff(p, now_ns);
+    if (tm_.handoffs_)
+        for (uint16_t p : owned_)
+            if (const TrafficManager::Port &ps = *tm_.ports_[p]; ps.handoff && !ps.ct_pending)
+                drain_handoff(p, now_ns);
     uint32_t sent = 0;
-    for (uint16_t p : owned_) sent += service(p, now_ns);
+    for (uint16_t p : owned_) {
+        // service(), with its two cheapest cases here: a port whose burst cut through, and an
+        // idle one whose PFC honors nothing.
+        const TrafficManager::Port &ps = *tm_.ports_[p];
+        if (ps.ct_pending)
+            sent += finish_cut_through(p, now_ns);
+        else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert)
+            service_idle(p, now_ns);
+        else
+            sent += service(p, now_ns);
+    }
     ipool_valid_ = 0;
-    for (uint16_t p : owned_)
-        if (tm_.pfc_.generates(p)) pfc_generate(p, now_ns);
+    for (uint16_t p : generating_) pfc_generate(p, now_ns);
     return sent;
 }
 
@@ -821,10 +850,12 @@ struct QosEgress::PfcQueuesOf {
     uint32_t size(unsigned qi) const { return ps.q[qi].size(); }
     void storm_drop(unsigned qi) {
         ps.q[qi].flags |= TrafficManager::Queue::kStormDrop;
+        eg.tm_.update_plain(port);
         eg.flush_queue(port, qi, QueueDrop::pfc_watchdog, DropReason::pfc_watchdog);
     }
     void storm_restore(unsigned qi) {
         ps.q[qi].flags &= ~uint32_t(TrafficManager::Queue::kStormDrop);
+        eg.tm_.update_plain(port);
     }
 };
 
@@ -1156,6 +1187,17 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 // staged frames retried, the paused queues (PfcEngine::honor and set_paused), then bursts of
 // runs (take_run) handed to the device until no queue is eligible, the shaper or the ring model
 // has no room, or the device refuses (the rest is staged). Returns the frames the device took.
+// service()'s steps for an idle port (nothing queued, nothing staged) when honor() would return 0
+// and change nothing (Port::pfc_inert): nothing to send, the clocks brought to now, the gauges.
+[[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    apply_watermark_clear(port);
+    ps.shaper.refill(now_ns);
+    ps.ring.drain(now_ns);
+    tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
+    if (trace_) sample_ecn_marks(port, now_ns);
+}
+
 uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     PortQosStats &st = *tm_.stats_[port];
@@ -1305,104 +1347,116 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     // bytes.
     const uint32_t class0 = in_port_tc_word(meta0) & kInPortTc;
     const uint32_t min_frame = tm_.plan_.min_frame_bytes;
-    uint64_t bytes = 0;
-    uint32_t under = 0;  // bit 31: a frame shorter than min_frame (frames are below 2 GB)
-    for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
+    // Packet 0 has them by definition.
+    uint64_t bytes = pkts[0]->pkt_len;
+    uint32_t under = pkts[0]->pkt_len - min_frame;  // bit 31: a frame shorter than min_frame
+                                                    // (frames are below 2 GB)
+    for (rte_mbuf **p = pkts + 1, **const end = pkts + n; p != end; p++) {
         rte_mbuf *m = *p;
-        const uint32_t len = m->pkt_len;
-        if (const PacketMeta *meta = meta_of(m); (in_port_tc_word(meta) & kInPortTc) != class0) {
+        const PacketMeta *meta = meta_of(m);
+        const uint32_t len = m->pkt_len, cls = in_port_tc_word(meta);
+        bytes += len;
+        under |= len - min_frame;
+        if ((cls & kInPortTc) != class0) [[unlikely]] {
             const unsigned tc = meta->tc & (kNumTc - 1);
             if (to_queue[tc] != qi ||
                 tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
                 return false;
         }
-        bytes += len;
-        under |= len - min_frame;
     }
     TrafficManager::Port &ps = *tm_.ports_[port];
     Queue &q = ps.q[qi];
-    if ((q.flags & Queue::kStormDrop) || ps.paused.load(std::memory_order_relaxed) ||
-        !tm_.pfc_.quiet(port, now_ns))
+    // A plain queue (Port::ct_plain) is never stormed and its port's PFC is always quiet.
+    const bool plain = ps.ct_plain >> qi & 1;
+    if (ps.paused.load(std::memory_order_relaxed) ||
+        (!plain && ((q.flags & Queue::kStormDrop) || !tm_.pfc_.quiet(port, now_ns))))
         return false;
     // The wire bytes of all: each frame padded to min_frame_bytes (wire_bytes()), plus overhead.
     uint64_t wire_all = bytes + uint64_t(n) * tm_.plan_.wire_overhead_bytes;
     if (unlikely(under >> 31))
         for (uint16_t i = 0; i < n; i++)
             wire_all += pkts[i]->pkt_len < min_frame ? min_frame - pkts[i]->pkt_len : 0;
-    const uint32_t len_last = pkts[n - 1]->pkt_len;
-    const uint32_t w_last = tm_.plan_.wire_bytes(len_last);
-    ps.shaper.refill(now_ns);  // what admit() (ring) and service() do first, once per now
-    ps.ring.drain(now_ns);
-    const uint64_t ring_in = ps.ring.inflight_bytes();
-    // Enqueue marking sees the ring's bytes too (admit()'s ring_ahead); dequeue marking the
-    // ring's bytes ahead of each frame when the ring counts (take_run).
-    const uint64_t enq_ring = q.flags & Queue::kMarkRing ? ring_in : 0;
-    const uint64_t ring_w_mask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
-    const bool drop_curve = q.flags & Queue::kDrop, ecn_q = q.flags & Queue::kEcn;
-    const bool mark_enq = q.flags & Queue::kMarkEnq, mark_deq = q.flags & Queue::kMarkDeq;
-    // Bounds from the sums: the depth at the last packet's admission is the deepest any packet
-    // sees; the ring takes every frame when it has room for all; a frame's dequeue-marking
-    // depth (bytes behind it, ring bytes ahead of it) is below the burst's bytes plus the ring's
-    // and the burst's wire bytes.
-    const uint64_t before_last = bytes - len_last;
-    if (int64_t(wire_all) > ps.ring.room() || (drop_curve && before_last >= q.drop_min) ||
-        (mark_enq && before_last + enq_ring >= q.mark_min) ||
-        (mark_deq && bytes + ((ring_in + wire_all) & ring_w_mask) >= q.mark_min)) {
-        // Per packet, as admission() and cut_through() see each.
-        TxRingModel ring = ps.ring;
-        uint64_t depth = 0, ahead = ring_in & ring_w_mask;
-        for (uint16_t i = 0; i < n; i++) {
-            rte_mbuf *m = pkts[i];
-            const PacketMeta *meta = meta_of(m);
-            const unsigned ecn_ip = ecn_ip_of(meta);
-            const bool ect = ecn_ip > 4;
-            // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in an
-            // ECN queue); enqueue marking for ECT at or above mark_min.
-            if (drop_curve && depth >= q.drop_min && !(ect && ecn_q)) return false;
-            if (mark_enq && ect && depth + enq_ring >= q.mark_min) return false;
-            const uint32_t len = m->pkt_len;
-            const uint32_t w = tm_.plan_.wire_bytes(len);
-            if (!ring.fits(w)) return false;
-            ring.add(w);
-            depth += len;
-            // cut_through(): no ECT frame at a dequeue-marking depth (the flush decides those).
-            if (mark_deq && (ecn_ip == (4 | kEcnEct0) || ecn_ip == (4 | kEcnEct1)) &&
-                bytes - depth + ahead >= q.mark_min)
-                return false;
-            ahead += w & ring_w_mask;
-        }
-    }
-    // The pool: a packet that takes shared bytes (delta > 0) is checked against the thresholds.
-    // Along the burst the queue's excess only grows and the pool's free bytes only shrink, so
-    // every such check passes when the last packet's does (and none runs when it takes none).
     const uint64_t excess = bytes > q.reserved ? bytes - q.reserved : 0;
     TrafficManager::Pool *const pool = q.pool;
-    if (pool && (q.flags & Queue::kLossless) && pool->shared_used > pool->shared + pool->xoff)
-        return false;  // checked for every lossless packet, delta 0 or not
-    if (pool && excess) {
-        const uint64_t before = before_last;
-        const uint64_t used_before =
-            pool->shared_used + (before > q.reserved ? before - q.reserved : 0);
-        const uint64_t delta = excess - (before > q.reserved ? before - q.reserved : 0);
-        if (q.flags & Queue::kLossless) {
-            if (used_before + delta > pool->shared + pool->xoff) return false;
-        } else if (delta) {
-            if (used_before + delta > pool->shared) return false;
-            if (q.flags & Queue::kDynamic) {
-                const uint64_t free = pool->shared - used_before;
-                const uint64_t limit =
-                    q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
-                if (excess > limit) return false;
-            } else if (bytes > q.static_th) {
-                return false;
+    if (plain) {
+        // Everything below passes for a plain queue: the ring model has no cap (room() is
+        // unlimited), no curve, marking, pool or PG limit applies, and an unlimited shaper is
+        // always ready (its refill changes nothing a reader sees).
+        ps.ring.drain(now_ns);
+    } else {
+        const uint32_t len_last = pkts[n - 1]->pkt_len;
+        const uint32_t w_last = tm_.plan_.wire_bytes(len_last);
+        ps.shaper.refill(now_ns);  // what admit() (ring) and service() do first, once per now
+        ps.ring.drain(now_ns);
+        const uint64_t ring_in = ps.ring.inflight_bytes();
+        // Enqueue marking sees the ring's bytes too (admit()'s ring_ahead); dequeue marking the
+        // ring's bytes ahead of each frame when the ring counts (take_run).
+        const uint64_t enq_ring = q.flags & Queue::kMarkRing ? ring_in : 0;
+        const uint64_t ring_w_mask = q.flags & Queue::kMarkRing ? ~uint64_t(0) : 0;
+        const bool drop_curve = q.flags & Queue::kDrop, ecn_q = q.flags & Queue::kEcn;
+        const bool mark_enq = q.flags & Queue::kMarkEnq, mark_deq = q.flags & Queue::kMarkDeq;
+        // Bounds from the sums: the depth at the last packet's admission is the deepest any packet
+        // sees; the ring takes every frame when it has room for all; a frame's dequeue-marking
+        // depth (bytes behind it, ring bytes ahead of it) is below the burst's bytes plus the
+        // ring's and the burst's wire bytes.
+        const uint64_t before_last = bytes - len_last;
+        if (int64_t(wire_all) > ps.ring.room() || (drop_curve && before_last >= q.drop_min) ||
+            (mark_enq && before_last + enq_ring >= q.mark_min) ||
+            (mark_deq && bytes + ((ring_in + wire_all) & ring_w_mask) >= q.mark_min)) {
+            // Per packet, as admission() and cut_through() see each.
+            TxRingModel ring = ps.ring;
+            uint64_t depth = 0, ahead = ring_in & ring_w_mask;
+            for (uint16_t i = 0; i < n; i++) {
+                rte_mbuf *m = pkts[i];
+                const PacketMeta *meta = meta_of(m);
+                const unsigned ecn_ip = ecn_ip_of(meta);
+                const bool ect = ecn_ip > 4;
+                // admission(): a WRED draw for a lossy queue at or above drop_min (not for ECT in
+                // an ECN queue); enqueue marking for ECT at or above mark_min.
+                if (drop_curve && depth >= q.drop_min && !(ect && ecn_q)) return false;
+                if (mark_enq && ect && depth + enq_ring >= q.mark_min) return false;
+                const uint32_t len = m->pkt_len;
+                const uint32_t w = tm_.plan_.wire_bytes(len);
+                if (!ring.fits(w)) return false;
+                ring.add(w);
+                depth += len;
+                // cut_through(): no ECT frame at a dequeue-marking depth (the flush decides those).
+                if (mark_deq && (ecn_ip == (4 | kEcnEct0) || ecn_ip == (4 | kEcnEct1)) &&
+                    bytes - depth + ahead >= q.mark_min)
+                    return false;
+                ahead += w & ring_w_mask;
             }
         }
+        // The pool: a packet that takes shared bytes (delta > 0) is checked against the thresholds.
+        // Along the burst the queue's excess only grows and the pool's free bytes only shrink, so
+        // every such check passes when the last packet's does (and none runs when it takes none).
+        if (pool && (q.flags & Queue::kLossless) && pool->shared_used > pool->shared + pool->xoff)
+            return false;  // checked for every lossless packet, delta 0 or not
+        if (pool && excess) {
+            const uint64_t before = before_last;
+            const uint64_t used_before =
+                pool->shared_used + (before > q.reserved ? before - q.reserved : 0);
+            const uint64_t delta = excess - (before > q.reserved ? before - q.reserved : 0);
+            if (q.flags & Queue::kLossless) {
+                if (used_before + delta > pool->shared + pool->xoff) return false;
+            } else if (delta) {
+                if (used_before + delta > pool->shared) return false;
+                if (q.flags & Queue::kDynamic) {
+                    const uint64_t free = pool->shared - used_before;
+                    const uint64_t limit =
+                        q.dynamic_th >= 0 ? free << q.dynamic_th : free >> -q.dynamic_th;
+                    if (excess > limit) return false;
+                } else if (bytes > q.static_th) {
+                    return false;
+                }
+            }
+        }
+        if (q.flags & Queue::kLossless) {
+            const uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
+            if (lim != UINT64_MAX && pg_total(key) + bytes > lim) return false;
+        }
+        if (!ps.shaper.ready_after(wire_all - w_last)) return false;
     }
-    if (q.flags & Queue::kLossless) {
-        const uint64_t lim = (*tm_.pg_limit_)[key].load(std::memory_order_relaxed);
-        if (lim != UINT64_MAX && pg_total(key) + bytes > lim) return false;
-    }
-    if (!ps.shaper.ready_after(wire_all - w_last)) return false;
 
     // Admitted: admitted_to(), admitted() and the PG charge, in sums (the queue grew from empty).
     PortQosStats &st = *tm_.stats_[port];
@@ -1424,9 +1478,8 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     PgAccounting &pg = *own_.pg;
     pg.bytes[key].add(bytes);
     pg.watermark[key].max(pg.bytes[key].v);
-    TxRingModel ring = ps.ring;
-    ring.add(wire_all);  // as one add per frame
-    send_cut_through(port, int(qi), pkts, n, bytes, wire_all, key, ring, now_ns);
+    ps.ring.add(wire_all);  // as one add per frame
+    send_cut_through(port, int(qi), pkts, n, bytes, wire_all, key, ps.ring, now_ns);
     return true;
 }
 
@@ -1434,13 +1487,13 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
 // see: watermark clear, PFC honoring (quiet: pauses nothing, keeps the watchdog's marks
 // current), the run (take_run, commit_dequeued), the send; the buffer release waits for the
 // flush (finish_cut_through).
-void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t n,
-                                 uint64_t bytes, uint64_t wire_all, unsigned key,
-                                 const TxRingModel &ring, uint64_t now_ns) {
+[[gnu::always_inline]] inline void QosEgress::send_cut_through(
+    uint16_t port, int qi, rte_mbuf **out, uint32_t n, uint64_t bytes, uint64_t wire_all,
+    unsigned key, const TxRingModel &ring, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     TrafficManager::Queue &q = ps.q[size_t(qi)];
     apply_watermark_clear(port);
-    pfc_honor(port, now_ns);
+    if (!ps.pfc_inert) pfc_honor(port, now_ns);  // inert: pauses nothing, changes nothing
     PortQosStats &st = *tm_.stats_[port];
     st.cut_through_packets.add(n);
     ps.ct_pending = true;
@@ -1453,7 +1506,7 @@ void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t
     ps.sched.served_alone(qi);
     ps.nonempty = 0;
     ps.shaper.consume(uint32_t(wire_all));
-    ps.ring = ring;
+    if (&ring != &ps.ring) ps.ring = ring;
     QueueStats &qs = st.queues[size_t(qi)];
     qs.deq_packets.add(n);
     qs.deq_bytes.add(bytes);
@@ -1470,7 +1523,7 @@ void QosEgress::send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t
     }
 }
 
-void QosEgress::release_cut_through(TrafficManager::Port &ps) {
+[[gnu::always_inline]] inline void QosEgress::release_cut_through(TrafficManager::Port &ps) {
     ps.ct_pending = false;
     if (TrafficManager::Pool *pool = ps.ct_pool) {
         pool->shared_used -= ps.ct_excess;
@@ -1481,7 +1534,8 @@ void QosEgress::release_cut_through(TrafficManager::Port &ps) {
 
 // The rest of service() for a port whose burst left at enqueue: the release take_run would
 // have made, the gauges commit_dequeued and service() set. Returns the frames the device took.
-uint32_t QosEgress::finish_cut_through(uint16_t port, uint64_t now_ns) {
+[[gnu::always_inline]] inline uint32_t QosEgress::finish_cut_through(uint16_t port,
+                                                                     uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     release_cut_through(ps);
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);

@@ -217,6 +217,15 @@ class TrafficManager final : public Injector {
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
         bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
+        // Precomputed (TrafficManager::update_plain, at QosEgress's construction and when a
+        // queue's storm state changes): PFC honors nothing on this port (no PFC priority, no
+        // 802.3x PAUSE honored, no watchdog: PfcEngine::honors), so honor() would return 0 and
+        // change nothing; and, per queue (bit qi), that admit_cut_through() has nothing to check
+        // beyond the burst's class and the port's paused mask: no PFC on the port, no shaper,
+        // no TX ring cap, and the queue lossy, without a pool, a drop curve, ECN marking or a
+        // storm drop.
+        bool pfc_inert = false;
+        uint8_t ct_plain = 0;
         rte_ring *handoff = nullptr;
         // A burst sent at enqueue (QosEgress::cut_through) that the next flush still owes its
         // buffer release: ct_bytes of PG key ct_pg_key, the queue's excess ct_excess in ct_pool;
@@ -242,11 +251,14 @@ class TrafficManager final : public Injector {
     };
 
     void init(const std::string &name);
+    // Port::pfc_inert and Port::ct_plain of `port` from its current configuration and state.
+    void update_plain(uint16_t port);
 
     QosPlan plan_;
     uint16_t n_workers_;
     std::vector<uint16_t> owners_;
     std::vector<std::unique_ptr<Port>> ports_;
+    bool handoffs_ = false;  // some port has a handoff ring (QosEgress::flush drains them)
     std::vector<std::unique_ptr<PortQosStats>> stats_;
     PfcEngine pfc_;
     // Per ingress pool: the PgAccounting keys of its lossless PGs and their reservations.
@@ -332,11 +344,16 @@ class QosEgress final : public Egress {
     bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     // Their common end: service()'s steps for `n` frames (`bytes`, `wire` wire bytes, PG key
     // `key`) of queue qi, sent from out[]; `ring`: the ring model with them added.
-    void send_cut_through(uint16_t port, int qi, rte_mbuf **out, uint32_t n, uint64_t bytes,
-                          uint64_t wire, unsigned key, const TxRingModel &ring, uint64_t now_ns);
+    [[gnu::always_inline]] inline void send_cut_through(uint16_t port, int qi, rte_mbuf **out,
+                                                        uint32_t n, uint64_t bytes, uint64_t wire,
+                                                        unsigned key, const TxRingModel &ring,
+                                                        uint64_t now_ns);
     // The flush's share of a cut-through burst: the buffer release it deferred, the gauges.
-    uint32_t finish_cut_through(uint16_t port, uint64_t now_ns);
-    void release_cut_through(TrafficManager::Port &ps);
+    [[gnu::always_inline]] inline uint32_t finish_cut_through(uint16_t port, uint64_t now_ns);
+    // service() for a port with nothing queued or staged whose PFC is inert (Port::pfc_inert):
+    // the clocks, the watermark clear and the gauges, as service() would.
+    [[gnu::always_inline]] inline void service_idle(uint16_t port, uint64_t now_ns);
+    [[gnu::always_inline]] inline void release_cut_through(TrafficManager::Port &ps);
     // The PFC engine's two calls per owned port and flush, through the narrow interfaces it
     // asks for (qos/pfc_engine.h): honoring in (the paused queues), generation out.
     struct PfcQueuesOf;  // PfcQueues over one owned port's queues
@@ -391,6 +408,7 @@ class QosEgress final : public Egress {
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;
+    std::vector<uint16_t> generating_;  // the owned ports PFC generates for (PfcEngine::generates)
     // Per flush: the ingress pools' use beyond reservations (ipool_used), bit i: pool i read.
     std::vector<uint64_t> ipool_used_;
     uint64_t ipool_valid_ = 0;

@@ -25,13 +25,15 @@ class TokenBucket {
     TokenBucket(uint64_t rate_bps, uint64_t depth_bytes)
         : rate_(rate_bps), cap_(int64_t(depth_bytes) * kCreditPerByte), credit_(cap_) {}
 
+    // Unlimited (rate 0): nothing to do, and the clock is never read (ready() always holds).
     void refill(uint64_t now_ns) {
+        if (rate_ == 0) return;
         if (!started_) {
             started_ = true;
             last_ = now_ns;
             return;
         }
-        if (now_ns <= last_ || rate_ == 0) return;
+        if (now_ns <= last_) return;
         uint64_t dt = now_ns - last_;
         last_ = now_ns;
         // credit + dt x rate, at most cap; no division (dt x rate > room is the same test as
@@ -90,7 +92,7 @@ class TxRingModel {
         if (now_ns <= last_) return;
         uint64_t dt = now_ns - last_;
         last_ = now_ns;
-        if (rate_ == 0) return;
+        if (rate_ == 0 || inflight_ == 0) return;  // an empty ring stays empty
         uint64_t sub;  // as in TokenBucket::refill: no division
         inflight_ = __builtin_mul_overflow(dt, rate_, &sub) || sub > uint64_t(inflight_)
                         ? 0
@@ -109,6 +111,7 @@ class TxRingModel {
         return inflight_ <= cap_ ? (cap_ - inflight_) / kCreditPerByte : -1;
     }
     bool empty() const { return inflight_ == 0; }
+    bool capped() const { return cap_ != 0; }
     void remove(uint32_t wire_bytes) {
         inflight_ = std::max<int64_t>(0, inflight_ - int64_t(wire_bytes) * kCreditPerByte);
     }
@@ -124,6 +127,7 @@ class TxRingModel {
     }
     // Bytes still in the ring, rounded up.
     uint64_t inflight_bytes() const {
+        if (inflight_ == 0) return 0;  // the common case, without the division
         return uint64_t((inflight_ + kCreditPerByte - 1) / kCreditPerByte);
     }
 

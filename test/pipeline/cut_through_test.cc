@@ -119,22 +119,27 @@ struct Outcome {
 class CutThrough : public SwitchFixture {
   protected:
     uint32_t queue_packets_ = 0;  // non-zero: the plan's ROCESW.queue_packets
+    // Set: the profile is qos_profile(*tables_, port_fields) instead of kTables with PFC on
+    // priority 3 (port_fields then without the leading ", ").
+    const std::string *tables_ = nullptr;
 
     void SetUp() override {}
     void TearDown() override {}
 
     Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
                 const std::string &port_fields, const Topology &setup, bool sum_admission = true,
-                bool run_tests_once = true, bool pfc_skip = true) {
+                bool run_tests_once = true, bool pfc_skip = true, bool plain_skip = true) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
-        QosPlan plan = build_qos_plan(
-            load_qos_string(qos_profile(kTables, "pfc_enable: \"3\"" + port_fields), "t.yaml"),
-            info);
+        const std::string profile = tables_
+                                        ? qos_profile(*tables_, port_fields)
+                                        : qos_profile(kTables, "pfc_enable: \"3\"" + port_fields);
+        QosPlan plan = build_qos_plan(load_qos_string(profile, "t.yaml"), info);
         plan.cut_through = cut_through;
         plan.sum_admission = sum_admission;
         plan.run_tests_once = run_tests_once;
         plan.pfc_skip = pfc_skip;
+        plan.plain_skip = plain_skip;
         if (queue_packets_) plan.queue_packets = queue_packets_;
         TestPorts tp(unique_name("ct"), 2, 32768);
         {
@@ -273,6 +278,19 @@ class CutThrough : public SwitchFixture {
         const Outcome skip = run(script, true, speed_mbps, port_fields, setup, true, true, true);
         const Outcome each = run(script, true, speed_mbps, port_fields, setup, true, true, false);
         compare(skip, each, "PFC skip", "every PG evaluated");
+    }
+
+    // The script through a switch that skips the checks of features that are off
+    // (QosPlan::plain_skip: TrafficManager::Port::ct_plain, pfc_inert) and one that runs them
+    // all: identical output and counters, and the same packets cut through.
+    void same_plain(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
+                    const Topology &setup = {}) {
+        const Outcome skip =
+            run(script, true, speed_mbps, port_fields, setup, true, true, true, true);
+        const Outcome all =
+            run(script, true, speed_mbps, port_fields, setup, true, true, true, false);
+        EXPECT_EQ(skip.cut_through_packets, all.cut_through_packets);
+        compare(skip, all, "plain skipped", "every check run");
     }
 
     static void compare(const Outcome &on, const Outcome &off, const char *a, const char *b) {
@@ -877,6 +895,154 @@ TEST_F(CutThrough, PfcSkipMatchesEveryPgEvaluated) {
                  ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
                  {uint16_t(seed == 36 ? 2 : 1), true, false});
     }
+}
+
+// The precomputed "nothing to check" state of a port and its queues (TrafficManager::Port
+// ct_plain and pfc_inert: admit_cut_through() and the flush skip the checks of features that
+// are off). rsw-pass's configuration - one class, no PFC or PAUSE, no WRED/ECN, no shaper, no TX
+// ring cap, no buffer pools - with each feature switched on alone, under traffic that makes the
+// feature act on bursts that find the port idle: cut-through on and off must still agree, so a
+// flag left set for a feature that is on (the checks skipped) fails here; and the same scripts
+// with the flags (QosPlan::plain_skip) and without, where every check runs.
+Script one_class_features(uint32_t seed, int steps, int storm_from = -1, int storm_to = -1,
+                          int pfc_prio = -1, bool pause = false) {
+    std::mt19937 rng(seed);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < steps; i++) {
+        Step st;
+        const uint32_t n = pick(5) == 0 ? 1 + pick(4) : 8 + pick(25);
+        for (uint32_t k = 0; k < n; k++)
+            st.rx[0].push_back(udp(0, 0, uint8_t(pick(4)), 60 + pick(1400), seq++));
+        Bytes f(kMacControlFrameLen);
+        const bool storm = i >= storm_from && i < storm_to;
+        if (pfc_prio >= 0 && (storm || pick(12) == 0)) {
+            std::array<uint16_t, 8> q{};
+            q[size_t(pfc_prio)] = uint16_t(storm ? 0xFFFF : pick(3) == 0 ? 0 : pick(2000));
+            build_pfc_frame(f.data(), {0x02, 0, 0, 0, 0xBB, 0x02}, uint8_t(1u << pfc_prio), q);
+            st.rx[1].push_back(f);
+        }
+        if (pause && pick(12) == 0) {
+            build_pause_frame(f.data(), {0x02, 0, 0, 0, 0xBB, 0x02},
+                              uint16_t(pick(3) == 0 ? 0 : pick(2000)));
+            st.rx[1].push_back(f);
+        }
+        if (pick(30) == 0) st.tx_budget1 = pick(20);
+        st.step_ns = storm ? 1'000'000 : pick(3) == 0 ? 1'000 + pick(5'000) : 20'000 + pick(40'000);
+        s.push_back(st);
+    }
+    return s;
+}
+
+TEST_F(CutThrough, PlainFlagsEachFeatureOnAlone) {
+    const std::string kPass = "shaper: false, tx_ring_bytes: 0";
+    const std::string kWredQ0 = "QUEUE:\n  default|0: {wred_profile: w}\n";
+    struct Feature {
+        const char *name;
+        std::string tables, port_fields;
+        uint64_t speed_mbps = 10000;
+        int pfc_prio = -1;
+        bool pause = false;
+        int storm_from = -1, storm_to = -1;
+    };
+    const std::vector<Feature> features = {
+        {"none", "", kPass},
+        {"PFC", "", kPass + ", pfc_enable: \"0\"", 10000, 0},
+        {"PAUSE", "", kPass + ", pause: honor", 10000, -1, true},
+        {"WRED",
+         "WRED_PROFILE:\n  w: {ecn: ecn_none, wred_green_enable: true, "
+         "green_min_threshold: 2000, green_max_threshold: 20000, "
+         "green_drop_probability: 50}\n" +
+             kWredQ0,
+         kPass},
+        {"ECN at enqueue",
+         "WRED_PROFILE:\n  w: {ecn: ecn_all, wred_green_enable: false, "
+         "green_min_threshold: 2000, green_max_threshold: 20000, "
+         "green_drop_probability: 50, ecn_mark_point: enqueue}\n" +
+             kWredQ0,
+         kPass},
+        {"ECN at dequeue",
+         "WRED_PROFILE:\n  w: {ecn: ecn_all, wred_green_enable: false, "
+         "green_min_threshold: 2000, green_max_threshold: 20000, "
+         "green_drop_probability: 50, ecn_mark_point: dequeue}\n" +
+             kWredQ0,
+         kPass},
+        {"shaper", "", "shaper: true, shaper_burst_bytes: 3000, tx_ring_bytes: 0", 1000},
+        {"TX ring cap", "", "shaper: false, tx_ring_bytes: 3000", 1000},
+        {"static pool",
+         "BUFFER_POOL:\n  e: {type: egress, mode: static, size: 1000000}\n"
+         "BUFFER_PROFILE:\n  p: {pool: e, size: 1518, static_th: 6000}\n"
+         "BUFFER_QUEUE:\n  default|0-7: {profile: p}\n",
+         kPass},
+        {"dynamic pool",
+         "BUFFER_POOL:\n  e: {type: egress, mode: dynamic, size: 20000}\n"
+         "BUFFER_PROFILE:\n  p: {pool: e, size: 0, dynamic_th: -1}\n"
+         "BUFFER_QUEUE:\n  default|0-7: {profile: p}\n",
+         kPass},
+        {"storm drop",
+         "PFC_WD:\n  default: {detection_time: 10, restoration_time: 20, "
+         "action: drop}\n",
+         kPass + ", pfc_enable: \"0\"", 10000, 0, false, 60, 90},
+    };
+    for (const Feature &f : features) {
+        SCOPED_TRACE(f.name);
+        tables_ = &f.tables;
+        uint64_t total = 0;
+        for (uint32_t seed : {51u, 52u}) {
+            const Script s =
+                one_class_features(seed, 200, f.storm_from, f.storm_to, f.pfc_prio, f.pause);
+            total += same(s, f.speed_mbps, f.port_fields);
+            same_plain(s, f.speed_mbps, f.port_fields);
+        }
+        EXPECT_GT(total, 0u) << "some bursts cut through";
+        // A flag that skips PFC honoring (Port::pfc_inert) would skip it with cut-through on
+        // and off alike: that the pause and the watchdog act is checked on its own. A pause of
+        // 0xFFFF quanta (3.4 ms at 10G) received with the first burst holds every frame of ten
+        // polls 10 us apart, in both switches.
+        if (f.pfc_prio >= 0 || f.pause) {
+            Script p;
+            uint16_t seq = 0;
+            for (int i = 0; i < 10; i++) {
+                Step st;
+                if (i == 0) {
+                    Bytes b(kMacControlFrameLen);
+                    std::array<uint16_t, 8> q{};
+                    q[size_t(std::max(f.pfc_prio, 0))] = 0xFFFF;
+                    if (f.pause)
+                        build_pause_frame(b.data(), {0x02, 0, 0, 0, 0xBB, 0x02}, 0xFFFF);
+                    else
+                        build_pfc_frame(b.data(), {0x02, 0, 0, 0, 0xBB, 0x02},
+                                        uint8_t(1u << f.pfc_prio), q);
+                    st.rx[1].push_back(b);
+                }
+                for (int k = 0; k < 8; k++) st.rx[0].push_back(udp(0, 0, 0, 200, seq++));
+                st.step_ns = 10'000;
+                p.push_back(st);
+            }
+            for (const bool cut : {true, false}) {
+                const Outcome o = run(p, cut, f.speed_mbps, f.port_fields, {});
+                size_t early = 0, out1 = 0;
+                for (const auto &[t, port, frame] : o.sent)
+                    if (port == 1) {
+                        out1++;
+                        early += t <= 1'000'000 + 10 * 10'000;
+                    }
+                EXPECT_EQ(early, 0u) << "sent while paused, cut-through " << cut;
+                EXPECT_EQ(out1, size_t(seq)) << "all sent after the pause";
+            }
+        }
+        if (f.storm_from >= 0) {
+            const Outcome o =
+                run(one_class_features(51, 200, f.storm_from, f.storm_to, f.pfc_prio, f.pause),
+                    true, f.speed_mbps, f.port_fields, {});
+            double storms = 0;
+            for (const auto &[k, v] : parse_exposition(o.scrape))
+                if (k.rfind("rocesw_pfc_watchdog_storms_total", 0) == 0) storms += v;
+            EXPECT_GT(storms, 0) << "the watchdog saw the storm";
+        }
+    }
+    tables_ = nullptr;
 }
 
 }  // namespace
