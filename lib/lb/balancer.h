@@ -114,8 +114,9 @@ class LoadBalancer {
                                           Pass2 &st, const LbMember **out);
     // pass2_rest for a run of the built-in flowlet policy with the LetFlow chooser (pass2_rest
     // calls it): the choice made in the loop, no request (the generic choose() is not called).
-    // kCheckDead: the group's buckets may name a dead slot (not EcmpGroup::buckets_alive).
-    template <bool kCheckDead>
+    // kCheckDead: the group's buckets may name a dead slot (not EcmpGroup::buckets_alive);
+    // kRecord: path changes are traced or recorded (trace_ or LbSettings::trace_path_changes).
+    template <bool kCheckDead, bool kRecord>
     [[gnu::noinline]] uint32_t pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
                                              Pass2 &st, const LbMember **out);
     // A path change's trace event and PathEvent (counted by the caller).
