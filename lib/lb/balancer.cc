@@ -108,7 +108,7 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
     uint64_t *const hash = hash_.data();
     FlowletBucket **const bucket = bucket_.data();
     const FlowletBuckets fb = flowlets_.buckets();
-    const auto hash_of = [&](uint32_t i) {
+    const auto hash_of = [&](size_t i) {
         rte_mbuf *const m = pkts[i];
         const PacketMeta *meta = meta_of(m);
         const auto l3 = [m, meta] {
@@ -138,7 +138,7 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
         }
         const bool flowlet = gran == LbGranularity::flowlet;
         if (flowlet) {
-            for (uint32_t i = begin; i < end; i++) {
+            for (size_t i = begin; i < end; i++) {  // 64-bit: one induction variable
                 const uint64_t h = hash_of(i);
                 hash[i] = h;
                 bucket[i] = &fb.bucket(h);
