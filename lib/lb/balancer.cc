@@ -326,14 +326,19 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
     }
     // A 64-bit index: one induction variable for the arrays.
     size_t k = size_t(i) + 1;
-    for (; k < end; k++) {
+    for (const size_t end64 = end; k < end64; k++) {
         FlowletEntry *e = bucket_[k]->find(flowlet_tag(hash_[k]));
         if (e && e->group == gid) [[likely]] {
             // flowlet_hit's test with the gap first: a new flowlet after a gap (every packet
-            // at low rates) skips the slot's alive test.
+            // at low rates) skips the slot's alive test and old_entry's pending test (a
+            // pending entry is this burst's: its last_us is now_us, never a gap).
             const uint8_t slot = e->slot;
-            if (now_us - e->last_us <= gap_us && (alive_slots >> (slot & 63) & 1)) break;
-            old_entry(k, e, slot);
+            if (now_us - e->last_us <= gap_us) {
+                if (alive_slots >> (slot & 63) & 1) break;  // a hit
+                old_entry(k, e, slot);
+            } else {
+                decide_flowlet(k, e, slot);
+            }
         } else {
             new_entry(k, e);
         }
