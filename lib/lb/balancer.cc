@@ -59,6 +59,13 @@ inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t s
     tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
 }
 
+// emit_tallied in pass 2's flowlet run of run_member_'s group: the member's address loaded.
+inline void LoadBalancer::emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out,
+                                   uint64_t flowlet) {
+    out[i] = run_member_[slot];
+    tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
+}
+
 void LoadBalancer::fold_tally(const EcmpGroup *next) {
     if (const EcmpGroup *g = tally_g_) {
         for (uint32_t s = 0; s < g->n_slots; s++) {  // emitted slots are below n_slots
@@ -418,8 +425,10 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
             continue;
         }
         uint64_t alive_slots = 0;
-        for (uint32_t sl = 0; sl < g->n_slots; sl++)
+        for (uint32_t sl = 0; sl < g->n_slots; sl++) {
             alive_slots |= uint64_t(g->members[sl].alive) << sl;
+            run_member_[sl] = &g->members[sl];
+        }
         st.alive_slots = alive_slots;
         const uint16_t gid = g->id;
         const uint32_t end = run.end;
@@ -430,7 +439,7 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
                 if (!flowlet_hit(e, gid, alive_slots, now_us, gap_us)) [[unlikely]]
                     break;
                 e->last_us = now_us;
-                emit_tallied(i, *g, e->slot, pkts[i]->pkt_len, out, 0);
+                emit_run(i, e->slot, pkts[i]->pkt_len, out, 0);
             }
             if (i < end) i = pass2_rest(pkts, i, end, st, out);
         }
