@@ -59,6 +59,13 @@ inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t s
     tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
 }
 
+// emit_tallied in pass 2's flowlet run of run_member_'s group: the member's address loaded.
+inline void LoadBalancer::emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out,
+                                   uint64_t flowlet) {
+    out[i] = run_member_[slot];
+    tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
+}
+
 void LoadBalancer::fold_tally(const EcmpGroup *next) {
     if (const EcmpGroup *g = tally_g_) {
         for (uint32_t s = 0; s < g->n_slots; s++) {  // emitted slots are below n_slots
@@ -108,7 +115,7 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
     uint64_t *const hash = hash_.data();
     FlowletBucket **const bucket = bucket_.data();
     const FlowletBuckets fb = flowlets_.buckets();
-    const auto hash_of = [&](uint32_t i) {
+    const auto hash_of = [&](size_t i) {
         rte_mbuf *const m = pkts[i];
         const PacketMeta *meta = meta_of(m);
         const auto l3 = [m, meta] {
@@ -138,7 +145,7 @@ uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_i
         }
         const bool flowlet = gran == LbGranularity::flowlet;
         if (flowlet) {
-            for (uint32_t i = begin; i < end; i++) {
+            for (size_t i = begin; i < end; i++) {  // 64-bit: one induction variable
                 const uint64_t h = hash_of(i);
                 hash[i] = h;
                 bucket[i] = &fb.bucket(h);
@@ -175,9 +182,14 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
     static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32 && kLbMaxBurst <= 256);
     // The built-in flowlet policy's LetFlow runs (here, not in the caller's hit loop, whose
     // values stay in registers without the test).
-    if (st.pol == uint8_t(LbPolicyId::flowlet) && letflow_ && !st.s->chooser_least_loaded)
-        return st.g->buckets_alive ? pass2_letflow<false>(pkts, i, end, st, out)
-                                   : pass2_letflow<true>(pkts, i, end, st, out);
+    if (st.pol == uint8_t(LbPolicyId::flowlet) && letflow_ && !st.s->chooser_least_loaded) {
+        const bool record = trace_ || st.s->trace_path_changes;
+        if (st.g->buckets_alive)
+            return record ? pass2_letflow<false, true>(pkts, i, end, st, out)
+                          : pass2_letflow<false, false>(pkts, i, end, st, out);
+        return record ? pass2_letflow<true, true>(pkts, i, end, st, out)
+                      : pass2_letflow<true, false>(pkts, i, end, st, out);
+    }
     const EcmpGroup *const g = st.g;
     const uint16_t gid = g->id;
     const uint8_t pol = st.pol;
@@ -246,7 +258,7 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
 // pass2_rest. Packet i is not a hit (the caller's loop stopped there); each later packet is
 // tested for a hit as in the caller's loop, which a hit goes back to. (Passing packet i's entry
 // on from the caller's loop instead of finding it again cost its hits one instruction each.)
-template <bool kCheckDead>
+template <bool kCheckDead, bool kRecord>
 uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
                                      const LbMember **out) {
     const EcmpGroup *const g = st.g;
@@ -261,53 +273,84 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
     const uint32_t i0 = i;
     const uint16_t nj0 = nj;
     uint32_t changes = 0, full = 0, dead = 0;
-    const bool path_events = st.s->trace_path_changes, record = trace_ || path_events;
     LbRng rng = letflow_->rng();
-    // Packet k, not a hit, whose entry (find()'s result) is e.
-    const auto new_flowlet = [&](uint32_t k, FlowletEntry *e) __attribute__((always_inline)) {
-        const uint64_t h = hash_[k];
-        uint8_t current = kNoMember;
-        if (e && e->group == gid) {
-            const uint8_t slot = e->slot;
-            if (slot == kFlowletPending) [[unlikely]] {
-                e->last_us = now_us;
-                joins_[nj++] = Join{uint16_t(k), e->pending};
-                return;
-            }
-            current = slot;  // a gap, or its member died: a new flowlet
-        } else {
-            if (!e) {
-                e = flowlets_.insert(h, now_us, st.s->flowlet_age_us, aged);
-                if (!e) [[unlikely]] {
-                    full++;
-                    emit_tallied(k, *g, g->bucket_member(h), pkts[k]->pkt_len, out, 0);
-                    return;
-                }
-            }
-            e->group = gid;  // a new entry, or another group's with this tag taken over
-        }
+    // The decision for packet k, not a hit, whose entry e is the flow's (this group's):
+    // `current` is the member its last flowlet took (kNoMember: a new entry).
+    const auto decide_flowlet = [&](size_t k, FlowletEntry *e, uint8_t current)
+                                    __attribute__((always_inline)) {
         uint8_t choice = FlowletPolicy::random_choice(*g, rng);
         if (kCheckDead && (choice >= kMaxGroupMembers || !(alive_slots >> choice & 1)))
             [[unlikely]] {
-            choice = g->bucket_member(h);
+            choice = g->bucket_member(hash_[k]);
             dead++;
         }
         // The entry's tag, group and valid flag are the flow's already.
         e->last_us = now_us;
         e->slot = choice;
         emit_tallied(k, *g, choice, pkts[k]->pkt_len, out, 1);
-        if (current != kNoMember && current != choice) {
+        // Without kCheckDead the choice is an alive slot, never kNoMember: a new entry's
+        // kNoMember differs from it, and new_entry took that change back in advance.
+        if ((!kCheckDead || current != kNoMember) && current != choice) {
             changes++;
-            if (record) [[unlikely]]
-                record_path_change(st.now_ns, *g, current, choice, h, pkts[k], path_events);
+            if constexpr (kRecord)
+                if (kCheckDead || current != kNoMember)
+                    record_path_change(st.now_ns, *g, current, choice, hash_[k], pkts[k],
+                                       st.s->trace_path_changes);
         }
     };
-    new_flowlet(i, bucket_[i]->find(flowlet_tag(hash_[i])));
-    for (i++; i < end; i++) {
+    // Packet k of a flow this group has no entry for (e: find()'s result, null or another
+    // group's entry, which is taken over).
+    const auto new_entry = [&](size_t k, FlowletEntry *e) __attribute__((always_inline)) {
+        if (!e) {
+            const uint64_t h = hash_[k];
+            e = flowlets_.insert(h, now_us, st.s->flowlet_age_us, aged);
+            if (!e) [[unlikely]] {
+                full++;
+                emit_tallied(k, *g, g->bucket_member(h), pkts[k]->pkt_len, out, 0);
+                return;
+            }
+        }
+        e->group = gid;
+        if constexpr (!kCheckDead) changes--;  // decide_flowlet counts kNoMember as a change
+        decide_flowlet(k, e, kNoMember);
+    };
+    // Packet k, not a hit, whose entry e is this group's with slot `slot`.
+    const auto old_entry = [&](size_t k, FlowletEntry *e, uint8_t slot)
+                               __attribute__((always_inline)) {
+        if (slot == kFlowletPending) [[unlikely]] {
+            e->last_us = now_us;
+            joins_[nj++] = Join{uint16_t(k), e->pending};
+            return;
+        }
+        decide_flowlet(k, e, slot);  // a gap, or its member died: a new flowlet
+    };
+    {
         FlowletEntry *e = bucket_[i]->find(flowlet_tag(hash_[i]));
-        if (flowlet_hit(e, gid, alive_slots, now_us, gap_us)) break;
-        new_flowlet(i, e);
+        if (e && e->group == gid)
+            old_entry(i, e, e->slot);
+        else
+            new_entry(i, e);
     }
+    // A 64-bit index: one induction variable for the arrays.
+    size_t k = size_t(i) + 1;
+    for (const size_t end64 = end; k < end64; k++) {
+        FlowletEntry *e = bucket_[k]->find(flowlet_tag(hash_[k]));
+        if (e && e->group == gid) [[likely]] {
+            // flowlet_hit's test with the gap first: a new flowlet after a gap (every packet
+            // at low rates) skips the slot's alive test and old_entry's pending test (a
+            // pending entry is this burst's: its last_us is now_us, never a gap).
+            const uint8_t slot = e->slot;
+            if (now_us - e->last_us <= gap_us) {
+                if (alive_slots >> (slot & 63) & 1) break;  // a hit
+                old_entry(k, e, slot);
+            } else {
+                decide_flowlet(k, e, slot);
+            }
+        } else {
+            new_entry(k, e);
+        }
+    }
+    i = uint32_t(k);
     letflow_->rng() = rng;
     LbPolicyCounters &pc = ctr_.policies[uint8_t(LbPolicyId::flowlet)];
     const uint32_t decisions = i - i0 - uint32_t(nj - nj0) - full, fallbacks = full + dead;
@@ -382,8 +425,10 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
             continue;
         }
         uint64_t alive_slots = 0;
-        for (uint32_t sl = 0; sl < g->n_slots; sl++)
+        for (uint32_t sl = 0; sl < g->n_slots; sl++) {
             alive_slots |= uint64_t(g->members[sl].alive) << sl;
+            run_member_[sl] = &g->members[sl];
+        }
         st.alive_slots = alive_slots;
         const uint16_t gid = g->id;
         const uint32_t end = run.end;
@@ -394,7 +439,7 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
                 if (!flowlet_hit(e, gid, alive_slots, now_us, gap_us)) [[unlikely]]
                     break;
                 e->last_us = now_us;
-                emit_tallied(i, *g, e->slot, pkts[i]->pkt_len, out, 0);
+                emit_run(i, e->slot, pkts[i]->pkt_len, out, 0);
             }
             if (i < end) i = pass2_rest(pkts, i, end, st, out);
         }

@@ -114,8 +114,9 @@ class LoadBalancer {
                                           Pass2 &st, const LbMember **out);
     // pass2_rest for a run of the built-in flowlet policy with the LetFlow chooser (pass2_rest
     // calls it): the choice made in the loop, no request (the generic choose() is not called).
-    // kCheckDead: the group's buckets may name a dead slot (not EcmpGroup::buckets_alive).
-    template <bool kCheckDead>
+    // kCheckDead: the group's buckets may name a dead slot (not EcmpGroup::buckets_alive);
+    // kRecord: path changes are traced or recorded (trace_ or LbSettings::trace_path_changes).
+    template <bool kCheckDead, bool kRecord>
     [[gnu::noinline]] uint32_t pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
                                              Pass2 &st, const LbMember **out);
     // A path change's trace event and PathEvent (counted by the caller).
@@ -129,6 +130,8 @@ class LoadBalancer {
               uint64_t flowlet);
     void emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
                       const LbMember **out, uint64_t flowlet);
+    // emit_tallied for a flowlet run in pass 2 (slot below the run's group's n_slots).
+    void emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out, uint64_t flowlet);
     // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
     [[gnu::noinline]] void fold_tally(const EcmpGroup *next);
     // The policy calls for the requests of the policies in `pol_mask`, and their packets' output.
@@ -175,6 +178,9 @@ class LoadBalancer {
     static constexpr uint32_t kTallyPacketShift = 32, kTallyFlowletShift = 48;
     const EcmpGroup *tally_g_ = nullptr;
     std::array<uint64_t, kMaxGroupMembers> tally_{};
+    // The members' addresses of pass 2's current flowlet run's group, slots below its n_slots
+    // (set with the run's alive slots): emit_run loads one instead of computing it.
+    std::array<const LbMember *, kMaxGroupMembers> run_member_{};
 
     // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
     std::array<double, kMaxPorts> util_{};  // bytes per microsecond

@@ -116,7 +116,10 @@ template <bool kDestQp>
     uint32_t ports;  // destination << 16 | source
     std::memcpy(&addrs, reinterpret_cast<const uint8_t *>(&m) + offsetof(PacketMeta, src_ip4), 8);
     std::memcpy(&ports, reinterpret_cast<const uint8_t *>(&m) + offsetof(PacketMeta, src_port), 4);
-    const uint32_t l4 = (m.flags & kFlagL4) ? 0xFFFFFFFFu : 0u;
+    // All ones with kFlagL4, else 0: the flag's bit shifted to the sign and spread (two shifts).
+    constexpr int kL4Bit = std::countr_zero(uint32_t(kFlagL4));
+    static_assert(uint32_t(kFlagL4) == 1u << kL4Bit);
+    const uint32_t l4 = uint32_t(int32_t(uint32_t(m.flags) << (31 - kL4Bit)) >> 31);
     FlowKey4 k{std::rotl(addrs, 32),
                uint64_t(std::rotl(ports, 16) & l4) << 32 | uint64_t(m.ip_proto) << 24};
     if constexpr (kDestQp)

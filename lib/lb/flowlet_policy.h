@@ -21,7 +21,8 @@ class FlowletPolicy final : public LbPolicy {
     // The LetFlow choice for a new flowlet of group g, drawn from `rng` (rng_, or a copy the
     // caller keeps in a register and writes back).
     static uint8_t random_choice(const EcmpGroup &g, LbRng &rng) {
-        return g.buckets[rng.next() & (kEcmpBuckets - 1)];
+        static_assert(kEcmpBuckets <= uint64_t(1) << 32);
+        return g.buckets[rng.next_low32() & (kEcmpBuckets - 1)];
     }
     LbRng &rng() { return rng_; }
 

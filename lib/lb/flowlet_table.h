@@ -50,9 +50,15 @@ static_assert(sizeof(FlowletBucket) == kCacheLine);
 // times, outputs) could otherwise alias the table's own fields and force reloads.
 struct FlowletBuckets {
     FlowletBucket *base;
-    uint32_t mask;
+    uint64_t byte_mask;  // the bucket mask << 6: a bucket's byte offset
 
-    FlowletBucket &bucket(uint64_t hash) const { return base[(hash >> 12) & mask]; }
+    // Bucket (hash >> 12) & mask, its byte offset taken from hash >> 6 in one mask (no shift
+    // back).
+    FlowletBucket &bucket(uint64_t hash) const {
+        static_assert(sizeof(FlowletBucket) == 64);
+        return *reinterpret_cast<FlowletBucket *>(reinterpret_cast<char *>(base) +
+                                                  ((hash >> 6) & byte_mask));
+    }
     // The flow's entry, or null. Only reads.
     FlowletEntry *find(uint64_t hash) const { return bucket(hash).find(flowlet_tag(hash)); }
     // Starts loading the flow's bucket (the balancer hashes a whole burst first).
@@ -63,7 +69,7 @@ class FlowletTable {
   public:
     explicit FlowletTable(uint32_t entries);  // rounded up to a power of two, >= 4
 
-    FlowletBuckets buckets() { return {buckets_.get(), mask_}; }
+    FlowletBuckets buckets() { return {buckets_.get(), uint64_t(mask_) << 6}; }
     FlowletEntry *find(uint64_t hash) { return buckets().find(hash); }
 
     // A fresh entry for a flow find() did not find (tag set, valid, the rest for the caller), or

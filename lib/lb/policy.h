@@ -81,11 +81,23 @@ std::unique_ptr<LbPolicy> make_lb_policy(uint8_t id, uint16_t worker);
 struct LbRng {
     uint64_t s;
     explicit LbRng(uint64_t seed) : s(seed | 1) {}
+    static constexpr uint64_t kMul = 2685821657736338717ull;
     uint64_t next() {
+        step();
+        return s * kMul;
+    }
+    // next()'s low 32 bits (all a bucket index takes): the product's low half is the low
+    // halves' product, one 32-bit multiply by an immediate (no 64-bit constant to load).
+    uint32_t next_low32() {
+        step();
+        return uint32_t(s) * uint32_t(kMul);
+    }
+
+  private:
+    void step() {
         s ^= s >> 12;
         s ^= s << 25;
         s ^= s >> 27;
-        return s * 2685821657736338717ull;
     }
 };
 

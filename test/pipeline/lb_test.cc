@@ -907,8 +907,10 @@ TEST(LbBalancer, GenericFlowletBurstsDecideAsPacketsOneAtATime) {
 // after the flowlet policy's), hash, spray; a 16-entry table (full buckets), time steps across
 // the gap and the age; every 150 rounds the chooser switches to least_loaded (both generic)
 // and back; group 1's second member dies and comes back between bursts (flows on it move,
-// and the fast path's draw skips its alive check on group 1's buckets, all alive).
-void flowlet_fast_path_decides_as_generic(bool long_runs) {
+// and the fast path's draw skips its alive check on group 1's buckets, all alive). Without
+// `record` no path change is traced or recorded (the fast path's variant without the
+// recording: the path-change counts alone).
+void flowlet_fast_path_decides_as_generic(bool long_runs, bool record = true) {
     rte_mempool *pool = rte_pktmbuf_pool_create(unique_name("lbfast").c_str(), 1024, 0,
                                                 kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
                                                 SOCKET_ID_ANY);
@@ -917,7 +919,7 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
     LbSettings set;
     set.flowlet_entries = 16;
     set.flowlet_age_us = 400;
-    set.trace_path_changes = true;
+    set.trace_path_changes = record;
     constexpr uint32_t kFlows = 48;
     std::vector<rte_mbuf *> flow_pkt(kFlows);
     std::vector<uint32_t> flow_group(kFlows);
@@ -965,8 +967,10 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
 
     LoadBalancer lf(0, fast), lg(0, generic);
     TraceRing tf, tg;
-    lf.set_trace(&tf);
-    lg.set_trace(&tg);
+    if (record) {
+        lf.set_trace(&tf);
+        lg.set_trace(&tg);
+    }
     std::mt19937 rng(7);
     uint64_t now = 1'000'000'000;
     std::vector<rte_mbuf *> pkts(32);
@@ -1034,7 +1038,9 @@ void flowlet_fast_path_decides_as_generic(bool long_runs) {
     lf.events().drain(ea);
     lg.events().drain(eb);
     ASSERT_EQ(ea.size(), eb.size());
-    EXPECT_EQ(ea.size(), pf.path_changes.v + a.policies[uint8_t(LbPolicyId::adaptive)].path_changes.v);
+    EXPECT_EQ(ea.size(), record ? pf.path_changes.v +
+                                      a.policies[uint8_t(LbPolicyId::adaptive)].path_changes.v
+                                : 0u);
     for (bool adaptive : {false, true}) {
         std::vector<PathEvent> fa, fb;
         for (const auto &e : ea) if ((e.group == 5) == adaptive) fa.push_back(e);
@@ -1067,6 +1073,13 @@ TEST(LbBalancer, FlowletFastPathDecidesAsTheGenericInterface) {
 
 TEST(LbBalancer, FlowletFastPathLongRunsDecideAsTheGenericInterface) {
     flowlet_fast_path_decides_as_generic(true);
+}
+
+// The same without path-change recording (no trace ring, no path events): the fast path's
+// variant that only counts path changes.
+TEST(LbBalancer, FlowletFastPathWithoutRecordingDecidesAsTheGenericInterface) {
+    flowlet_fast_path_decides_as_generic(false, false);
+    flowlet_fast_path_decides_as_generic(true, false);
 }
 
 }  // namespace

@@ -109,6 +109,24 @@ TEST(FlowletTable, FindsWhatItInserted) {
     EXPECT_EQ(t.used(), 1u);
 }
 
+// A flow's bucket is (hash >> 12) & (buckets - 1) (FlowletBuckets::bucket takes its byte
+// offset from hash >> 6 in one mask): every bucket of a few table sizes, random high bits.
+TEST(FlowletTable, BucketIsTheHashBitsFromTwelveUp) {
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (uint32_t entries : {4u, 64u, 4096u, 65536u}) {
+        FlowletTable t(entries);
+        const uint32_t n_buckets = t.capacity() / 4;
+        for (uint32_t k = 0; k < 4 * n_buckets + 1000; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const uint64_t hash = k < 4 * n_buckets ? (x & ~((uint64_t(n_buckets) - 1) << 12)) |
+                                                          uint64_t(k % n_buckets) << 12
+                                                    : x;
+            const uint32_t b = uint32_t(hash >> 12) & (n_buckets - 1);
+            ASSERT_EQ(&t.buckets().bucket(hash).e[0], &t.entry(b * 4)) << entries << " " << k;
+        }
+    }
+}
+
 TEST(FlowletTable, FullBucketRefusesThenAgedEntriesAreReclaimed) {
     FlowletTable t(64);
     bool fresh;

@@ -9,6 +9,7 @@
 
 #include "lb/ecmp_group.h"
 #include "lb/flow_hash.h"
+#include "lb/flowlet_policy.h"
 
 namespace rocesw {
 namespace {
@@ -299,6 +300,26 @@ TEST(FlowHash, Crc32cStepIsDpdks) {
         dpdk_hw = rte_hash_crc_8byte(x, dpdk_hw);
         ASSERT_EQ(mine, dpdk_sw) << i;
         ASSERT_EQ(mine, dpdk_hw) << i;
+    }
+}
+
+// The LetFlow draw (FlowletPolicy::random_choice: the balancer's new-flowlet loop and the
+// policy's choose()) is buckets[next() & (kEcmpBuckets - 1)] of the per-worker xorshift64*
+// generator: the generator's values pinned (worker 0's seed), and the draw's 32-bit product
+// (LbRng::next_low32) naming the same buckets as next() for a long sequence.
+TEST(LetFlow, DrawIsTheGeneratorsBucketValuesPinned) {
+    LbRng pin(0x9e3779b97f4a7c15ull);
+    EXPECT_EQ(pin.next(), 0x0d83b3e29a21487aull);
+    EXPECT_EQ(pin.next(), 0x54c44c79f1fe9d67ull);
+    EXPECT_EQ(pin.next(), 0xa845f342007a0e78ull);
+    EXPECT_EQ(pin.next(), 0x7d6e0b878a794779ull);
+    LbRng ref(12345), low(12345), draw(12345), draw_ref(12345);
+    auto g = build_ecmp_group(1, uint8_t(LbPolicyId::flowlet), members({1, 2, 3, 4, 5}));
+    for (int k = 0; k < 100000; k++) {
+        ASSERT_EQ(low.next_low32(), uint32_t(ref.next())) << k;
+        ASSERT_EQ(FlowletPolicy::random_choice(*g, draw),
+                  g->buckets[draw_ref.next() & (kEcmpBuckets - 1)])
+            << k;
     }
 }
 
