@@ -53,17 +53,21 @@ inline void LoadBalancer::emit(uint32_t i, const EcmpGroup &g, uint8_t slot, uin
     emit_tallied(i, g, slot, len, out, flowlet);
 }
 
+inline void LoadBalancer::tally(uint8_t slot, uint32_t len, uint64_t flowlet) {
+    tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
+}
+
 inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t slot,
                                        uint32_t len, const LbMember **out, uint64_t flowlet) {
     out[i] = &g.members[slot];
-    tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
+    tally(slot, len, flowlet);
 }
 
 // emit_tallied in pass 2's flowlet run of run_member_'s group: the member's address loaded.
 inline void LoadBalancer::emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out,
                                    uint64_t flowlet) {
     out[i] = run_member_[slot];
-    tally_[slot] += (flowlet << kTallyFlowletShift) + (uint64_t(1) << kTallyPacketShift) + len;
+    tally(slot, len, flowlet);
 }
 
 void LoadBalancer::fold_tally(const EcmpGroup *next) {

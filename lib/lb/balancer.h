@@ -130,6 +130,8 @@ class LoadBalancer {
               uint64_t flowlet);
     void emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
                       const LbMember **out, uint64_t flowlet);
+    // One packet of `len` bytes on `slot` of the tallied group (`flowlet`: 0 or 1).
+    void tally(uint8_t slot, uint32_t len, uint64_t flowlet);
     // emit_tallied for a flowlet run in pass 2 (slot below the run's group's n_slots).
     void emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out, uint64_t flowlet);
     // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.

@@ -1183,10 +1183,6 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     qs.depth_bytes.set(q.bytes);
 }
 
-// One owned port's share of a flush: watermark clears, shaper and ring model brought to now,
-// staged frames retried, the paused queues (PfcEngine::honor and set_paused), then bursts of
-// runs (take_run) handed to the device until no queue is eligible, the shaper or the ring model
-// has no room, or the device refuses (the rest is staged). Returns the frames the device took.
 // service()'s steps for an idle port (nothing queued, nothing staged) when honor() would return 0
 // and change nothing (Port::pfc_inert): nothing to send, the clocks brought to now, the gauges.
 [[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns) {
@@ -1198,6 +1194,10 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     if (trace_) sample_ecn_marks(port, now_ns);
 }
 
+// One owned port's share of a flush: watermark clears, shaper and ring model brought to now,
+// staged frames retried, the paused queues (PfcEngine::honor and set_paused), then bursts of
+// runs (take_run) handed to the device until no queue is eligible, the shaper or the ring model
+// has no room, or the device refuses (the rest is staged). Returns the frames the device took.
 uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     PortQosStats &st = *tm_.stats_[port];
