@@ -1,6 +1,7 @@
 #include "ethdev/eal_args.h"
 
 #include "afxdp/af_xdp.h"
+#include "common/strings.h"
 #include "common/unix_socket.h"
 
 #include <spdlog/spdlog.h>
@@ -172,9 +173,8 @@ void file_prefix_preflight(const Config &cfg) {
                                  "switch.name or switch.file_prefix)");
     // Nobody holds the lock, yet the files are there: roceswd removes them when it exits
     // (main, after rte_eal_cleanup), so the process that made them died (kill -9, a crash).
-    std::string names;
     const std::vector<std::string> removed = remove_runtime_files(cfg);
-    for (const auto &n : removed) names += (names.empty() ? "" : ", ") + n;
+    const std::string names = join(removed);
     if (!removed.empty())
         spdlog::info("switch.file_prefix '{}': removed {} stale file(s) of a DPDK process that "
                      "died from {}: {}",

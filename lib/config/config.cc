@@ -3,6 +3,7 @@
 // half-way. Every check names the field by its path (ports[1].mtu) so the message alone is
 // enough to find and fix the line. doc/config.md lists every rule and message.
 #include "config/config.h"
+#include "common/strings.h"
 #include "config/yaml_doc.h"
 
 #include <yaml-cpp/yaml.h>
@@ -265,9 +266,7 @@ class Loader : YamlReader {
                 size_t i = 0;
                 while (i < kPuntClassCount && names[i] != key) i++;
                 if (i == kPuntClassCount) {
-                    std::string all;
-                    for (auto nm : names) all += (all.empty() ? "" : ", ") + std::string(nm);
-                    fail(at(pp, key), "unknown punt class (" + all + ")");
+                    fail(at(pp, key), "unknown punt class (" + join(names) + ")");
                 }
                 c.punt_pps[i] = uint32_t(integer(kv.second, at(pp, key), 0, 1000000));
             }
@@ -474,8 +473,8 @@ class Loader : YamlReader {
             if (in_subnet_of(cfg_.ports[i], a)) found.push_back(int(i));
         if (found.empty()) fail(path, a.str() + " is not in a connected subnet of any port");
         if (found.size() > 1) {
-            std::string names;
-            for (int i : found) names += (names.empty() ? "" : ", ") + cfg_.ports[i].name;
+            const std::string names =
+                join(found, ", ", [&](int i) -> const std::string & { return cfg_.ports[i].name; });
             fail(path, a.str() + " is in connected subnets of several ports (" + names +
                            "); choose one with 'port'");
         }

@@ -1,5 +1,6 @@
 #include "lb/policy.h"
 
+#include "common/strings.h"
 #include "lb/flowlet_policy.h"
 
 #include <array>
@@ -146,9 +147,8 @@ std::vector<std::string> lb_policy_names() {
 void check_lb_policy_names(const Config &cfg) {
     for (const auto &ref : cfg.lb_policy_refs) {
         if (lb_policy_id(ref.name) >= 0) continue;
-        std::string names;
-        for (const auto &n : lb_policy_names()) names += (names.empty() ? "" : ", ") + n;
-        throw ConfigError(ref.where + ": unknown policy '" + ref.name + "' (" + names + ")");
+        throw ConfigError(ref.where + ": unknown policy '" + ref.name + "' (" +
+                          join(lb_policy_names()) + ")");
     }
 }
 

@@ -145,7 +145,8 @@ json accounting_json(const AccountingReport &r) {
     std::string diffs;
     auto note = [&diffs](const std::string &where, const char *identity, int64_t d) {
         if (!d) return;
-        diffs += (diffs.empty() ? "" : ", ") + where + " " + identity + " " + signed_str(d);
+        if (!diffs.empty()) diffs += ", ";  // not `(...) + where`: see common/strings.h
+        diffs += where + " " + identity + " " + signed_str(d);
     };
     for (size_t i = 0; i < r.snapshot.ports.size(); i++) {
         const std::string &name = r.snapshot.port_names[i];

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "common/counters.h"
+#include "common/strings.h"
 #include "pfc/headroom.h"
 
 namespace rocesw {
@@ -40,11 +41,6 @@ int find_named(const std::vector<T> &v, const std::string &name) {
     return -1;
 }
 
-std::string join_names(const std::vector<std::string> &v) {
-    std::string s;
-    for (auto &n : v) s += (s.empty() ? "" : ", ") + n;
-    return s;
-}
 
 using Entry = Field;
 
@@ -663,16 +659,16 @@ QosPlan build_qos_plan(const QosConfig &cfg, std::span<const QosPortInfo> ports)
     for (auto &e : cfg.port_qos)
         if (!known(e.port))
             fail("PORT_QOS_MAP." + e.port,
-                 "no port named '" + e.port + "' (ports: " + join_names(names) + ")");
+                 "no port named '" + e.port + "' (ports: " + join(names) + ")");
     for (auto &w : cfg.pfc_wd)
         if (!known(w.port))
             fail("PFC_WD." + w.port,
-                 "no port named '" + w.port + "' (ports: " + join_names(names) + ")");
+                 "no port named '" + w.port + "' (ports: " + join(names) + ")");
     for (auto *rows : {&cfg.queue, &cfg.buffer_queue, &cfg.buffer_pg})
         for (auto &r : *rows)
             for (auto &p : r.ports)
                 if (!known(p))
-                    fail(r.path, "no port named '" + p + "' (ports: " + join_names(names) + ")");
+                    fail(r.path, "no port named '" + p + "' (ports: " + join(names) + ")");
 
     QosPlan plan;
     plan.source = cfg.source;

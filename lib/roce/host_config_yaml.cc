@@ -1,5 +1,6 @@
 #include "roce/host_config_yaml.h"
 
+#include "common/strings.h"
 #include "roce/dcqcn_profile.h"
 
 namespace rocesw::roce {
@@ -58,9 +59,8 @@ void read_dcqcn_section(const YamlReader &r, const YAML::Node &d, const std::str
         const std::string n = r.string(d["profile"], w + "profile");
         auto prof = dcqcn_profile(n);
         if (!prof) {
-            std::string list;
-            for (auto x : dcqcn_profile_names()) list += (list.empty() ? "" : ", ") + std::string(x);
-            r.fail(d["profile"], w + "profile", "'" + n + "' is not one of " + list);
+            r.fail(d["profile"], w + "profile",
+                   "'" + n + "' is not one of " + join(dcqcn_profile_names()));
         }
         D = *prof;
         profile = n;

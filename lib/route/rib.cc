@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "common/strings.h"
 #include "lb/policy.h"
 
 namespace rocesw {
@@ -412,9 +413,7 @@ std::vector<GroupView> Rib::groups() const {
 
 std::string Rib::set_policy(const std::string &target, const std::string &policy) {
     if (lb_policy_id(policy) < 0) {
-        std::string names;
-        for (const auto &n : lb_policy_names()) names += (names.empty() ? "" : ", ") + n;
-        return "unknown policy '" + policy + "' (" + names + ")";
+        return "unknown policy '" + policy + "' (" + join(lb_policy_names()) + ")";
     }
     {
         std::lock_guard lk(mu_);

@@ -18,7 +18,9 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
+#include <ranges>
 
+#include "common/strings.h"
 #include "../unit/pcap_reader.h"
 #include "qos/ecn.h"
 #include "qos_fixture.h"
@@ -299,9 +301,9 @@ TEST_P(QosEcnCodepoints, E2MatchesScapyFramesChecksumDscpAndIcrc) {
     ASSERT_EQ(in.size(), cases.size());
     ASSERT_EQ(expected.size(), cases.size());
     // Every DSCP -> TC 3, whose queue marks every ECT packet (Kmin = Kmax = 0).
-    std::string maps = "DSCP_TO_TC_MAP:\n  A: {";
-    for (int d = 0; d < 64; d++) maps += (d ? ", " : "") + std::to_string(d) + ": 3";
-    maps += "}\n";
+    std::string maps = "DSCP_TO_TC_MAP:\n  A: {" + join(std::views::iota(0, 64), ", ", [](int d) {
+        return std::to_string(d) + ": 3";
+    }) + "}\n";
     start(maps + wred_profile(GetParam(), 0, 0, 0) +
           "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: A}\n");
     uint64_t want_marked = 0;

@@ -7,9 +7,11 @@
 #include <rte_mbuf.h>
 
 #include <memory>
+#include <ranges>
 #include <string>
 #include <vector>
 
+#include "common/strings.h"
 #include "fixture.h"
 #include "frames.h"
 #include "pkt/mbuf_meta.h"
@@ -23,9 +25,9 @@ namespace rocesw::test {
 
 // DSCP d -> TC d % 8 and identity TC -> queue, so a test picks queue q with DSCP q.
 inline std::string qos_maps_yaml() {
-    std::string s = "DSCP_TO_TC_MAP:\n  M: {";
-    for (int d = 0; d < 64; d++)
-        s += (d ? ", " : "") + std::to_string(d) + ": " + std::to_string(d % 8);
+    std::string s = "DSCP_TO_TC_MAP:\n  M: {" + join(std::views::iota(0, 64), ", ", [](int d) {
+        return std::to_string(d) + ": " + std::to_string(d % 8);
+    });
     s += "}\nDOT1P_TO_TC_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
     s += "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
     return s;

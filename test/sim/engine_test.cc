@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <ranges>
 #include <sstream>
 #include <string>
 
+#include "common/strings.h"
 #include "sim/engine.h"
 #include "sim_test_util.h"
 
@@ -71,8 +73,9 @@ TEST(SimEngine, OneFlowDelayIsSerialisationPlusPropagation) {
 //   frames: delay = 2d + 2S (no queue) + 11 S.
 TEST(SimEngine, DropTailBottleneckFollowsTheRates) {
     const std::string dir = tmpdir("droptail");
-    std::string dscp = "{";
-    for (int i = 0; i < 64; i++) dscp += (i ? ", " : "") + std::to_string(i) + ": 0";
+    const std::string dscp = "{" + join(std::views::iota(0, 64), ", ", [](int i) {
+        return std::to_string(i) + ": 0";
+    });
     std::ofstream(dir + "/qos.yaml")
         << "DSCP_TO_TC_MAP:\n  M: " << dscp
         << "}\n"

@@ -1,5 +1,6 @@
 // Configuration loader: one test per validation rule, each asserting the exact message a user
 // would see, plus a full round trip and the shipped examples.
+#include "common/strings.h"
 #include "config/config.h"
 #include "config/yaml_doc.h"
 #include "config_message.h"
@@ -783,9 +784,7 @@ class RouteFiles : public ::testing::Test {
     // The base config with `route_files: [paths...]` (and optional YAML routes).
     std::string with_files(std::initializer_list<std::string> paths,
                            const std::string &routes = "") {
-        std::string list;
-        for (auto &p : paths) list += (list.empty() ? "" : ", ") + p;
-        return yaml({.tail = routes + "route_files: [" + list + "]\n"});
+        return yaml({.tail = routes + "route_files: [" + join(paths) + "]\n"});
     }
     std::filesystem::path dir_;
 };

@@ -3,9 +3,11 @@
 // to ports.
 #include <gtest/gtest.h>
 
+#include <ranges>
 #include <string>
 #include <vector>
 
+#include "common/strings.h"
 #include "qos/qos_config.h"
 #include "config_message.h"
 
@@ -21,10 +23,9 @@ const std::string kQosDir = std::string(ROCESW_TEST_DATA) + "/../../config/qos/"
 // A complete DSCP map as YAML flow text: DSCP d -> tc(d).
 template <typename F>
 std::string dscp_map(F tc) {
-    std::string s = "{";
-    for (int d = 0; d < 64; d++)
-        s += (d ? ", " : "") + std::to_string(d) + ": " + std::to_string(tc(d));
-    return s + "}";
+    return "{" + join(std::views::iota(0, 64), ", ", [&](int d) {
+               return std::to_string(d) + ": " + std::to_string(tc(d));
+           }) + "}";
 }
 
 std::string identity8() {
