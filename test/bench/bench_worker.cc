@@ -550,7 +550,7 @@ const QosPlan &nvidia_plan(uint64_t p1_mbps = 800'000) {
     if (it != plans.end()) return it->second;
     std::vector<QosPortInfo> info = {{"p0", 800'000, 9000, kBurst}, {"p1", p1_mbps, 9000, kBurst}};
     return plans
-        .emplace(p1_mbps, build_qos_plan(load_qos_file(std::string(ROCESW_SOURCE_ROOT) +
+        .emplace(p1_mbps, build_qos_plan(load_qos_file(ROCESW_SOURCE_ROOT
                                                        "/config/qos/nvidia-roce.yaml"),
                                          info))
         .first->second;

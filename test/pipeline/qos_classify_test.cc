@@ -118,7 +118,7 @@ TEST_F(Q1, ShippedProfilesPutEveryDscpInItsDocumentedQueue) {
     for (auto pc : {ProfileCase{"sonic-default.yaml", sonic_expected()},
                     ProfileCase{"nvidia-roce.yaml", nvidia_expected()}}) {
         SCOPED_TRACE(pc.file);
-        start(read_file(std::string(ROCESW_TEST_DATA) + "/../../config/qos/" + pc.file));
+        start(read_file(std::string(ROCESW_TEST_DATA "/../../config/qos/") + pc.file));
         for (bool v6 : {false, true})
             for (int pcp : {-1, 3})
                 for (uint8_t d = 0; d < 64; d++)

@@ -216,7 +216,7 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
 // (XOFF/XON frames seen on the wires), the hosts honour it, and nothing is dropped.
 TEST(SimEngine, LosslessIncastPausesSendersWithoutDrops) {
     const std::string dir = tmpdir("pfc");
-    std::string qos = slurp(std::string(ROCESW_SOURCE_ROOT) + "/config/qos/nvidia-roce.yaml");
+    std::string qos = slurp(std::string(ROCESW_SOURCE_ROOT "/config/qos/nvidia-roce.yaml"));
     auto replace = [&](const std::string &a, const std::string &b) {
         const size_t at = qos.find(a);
         ASSERT_NE(at, std::string::npos) << a;

@@ -25,7 +25,7 @@ std::string tmpdir(const std::string &name) { return test::tmpdir("rocesim_roce_
 using test::slurp;
 
 std::string qos_path() {
-    return std::string(ROCESW_SOURCE_ROOT) + "/config/qos/nvidia-roce.yaml";
+    return std::string(ROCESW_SOURCE_ROOT "/config/qos/nvidia-roce.yaml");
 }
 
 Scenario load(const std::string &dir, const std::string &yaml) {
@@ -318,8 +318,7 @@ std::string lab_incast_100m(uint32_t size, const std::string &extra,
                             const std::string &hosts_extra = "") {
     return "topology: {type: leaf_spine, leaves: 2, spines: 2, hosts_per_leaf: 2, "
            "link_rate: 100Mbps, link_delay: 1us}\n"
-           "qos_profile: " + std::string(ROCESW_SOURCE_ROOT) +
-           "/config/rocehost/qos-dcqcn-lab.yaml\n"
+           "qos_profile: " ROCESW_SOURCE_ROOT "/config/rocehost/qos-dcqcn-lab.yaml\n"
            "mtu: 9000\n"
            "lb: {policy: hash}\n" + extra +
            "hosts: {mtu: 1024, dcqcn: {profile: nvidia}" + hosts_extra + "}\n"

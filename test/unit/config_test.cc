@@ -262,7 +262,7 @@ TEST(ConfigLoader, RejectsDirectoryAsFile) {
         load_config_file(ROCESW_TEST_DATA);
         FAIL() << "loaded a directory";
     } catch (const ConfigError &e) {
-        EXPECT_EQ(std::string(e.what()), std::string(ROCESW_TEST_DATA) + ": is a directory");
+        EXPECT_EQ(std::string(e.what()), std::string(ROCESW_TEST_DATA ": is a directory"));
     }
 }
 

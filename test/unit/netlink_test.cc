@@ -35,7 +35,7 @@ namespace {
 using nlohmann::json;
 using Bytes = std::vector<uint8_t>;
 
-const std::string kDir = std::string(ROCESW_TEST_DATA) + "/netlink/";
+const std::string kDir = std::string(ROCESW_TEST_DATA "/netlink/");
 
 Bytes read_file(const std::string &name) {
     std::ifstream in(kDir + name, std::ios::binary);

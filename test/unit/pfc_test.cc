@@ -23,8 +23,8 @@ struct Vectors {
 
 Vectors load_vectors() {
     Vectors v;
-    v.frames = test::read_pcap(std::string(ROCESW_TEST_DATA) + "/pfc_cases.pcap");
-    std::ifstream in(std::string(ROCESW_TEST_DATA) + "/pfc_cases.json");
+    v.frames = test::read_pcap(std::string(ROCESW_TEST_DATA "/pfc_cases.pcap"));
+    std::ifstream in(std::string(ROCESW_TEST_DATA "/pfc_cases.json"));
     v.cases = json::parse(in);
     return v;
 }

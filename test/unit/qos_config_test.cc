@@ -18,7 +18,7 @@
 namespace rocesw {
 namespace {
 
-const std::string kQosDir = std::string(ROCESW_TEST_DATA) + "/../../config/qos/";
+const std::string kQosDir = std::string(ROCESW_TEST_DATA "/../../config/qos/");
 
 // A complete DSCP map as YAML flow text: DSCP d -> tc(d).
 template <typename F>

@@ -9,7 +9,7 @@
 namespace rocesw::roce {
 namespace {
 
-const std::string kWorkloads = std::string(ROCESW_TEST_DATA) + "/../../config/workloads";
+const std::string kWorkloads = std::string(ROCESW_TEST_DATA "/../../config/workloads");
 
 TEST(Workload, PairsAndIncastAreFixedSizeAtTheirStart) {
     WorkloadSpec w;
