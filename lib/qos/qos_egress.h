@@ -190,6 +190,9 @@ class TrafficManager final : public Injector {
         uint32_t reserved = 0;
         int32_t dynamic_th = 0;
         uint32_t mark_min = 0, drop_min = 0;  // below these no random number is drawn
+        // Dequeue marking as take_run tests it: mark_min with kMarkDeq, else UINT64_MAX (no depth
+        // reaches it); deq_ring: all ones with kMarkRing (the ring's bytes count), else 0.
+        uint64_t deq_mark_min = UINT64_MAX, deq_ring = 0;
         uint64_t static_th = 0;
         Pool *pool = nullptr;  // the owner's share of the queue's pool
         const QueuePlan *plan = nullptr;
@@ -371,6 +374,12 @@ class QosEgress final : public Egress {
     };
     void apply_watermark_clear(uint16_t port);
     uint32_t retry_staged(uint16_t port);
+    struct RunState;  // a run's per-frame state (take_run)
+    void leave(RunState &r, const TrafficManager::Slot &s, uint32_t w, rte_mbuf **out);
+    void leave_each(RunState &r, const TrafficManager::Slot *from, const TrafficManager::Slot *end,
+                    rte_mbuf **out);
+    bool take_tested(const TrafficManager::Queue &q, RunState &r, uint32_t lim, int64_t dbase,
+                     const RunLimits &limits, rte_mbuf **out);
     Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
                  unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
                  unsigned &nonempty);
@@ -404,6 +413,10 @@ class QosEgress final : public Egress {
     bool cut_through_;    // the plan allows cut-through
     bool final_ = false;  // final_enqueue() before this enqueue
     bool sum_admission_;  // QosPlan::sum_admission
+    // The plan's dequeue constants (take_run): min_frame_bytes, wire_overhead_bytes, their sum,
+    // run_tests_once.
+    uint32_t min_frame_, overhead_, frame_extra_;
+    bool run_tests_once_;
     uint64_t sum_admissions_ = 0;
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
