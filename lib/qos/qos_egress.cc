@@ -159,6 +159,14 @@ void TrafficManager::init(const std::string &name) {
             if ((qu.flags & Queue::kMarkEnq) && (qu.flags & Queue::kMarkRing))
                 port->mark_enq_ring = true;
         }
+        // Queue::one_pg_mask: all ones for a queue whose TCs have one PG for every ingress port.
+        for (unsigned q = 0; q < kNumQueues; q++) port->q[q].one_pg_mask = ~0u;
+        for (size_t in = 0; in < kMaxPorts; in++)
+            for (unsigned t1 = 0; t1 < kNumTc; t1++)
+                for (unsigned t2 = 0; t2 < kNumTc; t2++)
+                    if (pp.cls.tc_to_queue[t1] == pp.cls.tc_to_queue[t2] &&
+                        pg_key_[in * kNumTc + t1] != pg_key_[in * kNumTc + t2])
+                        port->q[pp.cls.tc_to_queue[t1] & (kNumQueues - 1)].one_pg_mask = 0;
         port->sched = DwrrScheduler(pp.queues, plan_.dwrr_quantum_bytes);
         port->shaper = TokenBucket(pp.shaper ? pp.rate_bps : 0, pp.shaper_burst_bytes);
         port->ring = TxRingModel(pp.rate_bps, pp.tx_ring_bytes);
@@ -674,6 +682,11 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         const unsigned qi = unsigned(__builtin_ctz(left));
         Queue &q = ps.q[qi];
         const uint32_t q_n = uint32_t(q_sums[qi] >> kPacketShift);
+        // Queue::one_key: the burst's frames for the queue have one key when its TCs have one
+        // PG (Queue::one_pg_mask; one ingress port), its last frame's (at dst[qi] - 1); the
+        // queue keeps one key if it was empty or held only frames of that key.
+        const uint32_t burst_key = (Queue::kOneKey | dst[qi][-1].pg_key) & q.one_pg_mask;
+        q.one_key = q.head == q.tail || q.one_key == burst_key ? burst_key : 0;
         // The slots written past the queue's end belong at its start.
         if (const uint32_t at = q.tail & mask; at + q_n > cap)
             std::copy(q.slots + cap, q.slots + at + q_n, q.slots);
@@ -782,6 +795,7 @@ void QosEgress::admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t 
     for (unsigned qi = 0; qi < kNumQueues; qi++) {
         if (ps.q[qi].tail == tail0[qi]) continue;
         touched |= 1u << qi;
+        ps.q[qi].one_key = 0;  // not followed per packet here
         admitted_to(port, qi, ps.q[qi].tail - tail0[qi], ps.q[qi].bytes - bytes0[qi], t_marked[qi]);
     }
     admitted(port, touched);
@@ -818,11 +832,11 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     uint32_t sent = 0;
     for (uint16_t p : owned_) {
         // service(), with its two cheapest cases here: a port whose burst cut through, and an
-        // idle one whose PFC honors nothing.
+        // idle one.
         const TrafficManager::Port &ps = *tm_.ports_[p];
         if (ps.ct_pending)
             sent += finish_cut_through(p, now_ns);
-        else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert)
+        else if (!(ps.nonempty | ps.staged_n))
             service_idle(p, now_ns);
         else
             sent += service(p, now_ns);
@@ -1141,9 +1155,10 @@ struct QosEgress::RunState {
         const uint32_t neg_min = 0u - min_frame_;  // len + neg_min: len - min_frame
         uint64_t sum = 0;
         uint32_t under = 0, keys = 0;
+        // check_keys false: every frame queued has the run's first key (Queue::one_key).
         const auto copy = [&sum, &under, &keys, neg_min, key = pg_key](
-                              const TrafficManager::Slot *s, uint32_t m,
-                              rte_mbuf **o) __attribute__((always_inline)) {
+                              const TrafficManager::Slot *s, uint32_t m, rte_mbuf **o,
+                              bool check_keys) __attribute__((always_inline)) {
             // Four slots a step, then the rest one by one.
             for (const TrafficManager::Slot *const end4 = s + (m & ~3u); s != end4;
                  s += 4, o += 4) {
@@ -1155,20 +1170,27 @@ struct QosEgress::RunState {
                        uint64_t(s[3].len);
                 under |= (s[0].len + neg_min) | (s[1].len + neg_min) | (s[2].len + neg_min) |
                          (s[3].len + neg_min);
-                keys |= (unsigned(s[0].pg_key) ^ key) | (unsigned(s[1].pg_key) ^ key) |
-                        (unsigned(s[2].pg_key) ^ key) | (unsigned(s[3].pg_key) ^ key);
+                if (check_keys)
+                    keys |= (unsigned(s[0].pg_key) ^ key) | (unsigned(s[1].pg_key) ^ key) |
+                            (unsigned(s[2].pg_key) ^ key) | (unsigned(s[3].pg_key) ^ key);
             }
             for (const TrafficManager::Slot *const end = s + (m & 3u); s != end; s++) {
                 *o++ = s->m;
                 sum += s->len;
                 under |= s->len + neg_min;
-                keys |= unsigned(s->pg_key) ^ key;
+                if (check_keys) keys |= unsigned(s->pg_key) ^ key;
             }
         };
         const uint32_t n1 = std::min(n, mask + 1 - at);
-        copy(slots + at, n1, out + k);
-        if (n1 != n) [[unlikely]]
-            copy(slots, n - n1, out + k + n1);
+        if (q.one_key) {
+            copy(slots + at, n1, out + k, false);
+            if (n1 != n) [[unlikely]]
+                copy(slots, n - n1, out + k + n1, false);
+        } else {
+            copy(slots + at, n1, out + k, true);
+            if (n1 != n) [[unlikely]]
+                copy(slots, n - n1, out + k + n1, true);
+        }
         if (likely(!(under >> 31) && !keys)) {
             k += n;
             bytes = bytes0 - sum;
@@ -1221,13 +1243,15 @@ struct QosEgress::RunState {
     qs.depth_bytes.set(q.bytes);
 }
 
-// service()'s steps for an idle port (nothing queued, nothing staged) when honor() would return 0
-// and change nothing (Port::pfc_inert): nothing to send, the clocks brought to now, the gauges.
+// service()'s steps for an idle port (nothing queued, nothing staged): nothing to send, the
+// clocks brought to now, PFC honoring (which pauses nothing that could send; skipped when it
+// would return 0 and change nothing, Port::pfc_inert), the gauges.
 [[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
     ps.ring.drain(now_ns);
+    if (!ps.pfc_inert) pfc_honor(port, now_ns);
     tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
     if (trace_) sample_ecn_marks(port, now_ns);
 }

@@ -193,6 +193,14 @@ class TrafficManager final : public Injector {
         // Dequeue marking as take_run tests it: mark_min with kMarkDeq, else UINT64_MAX (no depth
         // reaches it); deq_ring: all ones with kMarkRing (the ring's bytes count), else 0.
         uint64_t deq_mark_min = UINT64_MAX, deq_ring = 0;
+        // kOneKey | k when every frame queued has PG key k (admit_in_sums sets it for the frames
+        // it adds, of one key (one_pg_mask), to an empty queue or one holding k alone;
+        // admit_each clears it), else 0: the dequeue run's copy then tests no frame's key.
+        static constexpr uint32_t kOneKey = 1u << 16;
+        uint32_t one_key = 0;
+        // All ones when the queue's TCs (TC_TO_QUEUE_MAP) have one PG for every ingress port (a
+        // burst from one ingress port brings it frames of one PG key), else 0.
+        uint32_t one_pg_mask = 0;
         uint64_t static_th = 0;
         Pool *pool = nullptr;  // the owner's share of the queue's pool
         const QueuePlan *plan = nullptr;
@@ -353,8 +361,8 @@ class QosEgress final : public Egress {
                                                         uint64_t now_ns);
     // The flush's share of a cut-through burst: the buffer release it deferred, the gauges.
     [[gnu::always_inline]] inline uint32_t finish_cut_through(uint16_t port, uint64_t now_ns);
-    // service() for a port with nothing queued or staged whose PFC is inert (Port::pfc_inert):
-    // the clocks, the watermark clear and the gauges, as service() would.
+    // service() for a port with nothing queued or staged: the clocks, the watermark clear, PFC
+    // honoring unless inert (Port::pfc_inert) and the gauges, as service() would.
     [[gnu::always_inline]] inline void service_idle(uint16_t port, uint64_t now_ns);
     [[gnu::always_inline]] inline void release_cut_through(TrafficManager::Port &ps);
     // The PFC engine's two calls per owned port and flush, through the narrow interfaces it
