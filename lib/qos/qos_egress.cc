@@ -832,12 +832,15 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     uint32_t sent = 0;
     for (uint16_t p : owned_) {
         // service(), with its two cheapest cases here: a port whose burst cut through, and an
-        // idle one.
+        // idle one (with PFC honoring unless inert; QosPlan::plain_skip false, for tests:
+        // service() itself when not inert).
         const TrafficManager::Port &ps = *tm_.ports_[p];
         if (ps.ct_pending)
             sent += finish_cut_through(p, now_ns);
-        else if (!(ps.nonempty | ps.staged_n))
-            service_idle(p, now_ns);
+        else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert)
+            service_idle(p, now_ns, false);
+        else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
+            service_idle(p, now_ns, true);
         else
             sent += service(p, now_ns);
     }
@@ -1244,14 +1247,15 @@ struct QosEgress::RunState {
 }
 
 // service()'s steps for an idle port (nothing queued, nothing staged): nothing to send, the
-// clocks brought to now, PFC honoring (which pauses nothing that could send; skipped when it
-// would return 0 and change nothing, Port::pfc_inert), the gauges.
-[[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns) {
+// clocks brought to now, PFC honoring (which pauses nothing that could send; `honor` false when
+// it would return 0 and change nothing, Port::pfc_inert), the gauges.
+[[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns,
+                                                           bool honor) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
     ps.ring.drain(now_ns);
-    if (!ps.pfc_inert) pfc_honor(port, now_ns);
+    if (honor) pfc_honor(port, now_ns);
     tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
     if (trace_) sample_ecn_marks(port, now_ns);
 }

@@ -362,8 +362,8 @@ class QosEgress final : public Egress {
     // The flush's share of a cut-through burst: the buffer release it deferred, the gauges.
     [[gnu::always_inline]] inline uint32_t finish_cut_through(uint16_t port, uint64_t now_ns);
     // service() for a port with nothing queued or staged: the clocks, the watermark clear, PFC
-    // honoring unless inert (Port::pfc_inert) and the gauges, as service() would.
-    [[gnu::always_inline]] inline void service_idle(uint16_t port, uint64_t now_ns);
+    // honoring (`honor`: false only when Port::pfc_inert) and the gauges, as service() would.
+    [[gnu::always_inline]] inline void service_idle(uint16_t port, uint64_t now_ns, bool honor);
     [[gnu::always_inline]] inline void release_cut_through(TrafficManager::Port &ps);
     // The PFC engine's two calls per owned port and flush, through the narrow interfaces it
     // asks for (qos/pfc_engine.h): honoring in (the paused queues), generation out.

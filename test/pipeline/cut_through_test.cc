@@ -938,6 +938,27 @@ TEST_F(CutThrough, DequeueRunsOfOneQueueWithTwoPgsInOneBurst) {
     profile_ = nullptr;
 }
 
+// An idle port's service() steps inline in the flush (QosEgress::service_idle with PFC honoring:
+// a port whose PFC is not inert, rsw-full's ingress port) against service() itself
+// (QosPlan::plain_skip off): PFC pauses received while port 1 is idle and busy, mixed bursts,
+// PFC frames sent, random scripts with two workers and host interfaces, shaped and not.
+TEST_F(CutThrough, IdlePortsServiceStepsInline) {
+    same_plain(pfc_pause_script([](Step &st, int i, uint16_t &seq) {
+                   if (i % 4 == 0) return;  // idle polls between
+                   for (int k = 0; k < 10; k++)
+                       st.rx[0].push_back(
+                           udp(0, uint8_t(k % 4 ? 3 : k % 8 ? 0 : 6), uint8_t(i % 3), 300, seq++));
+               }),
+               10000, "");
+    same_plain(mixed_near_limits(5, 160), 1000, "");
+    for (uint32_t seed : {21u, 22u, 23u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Topology setup{uint16_t(seed == 22 ? 2 : 1), seed >= 22, false};
+        same_plain(random_script(seed, 200, true, seed >= 22), seed == 21 ? 10000 : 1000,
+                   seed == 21 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000", setup);
+    }
+}
+
 // PFC generation's skips (PfcEngine::generate: a port whose every lossless PG has the inputs of
 // its last XOFF-off evaluation and no frame pending; a PG with them) against evaluating every
 // PG at every flush: PG 3 (dynamic threshold on the shared ingress pool) past XOFF and back
