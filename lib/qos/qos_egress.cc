@@ -154,9 +154,19 @@ void TrafficManager::init(const std::string &name) {
             qu.static_th = qp.static_th_bytes;
             qu.mark_min = qp.mark.min_bytes;
             qu.drop_min = qp.drop.min_bytes;
+            if (qu.flags & Queue::kMarkDeq) qu.deq_mark_min = qu.mark_min;
+            if (qu.flags & Queue::kMarkRing) qu.deq_ring = ~uint64_t(0);
             if ((qu.flags & Queue::kMarkEnq) && (qu.flags & Queue::kMarkRing))
                 port->mark_enq_ring = true;
         }
+        // Queue::one_pg_mask: all ones for a queue whose TCs have one PG for every ingress port.
+        for (unsigned q = 0; q < kNumQueues; q++) port->q[q].one_pg_mask = ~0u;
+        for (size_t in = 0; in < kMaxPorts; in++)
+            for (unsigned t1 = 0; t1 < kNumTc; t1++)
+                for (unsigned t2 = 0; t2 < kNumTc; t2++)
+                    if (pp.cls.tc_to_queue[t1] == pp.cls.tc_to_queue[t2] &&
+                        pg_key_[in * kNumTc + t1] != pg_key_[in * kNumTc + t2])
+                        port->q[pp.cls.tc_to_queue[t1] & (kNumQueues - 1)].one_pg_mask = 0;
         port->sched = DwrrScheduler(pp.queues, plan_.dwrr_quantum_bytes);
         port->shaper = TokenBucket(pp.shaper ? pp.rate_bps : 0, pp.shaper_burst_bytes);
         port->ring = TxRingModel(pp.rate_bps, pp.tx_ring_bytes);
@@ -325,6 +335,10 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
       rng_(mix(shared.plan().seed ^ mix(worker)), worker),
       cut_through_(shared.plan().cut_through),
       sum_admission_(shared.plan().sum_admission),
+      min_frame_(shared.plan().min_frame_bytes),
+      overhead_(shared.plan().wire_overhead_bytes),
+      frame_extra_(min_frame_ + overhead_),
+      run_tests_once_(shared.plan().run_tests_once),
       own_(*shared.owner_state_.at(worker)),
       single_owner_(shared.workers() == 1),
       ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
@@ -668,6 +682,11 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         const unsigned qi = unsigned(__builtin_ctz(left));
         Queue &q = ps.q[qi];
         const uint32_t q_n = uint32_t(q_sums[qi] >> kPacketShift);
+        // Queue::one_key: the burst's frames for the queue have one key when its TCs have one
+        // PG (Queue::one_pg_mask; one ingress port), its last frame's (at dst[qi] - 1); the
+        // queue keeps one key if it was empty or held only frames of that key.
+        const uint32_t burst_key = (Queue::kOneKey | dst[qi][-1].pg_key) & q.one_pg_mask;
+        q.one_key = q.head == q.tail || q.one_key == burst_key ? burst_key : 0;
         // The slots written past the queue's end belong at its start.
         if (const uint32_t at = q.tail & mask; at + q_n > cap)
             std::copy(q.slots + cap, q.slots + at + q_n, q.slots);
@@ -776,6 +795,7 @@ void QosEgress::admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t 
     for (unsigned qi = 0; qi < kNumQueues; qi++) {
         if (ps.q[qi].tail == tail0[qi]) continue;
         touched |= 1u << qi;
+        ps.q[qi].one_key = 0;  // not followed per packet here
         admitted_to(port, qi, ps.q[qi].tail - tail0[qi], ps.q[qi].bytes - bytes0[qi], t_marked[qi]);
     }
     admitted(port, touched);
@@ -812,12 +832,15 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     uint32_t sent = 0;
     for (uint16_t p : owned_) {
         // service(), with its two cheapest cases here: a port whose burst cut through, and an
-        // idle one whose PFC honors nothing.
+        // idle one (with PFC honoring unless inert; QosPlan::plain_skip false, for tests:
+        // service() itself when not inert).
         const TrafficManager::Port &ps = *tm_.ports_[p];
         if (ps.ct_pending)
             sent += finish_cut_through(p, now_ns);
         else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert)
-            service_idle(p, now_ns);
+            service_idle(p, now_ns, false);
+        else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
+            service_idle(p, now_ns, true);
         else
             sent += service(p, now_ns);
     }
@@ -1006,115 +1029,141 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
 // The per-frame tests (deficit, ring room, shaper credit, dequeue marking depth) are skipped for
 // the whole run when bounds taken at its start show that none can stop or mark a frame before the
 // run's limit (run_needs_tests); QosPlan::run_tests_once false keeps them (tests compare both).
+// The per-frame state of a run, for take_run's two per-frame paths out of line (the tested
+// loop, a flagged stretch): in take_run's registers otherwise.
+struct QosEgress::RunState {
+    uint32_t head;
+    unsigned kk;       // out[] index of the next frame
+    uint64_t bytes;    // the queue's bytes behind the next frame
+    uint64_t wire_run; // wire bytes taken
+    unsigned pg_key;   // the key of the PG stretch being taken
+    uint64_t pg_from;  // the queue's bytes where that stretch began
+    uint32_t marked;
+};
+
+// What every frame of a run does as it leaves (w: its wire bytes): its PG stretch, its bytes
+// off the queue's, out[].
+[[gnu::always_inline]] inline void QosEgress::leave(RunState &r, const TrafficManager::Slot &s,
+                                                    uint32_t w, rte_mbuf **out) {
+    if (s.pg_key != r.pg_key) {
+        own_.pg->bytes[r.pg_key].sub(r.pg_from - r.bytes);
+        r.pg_key = s.pg_key;
+        r.pg_from = r.bytes;
+    }
+    r.bytes -= s.len;
+    r.wire_run += w;
+    out[r.kk++] = s.m;
+}
+
+// A stretch of slots taken frame by frame (a frame under the minimum or another PG in it).
+[[gnu::noinline]] void QosEgress::leave_each(RunState &r, const TrafficManager::Slot *from,
+                                             const TrafficManager::Slot *end, rte_mbuf **out) {
+    for (const TrafficManager::Slot *s = from; s != end; s++)
+        leave(r, *s, tm_.plan_.wire_bytes(s->len), out);
+    r.head += uint32_t(end - from);
+}
+
+// take_run's per-frame loop with the tests (deficit, ring room, shaper credit, dequeue marking)
+// for frames up to `lim`; returns whether the ring model stopped it.
+[[gnu::noinline]] bool QosEgress::take_tested(const TrafficManager::Queue &q, RunState &r,
+                                              uint32_t lim, int64_t dbase,
+                                              const RunLimits &limits, rte_mbuf **out) {
+    // Dequeue marking: a queue that does not mark has a marking depth no queue reaches.
+    const uint64_t mark_min = q.deq_mark_min;
+    // ecn_depth queue_and_tx_ring: the ring's bytes ahead of the frame being taken (it only
+    // grows during a service pass: drain() ran at its start); ring_w_mask 0 keeps it at 0.
+    const uint32_t ring_w_mask = uint32_t(q.deq_ring);
+    const TrafficManager::Slot *const slots = q.slots;
+    const uint32_t mask = q.mask;
+    const int64_t room = limits.room;
+    const bool ring_empty = limits.ring_bytes == 0;
+    const uint64_t ready_below = limits.ready_below;
+    uint64_t ring_ahead = ring_w_mask ? limits.ring_bytes : 0;
+    for (;;) {
+        const TrafficManager::Slot s = slots[r.head & mask];
+        // pick() would move on from a DWRR queue whose deficit no longer covers its head
+        // frame (and change its state), so the run ends (never at the first frame: pick()
+        // chose qi because its deficit covers it).
+        if (dbase + int64_t(r.bytes) < int64_t(s.len)) return false;
+        const uint32_t w = tm_.plan_.wire_bytes(s.len);
+        if (int64_t(r.wire_run + w) > room && !(r.wire_run == 0 && ring_empty)) return true;
+        r.head++;
+        leave(r, s, w, out);
+        // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
+        if (r.bytes + ring_ahead >= mark_min) {
+            const unsigned ecn = s.ecn_ip & 3;
+            if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
+                wred(q.plan->mark, r.bytes + ring_ahead) && ecn_mark(s.m, meta_of(s.m)))
+                r.marked++;
+        }
+        ring_ahead += w & ring_w_mask;
+        if (r.head == lim || r.wire_run >= ready_below) return false;
+    }
+}
+
 [[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(
     uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi, unsigned burst,
     RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty) {
-    PgAccounting &pg = *own_.pg;
-    const uint32_t min_frame = tm_.plan_.min_frame_bytes, overhead = tm_.plan_.wire_overhead_bytes;
-    const auto wire = [min_frame, overhead](uint32_t l) {
-        return (l < min_frame ? min_frame : l) + overhead;
-    };
     TrafficManager::Queue &q = ps.q[size_t(qi)];
     const TrafficManager::Slot *const slots = q.slots;
-    const uint32_t mask = q.mask;
-    const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
-    // Dequeue marking: a queue that does not mark has a marking depth no queue reaches.
-    const uint64_t mark_min =
-        q.flags & TrafficManager::Queue::kMarkDeq ? uint64_t(q.mark_min) : UINT64_MAX;
-    // ecn_depth queue_and_tx_ring: the ring's bytes ahead of the frame being taken (it only
-    // grows during a service pass: drain() ran at its start); ring_w_mask 0 keeps it at 0.
-    const uint32_t ring_w_mask = q.flags & TrafficManager::Queue::kMarkRing ? ~0u : 0u;
-    uint64_t ring_ahead = ring_w_mask ? limits.ring_bytes : 0;
     const uint32_t head0 = q.head;
     const uint64_t bytes0 = q.bytes;
     // The run ends at the queue's tail or the burst's end, whichever comes first.
-    const uint32_t lim = head0 + std::min<uint32_t>(q.tail - head0, burst - k);
+    const uint32_t n = std::min<uint32_t>(q.tail - head0, burst - k);
+    const bool dwrr = ps.sched.dwrr_mask() >> qi & 1;
     // The queue's deficit is dbase + bytes as frames leave; a strict queue's is never short.
     const int64_t dbase = dwrr ? ps.sched.deficit(qi) - int64_t(bytes0) : INT64_MAX / 2;
     // The shaper and the ring model are charged with the run's wire bytes `wire_run` (limits);
     // per frame their tests in those terms (exactly fits() and ready(), TokenBucket::ready_below
     // and TxRingModel::room): the ring takes a frame of w bytes while wire_run + w <= room (or
     // while it is empty), the shaper stays ready while wire_run < ready_below.
-    const int64_t room = limits.room;
-    const bool ring_empty = limits.ring_bytes == 0;
-    const uint64_t ready_below = limits.ready_below;
-    // Whether a per-frame test could stop or mark a frame before lim. Bounds, with `extra` the
-    // most a frame's wire bytes exceed its length (min_frame + overhead) for each frame: the
-    // run's wire bytes are at most the queue's bytes plus extra; the marking depth behind a
-    // frame (the queue's bytes behind it, the ring's ahead of it: the ring's bytes now plus the
-    // run's frames before it) at most the queue's bytes plus the ring's bytes plus extra; a
-    // deficit that covers the queue's bytes covers every frame in it.
-    const uint64_t extra = uint64_t(lim - head0) * (min_frame + overhead);
+    // Whether a per-frame test could stop or mark a frame before the run's end. Bounds, with
+    // `extra` the most a frame's wire bytes exceed its length (min_frame + overhead) for each
+    // frame: the run's wire bytes are at most the queue's bytes plus extra; the marking depth
+    // behind a frame (the queue's bytes behind it, the ring's ahead of it when the queue's
+    // marking counts the ring: the ring's bytes now plus the run's frames before it) at most
+    // the queue's bytes plus the ring's bytes plus extra (Queue::deq_mark_min: UINT64_MAX
+    // without dequeue marking); a deficit that covers the queue's bytes covers every frame in
+    // it.
+    const uint64_t extra = uint64_t(n) * frame_extra_;
     const uint64_t wire_bound = bytes0 + extra;
-    const bool run_needs_tests = !tm_.plan_.run_tests_once || dbase < 0 ||
-                                 int64_t(wire_bound) > room || wire_bound >= ready_below ||
-                                 bytes0 + ring_ahead + (ring_w_mask ? extra : 0) >= mark_min;
-    uint64_t wire_run = 0;
-    unsigned kk = k;
-    uint32_t head = head0;
-    uint64_t bytes = bytes0;
+    const bool run_needs_tests =
+        !run_tests_once_ || dbase < 0 || int64_t(wire_bound) > limits.room ||
+        wire_bound >= limits.ready_below ||
+        bytes0 + ((limits.ring_bytes + extra) & q.deq_ring) >= q.deq_mark_min;
+    dequeue_runs_[run_needs_tests]++;
     // PG bytes leave in sums per stretch of one key (in practice the whole run): pg_from is the
-    // queue's bytes where the stretch of pg_key began.
-    unsigned pg_key = slots[head & mask].pg_key;
+    // queue's bytes where the stretch of pg_key began. (Locals, not a RunState: one whose
+    // address the out-of-line paths take would be kept in memory.)
+    const uint32_t mask = q.mask, at = head0 & mask;
+    uint32_t head = head0 + n;
+    uint64_t bytes, wire_run;
+    unsigned pg_key = slots[at].pg_key;
     uint64_t pg_from = bytes0;
     uint32_t marked = 0;
-    dequeue_runs_[run_needs_tests]++;
-    // What every frame of the run does as it leaves (w: its wire bytes).
-    const auto leave = [&](const TrafficManager::Slot &s, uint32_t w) {
-        if (s.pg_key != pg_key) {
-            pg.bytes[pg_key].sub(pg_from - bytes);
-            pg_key = s.pg_key;
-            pg_from = bytes;
-        }
-        bytes -= s.len;
-        wire_run += w;
-        out[kk++] = s.m;
-    };
-    if (run_needs_tests) {
-        for (;;) {
-            const TrafficManager::Slot s = slots[head & mask];
-            // pick() would move on from a DWRR queue whose deficit no longer covers its head
-            // frame (and change its state), so the run ends (never at the first frame: pick()
-            // chose qi because its deficit covers it).
-            if (dbase + int64_t(bytes) < int64_t(s.len)) break;
-            const uint32_t w = wire(s.len);
-            if (int64_t(wire_run + w) > room && !(wire_run == 0 && ring_empty)) {
-                *ring_full = true;
-                break;
-            }
-            head++;
-            leave(s, w);
-            // Dequeue marking: the depth this packet leaves behind is the congestion it reports.
-            if (bytes + ring_ahead >= mark_min) {
-                const unsigned ecn = s.ecn_ip & 3;
-                if ((s.ecn_ip & 4) && (ecn == kEcnEct0 || ecn == kEcnEct1) &&
-                    wred(q.plan->mark, bytes + ring_ahead) && ecn_mark(s.m, meta_of(s.m)))
-                    marked++;
-            }
-            ring_ahead += w & ring_w_mask;
-            if (head == lim || wire_run >= ready_below) break;
-        }
+    if (run_needs_tests) [[unlikely]] {
+        RunState r{head0, k, bytes0, 0, pg_key, pg_from, 0};
+        *ring_full = take_tested(q, r, head0 + n, dbase, limits, out);
+        head = r.head, k = r.kk, bytes = r.bytes, wire_run = r.wire_run, pg_key = r.pg_key,
+        pg_from = r.pg_from, marked = r.marked;
+        if (head == head0) return {0, 0};
     } else {
-        // Every frame up to lim leaves: the slots in at most two contiguous stretches (the
+        // Every frame of the run leaves: its slots in at most two contiguous stretches (the
         // queue's ring of slots wraps at most once). Per frame only what leave() needs in the
         // common case - the mbuf out, the length off the queue's bytes - and two flags: a frame
         // shorter than min_frame (bit 31 of `under`: lengths are below 2 GB) and a PG key other
-        // than the stretch's (`keys`). Without either, leave() would have charged no PG
+        // than the first frame's (`keys`). Without either, leave() would have charged no PG
         // stretch and wire bytes of exactly the lengths plus the overhead per frame; with
-        // one, the stretch is taken again through leave() (out[] rewritten).
-        while (head != lim) {
-            const uint32_t at = head & mask, n = std::min(lim - head, mask + 1 - at);
-            // (Locals of this loop only: kk and bytes, which leave() shares by reference,
-            // would be kept in memory.)
-            const TrafficManager::Slot *const from = slots + at, *const end = from + n;
-            rte_mbuf **o = out + kk;
-            const unsigned key = pg_key;
-            uint64_t sum = 0;
-            uint32_t under = 0, keys = 0;
-            // Four slots a step, then the rest one by one (len + neg_min: len - min_frame).
-            const uint32_t neg_min = 0u - min_frame;
-            const TrafficManager::Slot *s = from;
-            for (const TrafficManager::Slot *const end4 = from + (n & ~3u); s != end4;
+        // one, the run is taken again through leave() (out[] rewritten, leave_each).
+        const uint32_t neg_min = 0u - min_frame_;  // len + neg_min: len - min_frame
+        uint64_t sum = 0;
+        uint32_t under = 0, keys = 0;
+        // check_keys false: every frame queued has the run's first key (Queue::one_key).
+        const auto copy = [&sum, &under, &keys, neg_min, key = pg_key](
+                              const TrafficManager::Slot *s, uint32_t m, rte_mbuf **o,
+                              bool check_keys) __attribute__((always_inline)) {
+            // Four slots a step, then the rest one by one.
+            for (const TrafficManager::Slot *const end4 = s + (m & ~3u); s != end4;
                  s += 4, o += 4) {
                 o[0] = s[0].m;
                 o[1] = s[1].m;
@@ -1124,28 +1173,40 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
                        uint64_t(s[3].len);
                 under |= (s[0].len + neg_min) | (s[1].len + neg_min) | (s[2].len + neg_min) |
                          (s[3].len + neg_min);
-                keys |= (unsigned(s[0].pg_key) ^ key) | (unsigned(s[1].pg_key) ^ key) |
-                        (unsigned(s[2].pg_key) ^ key) | (unsigned(s[3].pg_key) ^ key);
+                if (check_keys)
+                    keys |= (unsigned(s[0].pg_key) ^ key) | (unsigned(s[1].pg_key) ^ key) |
+                            (unsigned(s[2].pg_key) ^ key) | (unsigned(s[3].pg_key) ^ key);
             }
-            for (; s != end; s++) {
+            for (const TrafficManager::Slot *const end = s + (m & 3u); s != end; s++) {
                 *o++ = s->m;
                 sum += s->len;
                 under |= s->len + neg_min;
-                keys |= unsigned(s->pg_key) ^ key;
+                if (check_keys) keys |= unsigned(s->pg_key) ^ key;
             }
-            if (likely(!(under >> 31) && !keys)) {
-                kk += n;
-                bytes -= sum;
-                wire_run += sum + uint64_t(n) * overhead;
-            } else {
-                for (const TrafficManager::Slot *s = from; s != end; s++) leave(*s, wire(s->len));
-            }
-            head += n;
+        };
+        const uint32_t n1 = std::min(n, mask + 1 - at);
+        if (q.one_key) {
+            copy(slots + at, n1, out + k, false);
+            if (n1 != n) [[unlikely]]
+                copy(slots, n - n1, out + k + n1, false);
+        } else {
+            copy(slots + at, n1, out + k, true);
+            if (n1 != n) [[unlikely]]
+                copy(slots, n - n1, out + k + n1, true);
+        }
+        if (likely(!(under >> 31) && !keys)) {
+            k += n;
+            bytes = bytes0 - sum;
+            wire_run = sum + uint64_t(n) * overhead_;
+        } else {
+            RunState r{head0, k, bytes0, 0, pg_key, pg_from, 0};
+            leave_each(r, slots + at, slots + at + n1, out);
+            if (n1 != n) leave_each(r, slots, slots + (n - n1), out);
+            k = r.kk, bytes = r.bytes, wire_run = r.wire_run, pg_key = r.pg_key,
+            pg_from = r.pg_from;
         }
     }
-    k = kk;
     const uint32_t run = head - head0;
-    if (!run) return {0, 0};
     limits.charge(wire_run);
     const uint64_t run_bytes = bytes0 - bytes;
     q.head = head;
@@ -1156,11 +1217,13 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
         pool->used -= run_bytes;
     }
     q.excess = excess;
-    pg.bytes[pg_key].sub(pg_from - bytes);
-    if (dwrr) ps.sched.set_deficit(qi, dbase + int64_t(bytes));
+    own_.pg->bytes[pg_key].sub(pg_from - bytes);
     if (head == q.tail) {
+        // Emptied: the deficit is forfeited (what set_deficit would have stored is dropped).
         nonempty &= ~(1u << qi);
         ps.sched.emptied(qi);
+    } else if (dwrr) {
+        ps.sched.set_deficit(qi, dbase + int64_t(bytes));
     }
     commit_dequeued(q, st.queues[size_t(qi)], port, qi, run, run_bytes, marked);
     return {run, run_bytes};
@@ -1183,13 +1246,16 @@ uint32_t QosEgress::retry_staged(uint16_t port) {
     qs.depth_bytes.set(q.bytes);
 }
 
-// service()'s steps for an idle port (nothing queued, nothing staged) when honor() would return 0
-// and change nothing (Port::pfc_inert): nothing to send, the clocks brought to now, the gauges.
-[[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns) {
+// service()'s steps for an idle port (nothing queued, nothing staged): nothing to send, the
+// clocks brought to now, PFC honoring (which pauses nothing that could send; `honor` false when
+// it would return 0 and change nothing, Port::pfc_inert), the gauges.
+[[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns,
+                                                           bool honor) {
     TrafficManager::Port &ps = *tm_.ports_[port];
     apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
     ps.ring.drain(now_ns);
+    if (honor) pfc_honor(port, now_ns);
     tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
     if (trace_) sample_ecn_marks(port, now_ns);
 }

@@ -190,6 +190,17 @@ class TrafficManager final : public Injector {
         uint32_t reserved = 0;
         int32_t dynamic_th = 0;
         uint32_t mark_min = 0, drop_min = 0;  // below these no random number is drawn
+        // Dequeue marking as take_run tests it: mark_min with kMarkDeq, else UINT64_MAX (no depth
+        // reaches it); deq_ring: all ones with kMarkRing (the ring's bytes count), else 0.
+        uint64_t deq_mark_min = UINT64_MAX, deq_ring = 0;
+        // kOneKey | k when every frame queued has PG key k (admit_in_sums sets it for the frames
+        // it adds, of one key (one_pg_mask), to an empty queue or one holding k alone;
+        // admit_each clears it), else 0: the dequeue run's copy then tests no frame's key.
+        static constexpr uint32_t kOneKey = 1u << 16;
+        uint32_t one_key = 0;
+        // All ones when the queue's TCs (TC_TO_QUEUE_MAP) have one PG for every ingress port (a
+        // burst from one ingress port brings it frames of one PG key), else 0.
+        uint32_t one_pg_mask = 0;
         uint64_t static_th = 0;
         Pool *pool = nullptr;  // the owner's share of the queue's pool
         const QueuePlan *plan = nullptr;
@@ -350,9 +361,9 @@ class QosEgress final : public Egress {
                                                         uint64_t now_ns);
     // The flush's share of a cut-through burst: the buffer release it deferred, the gauges.
     [[gnu::always_inline]] inline uint32_t finish_cut_through(uint16_t port, uint64_t now_ns);
-    // service() for a port with nothing queued or staged whose PFC is inert (Port::pfc_inert):
-    // the clocks, the watermark clear and the gauges, as service() would.
-    [[gnu::always_inline]] inline void service_idle(uint16_t port, uint64_t now_ns);
+    // service() for a port with nothing queued or staged: the clocks, the watermark clear, PFC
+    // honoring (`honor`: false only when Port::pfc_inert) and the gauges, as service() would.
+    [[gnu::always_inline]] inline void service_idle(uint16_t port, uint64_t now_ns, bool honor);
     [[gnu::always_inline]] inline void release_cut_through(TrafficManager::Port &ps);
     // The PFC engine's two calls per owned port and flush, through the narrow interfaces it
     // asks for (qos/pfc_engine.h): honoring in (the paused queues), generation out.
@@ -371,6 +382,12 @@ class QosEgress final : public Egress {
     };
     void apply_watermark_clear(uint16_t port);
     uint32_t retry_staged(uint16_t port);
+    struct RunState;  // a run's per-frame state (take_run)
+    void leave(RunState &r, const TrafficManager::Slot &s, uint32_t w, rte_mbuf **out);
+    void leave_each(RunState &r, const TrafficManager::Slot *from, const TrafficManager::Slot *end,
+                    rte_mbuf **out);
+    bool take_tested(const TrafficManager::Queue &q, RunState &r, uint32_t lim, int64_t dbase,
+                     const RunLimits &limits, rte_mbuf **out);
     Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
                  unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
                  unsigned &nonempty);
@@ -404,6 +421,10 @@ class QosEgress final : public Egress {
     bool cut_through_;    // the plan allows cut-through
     bool final_ = false;  // final_enqueue() before this enqueue
     bool sum_admission_;  // QosPlan::sum_admission
+    // The plan's dequeue constants (take_run): min_frame_bytes, wire_overhead_bytes, their sum,
+    // run_tests_once.
+    uint32_t min_frame_, overhead_, frame_extra_;
+    bool run_tests_once_;
     uint64_t sum_admissions_ = 0;
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes

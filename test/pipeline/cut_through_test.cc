@@ -122,6 +122,7 @@ class CutThrough : public SwitchFixture {
     // Set: the profile is qos_profile(*tables_, port_fields) instead of kTables with PFC on
     // priority 3 (port_fields then without the leading ", ").
     const std::string *tables_ = nullptr;
+    const std::string *profile_ = nullptr;  // set: the whole profile (port_fields unused)
 
     void SetUp() override {}
     void TearDown() override {}
@@ -131,9 +132,10 @@ class CutThrough : public SwitchFixture {
                 bool run_tests_once = true, bool pfc_skip = true, bool plain_skip = true) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
-        const std::string profile = tables_
-                                        ? qos_profile(*tables_, port_fields)
-                                        : qos_profile(kTables, "pfc_enable: \"3\"" + port_fields);
+        const std::string profile =
+            profile_  ? *profile_
+            : tables_ ? qos_profile(*tables_, port_fields)
+                      : qos_profile(kTables, "pfc_enable: \"3\"" + port_fields);
         QosPlan plan = build_qos_plan(load_qos_string(profile, "t.yaml"), info);
         plan.cut_through = cut_through;
         plan.sum_admission = sum_admission;
@@ -845,6 +847,115 @@ TEST_F(CutThrough, DequeueRunsOfShortFramesAndSeveralPgs) {
         EXPECT_GT(same_runs(s, 10000, ", shaper_burst_bytes: 2000, tx_ring_bytes: 3000", {},
                             &tested),
                   20u);
+    }
+}
+
+// Dequeue runs without per-frame tests (take_run) over the end of a queue's slots: the run's
+// slots in two pieces, each copied (and, with a frame under the minimum or a second PG, the
+// whole run taken again frame by frame over both pieces). Queues of 64 and 128 slots, mixed
+// bursts of 1-40 frames from one or both ingress ports (queue 3 then holds two PGs' frames),
+// long frames or some under the minimum, uncongested (every queue emptied at each flush: the
+// deficit forfeited) and shaped (runs that stop short, DWRR deficits carried): the same frames
+// and counters as every frame tested.
+TEST_F(CutThrough, DequeueRunsAcrossTheEndOfTheSlots) {
+    for (uint32_t slots : {64u, 128u}) {
+        queue_packets_ = slots;
+        for (uint32_t seed : {51u, 52u}) {
+            SCOPED_TRACE(std::to_string(slots) + " slots, seed " + std::to_string(seed));
+            std::mt19937 rng(seed);
+            auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+            Script s;
+            uint16_t seq = 0;
+            for (int i = 0; i < 120; i++) {
+                Step st;
+                const uint32_t from = pick(4);  // 0, 1: that port; else both
+                const bool short_ok = i % 3 == 0;
+                for (uint16_t p = 0; p < 2; p++) {
+                    if (from < 2 && from != p) continue;
+                    const uint32_t n = 1 + pick(from < 2 ? 40 : 20);
+                    for (uint32_t k = 0; k < n; k++)
+                        st.rx[p].push_back(udp(p, uint8_t(pick(5) == 0 ? 6 : pick(3) == 0 ? 0 : 3),
+                                               uint8_t(pick(3)),
+                                               short_ok ? 42 + pick(80) : 60 + pick(200), seq++,
+                                               1));
+                }
+                st.step_ns = 20'000;
+                s.push_back(st);
+            }
+            uint64_t tested = 0;
+            EXPECT_GT(same_runs(s, 10000, "", {}, &tested), 150u);
+            EXPECT_GT(same_runs(s, 10000, ", shaper_burst_bytes: 2500, tx_ring_bytes: 4000", {},
+                                &tested),
+                      20u);
+            EXPECT_GT(tested, 20u);
+        }
+    }
+}
+
+// Queue::one_key (admit_in_sums: every frame queued has one PG key; the dequeue run's copy then
+// tests no key) where one burst holds two PGs' frames for one queue: TC 5 (PG 5) and TC 0 (PG 0)
+// both to queue 0, with both ingress ports' bursts in some polls (two keys from two bursts),
+// against every frame tested and against admission per packet.
+TEST_F(CutThrough, DequeueRunsOfOneQueueWithTwoPgsInOneBurst) {
+    std::string maps = qos_maps_yaml();
+    const std::string identity = "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
+    ASSERT_NE(maps.find(identity), std::string::npos);
+    maps.replace(maps.find(identity), identity.size(),
+                 "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 0, 6: 6, 7: 7}\n"
+                 "TC_TO_PRIORITY_GROUP_MAP:\n  G: {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 5, 6: 6, 7: 7}\n");
+    const std::string profile = maps + kTables +
+                                "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: M, dot1p_to_tc_map: M,"
+                                " tc_to_queue_map: M, tc_to_pg_map: G, pfc_enable: \"3\"}\n";
+    profile_ = &profile;
+    for (uint32_t seed : {61u, 62u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::mt19937 rng(seed);
+        auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 80; i++) {
+            Step st;
+            const uint32_t from = pick(3);  // 0, 1: that port; 2: both
+            // Some polls TC 0 alone in queue 0 (one key), some TC 5 too (two).
+            const bool two = i % 2 == 0;
+            for (uint16_t p = 0; p < 2; p++) {
+                if (from != 2 && from != p) continue;
+                const uint32_t n = 2 + pick(20);
+                for (uint32_t k = 0; k < n; k++) {
+                    const uint32_t c = pick(6);
+                    const uint8_t dscp = c == 0 ? 6 : c == 1 ? 3 : c == 2 && two ? 5 : 0;
+                    st.rx[p].push_back(udp(p, dscp, uint8_t(pick(3)), 60 + pick(100), seq++, 1));
+                }
+            }
+            st.step_ns = 20'000;
+            s.push_back(st);
+        }
+        uint64_t tested = 0;
+        EXPECT_GT(same_runs(s, 10000, "", {}, &tested), 100u);
+        EXPECT_GT(same_admission(s, 10000, ""), 40u);
+        same_runs(s, 1000, "", {}, &tested);
+    }
+    profile_ = nullptr;
+}
+
+// An idle port's service() steps inline in the flush (QosEgress::service_idle with PFC honoring:
+// a port whose PFC is not inert, rsw-full's ingress port) against service() itself
+// (QosPlan::plain_skip off): PFC pauses received while port 1 is idle and busy, mixed bursts,
+// PFC frames sent, random scripts with two workers and host interfaces, shaped and not.
+TEST_F(CutThrough, IdlePortsServiceStepsInline) {
+    same_plain(pfc_pause_script([](Step &st, int i, uint16_t &seq) {
+                   if (i % 4 == 0) return;  // idle polls between
+                   for (int k = 0; k < 10; k++)
+                       st.rx[0].push_back(
+                           udp(0, uint8_t(k % 4 ? 3 : k % 8 ? 0 : 6), uint8_t(i % 3), 300, seq++));
+               }),
+               10000, "");
+    same_plain(mixed_near_limits(5, 160), 1000, "");
+    for (uint32_t seed : {21u, 22u, 23u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Topology setup{uint16_t(seed == 22 ? 2 : 1), seed >= 22, false};
+        same_plain(random_script(seed, 200, true, seed >= 22), seed == 21 ? 10000 : 1000,
+                   seed == 21 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000", setup);
     }
 }
 
