@@ -14,11 +14,28 @@ struct rte_mbuf;
 
 namespace rocesw {
 
+// What the caller of Egress::enqueue_summed knows of every packet of the burst, so that the
+// egress need not read each packet for it: PacketMeta in_port and tc, the sum of the packets'
+// pkt_len, and a bound below every pkt_len.
+struct BurstSummary {
+    uint64_t bytes = 0;    // the sum of pkt_len
+    uint32_t min_len = 0;  // every pkt_len is at least this
+    uint8_t in_port = 0;   // every packet's PacketMeta::in_port
+    uint8_t tc = 0;        // every packet's PacketMeta::tc
+};
+
 class Egress {
   public:
     virtual ~Egress() = default;
     // Takes ownership of pkts[0..n), all bound for `port`.
     virtual void enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) = 0;
+    // enqueue() of a burst that `sum` describes (it must hold for every packet): the same
+    // result; an egress may use the summary instead of reading each packet. Default: enqueue().
+    virtual void enqueue_summed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                                const BurstSummary &sum) {
+        (void)sum;
+        enqueue(port, pkts, n, now_ns);
+    }
     // The next enqueue() call is the last one for its port before the next flush(), and
     // nothing but other ports' enqueues reaches this egress or the switch's state (no RX burst,
     // no PFC frame) in between. An egress may then send at enqueue what that flush would send

@@ -115,7 +115,8 @@ uint32_t Worker::poll_once(uint64_t now_ns) {
 }
 
 void Worker::keep_held() {
-    for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
+    const size_t n_ports = ctx_.ports.size();  // read once: the stores below may alias it
+    for (uint16_t p = 0; p < n_ports; p++) {
         const uint16_t n = n_out(p);
         if (!n) continue;
         std::copy_n(out_[p].data(), n, out_all_.data() + n_out_all_);
@@ -124,6 +125,7 @@ void Worker::keep_held() {
         out_end_[p] = out_[p].data();
     }
     held_ = false;
+    summary_port_ = kNoSummary;
 }
 
 void Worker::enqueue_deferred(uint64_t now_ns) {
@@ -148,14 +150,19 @@ void Worker::enqueue_deferred(uint64_t now_ns) {
         segs_.clear();
         n_out_all_ = 0;
     }
-    for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
+    const size_t n_ports = ctx_.ports.size();  // read once: the stores below may alias it
+    for (uint16_t p = 0; p < n_ports; p++) {
         const uint16_t n = n_out(p);
         if (!n) continue;
         egress_.final_enqueue();
-        egress_.enqueue(p, out_[p].data(), n, now_ns);
+        if (p == summary_port_)
+            egress_.enqueue_summed(p, out_[p].data(), n, now_ns, summary_);
+        else
+            egress_.enqueue(p, out_[p].data(), n, now_ns);
         out_end_[p] = out_[p].data();
     }
     held_ = false;
+    summary_port_ = kNoSummary;
 }
 
 void Worker::drop(rte_mbuf *m, uint16_t port, DropReason r) {
@@ -424,9 +431,12 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // reference: only this path appends to v6, and n6 then stays in memory, no register of the
     // loop's. accept by value: the loop's own closure stays private to the loop (no reloads of
     // what it captures after a call).
+    // general_seen_: set when a packet takes this path (no BurstSummary then); flush_outputs
+    // clears it.
     auto other = [&, accept](rte_mbuf *m, const uint8_t *f, uint32_t len,
                              size_t c4) __attribute__((noinline)) -> unsigned {
         PacketMeta *meta = meta_of(m);
+        general_seen_ = true;
         ParseOptions general = burst_opt;
         // The fast path's: no software check after the NIC's GOOD verdict (a BAD one is
         // dropped before either parser).
@@ -521,7 +531,36 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             in_port, nexthops);
     }
     if (n_lb_) forward_groups(in_port, now_ns);
+    // With no packet through the general parser, every packet took the port's fast path
+    // (untagged IPv4 from in_port, at least PortFastPath::kMinFrame bytes, its tc from
+    // fast_tc); when fast_tc has one TC they all have it. With none dropped, punted or
+    // answered, a port that got n packets got all of them: held, they go to the egress with
+    // that summary (enqueue_deferred).
+    if ((summary_tcs_[in_port] != -1 || summary_plan_ != ctx_.qos) && defer_ &&
+        !general_seen_ && !n_dropped_ && !n_replies_)
+        hold_summary(in_port, n, bytes);
     flush_outputs(in_port, now_ns);
+}
+
+void Worker::hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes) {
+    if (summary_plan_ != ctx_.qos) {  // a plan's maps are fixed: its ports' TCs are found once
+        summary_plan_ = ctx_.qos;
+        summary_tcs_.fill(kTcUnknown);
+    }
+    int8_t &tc = summary_tcs_[in_port];
+    if (tc == kTcUnknown) {
+        alignas(16) std::array<uint8_t, kNumDscp> fast_tc;  // process_burst's
+        untagged_ip_tc_table(ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr, fast_tc);
+        tc = int8_t(uniform_tc(fast_tc));
+    }
+    if (tc < 0) return;
+    const size_t n_ports = ctx_.ports.size();
+    for (uint16_t p = 0; p < n_ports; p++)
+        if (n_out(p) == n) {
+            summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port), uint8_t(tc)};
+            summary_port_ = p;
+            return;
+        }
 }
 
 template <L3Type kL3>
@@ -572,7 +611,8 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
 // egress stage sees the packets (and may drop them, on the egress port).
 void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
     uint32_t forwarded = 0;
-    for (uint16_t p = 0; p < ctx_.ports.size(); p++) {
+    const size_t n_ports = ctx_.ports.size();  // read once: the stores below may alias it
+    for (uint16_t p = 0; p < n_ports; p++) {
         const uint16_t n = n_out(p);
         if (!n) continue;
         const uint32_t fwd = n - (p == in_port ? n_replies_ : 0u);
@@ -587,6 +627,7 @@ void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
     }
     if (forwarded) ctr_.ports[in_port].forwarded.add(forwarded);
     n_replies_ = 0;
+    general_seen_ = false;
     if (n_dropped_) {
         rte_pktmbuf_free_bulk(dropped_.data(), n_dropped_);
         n_dropped_ = 0;

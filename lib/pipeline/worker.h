@@ -155,6 +155,11 @@ class Worker {
     void to_control(rte_mbuf *m, uint16_t in_port);
     void mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns);
     void flush_outputs(uint16_t in_port, uint64_t now_ns);
+    // process_burst, for a burst of n packets (`bytes` in all) from in_port that all took the
+    // port's fast path, none dropped, punted or answered locally, before flush_outputs holds
+    // them (defer_): when the port's fast-path TC table has one TC and one port got all n,
+    // that port's held packets get their BurstSummary (summary_port_, summary_).
+    [[gnu::noinline]] void hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes);
     void keep_held();                        // poll_once: out_ to out_all_, before a burst
     void enqueue_deferred(uint64_t now_ns);  // poll_once: out_all_'s segments, then out_
 
@@ -190,6 +195,23 @@ class Worker {
         uint16_t n;
     };
     bool defer_ = false, held_ = false;
+    // The held burst's summary: out_[summary_port_] is all of that burst, as summary_ says
+    // (enqueue_deferred gives it to Egress::enqueue_summed); kNoSummary: none.
+    static constexpr uint16_t kNoSummary = 0xFFFF;
+    uint16_t summary_port_ = kNoSummary;
+    BurstSummary summary_;
+    // process_burst: a packet of the burst took the general parser (flush_outputs clears it).
+    bool general_seen_ = false;
+    // Per ingress port: the TC every DSCP of its fast-path table (untagged_ip_tc_table, plan
+    // summary_plan_) maps to (uniform_tc), -1 when they differ, kTcUnknown not looked at yet:
+    // process_burst calls hold_summary only for a port whose table may have one TC.
+    static constexpr int8_t kTcUnknown = -2;
+    const QosPlan *summary_plan_ = nullptr;
+    std::array<int8_t, kMaxPorts> summary_tcs_ = [] {
+        std::array<int8_t, kMaxPorts> a;
+        a.fill(kTcUnknown);
+        return a;
+    }();
     std::vector<rte_mbuf *> out_all_;
     uint32_t n_out_all_ = 0;
     std::vector<Segment> segs_;

@@ -166,14 +166,16 @@ inline constexpr std::array<bool, 256> kSlowSrcOctet = [] {
 
 namespace parse_detail {
 // parse_ipv4_udp_fast's body, for the frame bytes 0..31 that `hdr` accepts, with the record's
-// bytes 32.. stored by `put_tail(m)`.
-template <class PutTail>
+// bytes 32.. stored by `put_tail(m)`; frames shorter than kMinLen (at least 42, the headers)
+// are left to the general parser.
+template <uint32_t kMinLen, class PutTail>
 [[gnu::always_inline]] inline bool ipv4_udp_fast(const uint8_t *f, uint32_t len,
                                                  const FastHeader &hdr, uint32_t max_l3_len,
                                                  bool verify_ipv4_checksum, PacketMeta *m,
                                                  PutTail put_tail) {
     constexpr uint32_t kL3 = 14, kIpHdr = 20, kUdp = 8;
-    if (len < kL3 + kIpHdr + kUdp) return false;
+    static_assert(kMinLen >= kL3 + kIpHdr + kUdp);
+    if (len < kMinLen) return false;
     const uint8_t *ip = f + kL3;
     // Unicast MACs, EtherType 0x0800, version/IHL 0x45, not a fragment, protocol UDP.
     if (!hdr.matches(f)) return false;
@@ -219,7 +221,7 @@ template <class PutTail>
 // refuses (unit test ParserFastPath.* and the fuzz target compare the two).
 inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptions &opt,
                                 PacketMeta *m) {
-    return parse_detail::ipv4_udp_fast(f, len, parse_detail::kFastHeader, opt.max_l3_len,
+    return parse_detail::ipv4_udp_fast<42>(f, len, parse_detail::kFastHeader, opt.max_l3_len,
                                        opt.verify_ipv4_checksum, m, [&](PacketMeta *r) {
                                            parse_detail::put_meta_tail(r, opt);
                                        });
@@ -231,10 +233,17 @@ inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptio
 // and writes the record's bytes 32..47 as one 16-byte store, so the record must have 4
 // writable bytes after it (an mbuf's private area: DPDK rounds it up to 8 bytes, 48).
 // Where it accepts a frame, parse_ipv4_udp_fast accepts it with the same record (bytes 0..43),
-// and the frame's destination is `mac` (unit tests: fast_path_agrees in ParserCases.* and
-// ParserFastPath.* runs it with the frame's own, a group and another destination).
+// the frame's destination is `mac` and the frame has at least kMinFrame bytes (unit tests:
+// fast_path_agrees in ParserCases.* and ParserFastPath.* runs it with the frame's own, a group
+// and another destination).
 class PortFastPath {
   public:
+    // The shortest frame it takes: Ethernet's minimum without the FCS (what a wire delivers:
+    // shorter frames come padded). Every frame it took is then at least as long as the egress
+    // pads frames to (QosPlan::min_frame_bytes), with no per-packet test of that (the worker's
+    // BurstSummary::min_len).
+    static constexpr uint32_t kMinFrame = 60;
+
     PortFastPath(const ParseOptions &opt, const uint8_t *mac)
         : hdr_(parse_detail::kFastHeader), max_l3_len_(opt.max_l3_len) {
         // The whole destination address compared, its group bit clear as the port's is.
@@ -252,7 +261,7 @@ class PortFastPath {
     // parse_ipv4_udp_fast with verify_ipv4_checksum `verify`.
     [[gnu::always_inline]] bool parse(const uint8_t *f, uint32_t len, bool verify,
                                       PacketMeta *m) const {
-        return parse_detail::ipv4_udp_fast(f, len, hdr_, max_l3_len_, verify, m,
+        return parse_detail::ipv4_udp_fast<kMinFrame>(f, len, hdr_, max_l3_len_, verify, m,
                                            [&](PacketMeta *r) {
                                                static_assert(offsetof(PacketMeta, nexthop) == 32 &&
                                                              sizeof(PacketMeta) == 44);

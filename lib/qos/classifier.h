@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "pkt/meta.h"
 #include "qos/plan.h"
@@ -46,6 +47,18 @@ inline void untagged_ip_tc_table(const PortQos *q, std::array<uint8_t, kNumDscp>
         out = q->dscp_to_tc;
     else
         out.fill(q->default_tc);
+}
+
+// The TC every DSCP of `t` (untagged_ip_tc_table's) maps to, or -1 when they differ.
+inline int uniform_tc(const std::array<uint8_t, kNumDscp> &t) {
+    static_assert(kNumDscp == 64);
+    // The four 16-byte quarters equal the first, whose two halves are its first byte repeated.
+    using V = uint64_t __attribute__((vector_size(16)));
+    V q[4];
+    std::memcpy(q, t.data(), sizeof q);
+    const V d = (q[1] ^ q[0]) | (q[2] ^ q[0]) | (q[3] ^ q[0]);
+    const uint64_t b = uint64_t(t[0]) * 0x0101010101010101ull;
+    return (d[0] | d[1] | (q[0][0] ^ b) | (q[0][1] ^ b)) ? -1 : int(t[0]);
 }
 
 // Sets tc on metas[0..n).

@@ -190,6 +190,10 @@ struct QosPlan {
     // full service() of an idle port run whether the feature is on or not; skipping them for
     // features that are off is an optimisation; the tests compare the two).
     bool plain_skip = true;
+    // Not configurable: false makes QosEgress ignore the BurstSummary of enqueue_summed (every
+    // packet's class and length read again in admit_cut_through; taking them from the summary is
+    // an optimisation; the tests compare the two).
+    bool burst_summary = true;
     bool operator==(const QosPlan &) const = default;
 
     uint32_t wire_bytes(uint32_t frame_len) const {

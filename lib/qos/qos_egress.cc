@@ -339,6 +339,7 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
       overhead_(shared.plan().wire_overhead_bytes),
       frame_extra_(min_frame_ + overhead_),
       run_tests_once_(shared.plan().run_tests_once),
+      burst_summary_(shared.plan().burst_summary),
       own_(*shared.owner_state_.at(worker)),
       single_owner_(shared.workers() == 1),
       ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
@@ -357,6 +358,21 @@ QosEgress::~QosEgress() {
 }
 
 void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    enqueue_burst<false>(port, pkts, n, now_ns, BurstSummary{});
+}
+
+void QosEgress::enqueue_summed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                               const BurstSummary &sum) {
+    if (burst_summary_)
+        enqueue_burst<true>(port, pkts, n, now_ns, sum);
+    else
+        enqueue_burst<false>(port, pkts, n, now_ns, sum);
+}
+
+template <bool kSum>
+[[gnu::always_inline]] inline void QosEgress::enqueue_burst(uint16_t port, rte_mbuf **pkts,
+                                                            uint16_t n, uint64_t now_ns,
+                                                            const BurstSummary &sum) {
     if (port >= tm_.n_ports()) {
         // Not a port of the plan: nothing would ever send it.
         if (port < kMaxPorts) ctr_.ports[port].drops[size_t(DropReason::port_stopped)].add(n);
@@ -377,7 +393,7 @@ void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now
         // that costs a mixed burst (rsw-full's three classes) about 4 instructions a packet; so
         // after a mixed burst the next idle one goes straight to admit() and cut_through(),
         // which send a one-queue burst all the same (ct_mixed: what the last one was).
-        if (idle && !ps.ct_mixed && admit_cut_through(port, pkts, n, now_ns)) return;
+        if (idle && !ps.ct_mixed && admit_cut_through<kSum>(port, pkts, n, now_ns, sum)) return;
         admit(port, pkts, n, now_ns);
         if (idle) {
             const unsigned ne = ps.nonempty;  // the queues this burst went to
@@ -1399,35 +1415,48 @@ void QosEgress::cut_through(uint16_t port, uint64_t now_ns) {
 // per-packet limits (WRED, marking, the TX ring model) are then checked on the burst's sums,
 // which bound every packet's (the depths only grow along the burst), and per packet only when
 // such a bound is reached.
-bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+template <bool kSum>
+bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                                  const BurstSummary &sum) {
     using Queue = TrafficManager::Queue;
     if (!n || n > burst_ || n > tm_.plan_.queue_packets) return false;
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
-    const PacketMeta *meta0 = meta_of(pkts[0]);
-    const unsigned tc0 = meta0->tc & (kNumTc - 1);
-    const unsigned qi = to_queue[tc0];
-    const unsigned key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
-    // One queue and one PG key for the whole burst (a burst of mixed classes, rsw-full's, leaves
-    // here at its first packet of another class, before any other check): packets of the first
-    // one's TC and ingress port have them; others are looked up. And the burst's bytes and wire
-    // bytes.
-    const uint32_t class0 = in_port_tc_word(meta0) & kInPortTc;
     const uint32_t min_frame = tm_.plan_.min_frame_bytes;
-    // Packet 0 has them by definition.
-    uint64_t bytes = pkts[0]->pkt_len;
-    uint32_t under = pkts[0]->pkt_len - min_frame;  // bit 31: a frame shorter than min_frame
-                                                    // (frames are below 2 GB)
-    for (rte_mbuf **p = pkts + 1, **const end = pkts + n; p != end; p++) {
-        rte_mbuf *m = *p;
-        const PacketMeta *meta = meta_of(m);
-        const uint32_t len = m->pkt_len, cls = in_port_tc_word(meta);
-        bytes += len;
-        under |= len - min_frame;
-        if ((cls & kInPortTc) != class0) [[unlikely]] {
-            const unsigned tc = meta->tc & (kNumTc - 1);
-            if (to_queue[tc] != qi ||
-                tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
-                return false;
+    unsigned qi, key;
+    uint64_t bytes;
+    uint32_t under;  // bit 31: a frame may be shorter than min_frame (frames are below 2 GB)
+    if constexpr (kSum) {
+        // Every packet has the summary's class: one queue and one PG key.
+        const unsigned tc = sum.tc & (kNumTc - 1);
+        qi = to_queue[tc];
+        key = tm_.pg_key_[(sum.in_port & (kMaxPorts - 1)) * kNumTc + tc];
+        bytes = sum.bytes;
+        under = sum.min_len - min_frame;
+    } else {
+        const PacketMeta *meta0 = meta_of(pkts[0]);
+        const unsigned tc0 = meta0->tc & (kNumTc - 1);
+        qi = to_queue[tc0];
+        key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
+        // One queue and one PG key for the whole burst (a burst of mixed classes, rsw-full's,
+        // leaves here at its first packet of another class, before any other check): packets
+        // of the first one's TC and ingress port have them; others are looked up. And the
+        // burst's bytes and wire bytes.
+        const uint32_t class0 = in_port_tc_word(meta0) & kInPortTc;
+        // Packet 0 has them by definition.
+        bytes = pkts[0]->pkt_len;
+        under = pkts[0]->pkt_len - min_frame;
+        for (rte_mbuf **p = pkts + 1, **const end = pkts + n; p != end; p++) {
+            rte_mbuf *m = *p;
+            const PacketMeta *meta = meta_of(m);
+            const uint32_t len = m->pkt_len, cls = in_port_tc_word(meta);
+            bytes += len;
+            under |= len - min_frame;
+            if ((cls & kInPortTc) != class0) [[unlikely]] {
+                const unsigned tc = meta->tc & (kNumTc - 1);
+                if (to_queue[tc] != qi ||
+                    tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
+                    return false;
+            }
         }
     }
     TrafficManager::Port &ps = *tm_.ports_[port];
@@ -1545,6 +1574,7 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     pg.bytes[key].add(bytes);
     pg.watermark[key].max(pg.bytes[key].v);
     ps.ring.add(wire_all);  // as one add per frame
+    if constexpr (kSum) summed_cut_throughs_++;
     send_cut_through(port, int(qi), pkts, n, bytes, wire_all, key, ps.ring, now_ns);
     return true;
 }

@@ -296,6 +296,10 @@ class QosEgress final : public Egress {
     ~QosEgress() override;
 
     void enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) override;
+    // The same; a burst that cuts through takes its queue, PG and bytes from `sum` instead of
+    // reading every packet (admit_cut_through).
+    void enqueue_summed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                        const BurstSummary &sum) override;
     // Cut-through for the next enqueue, when the plan allows it (QosPlan::cut_through).
     void final_enqueue() override { final_ = cut_through_; }
     uint32_t flush(uint64_t now_ns) override;
@@ -325,11 +329,17 @@ class QosEgress final : public Egress {
     uint64_t dequeue_runs(bool tested) const { return dequeue_runs_[tested]; }
     // Bursts admitted in sums (admit_in_sums), for tests and benchmarks.
     uint64_t sum_admissions() const { return sum_admissions_; }
+    // Bursts that cut through on their BurstSummary (enqueue_summed), for tests and benchmarks.
+    uint64_t summed_cut_throughs() const { return summed_cut_throughs_; }
 
   private:
     // Admission (enqueue, handoff drain): in sums when no packet can be refused, drawn for or
     // marked (admit_in_sums), else per packet admission() (admit_each); counters per burst.
     void admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // enqueue() and enqueue_summed() (kSum: `sum` describes the burst; else it is unused).
+    template <bool kSum>
+    [[gnu::always_inline]] inline void enqueue_burst(uint16_t port, rte_mbuf **pkts, uint16_t n,
+                                                     uint64_t now_ns, const BurstSummary &sum);
     static constexpr uint16_t kSumBurst = 64;  // larger bursts: admit_each
     bool admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     void admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
@@ -351,8 +361,11 @@ class QosEgress final : public Egress {
     void cut_through(uint16_t port, uint64_t now_ns);
     // The same for a burst whose admission can refuse, draw or mark nothing (one queue, within
     // its reservation, below every curve): admitted in sums, without slots, and sent. Returns
-    // false, having changed nothing, when the burst needs the per-packet admission.
-    bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // false, having changed nothing, when the burst needs the per-packet admission. kSum: `sum`
+    // gives every packet's class and the burst's bytes (no pass over the packets for them).
+    template <bool kSum>
+    bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                           const BurstSummary &sum);
     // Their common end: service()'s steps for `n` frames (`bytes`, `wire` wire bytes, PG key
     // `key`) of queue qi, sent from out[]; `ring`: the ring model with them added.
     [[gnu::always_inline]] inline void send_cut_through(uint16_t port, int qi, rte_mbuf **out,
@@ -426,6 +439,8 @@ class QosEgress final : public Egress {
     uint32_t min_frame_, overhead_, frame_extra_;
     bool run_tests_once_;
     uint64_t sum_admissions_ = 0;
+    bool burst_summary_;  // QosPlan::burst_summary
+    uint64_t summed_cut_throughs_ = 0;
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;

@@ -113,6 +113,7 @@ struct Outcome {
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
     uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
     uint64_t runs_tested = 0, runs_untested = 0;  // QosEgress::dequeue_runs
+    uint64_t summed = 0;  // bursts cut through on their summary (QosEgress::summed_cut_throughs)
     bool balanced = false;
 };
 
@@ -122,14 +123,16 @@ class CutThrough : public SwitchFixture {
     // Set: the profile is qos_profile(*tables_, port_fields) instead of kTables with PFC on
     // priority 3 (port_fields then without the leading ", ").
     const std::string *tables_ = nullptr;
-    const std::string *profile_ = nullptr;  // set: the whole profile (port_fields unused)
+    // Set: the whole QoS file (tables_ and port_fields unused).
+    const std::string *profile_ = nullptr;
 
     void SetUp() override {}
     void TearDown() override {}
 
     Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
                 const std::string &port_fields, const Topology &setup, bool sum_admission = true,
-                bool run_tests_once = true, bool pfc_skip = true, bool plain_skip = true) {
+                bool run_tests_once = true, bool pfc_skip = true, bool plain_skip = true,
+                bool burst_summary = true) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
         const std::string profile =
@@ -142,6 +145,7 @@ class CutThrough : public SwitchFixture {
         plan.run_tests_once = run_tests_once;
         plan.pfc_skip = pfc_skip;
         plan.plain_skip = plain_skip;
+        plan.burst_summary = burst_summary;
         if (queue_packets_) plan.queue_packets = queue_packets_;
         TestPorts tp(unique_name("ct"), 2, 32768);
         {
@@ -211,6 +215,7 @@ class CutThrough : public SwitchFixture {
                 r.sum_admissions += d.qos_egress(w)->sum_admissions();
                 r.runs_tested += d.qos_egress(w)->dequeue_runs(true);
                 r.runs_untested += d.qos_egress(w)->dequeue_runs(false);
+                r.summed += d.qos_egress(w)->summed_cut_throughs();
             }
         }
         return r;
@@ -293,6 +298,21 @@ class CutThrough : public SwitchFixture {
             run(script, true, speed_mbps, port_fields, setup, true, true, true, false);
         EXPECT_EQ(skip.cut_through_packets, all.cut_through_packets);
         compare(skip, all, "plain skipped", "every check run");
+    }
+
+    // The script through a switch whose cut-through takes a burst's class and bytes from the
+    // worker's BurstSummary (QosPlan::burst_summary) and one that reads them from every packet:
+    // identical output and counters, the same packets cut through. Returns the bursts that cut
+    // through on their summary.
+    uint64_t same_summary(const Script &script, uint64_t speed_mbps, const Topology &setup = {}) {
+        const Outcome sum =
+            run(script, true, speed_mbps, "", setup, true, true, true, true, true);
+        const Outcome read =
+            run(script, true, speed_mbps, "", setup, true, true, true, true, false);
+        EXPECT_EQ(read.summed, 0u);
+        EXPECT_EQ(sum.cut_through_packets, read.cut_through_packets);
+        compare(sum, read, "summary", "every packet read");
+        return sum.summed;
     }
 
     static void compare(const Outcome &on, const Outcome &off, const char *a, const char *b) {
@@ -1154,6 +1174,125 @@ TEST_F(CutThrough, PlainFlagsEachFeatureOnAlone) {
         }
     }
     tables_ = nullptr;
+}
+
+// A UDP frame as udp() makes it, with IP TTL `ttl`.
+Bytes udp_ttl(uint16_t from, uint8_t dscp, uint8_t ecn, uint32_t frame_len, uint16_t seq, int to,
+              uint8_t ttl) {
+    const bool h1 = from == 0;
+    const uint16_t out = to < 0 ? uint16_t(1 - from) : uint16_t(to);
+    return cat(eth(h1 ? kP0 : kP1, h1 ? kH1 : kH2, kEtherTypeIpv4),
+               ipv4(h1 ? v4(10, 0, 1, 2) : v4(10, 0, 2, 2), out == 0 ? v4(10, 0, 1, 2) : v4(10, 0, 2, 2),
+                    kProtoUdp, udp_payload(seq, 2000, frame_len - 42), ttl,
+                    uint8_t(dscp << 2 | ecn)));
+}
+
+// A profile whose DSCP map sends every DSCP to TC `tc` (the worker's BurstSummary needs one TC
+// for the whole table), with `rest` (tables and the PORT_QOS_MAP entry's other fields).
+std::string uniform_profile(int tc, const std::string &tables, const std::string &port_fields) {
+    std::string y = "DSCP_TO_TC_MAP:\n  U: {";
+    for (int d = 0; d < 64; d++) y += (d ? ", " : "") + std::to_string(d) + ": " + std::to_string(tc);
+    y += "}\nTC_TO_QUEUE_MAP:\n  Q: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
+    return y + tables + "PORT_QOS_MAP:\n  default: {trust: dscp, dscp_to_tc_map: U, tc_to_queue_map: Q" +
+           (port_fields.empty() ? "" : ", " + port_fields) + "}\n";
+}
+
+// Bursts of every length 1..32 (step i: 1 + i % 32 frames, then random lengths) from port 0,
+// and some from port 1 too (two bursts in one poll: the first one's outputs held), with what
+// changes whether the worker's BurstSummary holds for a port: TTL 64, 2 (forwarded), 1 and 0
+// (dropped); mixed next hops (some frames back out of port 0, so neither port gets the whole
+// burst); frames shorter than 60 bytes (the general parser's; sometimes the whole burst);
+// local echo requests (a reply in out_[in port]); VLAN-tagged frames (the tag stripped: 4
+// bytes fewer at the egress than received); IPv6 (hop limits 64, 2, 1); random DSCP, ECN and
+// lengths.
+Script summary_script(uint32_t seed, int steps) {
+    std::mt19937 rng(seed);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t ttls[] = {64, 64, 64, 2, 1, 0};
+    for (int i = 0; i < steps; i++) {
+        Step st;
+        const uint32_t n = i < 64 ? 1 + uint32_t(i) % 32 : 1 + pick(32);
+        // Per burst: plain (most), or with one kind of exception at random places.
+        const uint32_t kind = i < 32 ? 0 : pick(8);
+        const bool all = pick(3) == 0;  // every frame of the burst the odd one
+        for (uint32_t k = 0; k < n; k++) {
+            const bool odd = kind && (all || pick(8) == 0);
+            const uint8_t ttl = odd && kind == 1 ? ttls[3 + pick(3)] : 64;
+            const int to = odd && kind == 2 ? 0 : 1;
+            const uint32_t len = odd && kind == 3 ? 42 + pick(18) : 66 + pick(1200);
+            if (odd && kind == 6) {  // tagged
+                Bytes f = udp_ttl(0, uint8_t(pick(64)), uint8_t(pick(4)), len, seq++, to, ttl);
+                const Bytes tag = {0x81, 0x00, uint8_t(pick(8) << 5), 100};
+                f.insert(f.begin() + 12, tag.begin(), tag.end());
+                st.rx[0].push_back(f);
+                continue;
+            }
+            if (odd && kind == 7) {  // IPv6, to h2
+                const uint8_t tclass = uint8_t(pick(64) << 2 | pick(4));
+                Bytes f = cat(eth(kP0, kH1, kEtherTypeIpv6),
+                              ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 2, 2), kProtoUdp,
+                                   udp_payload(seq++, 2000, len - 62), ttls[2 + pick(3)]));
+                f[14] = uint8_t(0x60 | tclass >> 4);
+                f[15] = uint8_t((tclass & 0x0F) << 4 | (f[15] & 0x0F));
+                st.rx[0].push_back(f);
+                continue;
+            }
+            if (odd && kind == 4) {
+                const Bytes echo = {8, 0, 0xf7, 0xfd, 0, 1, 0, 1};
+                st.rx[0].push_back(cat(eth(kP0, kH1, kEtherTypeIpv4),
+                                       ipv4(v4(10, 0, 1, 2), v4(10, 0, 1, 1), kProtoIcmp, echo)));
+                continue;
+            }
+            st.rx[0].push_back(udp_ttl(0, uint8_t(pick(64)), uint8_t(pick(4)), len, seq++, to, ttl));
+        }
+        if (kind == 5)  // port 1's burst: to port 0, or hairpinned to port 1
+            for (uint32_t k = 0, m = 1 + pick(8); k < m; k++)
+                st.rx[1].push_back(udp_ttl(1, uint8_t(pick(64)), 0, 60 + pick(500), seq++,
+                                           pick(2) ? 0 : 1, 64));
+        if (pick(20) == 0) st.tx_budget1 = pick(20);
+        st.step_ns = pick(4) == 0 ? 1'000 + pick(3'000) : 20'000 + pick(40'000);
+        s.push_back(st);
+    }
+    return s;
+}
+
+// The worker's BurstSummary (Worker::flush_outputs, Egress::enqueue_summed) and the cut-through
+// that takes a burst's class and bytes from it (QosEgress::admit_cut_through): the same
+// scripts with the summary used and ignored (QosPlan::burst_summary), and with cut-through on
+// and off. rsw-pass's configuration (every DSCP to TC 0, no PFC, WRED/ECN, shaper, TX ring cap
+// or pools: the plain path), and every DSCP to lossless TC 3 of kTables (PFC, ECN at dequeue,
+// pools, with a shaper and TX ring cap at 1G: the full checks), one worker and two.
+TEST_F(CutThrough, BurstSummaryMatchesEveryPacketRead) {
+    struct Config {
+        const char *name;
+        std::string profile;
+        uint64_t speed_mbps;
+    };
+    const std::vector<Config> configs = {
+        {"rsw-pass", uniform_profile(0, "", "shaper: false, tx_ring_bytes: 0"), 10000},
+        {"lossless TC 3", uniform_profile(3, kTables, "pfc_enable: \"3\""), 10000},
+        {"lossless TC 3, shaped",
+         uniform_profile(3, kTables,
+                         "pfc_enable: \"3\", shaper_burst_bytes: 6000, tx_ring_bytes: 12000"),
+         1000},
+    };
+    for (const Config &c : configs) {
+        SCOPED_TRACE(c.name);
+        profile_ = &c.profile;
+        uint64_t summed = 0;
+        for (uint32_t seed : {61u, 62u}) {
+            const Script s = summary_script(seed, 300);
+            summed += same_summary(s, c.speed_mbps);
+            same(s, c.speed_mbps);
+        }
+        EXPECT_GT(summed, 10u) << "bursts cut through on their summary";
+        const Script s = summary_script(63, 200);
+        same_summary(s, c.speed_mbps, {2, false, false});
+        same_summary(s, c.speed_mbps, {1, true, false});
+    }
+    profile_ = nullptr;
 }
 
 }  // namespace
