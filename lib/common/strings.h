@@ -24,4 +24,16 @@ std::string join(const Range &items, std::string_view sep = ", ", Proj proj = {}
     return s;
 }
 
+// join() of f(0), f(1), ..., f(n - 1): join_n(3, "|", [](int i) { return std::to_string(i); })
+// gives "0|1|2". (Not join over std::views::iota: clang 14 cannot build libstdc++ 12's ranges.)
+template <class F>
+std::string join_n(int n, std::string_view sep, F f) {
+    std::string s;
+    for (int i = 0; i < n; i++) {
+        if (i) s += sep;
+        s += f(i);
+    }
+    return s;
+}
+
 }  // namespace rocesw

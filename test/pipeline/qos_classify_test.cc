@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <ranges>
 #include <sstream>
 
 #include "common/strings.h"
@@ -61,7 +60,7 @@ class Q1 : public QosClassify {
 // p0 trusts DSCP (d -> TC (5d + 3) % 8), p1 trusts PCP (p -> TC 7 - p, untagged -> TC 2); both
 // map TC t -> queue 7 - t, so neither map is the identity and both are applied.
 TEST_F(Q1, EveryDscpAndPcpToItsQueueIpv4Ipv6TaggedUntagged) {
-    std::string y = "DSCP_TO_TC_MAP:\n  D: {" + join(std::views::iota(0, 64), ", ", [](int d) {
+    std::string y = "DSCP_TO_TC_MAP:\n  D: {" + join_n(64, ", ", [](int d) {
         return std::to_string(d) + ": " + std::to_string((5 * d + 3) % 8);
     });
     y += "}\nDOT1P_TO_TC_MAP:\n  P: {0: 7, 1: 6, 2: 5, 3: 4, 4: 3, 5: 2, 6: 1, 7: 0}\n"

@@ -18,7 +18,6 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
-#include <ranges>
 
 #include "common/strings.h"
 #include "../unit/pcap_reader.h"
@@ -301,7 +300,7 @@ TEST_P(QosEcnCodepoints, E2MatchesScapyFramesChecksumDscpAndIcrc) {
     ASSERT_EQ(in.size(), cases.size());
     ASSERT_EQ(expected.size(), cases.size());
     // Every DSCP -> TC 3, whose queue marks every ECT packet (Kmin = Kmax = 0).
-    std::string maps = "DSCP_TO_TC_MAP:\n  A: {" + join(std::views::iota(0, 64), ", ", [](int d) {
+    std::string maps = "DSCP_TO_TC_MAP:\n  A: {" + join_n(64, ", ", [](int d) {
         return std::to_string(d) + ": 3";
     }) + "}\n";
     start(maps + wred_profile(GetParam(), 0, 0, 0) +

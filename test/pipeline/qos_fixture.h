@@ -7,7 +7,6 @@
 #include <rte_mbuf.h>
 
 #include <memory>
-#include <ranges>
 #include <string>
 #include <vector>
 
@@ -25,7 +24,7 @@ namespace rocesw::test {
 
 // DSCP d -> TC d % 8 and identity TC -> queue, so a test picks queue q with DSCP q.
 inline std::string qos_maps_yaml() {
-    std::string s = "DSCP_TO_TC_MAP:\n  M: {" + join(std::views::iota(0, 64), ", ", [](int d) {
+    std::string s = "DSCP_TO_TC_MAP:\n  M: {" + join_n(64, ", ", [](int d) {
         return std::to_string(d) + ": " + std::to_string(d % 8);
     });
     s += "}\nDOT1P_TO_TC_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <ranges>
 #include <sstream>
 #include <string>
 
@@ -73,7 +72,7 @@ TEST(SimEngine, OneFlowDelayIsSerialisationPlusPropagation) {
 //   frames: delay = 2d + 2S (no queue) + 11 S.
 TEST(SimEngine, DropTailBottleneckFollowsTheRates) {
     const std::string dir = tmpdir("droptail");
-    const std::string dscp = "{" + join(std::views::iota(0, 64), ", ", [](int i) {
+    const std::string dscp = "{" + join_n(64, ", ", [](int i) {
         return std::to_string(i) + ": 0";
     });
     std::ofstream(dir + "/qos.yaml")

@@ -3,7 +3,6 @@
 // to ports.
 #include <gtest/gtest.h>
 
-#include <ranges>
 #include <string>
 #include <vector>
 
@@ -23,7 +22,7 @@ const std::string kQosDir = std::string(ROCESW_TEST_DATA "/../../config/qos/");
 // A complete DSCP map as YAML flow text: DSCP d -> tc(d).
 template <typename F>
 std::string dscp_map(F tc) {
-    return "{" + join(std::views::iota(0, 64), ", ", [&](int d) {
+    return "{" + join_n(64, ", ", [&](int d) {
                return std::to_string(d) + ": " + std::to_string(tc(d));
            }) + "}";
 }

@@ -1,6 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <ranges>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,8 +18,9 @@ TEST(Join, SeparatesItemsOnlyBetweenThem) {
 }
 
 TEST(Join, ProjectsEachItem) {
-    EXPECT_EQ(join(std::views::iota(0, 4), ", ", [](int i) { return std::to_string(i * i); }),
-              "0, 1, 4, 9");
+    EXPECT_EQ(join_n(4, ", ", [](int i) { return std::to_string(i * i); }), "0, 1, 4, 9");
+    EXPECT_EQ(join_n(0, ", ", [](int i) { return std::to_string(i); }), "");
+    EXPECT_EQ(join_n(1, ", ", [](int i) { return std::to_string(i); }), "0");
     const std::vector<std::string> names = {"p0", "p1", "p2"};
     const std::vector<int> picked = {2, 0};
     EXPECT_EQ(join(picked, " and ", [&](int i) -> const std::string & { return names[i]; }),
