@@ -15,6 +15,49 @@ import tempfile
 import time
 
 
+def stop(proc, profile):
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def start_chromium(chromium, attempts=2, wait_s=90):
+    """Starts headless Chromium with a DevTools port: returns (process, profile dir, port).
+    It waits up to wait_s for the port (a loaded 2-core machine can take tens of seconds for a
+    first start) and starts it again once if it exits or never opens one; then raises with
+    Chromium's exit status and the end of its stderr."""
+    why = ""
+    for _ in range(attempts):
+        profile = tempfile.mkdtemp(prefix="rocelab-chromium-")
+        err = open(os.path.join(profile, "stderr.txt"), "w+")
+        proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                                 "--no-first-run", "--user-data-dir=" + profile,
+                                 "--remote-debugging-port=0", "about:blank"],
+                                stdout=subprocess.DEVNULL, stderr=err)
+        port_file = os.path.join(profile, "DevToolsActivePort")
+        deadline = time.time() + wait_s
+        while time.time() < deadline and proc.poll() is None:
+            if os.path.exists(port_file):
+                lines = open(port_file).read().split("\n")
+                if len(lines) >= 2 and lines[0].isdigit():
+                    err.close()
+                    return proc, profile, int(lines[0])
+            time.sleep(0.1)
+        status = proc.poll()
+        err.seek(0)
+        tail = err.read()[-1000:].strip()
+        err.close()
+        why = ("Chromium exited with status %s" % status if status is not None else
+               "Chromium opened no DevTools port in %d s" % wait_s) + (
+               "; its stderr ends:\n" + tail if tail else "")
+        stop(proc, profile)
+    raise RuntimeError(why)
+
+
 def main():
     path = os.path.abspath(sys.argv[1])
     min_images = 1
@@ -28,18 +71,12 @@ def main():
     if not chromium or websocket is None:
         print("skip: chromium or python3-websocket not installed (tools/bootstrap)")
         return 77
-    profile = tempfile.mkdtemp(prefix="rocelab-chromium-")
-    proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                             "--no-first-run", "--user-data-dir=" + profile,
-                             "--remote-debugging-port=0", "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        port_file = os.path.join(profile, "DevToolsActivePort")
-        for _ in range(300):
-            if os.path.exists(port_file) and open(port_file).read().count("\n") >= 1:
-                break
-            time.sleep(0.1)
-        port = int(open(port_file).read().split("\n")[0])
+        proc, profile, port = start_chromium(chromium)
+    except RuntimeError as e:
+        print("FAIL: %s" % e)
+        return 1
+    try:
         import urllib.request
         targets = json.load(urllib.request.urlopen("http://127.0.0.1:%d/json" % port))
         page = next(t for t in targets if t["type"] == "page")
@@ -83,12 +120,7 @@ def main():
                 errors.append("network request: %s" % p["request"]["url"])
         ws.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(profile, ignore_errors=True)
+        stop(proc, profile)
     print("%s: title %r, %d images, %d decoded; %d console/load errors"
           % (path, info["title"], info["n"], info["ok"], len(errors)))
     for e in errors:
