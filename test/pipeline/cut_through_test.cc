@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/strings.h"
 #include "exposition.h"
 #include "fixture.h"
 #include "pfc/frame.h"
@@ -1190,8 +1191,9 @@ Bytes udp_ttl(uint16_t from, uint8_t dscp, uint8_t ecn, uint32_t frame_len, uint
 // A profile whose DSCP map sends every DSCP to TC `tc` (the worker's BurstSummary needs one TC
 // for the whole table), with `rest` (tables and the PORT_QOS_MAP entry's other fields).
 std::string uniform_profile(int tc, const std::string &tables, const std::string &port_fields) {
-    std::string y = "DSCP_TO_TC_MAP:\n  U: {";
-    for (int d = 0; d < 64; d++) y += (d ? ", " : "") + std::to_string(d) + ": " + std::to_string(tc);
+    std::string y = "DSCP_TO_TC_MAP:\n  U: {" + join_n(64, ", ", [tc](int d) {
+        return std::to_string(d) + ": " + std::to_string(tc);
+    });
     y += "}\nTC_TO_QUEUE_MAP:\n  Q: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
     return y + tables + "PORT_QOS_MAP:\n  default: {trust: dscp, dscp_to_tc_map: U, tc_to_queue_map: Q" +
            (port_fields.empty() ? "" : ", " + port_fields) + "}\n";
