@@ -43,6 +43,16 @@ class Egress {
     // a poll through the pipeline before it enqueues, calls it before each port's last
     // enqueue. Default: ignored.
     virtual void final_enqueue() {}
+    // final_enqueue(), then enqueue_summed() with *sum (non-null) or enqueue(): one call for a
+    // port's last enqueue. Default: those calls.
+    virtual void enqueue_last(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                              const BurstSummary *sum) {
+        final_enqueue();
+        if (sum)
+            enqueue_summed(port, pkts, n, now_ns, *sum);
+        else
+            enqueue(port, pkts, n, now_ns);
+    }
     // Hands queued packets to the devices. Returns the number the devices took (cut-through
     // sends since the last flush included).
     virtual uint32_t flush(uint64_t now_ns) = 0;

@@ -95,19 +95,20 @@ uint32_t Worker::poll_once(uint64_t now_ns) {
     // Every RX burst of the poll goes through the pipeline first; its outputs reach the egress
     // after the last burst, in the same order, each port's last enqueue after
     // Egress::final_enqueue(): only other ports' enqueues and the flush follow it (cut-through).
-    // The last burst's outputs stay in out_ (held_); a later burst first moves them to out_all_.
+    // The last burst's outputs stay in out_ (held_ports_); a later burst first moves them to
+    // out_all_.
     rte_mbuf *pkts[kMaxBurst];
     uint32_t total = 0;
     defer_ = true;
     for (const auto &q : rx_) {
         uint16_t n = io_.rx_burst(q.port, q.queue, pkts, burst_);
         if (!n) continue;
-        if (held_) keep_held();
+        if (held_ports_) keep_held();
         process_burst(q.port, pkts, n, now_ns);
         total += n;
     }
     defer_ = false;
-    if (held_ || !segs_.empty()) enqueue_deferred(now_ns);
+    if (held_ports_ || !segs_.empty()) enqueue_deferred(now_ns);
     egress_.flush(now_ns);
     ctr_.polls.inc();
     if (total) ctr_.busy_polls.inc();
@@ -115,26 +116,22 @@ uint32_t Worker::poll_once(uint64_t now_ns) {
 }
 
 void Worker::keep_held() {
-    const size_t n_ports = ctx_.ports.size();  // read once: the stores below may alias it
-    for (uint16_t p = 0; p < n_ports; p++) {
+    for (uint32_t held = held_ports_; held; held &= held - 1) {
+        const uint16_t p = uint16_t(std::countr_zero(held));
         const uint16_t n = n_out(p);
-        if (!n) continue;
         std::copy_n(out_[p].data(), n, out_all_.data() + n_out_all_);
         n_out_all_ += n;
         segs_.push_back({p, n});
         out_end_[p] = out_[p].data();
     }
-    held_ = false;
+    held_ports_ = 0;
     summary_port_ = kNoSummary;
 }
 
 void Worker::enqueue_deferred(uint64_t now_ns) {
     // A port's last output is the held burst's, if it has one, else its last segment's.
     if (const size_t n = segs_.size()) {
-        static_assert(kMaxPorts <= 32);
-        uint32_t later = 0;  // ports the held burst sends to
-        for (uint16_t p = 0; p < ctx_.ports.size(); p++)
-            if (n_out(p)) later |= uint32_t(1) << p;
+        uint32_t later = held_ports_;  // ports the held burst sends to
         last_.resize(n);
         for (size_t i = n; i-- > 0;) {
             const uint32_t bit = uint32_t(1) << segs_[i].port;
@@ -150,18 +147,17 @@ void Worker::enqueue_deferred(uint64_t now_ns) {
         segs_.clear();
         n_out_all_ = 0;
     }
-    const size_t n_ports = ctx_.ports.size();  // read once: the stores below may alias it
-    for (uint16_t p = 0; p < n_ports; p++) {
-        const uint16_t n = n_out(p);
-        if (!n) continue;
-        egress_.final_enqueue();
-        if (p == summary_port_)
-            egress_.enqueue_summed(p, out_[p].data(), n, now_ns, summary_);
-        else
-            egress_.enqueue(p, out_[p].data(), n, now_ns);
-        out_end_[p] = out_[p].data();
+    // Each held port's one enqueue is its last (Egress::enqueue_last: final_enqueue() and the
+    // enqueue in one call), in port order.
+    const uint16_t sum_port = summary_port_;
+    for (uint32_t held = held_ports_; held; held &= held - 1) {
+        const uint16_t p = uint16_t(std::countr_zero(held));
+        rte_mbuf **const pkts = out_[p].data();
+        const uint16_t n = uint16_t(out_end_[p] - pkts);
+        out_end_[p] = pkts;
+        egress_.enqueue_last(p, pkts, n, now_ns, p == sum_port ? &summary_ : nullptr);
     }
-    held_ = false;
+    held_ports_ = 0;
     summary_port_ = kNoSummary;
 }
 
@@ -536,6 +532,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // fast_tc); when fast_tc has one TC they all have it. With none dropped, punted or
     // answered, a port that got n packets got all of them: held, they go to the egress with
     // that summary (enqueue_deferred).
+    // flush_outputs then finds the port that got n, if one did.
     if ((summary_tcs_[in_port] != -1 || summary_plan_ != ctx_.qos) && defer_ &&
         !general_seen_ && !n_dropped_ && !n_replies_)
         hold_summary(in_port, n, bytes);
@@ -543,6 +540,13 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 }
 
 void Worker::hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes) {
+    const int tc = summary_tc(in_port);
+    if (tc < 0) return;
+    summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port), uint8_t(tc)};
+    summary_n_ = n;
+}
+
+inline int Worker::summary_tc(uint16_t in_port) {
     if (summary_plan_ != ctx_.qos) {  // a plan's maps are fixed: its ports' TCs are found once
         summary_plan_ = ctx_.qos;
         summary_tcs_.fill(kTcUnknown);
@@ -553,14 +557,7 @@ void Worker::hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes) {
         untagged_ip_tc_table(ctx_.qos ? &ctx_.qos->ports[in_port].cls : nullptr, fast_tc);
         tc = int8_t(uniform_tc(fast_tc));
     }
-    if (tc < 0) return;
-    const size_t n_ports = ctx_.ports.size();
-    for (uint16_t p = 0; p < n_ports; p++)
-        if (n_out(p) == n) {
-            summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port), uint8_t(tc)};
-            summary_port_ = p;
-            return;
-        }
+    return tc;
 }
 
 template <L3Type kL3>
@@ -611,6 +608,7 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
 // egress stage sees the packets (and may drop them, on the egress port).
 void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
     uint32_t forwarded = 0;
+    const uint16_t sum_n = summary_n_;
     const size_t n_ports = ctx_.ports.size();  // read once: the stores below may alias it
     for (uint16_t p = 0; p < n_ports; p++) {
         const uint16_t n = n_out(p);
@@ -619,7 +617,9 @@ void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
         if (fwd) ctr_.ports[p].forwarded_out.add(fwd);
         forwarded += fwd;
         if (defer_) {
-            held_ = true;  // poll_once enqueues them
+            held_ports_ |= uint32_t(1) << p;  // poll_once enqueues them
+            // The port that got the whole burst (at most one does): held with its summary.
+            if (n == sum_n) summary_port_ = p;
             continue;
         }
         egress_.enqueue(p, out_[p].data(), n, now_ns);
@@ -627,6 +627,7 @@ void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
     }
     if (forwarded) ctr_.ports[in_port].forwarded.add(forwarded);
     n_replies_ = 0;
+    summary_n_ = 0;
     general_seen_ = false;
     if (n_dropped_) {
         rte_pktmbuf_free_bulk(dropped_.data(), n_dropped_);

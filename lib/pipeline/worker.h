@@ -154,12 +154,18 @@ class Worker {
     // A packet for the switch itself: punted when there are host interfaces, else local().
     void to_control(rte_mbuf *m, uint16_t in_port);
     void mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64_t now_ns);
+    // The burst's outputs counted, then enqueued, or held (defer_: held_ports_); a port held
+    // with summary_n_ packets got the whole burst: its packets get the BurstSummary
+    // (summary_port_).
     void flush_outputs(uint16_t in_port, uint64_t now_ns);
     // process_burst, for a burst of n packets (`bytes` in all) from in_port that all took the
     // port's fast path, none dropped, punted or answered locally, before flush_outputs holds
-    // them (defer_): when the port's fast-path TC table has one TC and one port got all n,
-    // that port's held packets get their BurstSummary (summary_port_, summary_).
+    // them (defer_): when the port's fast-path TC table has one TC, the burst's summary_ and
+    // summary_n_ = n (flush_outputs then finds the port that got all n, if one did).
     [[gnu::noinline]] void hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes);
+    // The TC every DSCP of in_port's fast-path table maps to (summary_tcs_, worked out once
+    // per port and plan), or -1.
+    int summary_tc(uint16_t in_port);
     void keep_held();                        // poll_once: out_ to out_all_, before a burst
     void enqueue_deferred(uint64_t now_ns);  // poll_once: out_all_'s segments, then out_
 
@@ -188,23 +194,26 @@ class Worker {
     uint64_t plain_mtu_ = UINT64_MAX;
 
     // poll_once: the outputs of the poll's bursts before the last, in order, as segments (one
-    // burst's packets for one port) of out_all_. The last burst's stay in out_ (held_):
-    // flush_outputs leaves them there while defer_.
+    // burst's packets for one port) of out_all_. The last burst's stay in out_ (held_ports_,
+    // bit p: out_[p] holds some): flush_outputs leaves them there while defer_.
     struct Segment {
         uint16_t port;
         uint16_t n;
     };
-    bool defer_ = false, held_ = false;
+    bool defer_ = false;
+    static_assert(kMaxPorts <= 32);
+    uint32_t held_ports_ = 0;
     // The held burst's summary: out_[summary_port_] is all of that burst, as summary_ says
-    // (enqueue_deferred gives it to Egress::enqueue_summed); kNoSummary: none.
+    // (enqueue_deferred gives it to Egress::enqueue_last); kNoSummary: none.
     static constexpr uint16_t kNoSummary = 0xFFFF;
     uint16_t summary_port_ = kNoSummary;
     BurstSummary summary_;
+    uint16_t summary_n_ = 0;  // hold_summary's n for flush_outputs (0: none)
     // process_burst: a packet of the burst took the general parser (flush_outputs clears it).
     bool general_seen_ = false;
     // Per ingress port: the TC every DSCP of its fast-path table (untagged_ip_tc_table, plan
     // summary_plan_) maps to (uniform_tc), -1 when they differ, kTcUnknown not looked at yet:
-    // process_burst calls hold_summary only for a port whose table may have one TC.
+    // process_burst asks flush_outputs for a summary only for a port whose table may have one TC.
     static constexpr int8_t kTcUnknown = -2;
     const QosPlan *summary_plan_ = nullptr;
     std::array<int8_t, kMaxPorts> summary_tcs_ = [] {

@@ -358,29 +358,41 @@ QosEgress::~QosEgress() {
 }
 
 void QosEgress::enqueue(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
-    enqueue_burst<false>(port, pkts, n, now_ns, BurstSummary{});
+    const bool final = final_;
+    final_ = false;
+    enqueue_burst<false>(port, pkts, n, now_ns, BurstSummary{}, final);
 }
 
 void QosEgress::enqueue_summed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
                                const BurstSummary &sum) {
+    const bool final = final_;
+    final_ = false;
     if (burst_summary_)
-        enqueue_burst<true>(port, pkts, n, now_ns, sum);
+        enqueue_burst<true>(port, pkts, n, now_ns, sum, final);
     else
-        enqueue_burst<false>(port, pkts, n, now_ns, sum);
+        enqueue_burst<false>(port, pkts, n, now_ns, sum, final);
+}
+
+// final_enqueue() and enqueue_summed() or enqueue(): final_ is false after it either way.
+void QosEgress::enqueue_last(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                             const BurstSummary *sum) {
+    final_ = false;
+    if (sum && burst_summary_)
+        enqueue_burst<true>(port, pkts, n, now_ns, *sum, cut_through_);
+    else
+        enqueue_burst<false>(port, pkts, n, now_ns, BurstSummary{}, cut_through_);
 }
 
 template <bool kSum>
 [[gnu::always_inline]] inline void QosEgress::enqueue_burst(uint16_t port, rte_mbuf **pkts,
                                                             uint16_t n, uint64_t now_ns,
-                                                            const BurstSummary &sum) {
+                                                            const BurstSummary &sum, bool final) {
     if (port >= tm_.n_ports()) {
         // Not a port of the plan: nothing would ever send it.
         if (port < kMaxPorts) ctr_.ports[port].drops[size_t(DropReason::port_stopped)].add(n);
         rte_pktmbuf_free_bulk(pkts, n);
         return;
     }
-    const bool final = final_;
-    final_ = false;
     if (tm_.owner(port) == worker_) {
         TrafficManager::Port &ps = *tm_.ports_[port];
         // Cut-through only from an idle port: nothing queued, staged or owed to a flush, and

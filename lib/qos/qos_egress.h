@@ -302,6 +302,8 @@ class QosEgress final : public Egress {
                         const BurstSummary &sum) override;
     // Cut-through for the next enqueue, when the plan allows it (QosPlan::cut_through).
     void final_enqueue() override { final_ = cut_through_; }
+    void enqueue_last(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                      const BurstSummary *sum) override;
     uint32_t flush(uint64_t now_ns) override;
     // Packets held for the ports this worker owns (queues, device retries, handoff rings).
     uint32_t backlog() const override;
@@ -337,9 +339,11 @@ class QosEgress final : public Egress {
     // marked (admit_in_sums), else per packet admission() (admit_each); counters per burst.
     void admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     // enqueue() and enqueue_summed() (kSum: `sum` describes the burst; else it is unused).
+    // `final`: final_enqueue() came before it (final_ cleared by the caller).
     template <bool kSum>
     [[gnu::always_inline]] inline void enqueue_burst(uint16_t port, rte_mbuf **pkts, uint16_t n,
-                                                     uint64_t now_ns, const BurstSummary &sum);
+                                                     uint64_t now_ns, const BurstSummary &sum,
+                                                     bool final);
     static constexpr uint16_t kSumBurst = 64;  // larger bursts: admit_each
     bool admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     void admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
