@@ -140,7 +140,7 @@ void Rib::set_port_addrs(uint8_t port, std::vector<IfAddr> addrs) {
     dirty_port_addrs(port);
     ports_[port].addrs = std::move(addrs);
     dirty_port_addrs(port);
-    for (const auto &p : static_unnamed_) dirty(p);
+    for (uint32_t i : static_unnamed_) dirty(static_routes_[i].prefix);
     index_addrs();
 }
 
@@ -158,8 +158,8 @@ void Rib::set_port_up(uint8_t port, bool up) {
     for (auto it = path_users_.lower_bound(PathUse{port, false, IpAddr{}, IpPrefix{}});
          it != path_users_.end() && it->port == port; ++it)
         dirty(it->prefix);
-    for (const auto &p : static_by_port_[port]) dirty(p);
-    for (const auto &p : static_unnamed_) dirty(p);
+    for (uint32_t i : static_by_port_[port]) dirty(static_routes_[i].prefix);
+    for (uint32_t i : static_unnamed_) dirty(static_routes_[i].prefix);
 }
 
 bool Rib::port_up(uint8_t port) const {
@@ -178,21 +178,24 @@ std::map<std::string, size_t> Rib::route_counts() const {
 }
 
 void Rib::index_static() {
-    static_at_.clear();
+    static_order_.resize(static_routes_.size());
+    for (size_t i = 0; i < static_routes_.size(); i++) static_order_[i] = uint32_t(i);
+    std::stable_sort(static_order_.begin(), static_order_.end(), [&](uint32_t a, uint32_t b) {
+        return PrefixLess{}(static_routes_[a].prefix, static_routes_[b].prefix);
+    });
     static_by_via_.clear();
     static_unnamed_.clear();
     for (auto &v : static_by_port_) v.clear();
     for (size_t i = 0; i < static_routes_.size(); i++) {
         const RouteConfig &r = static_routes_[i];
-        static_at_[r.prefix].push_back(uint32_t(i));
-        static_by_via_[host_prefix(r.via)].push_back(r.prefix);
+        static_by_via_[host_prefix(r.via)].push_back(uint32_t(i));
         std::optional<uint8_t> port;
         for (size_t j = 0; j < ports_.size(); j++)
             if (ports_[j].name == r.port) port = uint8_t(j);
         if (port)
-            static_by_port_[*port].push_back(r.prefix);
+            static_by_port_[*port].push_back(uint32_t(i));
         else
-            static_unnamed_.push_back(r.prefix);
+            static_unnamed_.push_back(uint32_t(i));
     }
 }
 
@@ -220,9 +223,11 @@ void Rib::set_static(const std::vector<RouteConfig> &routes,
 }
 
 void Rib::index_multipath() {
-    multipath_at_.clear();
-    for (size_t i = 0; i < multipath_routes_.size(); i++)
-        multipath_at_.emplace(multipath_routes_[i].prefix, uint32_t(i));  // the first one
+    multipath_order_.resize(multipath_routes_.size());
+    for (size_t i = 0; i < multipath_routes_.size(); i++) multipath_order_[i] = uint32_t(i);
+    std::stable_sort(multipath_order_.begin(), multipath_order_.end(), [&](uint32_t a, uint32_t b) {
+        return PrefixLess{}(multipath_routes_[a].prefix, multipath_routes_[b].prefix);
+    });
 }
 
 void Rib::set_multipath(const std::vector<MultipathRouteConfig> &routes) {
@@ -252,7 +257,7 @@ void Rib::dirty_neighbour(uint8_t port, const IpAddr &ip) {
         dirty(it->prefix);
     }
     if (auto s = static_by_via_.find(host_prefix(ip)); s != static_by_via_.end())
-        for (const auto &p : s->second) dirty(p);
+        for (uint32_t i : s->second) dirty(static_routes_[i].prefix);
 }
 
 void Rib::add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
@@ -291,31 +296,32 @@ std::optional<uint8_t> Rib::static_port(const RouteConfig &r) const {
 // One prefix's winner. Sources are tried from the highest (local) down; within one source the
 // first entry in config, port and address order wins. A learned multipath route's group paths
 // are kept in learned_mp_ (Want::multipath points there) while it is the winner.
-std::optional<Rib::Want> Rib::want_for(const IpPrefix &p, const LearnedRoute *learned) {
+std::optional<Rib::Want> Rib::want_for(const IpPrefix &p, const LearnedRoute *learned,
+                                       const uint32_t *statics, size_t n_statics,
+                                       const MultipathRouteConfig *multipath) {
     auto addrs = addr_at_.find(p);
     if (addrs != addr_at_.end())
         for (const AddrAt &a : addrs->second)
             if (a.local && up_locked(a.port))
                 return Want{RouteSource::local, std::nullopt,
                             NextHop{NextHopKind::local, a.port, {}}, nullptr, {}};
-    if (auto m = multipath_at_.find(p); m != multipath_at_.end()) {
+    if (multipath) {
         // the group id is filled in by group_join
-        const MultipathRouteConfig &r = multipath_routes_[m->second];
+        const MultipathRouteConfig &r = *multipath;
         learned_mp_.erase(p);
         return Want{RouteSource::static_route, r.paths[0].via,
                     NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &r, {}};
     }
-    if (auto s = static_at_.find(p); s != static_at_.end())
-        for (uint32_t i : s->second) {
-            const RouteConfig &r = static_routes_[i];
-            auto port = static_port(r);
-            if (!port || !up_locked(*port)) continue;
-            NextHop nh{NextHopKind::unresolved, *port, {}};
-            auto n = neighbours_.find(NeighKey{*port, r.via});
-            if (n != neighbours_.end()) nh = NextHop{NextHopKind::forward, *port, n->second};
-            learned_mp_.erase(p);
-            return Want{RouteSource::static_route, r.via, nh, nullptr, {}};
-        }
+    for (size_t k = 0; k < n_statics; k++) {
+        const RouteConfig &r = static_routes_[statics[k]];
+        auto port = static_port(r);
+        if (!port || !up_locked(*port)) continue;
+        NextHop nh{NextHopKind::unresolved, *port, {}};
+        auto n = neighbours_.find(NeighKey{*port, r.via});
+        if (n != neighbours_.end()) nh = NextHop{NextHopKind::forward, *port, n->second};
+        learned_mp_.erase(p);
+        return Want{RouteSource::static_route, r.via, nh, nullptr, {}};
+    }
     if (learned) {
         const LearnedRoute &r = *learned;
         std::vector<const LearnedPath *> live;
@@ -641,8 +647,17 @@ size_t Rib::sync() {
         merge_in(learned_);
         merge_in(addr_at_);
         merge_in(neigh_ports_);
-        merge_in(static_at_);
-        merge_in(multipath_at_);
+        auto merge_order = [&](const std::vector<uint32_t> &order, const auto &routes) {
+            std::vector<IpPrefix> keys, out;
+            keys.reserve(order.size());
+            for (uint32_t i : order) keys.push_back(routes[i].prefix);
+            out.reserve(todo.size() + keys.size());
+            std::merge(todo.begin(), todo.end(), keys.begin(), keys.end(), std::back_inserter(out),
+                       less);
+            todo = std::move(out);
+        };
+        merge_order(static_order_, static_routes_);
+        merge_order(multipath_order_, multipath_routes_);
         std::vector<IpPrefix> retry(retry_.begin(), retry_.end()), out;
         std::merge(todo.begin(), todo.end(), retry.begin(), retry.end(), std::back_inserter(out),
                    less);
@@ -665,13 +680,32 @@ size_t Rib::sync() {
         while (it != map.end() && less(it->first, p)) ++it;
     };
 
+    // [begin, end) of `order`'s entries for `p` (indices into `routes`), from `cur` on.
+    auto range = [&](const std::vector<uint32_t> &order, const auto &routes, size_t &cur,
+                     const IpPrefix &p) {
+        auto before = [&](uint32_t i) { return less(routes[i].prefix, p); };
+        if (dense) {
+            while (cur < order.size() && before(order[cur])) cur++;
+        } else {
+            cur = size_t(std::partition_point(order.begin(), order.end(), before) - order.begin());
+        }
+        size_t end = cur;
+        while (end < order.size() && !less(p, routes[order[end]].prefix)) end++;
+        return end;
+    };
+
     // Winners, and the groups of the multipath ones.
     auto lcur = learned_.begin();
     auto old = wanted_.begin();
+    size_t scur = 0, mcur = 0;
     for (const IpPrefix &p : todo) {
         seek(learned_, lcur, p);
         const bool learned = lcur != learned_.end() && !less(p, lcur->first);
-        std::optional<Want> w = want_for(p, learned ? &lcur->second : nullptr);
+        const size_t send = range(static_order_, static_routes_, scur, p);
+        const size_t mend = range(multipath_order_, multipath_routes_, mcur, p);
+        std::optional<Want> w =
+            want_for(p, learned ? &lcur->second : nullptr, static_order_.data() + scur, send - scur,
+                     mend > mcur ? &multipath_routes_[multipath_order_[mcur]] : nullptr);
         seek(wanted_, old, p);
         const bool had = old != wanted_.end() && !less(p, old->first);
         if (had && old->second.multipath) group_leave(p, old->second.nh.group);

@@ -183,8 +183,11 @@ class Rib {
 
     // The single rule deciding one prefix's winner (local > static > learned > neighbour >
     // connected; among one source, the first in config/port/address order).
-    // `learned`: the prefix's learned route, if any (the caller has it at hand).
-    std::optional<Want> want_for(const IpPrefix &p, const LearnedRoute *learned);
+    // The caller hands over the prefix's entries in the big tables (it has them at hand): its
+    // learned route, its static routes (indices, config order), its first multipath route.
+    std::optional<Want> want_for(const IpPrefix &p, const LearnedRoute *learned,
+                                 const uint32_t *statics, size_t n_statics,
+                                 const MultipathRouteConfig *multipath);
     std::optional<uint8_t> static_port(const RouteConfig &r) const;
     bool up_locked(uint8_t port) const { return port < port_up_.size() && port_up_[port]; }
     void dirty(const IpPrefix &p) {
@@ -234,8 +237,8 @@ class Rib {
     };
     std::map<IpPrefix, std::vector<AddrAt>, PrefixLess> addr_at_;      // port, address order
     std::map<IpPrefix, std::set<uint8_t>, PrefixLess> neigh_ports_;     // host prefix -> ports
-    std::map<IpPrefix, std::vector<uint32_t>, PrefixLess> static_at_;  // -> static_routes_
-    std::map<IpPrefix, uint32_t, PrefixLess> multipath_at_;            // first in multipath_routes_
+    // Indices into static_routes_ and multipath_routes_, by prefix then config order.
+    std::vector<uint32_t> static_order_, multipath_order_;
     // Who reads what: the learned routes with a path through (port, via) (via unset: device
     // route), the static routes through a named port, those without one (resolved through the
     // addresses), and the static routes by gateway.
@@ -247,9 +250,9 @@ class Rib {
         bool operator<(const PathUse &o) const;
     };
     std::set<PathUse> path_users_;
-    std::vector<std::vector<IpPrefix>> static_by_port_;
-    std::vector<IpPrefix> static_unnamed_;
-    std::map<IpPrefix, std::vector<IpPrefix>, PrefixLess> static_by_via_;  // via host prefix
+    std::vector<std::vector<uint32_t>> static_by_port_;  // indices into static_routes_
+    std::vector<uint32_t> static_unnamed_;
+    std::map<IpPrefix, std::vector<uint32_t>, PrefixLess> static_by_via_;  // via host prefix
     std::vector<GroupState *> group_of_id_;  // by group id
     std::vector<bool> port_up_;
     std::vector<uint16_t> free_group_ids_;
