@@ -463,7 +463,7 @@ void Rib::group_join(const IpPrefix &prefix, Want &w) {
         it = groups_.emplace(key, std::move(fresh)).first;
         group_of_id_[id] = &it->second;
     }
-    it->second.users.insert(prefix);
+    it->second.users.insert(it->second.users.end(), prefix);  // in order in a full recompute
     w.nh.group = it->second.id;
 }
 
