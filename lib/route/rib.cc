@@ -459,16 +459,31 @@ void Rib::group_join(const IpPrefix &prefix, Want &w) {
             retry_.insert(prefix);
             return;
         }
-        GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0, {}};
+        GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0, 0, {}, true};
         it = groups_.emplace(key, std::move(fresh)).first;
         group_of_id_[id] = &it->second;
     }
-    it->second.users.insert(it->second.users.end(), prefix);  // in order in a full recompute
-    w.nh.group = it->second.id;
+    GroupState &gs = it->second;
+    if (gs.users++ == 0 || !gs.first_known || PrefixLess{}(prefix, gs.first)) gs.first = prefix;
+    gs.first_known = true;
+    w.nh.group = gs.id;
 }
 
 void Rib::group_leave(const IpPrefix &prefix, uint16_t id) {
-    if (GroupState *gs = group_of_id_[id]) gs->users.erase(prefix);
+    GroupState *gs = group_of_id_[id];
+    if (!gs || --gs->users == 0 || PrefixLess{}(gs->first, prefix)) return;
+    if (dense_) {  // every route is recomputed in order: the first to join again is the first
+        gs->first_known = false;
+        return;
+    }
+    // The first user leaves: the next one is the next wanted route pointing at the group (the
+    // others all come after `prefix`, and a route that joins sets its Want after joining).
+    for (auto it = wanted_.upper_bound(prefix); it != wanted_.end(); ++it)
+        if (it->second.multipath && it->second.nh.kind == NextHopKind::ecmp_group &&
+            it->second.nh.group == id) {
+            gs->first = it->first;
+            return;
+        }
 }
 
 // Recomputes every group in use (slots, members, policy) from the paths of its first route and
@@ -480,16 +495,16 @@ size_t Rib::publish_groups_locked() {
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> changes;
     std::vector<GroupState *> live;
     for (auto &[key, gs] : groups_)
-        if (!gs.users.empty()) live.push_back(&gs);
+        if (gs.users) live.push_back(&gs);
     std::sort(live.begin(), live.end(), [](const GroupState *a, const GroupState *b) {
-        return PrefixLess{}(*a->users.begin(), *b->users.begin());
+        return PrefixLess{}(a->first, b->first);
     });
     for (GroupState *g : live) {
         GroupState &gs = *g;
-        const IpPrefix &prefix = *gs.users.begin();
+        const IpPrefix prefix = gs.first;
         const MultipathRouteConfig &r = *wanted_.at(prefix).multipath;
         gs.prefix = prefix;
-        gs.routes = gs.users.size();
+        gs.routes = gs.users;
         // Slots: kept for paths still configured, freed for the others, lowest free for new ones.
         std::map<PathKey, uint32_t> paths;  // key -> weight
         for (const auto &p : r.paths) {
@@ -551,7 +566,7 @@ size_t Rib::publish_groups_locked() {
 void Rib::retire_groups_locked() {
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> gone;
     for (auto it = groups_.begin(); it != groups_.end();) {
-        if (!it->second.users.empty()) {
+        if (it->second.users) {
             ++it;
             continue;
         }
@@ -631,6 +646,7 @@ size_t Rib::sync() {
     // A full recompute walks the big maps (learned_, wanted_, installed_) with cursors, as it
     // visits most of their entries in order; an incremental one looks each prefix up.
     const bool dense = all_dirty_;
+    dense_ = dense;
     std::vector<IpPrefix> todo;
     if (all_dirty_) {
         // Each source's prefixes are sorted already: merged, not sorted.

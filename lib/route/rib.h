@@ -156,7 +156,9 @@ class Rib {
         int published_policy = -1;
         IpPrefix prefix;  // the first route using it
         size_t routes = 0;
-        std::set<IpPrefix, PrefixLess> users;  // the wanted routes pointing at it
+        size_t users = 0;  // the wanted routes pointing at it now
+        IpPrefix first;    // the first of them (prefix order)
+        bool first_known = true;  // false: the next route to join is the first
     };
     struct NhKey {
         NextHopKind kind;
@@ -229,6 +231,7 @@ class Rib {
     bool all_dirty_ = true;        // everything (construction, set_static, mark_all_dirty)
     std::set<IpPrefix, PrefixLess> retry_;  // refused by the Fib or out of ECMP groups
     SyncStats last_{};
+    bool dense_ = false;  // this sync recomputes every prefix
     // Where each source has an entry for a prefix, so want_for reads no whole table.
     struct AddrAt {
         uint8_t port;
