@@ -35,6 +35,14 @@ bool Rib::NeighKey::operator<(const NeighKey &o) const {
     return std::tie(port, ip.is_v6, ip.v4, ip.v6) < std::tie(o.port, o.ip.is_v6, o.ip.v4, o.ip.v6);
 }
 
+bool Rib::PathUse::operator<(const PathUse &o) const {
+    if (std::tie(port, has_via, via.is_v6, via.v4, via.v6) !=
+        std::tie(o.port, o.has_via, o.via.is_v6, o.via.v4, o.via.v6))
+        return std::tie(port, has_via, via.is_v6, via.v4, via.v6) <
+               std::tie(o.port, o.has_via, o.via.is_v6, o.via.v4, o.via.v6);
+    return PrefixLess{}(prefix, o.prefix);
+}
+
 bool Rib::PathKey::operator<(const PathKey &o) const {
     return std::tie(port, via.is_v6, via.v4, via.v6) <
            std::tie(o.port, o.via.is_v6, o.via.v4, o.via.v6);
@@ -51,7 +59,11 @@ static IpPrefix host_prefix(const IpAddr &a) {
 }
 
 Rib::Rib(Fib &fib, std::vector<RibPort> ports)
-    : fib_(fib), ports_(std::move(ports)), port_up_(ports_.size(), true) {}
+    : fib_(fib), ports_(std::move(ports)), port_up_(ports_.size(), true) {
+    static_by_port_.resize(ports_.size());
+    group_of_id_.assign(kMaxEcmpGroups, nullptr);
+    index_addrs();
+}
 
 bool LearnedRoute::operator==(const LearnedRoute &o) const {
     if (origin != o.origin || paths.size() != o.paths.size()) return false;
@@ -62,17 +74,36 @@ bool LearnedRoute::operator==(const LearnedRoute &o) const {
     return true;
 }
 
+// The learned route's paths in path_users_: what a port or neighbour change re-evaluates.
+void Rib::index_learned(const IpPrefix &p, const LearnedRoute &r, bool add) {
+    for (const auto &path : r.paths) {
+        PathUse u{path.port, bool(path.via), path.via.value_or(IpAddr{}), p};
+        if (add)
+            path_users_.insert(u);
+        else
+            path_users_.erase(u);
+    }
+}
+
 bool Rib::set_learned(const IpPrefix &p, LearnedRoute r) {
     std::lock_guard lk(mu_);
     auto it = learned_.find(p);
     if (it != learned_.end() && it->second == r) return false;
+    if (it != learned_.end()) index_learned(p, it->second, false);
+    index_learned(p, r, true);
     learned_[p] = std::move(r);
+    dirty(p);
     return true;
 }
 
 bool Rib::del_learned(const IpPrefix &p) {
     std::lock_guard lk(mu_);
-    return learned_.erase(p) > 0;
+    auto it = learned_.find(p);
+    if (it == learned_.end()) return false;
+    index_learned(p, it->second, false);
+    learned_.erase(it);
+    dirty(p);
+    return true;
 }
 
 std::vector<IpPrefix> Rib::learned_prefixes() const {
@@ -82,14 +113,53 @@ std::vector<IpPrefix> Rib::learned_prefixes() const {
     return out;
 }
 
+// The connected and local prefixes of the ports' addresses, in port and address order.
+void Rib::index_addrs() {
+    addr_at_.clear();
+    for (size_t i = 0; i < ports_.size(); i++)
+        for (size_t j = 0; j < ports_[i].addrs.size(); j++) {
+            const IfAddr &a = ports_[i].addrs[j];
+            if (is_link_local(a.addr)) continue;  // fe80::/64 is on every port: never routed
+            addr_at_[a.subnet()].push_back(AddrAt{uint8_t(i), uint16_t(j), false});
+            addr_at_[host_prefix(a.addr)].push_back(AddrAt{uint8_t(i), uint16_t(j), true});
+        }
+}
+
+// The prefixes of a port's addresses, and the static routes that find their port through the
+// addresses (port_for).
+void Rib::dirty_port_addrs(uint8_t port) {
+    for (const auto &a : ports_[port].addrs) {
+        dirty(a.subnet());
+        dirty(host_prefix(a.addr));
+    }
+}
+
 void Rib::set_port_addrs(uint8_t port, std::vector<IfAddr> addrs) {
     std::lock_guard lk(mu_);
-    if (port < ports_.size()) ports_[port].addrs = std::move(addrs);
+    if (port >= ports_.size()) return;
+    dirty_port_addrs(port);
+    ports_[port].addrs = std::move(addrs);
+    dirty_port_addrs(port);
+    for (uint32_t i : static_unnamed_) dirty(static_routes_[i].prefix);
+    index_addrs();
 }
 
 void Rib::set_port_up(uint8_t port, bool up) {
     std::lock_guard lk(mu_);
-    if (port < port_up_.size()) port_up_[port] = up;
+    if (port >= port_up_.size() || port_up_[port] == up) return;
+    port_up_[port] = up;
+    if (all_dirty_) return;
+    // Everything that reads the port's state: its addresses, its neighbours, the learned
+    // routes with a path through it, the static routes through it.
+    dirty_port_addrs(port);
+    for (auto it = neighbours_.lower_bound(NeighKey{port, IpAddr{}});
+         it != neighbours_.end() && it->first.port == port; ++it)
+        dirty(host_prefix(it->first.ip));
+    for (auto it = path_users_.lower_bound(PathUse{port, false, IpAddr{}, IpPrefix{}});
+         it != path_users_.end() && it->port == port; ++it)
+        dirty(it->prefix);
+    for (uint32_t i : static_by_port_[port]) dirty(static_routes_[i].prefix);
+    for (uint32_t i : static_unnamed_) dirty(static_routes_[i].prefix);
 }
 
 bool Rib::port_up(uint8_t port) const {
@@ -107,11 +177,37 @@ std::map<std::string, size_t> Rib::route_counts() const {
     return out;
 }
 
+void Rib::index_static() {
+    static_order_.resize(static_routes_.size());
+    for (size_t i = 0; i < static_routes_.size(); i++) static_order_[i] = uint32_t(i);
+    std::stable_sort(static_order_.begin(), static_order_.end(), [&](uint32_t a, uint32_t b) {
+        return PrefixLess{}(static_routes_[a].prefix, static_routes_[b].prefix);
+    });
+    static_by_via_.clear();
+    static_unnamed_.clear();
+    for (auto &v : static_by_port_) v.clear();
+    for (size_t i = 0; i < static_routes_.size(); i++) {
+        const RouteConfig &r = static_routes_[i];
+        static_by_via_[host_prefix(r.via)].push_back(uint32_t(i));
+        std::optional<uint8_t> port;
+        for (size_t j = 0; j < ports_.size(); j++)
+            if (ports_[j].name == r.port) port = uint8_t(j);
+        if (port)
+            static_by_port_[*port].push_back(uint32_t(i));
+        else
+            static_unnamed_.push_back(uint32_t(i));
+    }
+}
+
 void Rib::set_static(const std::vector<RouteConfig> &routes,
                      const std::vector<NeighbourConfig> &neighbours) {
     std::lock_guard lk(mu_);
     static_routes_ = routes;
+    index_static();
+    all_dirty_ = true;  // config: recomputed in full
+    dirty_.clear();
     neighbours_.clear();
+    neigh_ports_.clear();
     for (const auto &n : neighbours) {
         int port = -1;
         for (size_t i = 0; i < ports_.size(); i++)
@@ -122,24 +218,64 @@ void Rib::set_static(const std::vector<RouteConfig> &routes,
             port = *p;
         }
         neighbours_[NeighKey{uint8_t(port), n.ip}] = n.mac;
+        neigh_ports_[host_prefix(n.ip)].insert(uint8_t(port));
     }
+}
+
+void Rib::index_multipath() {
+    multipath_order_.resize(multipath_routes_.size());
+    for (size_t i = 0; i < multipath_routes_.size(); i++) multipath_order_[i] = uint32_t(i);
+    std::stable_sort(multipath_order_.begin(), multipath_order_.end(), [&](uint32_t a, uint32_t b) {
+        return PrefixLess{}(multipath_routes_[a].prefix, multipath_routes_[b].prefix);
+    });
 }
 
 void Rib::set_multipath(const std::vector<MultipathRouteConfig> &routes) {
     std::lock_guard lk(mu_);
+    for (const auto &r : multipath_routes_) dirty(r.prefix);
     multipath_routes_.clear();
     for (const auto &r : routes)
         if (!r.paths.empty()) multipath_routes_.push_back(r);
+    for (const auto &r : multipath_routes_) dirty(r.prefix);
+    index_multipath();
+}
+
+// What reads neighbour (port, ip): its host route, the learned routes resolved through it
+// (a multipath one only when at most one of its paths is up: else it is a group, whose
+// members every sync recomputes), the static routes through it.
+void Rib::dirty_neighbour(uint8_t port, const IpAddr &ip) {
+    if (all_dirty_) return;
+    dirty(host_prefix(ip));
+    for (auto it = path_users_.lower_bound(PathUse{port, true, ip, IpPrefix{}});
+         it != path_users_.end() && it->port == port && it->has_via && it->via == ip; ++it) {
+        auto l = learned_.find(it->prefix);
+        if (l != learned_.end() && l->second.paths.size() > 1) {
+            size_t live = 0;
+            for (const auto &path : l->second.paths) live += up_locked(path.port);
+            if (live > 1) continue;
+        }
+        dirty(it->prefix);
+    }
+    if (auto s = static_by_via_.find(host_prefix(ip)); s != static_by_via_.end())
+        for (uint32_t i : s->second) dirty(static_routes_[i].prefix);
 }
 
 void Rib::add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
     std::lock_guard lk(mu_);
-    neighbours_[NeighKey{port, ip}] = mac;
+    auto [it, fresh] = neighbours_.try_emplace(NeighKey{port, ip}, mac);
+    if (!fresh && it->second == mac) return;
+    it->second = mac;
+    neigh_ports_[host_prefix(ip)].insert(port);
+    dirty_neighbour(port, ip);
 }
 
 void Rib::del_neighbour(uint8_t port, const IpAddr &ip) {
     std::lock_guard lk(mu_);
-    neighbours_.erase(NeighKey{port, ip});
+    if (!neighbours_.erase(NeighKey{port, ip})) return;
+    auto np = neigh_ports_.find(host_prefix(ip));
+    np->second.erase(port);
+    if (np->second.empty()) neigh_ports_.erase(np);
+    dirty_neighbour(port, ip);
 }
 
 std::optional<uint8_t> Rib::port_for(const IpAddr &ip) const {
@@ -149,68 +285,85 @@ std::optional<uint8_t> Rib::port_for(const IpAddr &ip) const {
     return std::nullopt;
 }
 
-std::map<IpPrefix, Rib::Want, Rib::PrefixLess> Rib::desired_locked() const {
-    std::map<IpPrefix, Want, PrefixLess> want;
-    auto offer = [&](const IpPrefix &p, Want w) {
-        auto it = want.find(p);
-        if (it == want.end() || it->second.source < w.source) want[p] = w;
-    };
-    auto up = [&](uint8_t port) { return port < port_up_.size() && port_up_[port]; };
-    for (size_t i = 0; i < ports_.size(); i++) {
-        if (!up(uint8_t(i))) continue;
-        for (const auto &a : ports_[i].addrs) {
-            if (is_link_local(a.addr)) continue;  // fe80::/64 is on every port: never routed
-            uint8_t port = uint8_t(i);
-            offer(a.subnet(), Want{RouteSource::connected, std::nullopt,
-                                   NextHop{NextHopKind::glean, port, {}}, nullptr, {}});
-            offer(host_prefix(a.addr),
-                  Want{RouteSource::local, std::nullopt, NextHop{NextHopKind::local, port, {}}, nullptr, {}});
-        }
+std::optional<uint8_t> Rib::static_port(const RouteConfig &r) const {
+    std::optional<uint8_t> port;
+    for (size_t i = 0; i < ports_.size(); i++)
+        if (ports_[i].name == r.port) port = uint8_t(i);
+    if (!port) port = port_for(r.via);
+    return port;
+}
+
+// One prefix's winner. Sources are tried from the highest (local) down; within one source the
+// first entry in config, port and address order wins. A learned multipath route's group paths
+// are kept in learned_mp_ (Want::multipath points there) while it is the winner.
+std::optional<Rib::Want> Rib::want_for(const IpPrefix &p, const LearnedRoute *learned,
+                                       const uint32_t *statics, size_t n_statics,
+                                       const MultipathRouteConfig *multipath) {
+    auto addrs = addr_at_.find(p);
+    if (addrs != addr_at_.end())
+        for (const AddrAt &a : addrs->second)
+            if (a.local && up_locked(a.port))
+                return Want{RouteSource::local, std::nullopt,
+                            NextHop{NextHopKind::local, a.port, {}}, nullptr, {}};
+    if (multipath) {
+        // the group id is filled in by group_join
+        const MultipathRouteConfig &r = *multipath;
+        learned_mp_.erase(p);
+        return Want{RouteSource::static_route, r.paths[0].via,
+                    NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &r, {}};
     }
-    for (const auto &[k, mac] : neighbours_)
-        if (up(k.port) && !is_link_local(k.ip))
-            offer(host_prefix(k.ip), Want{RouteSource::neighbour, std::nullopt,
-                                          NextHop{NextHopKind::forward, k.port, mac}, nullptr, {}});
-    for (const auto &r : multipath_routes_)  // the group id is filled in by update_groups_locked
-        offer(r.prefix, Want{RouteSource::static_route, r.paths[0].via,
-                             NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &r, {}});
-    learned_mp_.clear();
-    for (const auto &[prefix, r] : learned_) {
-        std::vector<const LearnedPath *> live;
-        for (const auto &p : r.paths)
-            if (up(p.port) && p.port < ports_.size()) live.push_back(&p);
-        if (live.empty()) continue;  // every path through a port that is down: withdrawn
-        if (live.size() == 1) {
-            const LearnedPath &p = *live[0];
-            NextHop nh{NextHopKind::glean, p.port, {}};  // device route: on the link
-            if (p.via) {
-                nh = NextHop{NextHopKind::unresolved, p.port, {}};
-                auto n = neighbours_.find(NeighKey{p.port, *p.via});
-                if (n != neighbours_.end()) nh = NextHop{NextHopKind::forward, p.port, n->second};
-            }
-            offer(prefix, Want{RouteSource::learned, p.via, nh, nullptr, r.origin});
-            continue;
-        }
-        MultipathRouteConfig mp{prefix, {}, {}};
-        for (const LearnedPath *p : live)
-            if (p->via) mp.paths.push_back(RoutePath{*p->via, ports_[p->port].name, p->weight});
-        if (mp.paths.empty()) continue;
-        const MultipathRouteConfig &stored = learned_mp_[prefix] = std::move(mp);
-        offer(prefix, Want{RouteSource::learned, stored.paths[0].via,
-                           NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &stored, r.origin});
-    }
-    for (const auto &r : static_routes_) {
-        std::optional<uint8_t> port;
-        for (size_t i = 0; i < ports_.size(); i++)
-            if (ports_[i].name == r.port) port = uint8_t(i);
-        if (!port) port = port_for(r.via);
-        if (!port || !up(*port)) continue;
+    for (size_t k = 0; k < n_statics; k++) {
+        const RouteConfig &r = static_routes_[statics[k]];
+        auto port = static_port(r);
+        if (!port || !up_locked(*port)) continue;
         NextHop nh{NextHopKind::unresolved, *port, {}};
         auto n = neighbours_.find(NeighKey{*port, r.via});
         if (n != neighbours_.end()) nh = NextHop{NextHopKind::forward, *port, n->second};
-        offer(r.prefix, Want{RouteSource::static_route, r.via, nh, nullptr, {}});
+        learned_mp_.erase(p);
+        return Want{RouteSource::static_route, r.via, nh, nullptr, {}};
     }
-    return want;
+    if (learned) {
+        const LearnedRoute &r = *learned;
+        std::vector<const LearnedPath *> live;
+        for (const auto &path : r.paths)
+            if (up_locked(path.port) && path.port < ports_.size()) live.push_back(&path);
+        if (live.size() == 1) {
+            const LearnedPath &lp = *live[0];
+            NextHop nh{NextHopKind::glean, lp.port, {}};  // device route: on the link
+            if (lp.via) {
+                nh = NextHop{NextHopKind::unresolved, lp.port, {}};
+                auto n = neighbours_.find(NeighKey{lp.port, *lp.via});
+                if (n != neighbours_.end()) nh = NextHop{NextHopKind::forward, lp.port, n->second};
+            }
+            learned_mp_.erase(p);
+            return Want{RouteSource::learned, lp.via, nh, nullptr, r.origin};
+        }
+        // none live: every path through a port that is down, withdrawn
+        if (live.size() > 1) {
+            MultipathRouteConfig mp{p, {}, {}};
+            for (const LearnedPath *lp : live)
+                if (lp->via) mp.paths.push_back(RoutePath{*lp->via, ports_[lp->port].name, lp->weight});
+            if (!mp.paths.empty()) {
+                const MultipathRouteConfig &stored = learned_mp_[p] = std::move(mp);
+                return Want{RouteSource::learned, stored.paths[0].via,
+                            NextHop{NextHopKind::ecmp_group, 0, {}, 0}, &stored, r.origin};
+            }
+        }
+    }
+    learned_mp_.erase(p);
+    if (auto n = neigh_ports_.find(p); n != neigh_ports_.end() && !is_link_local(p.addr))
+        for (uint8_t port : n->second)
+            if (up_locked(port))
+                return Want{RouteSource::neighbour, std::nullopt,
+                            NextHop{NextHopKind::forward, port,
+                                    neighbours_.at(NeighKey{port, p.addr})},
+                            nullptr, {}};
+    if (addrs != addr_at_.end())
+        for (const AddrAt &a : addrs->second)
+            if (!a.local && up_locked(a.port))
+                return Want{RouteSource::connected, std::nullopt,
+                            NextHop{NextHopKind::glean, a.port, {}}, nullptr, {}};
+    return std::nullopt;
 }
 
 uint32_t Rib::nh_acquire(const NextHop &nh, std::vector<FibOp> &ops) {
@@ -271,54 +424,87 @@ std::string Rib::group_key(const IpPrefix &prefix, const Want &w) const {
     return key;
 }
 
-void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
+// A wanted multipath route takes the group of its path set: the existing one, else a new id
+// (the lowest freed one first). Dirty prefixes are joined in prefix order, so ids are handed out
+// in the order a full recompute would hand them out.
+void Rib::group_join(const IpPrefix &prefix, Want &w) {
+    const MultipathRouteConfig &r = *w.multipath;
+    const std::string key = group_key(prefix, w);
+    auto it = groups_.find(key);
+    if (it == groups_.end()) {
+        uint16_t id;
+        if (!free_group_ids_.empty()) {
+            id = free_group_ids_.back();
+            free_group_ids_.pop_back();
+        } else if (next_group_id_ < kMaxEcmpGroups) {
+            id = next_group_id_++;
+        } else {
+            // Out of groups: the first path with a resolved neighbour carries it all. Retried
+            // at every sync, as a group may have been freed meanwhile.
+            spdlog::warn("route {}: no free ECMP group (at most {}); using one path",
+                         prefix.str(), kMaxEcmpGroups);
+            w.nh = NextHop{NextHopKind::unresolved, 0, {}, 0};
+            for (const auto &p : r.paths) {
+                auto port = live_path_port(p);
+                if (!port) continue;
+                auto n = neighbours_.find(NeighKey{*port, p.via});
+                if (n != neighbours_.end()) {
+                    w.nh = NextHop{NextHopKind::forward, *port, n->second, 0};
+                    break;
+                }
+                if (w.nh.port == 0) w.nh.port = *port;
+            }
+            w.via = std::nullopt;
+            w.multipath = nullptr;
+            retry_.insert(prefix);
+            return;
+        }
+        GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0, 0, {}, true};
+        it = groups_.emplace(key, std::move(fresh)).first;
+        group_of_id_[id] = &it->second;
+    }
+    GroupState &gs = it->second;
+    if (gs.users++ == 0 || !gs.first_known || PrefixLess{}(prefix, gs.first)) gs.first = prefix;
+    gs.first_known = true;
+    w.nh.group = gs.id;
+}
+
+void Rib::group_leave(const IpPrefix &prefix, uint16_t id) {
+    GroupState *gs = group_of_id_[id];
+    if (!gs || --gs->users == 0 || PrefixLess{}(gs->first, prefix)) return;
+    if (dense_) {  // every route is recomputed in order: the first to join again is the first
+        gs->first_known = false;
+        return;
+    }
+    // The first user leaves: the next one is the next wanted route pointing at the group (the
+    // others all come after `prefix`, and a route that joins sets its Want after joining).
+    for (auto it = wanted_.upper_bound(prefix); it != wanted_.end(); ++it)
+        if (it->second.multipath && it->second.nh.kind == NextHopKind::ecmp_group &&
+            it->second.nh.group == id) {
+            gs->first = it->first;
+            return;
+        }
+}
+
+// Recomputes every group in use (slots, members, policy) from the paths of its first route and
+// the ports and neighbours as they are now, and publishes the ones that changed, before the Fib
+// points any route at them. At most kMaxEcmpGroups groups: cheap, so done at every sync.
+size_t Rib::publish_groups_locked() {
     EcmpGroups &eg = fib_.groups();
     const uint8_t default_policy = eg.settings().default_policy;
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> changes;
-    live_groups_.clear();
-    for (auto &[prefix, w] : want) {
-        if (!w.multipath) continue;
-        const MultipathRouteConfig &r = *w.multipath;
-        const std::string key = group_key(prefix, w);
-        auto it = groups_.find(key);
-        if (it != groups_.end() && live_groups_.count(key)) {  // shared: set up already
-            w.nh.group = it->second.id;
-            it->second.routes++;
-            continue;
-        }
-        if (it == groups_.end()) {
-            uint16_t id;
-            if (!free_group_ids_.empty()) {
-                id = free_group_ids_.back();
-                free_group_ids_.pop_back();
-            } else if (next_group_id_ < kMaxEcmpGroups) {
-                id = next_group_id_++;
-            } else {
-                // Out of groups: the first path with a resolved neighbour carries it all.
-                spdlog::warn("route {}: no free ECMP group (at most {}); using one path",
-                             prefix.str(), kMaxEcmpGroups);
-                w.nh = NextHop{NextHopKind::unresolved, 0, {}, 0};
-                for (const auto &p : r.paths) {
-                    auto port = live_path_port(p);
-                    if (!port) continue;
-                    auto n = neighbours_.find(NeighKey{*port, p.via});
-                    if (n != neighbours_.end()) {
-                        w.nh = NextHop{NextHopKind::forward, *port, n->second, 0};
-                        break;
-                    }
-                    if (w.nh.port == 0) w.nh.port = *port;
-                }
-                w.via = std::nullopt;
-                w.multipath = nullptr;
-                continue;
-            }
-            GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0};
-            it = groups_.emplace(key, std::move(fresh)).first;
-        }
-        live_groups_.insert(key);
-        GroupState &gs = it->second;
+    std::vector<GroupState *> live;
+    for (auto &[key, gs] : groups_)
+        if (gs.users) live.push_back(&gs);
+    std::sort(live.begin(), live.end(), [](const GroupState *a, const GroupState *b) {
+        return PrefixLess{}(a->first, b->first);
+    });
+    for (GroupState *g : live) {
+        GroupState &gs = *g;
+        const IpPrefix prefix = gs.first;
+        const MultipathRouteConfig &r = *wanted_.at(prefix).multipath;
         gs.prefix = prefix;
-        gs.routes = 1;
+        gs.routes = gs.users;
         // Slots: kept for paths still configured, freed for the others, lowest free for new ones.
         std::map<PathKey, uint32_t> paths;  // key -> weight
         for (const auto &p : r.paths) {
@@ -365,13 +551,14 @@ void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
             gs.policy = "hash";
             pid = 0;
         }
-        w.nh.group = gs.id;
         if (members == gs.published && pid == gs.published_policy) continue;
         changes.emplace_back(gs.id, build_ecmp_group(gs.id, uint8_t(pid), members));
         gs.published = std::move(members);
         gs.published_policy = pid;
     }
+    const size_t n = changes.size();
     if (!changes.empty()) eg.publish(std::move(changes));
+    return n;
 }
 
 // Unpublishes the groups of routes that are no longer multipath. Called after the Fib commit
@@ -379,12 +566,13 @@ void Rib::update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want) {
 void Rib::retire_groups_locked() {
     std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> gone;
     for (auto it = groups_.begin(); it != groups_.end();) {
-        if (live_groups_.count(it->first)) {
+        if (it->second.users) {
             ++it;
             continue;
         }
         gone.emplace_back(it->second.id, nullptr);
         free_group_ids_.push_back(it->second.id);
+        group_of_id_[it->second.id] = nullptr;
         it = groups_.erase(it);
     }
     if (!gone.empty()) fib_.groups().publish(std::move(gone));
@@ -438,43 +626,169 @@ std::string Rib::set_policy(const std::string &target, const std::string &policy
     return "";
 }
 
+void Rib::mark_all_dirty() {
+    std::lock_guard lk(mu_);
+    all_dirty_ = true;
+    dirty_.clear();
+}
+
+Rib::SyncStats Rib::last_sync() const {
+    std::lock_guard lk(mu_);
+    return last_;
+}
+
 size_t Rib::sync() {
     std::lock_guard lk(mu_);
-    auto want = desired_locked();
-    update_groups_locked(want);
+    // The prefixes to recompute, in prefix order: what changed since the last sync (or every
+    // prefix any source names, and every wanted one), plus the retries.
+    const PrefixLess less;
+    auto same = [&](const IpPrefix &a, const IpPrefix &b) { return !less(a, b) && !less(b, a); };
+    // A full recompute walks the big maps (learned_, wanted_, installed_) with cursors, as it
+    // visits most of their entries in order; an incremental one looks each prefix up.
+    const bool dense = all_dirty_;
+    dense_ = dense;
+    std::vector<IpPrefix> todo;
+    if (all_dirty_) {
+        // Each source's prefixes are sorted already: merged, not sorted.
+        auto merge_in = [&](const auto &map) {
+            std::vector<IpPrefix> keys, out;
+            keys.reserve(map.size());
+            for (const auto &kv : map) keys.push_back(kv.first);
+            out.reserve(todo.size() + keys.size());
+            std::merge(todo.begin(), todo.end(), keys.begin(), keys.end(), std::back_inserter(out),
+                       less);
+            todo = std::move(out);
+        };
+        merge_in(wanted_);
+        merge_in(learned_);
+        merge_in(addr_at_);
+        merge_in(neigh_ports_);
+        auto merge_order = [&](const std::vector<uint32_t> &order, const auto &routes) {
+            std::vector<IpPrefix> keys, out;
+            keys.reserve(order.size());
+            for (uint32_t i : order) keys.push_back(routes[i].prefix);
+            out.reserve(todo.size() + keys.size());
+            std::merge(todo.begin(), todo.end(), keys.begin(), keys.end(), std::back_inserter(out),
+                       less);
+            todo = std::move(out);
+        };
+        merge_order(static_order_, static_routes_);
+        merge_order(multipath_order_, multipath_routes_);
+        std::vector<IpPrefix> retry(retry_.begin(), retry_.end()), out;
+        std::merge(todo.begin(), todo.end(), retry.begin(), retry.end(), std::back_inserter(out),
+                   less);
+        todo = std::move(out);
+    } else {
+        todo = std::move(dirty_);
+        todo.insert(todo.end(), retry_.begin(), retry_.end());
+        std::sort(todo.begin(), todo.end(), less);
+    }
+    todo.erase(std::unique(todo.begin(), todo.end(), same), todo.end());
+    dirty_ = {};
+    all_dirty_ = false;
+    retry_.clear();
+    // `it` at the first entry of `map` not before `p`.
+    auto seek = [&](auto &map, auto &it, const IpPrefix &p) {
+        if (!dense) {
+            it = map.lower_bound(p);
+            return;
+        }
+        while (it != map.end() && less(it->first, p)) ++it;
+    };
+
+    // [begin, end) of `order`'s entries for `p` (indices into `routes`), from `cur` on.
+    auto range = [&](const std::vector<uint32_t> &order, const auto &routes, size_t &cur,
+                     const IpPrefix &p) {
+        auto before = [&](uint32_t i) { return less(routes[i].prefix, p); };
+        if (dense) {
+            while (cur < order.size() && before(order[cur])) cur++;
+        } else {
+            cur = size_t(std::partition_point(order.begin(), order.end(), before) - order.begin());
+        }
+        size_t end = cur;
+        while (end < order.size() && !less(p, routes[order[end]].prefix)) end++;
+        return end;
+    };
+
+    // Winners, and the groups of the multipath ones.
+    auto lcur = learned_.begin();
+    auto old = wanted_.begin();
+    size_t scur = 0, mcur = 0;
+    for (const IpPrefix &p : todo) {
+        seek(learned_, lcur, p);
+        const bool learned = lcur != learned_.end() && !less(p, lcur->first);
+        const size_t send = range(static_order_, static_routes_, scur, p);
+        const size_t mend = range(multipath_order_, multipath_routes_, mcur, p);
+        std::optional<Want> w =
+            want_for(p, learned ? &lcur->second : nullptr, static_order_.data() + scur, send - scur,
+                     mend > mcur ? &multipath_routes_[multipath_order_[mcur]] : nullptr);
+        seek(wanted_, old, p);
+        const bool had = old != wanted_.end() && !less(p, old->first);
+        if (had && old->second.multipath) group_leave(p, old->second.nh.group);
+        if (w && w->multipath) group_join(p, *w);
+        if (w && had) {
+            old->second = std::move(*w);
+        } else if (w) {
+            old = wanted_.emplace_hint(old, p, std::move(*w));
+        } else if (had) {
+            old = wanted_.erase(old);
+        }
+    }
+    last_ = SyncStats{todo.size(), 0, publish_groups_locked()};
+
     std::vector<FibOp> ops;
-    std::vector<std::pair<IpPrefix, uint32_t>> adds;  // op index order
     std::vector<uint32_t> released;
-    for (const auto &[p, w] : want) {
-        uint32_t id = nh_acquire(w.nh, ops);
-        auto it = installed_.find(p);
-        if (it != installed_.end() && it->second == id) {
+    std::vector<const IpPrefix *> gone;  // recomputed, no longer wanted
+    auto w = wanted_.begin();
+    auto it = installed_.begin();
+    for (const IpPrefix &p : todo) {
+        seek(wanted_, w, p);
+        if (w == wanted_.end() || less(p, w->first)) {
+            gone.push_back(&p);
+            continue;
+        }
+        uint32_t id = nh_acquire(w->second.nh, ops);
+        seek(installed_, it, p);
+        if (it != installed_.end() && !less(p, it->first) && it->second == id) {
             nh_release(id);  // unchanged: drop the extra reference just taken
             continue;
         }
         ops.push_back(FibOp{FibOp::Type::add_route, p, id, {}});
-        adds.emplace_back(p, id);
     }
-    for (const auto &[p, id] : installed_)
-        if (!want.count(p)) ops.push_back(FibOp{FibOp::Type::del_route, p, id, {}});
+    it = installed_.begin();
+    for (const IpPrefix *p : gone) {
+        seek(installed_, it, *p);
+        if (it != installed_.end() && !less(*p, it->first))
+            ops.push_back(FibOp{FibOp::Type::del_route, *p, it->second, {}});
+    }
 
     auto ok = fib_.commit(ops);
+    last_.ops = ops.size();
 
     size_t refused = 0;
+    it = installed_.begin();
     for (size_t i = 0; i < ops.size(); i++) {
         const FibOp &op = ops[i];
         if (op.type == FibOp::Type::add_route) {
-            auto it = installed_.find(op.prefix);
+            seek(installed_, it, op.prefix);
+            const bool had = it != installed_.end() && !less(op.prefix, it->first);
             if (ok[i]) {
-                if (it != installed_.end()) released.push_back(it->second);
-                installed_[op.prefix] = op.nexthop;
+                if (had) {
+                    released.push_back(it->second);
+                    it->second = op.nexthop;
+                } else {
+                    it = installed_.emplace_hint(it, op.prefix, op.nexthop);
+                }
             } else {
                 refused++;
                 released.push_back(op.nexthop);
+                retry_.insert(op.prefix);  // the next sync tries again
                 spdlog::warn("route {} not installed: FIB full", op.prefix.str());
             }
         } else if (op.type == FibOp::Type::del_route) {
-            installed_.erase(op.prefix);
+            if (i == 0 || ops[i - 1].type != FibOp::Type::del_route) it = installed_.begin();
+            seek(installed_, it, op.prefix);
+            it = installed_.erase(it);
             released.push_back(op.nexthop);
         }
     }
@@ -482,7 +796,6 @@ size_t Rib::sync() {
     free_ids_.insert(free_ids_.end(), pending_free_.begin(), pending_free_.end());
     pending_free_.clear();
     retire_groups_locked();
-    wanted_ = std::move(want);
     return refused;
 }
 

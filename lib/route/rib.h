@@ -91,7 +91,18 @@ class Rib {
     std::map<std::string, size_t> route_counts() const;
 
     // Brings the Fib level with the RIB. Returns the number of routes the Fib refused.
+    // Incremental (doc/control-plane.md, "Incremental sync"): only the prefixes a mutator
+    // marked since the last sync are recomputed, plus those the Fib refused or that run out of
+    // ECMP groups (retried every sync, as a full recompute would).
     size_t sync();
+    // Marks every prefix for the next sync: a full recompute through the same per-prefix rule.
+    // The reference the incremental sync is tested against (rib_test.cc); set_static does it.
+    void mark_all_dirty();
+    // What the last sync did: prefixes recomputed, Fib ops committed, ECMP groups published.
+    struct SyncStats {
+        size_t evaluated = 0, ops = 0, groups_published = 0;
+    };
+    SyncStats last_sync() const;
 
     // Next-hop ids and ECMP group ids: how many are in use, and how many distinct ids were
     // ever handed out. Freed ids are reused before new ones, so route churn brings both back
@@ -125,6 +136,9 @@ class Rib {
         const MultipathRouteConfig *multipath = nullptr;  // nh is this route's group
         std::string origin;                               // learned: the kernel protocol
     };
+    struct PrefixLess {
+        bool operator()(const IpPrefix &a, const IpPrefix &b) const;
+    };
     // An ECMP group per path set (group_key: routes with the same paths share it). A path
     // keeps its slot while it is configured; the group id lives as long as a route uses it.
     struct PathKey {
@@ -142,6 +156,9 @@ class Rib {
         int published_policy = -1;
         IpPrefix prefix;  // the first route using it
         size_t routes = 0;
+        size_t users = 0;  // the wanted routes pointing at it now
+        IpPrefix first;    // the first of them (prefix order)
+        bool first_known = true;  // false: the next route to join is the first
     };
     struct NhKey {
         NextHopKind kind;
@@ -160,16 +177,34 @@ class Rib {
         uint32_t id;
         uint32_t refs;
     };
-    struct PrefixLess {
-        bool operator()(const IpPrefix &a, const IpPrefix &b) const;
-    };
     struct NeighKey {
         uint8_t port;
         IpAddr ip;
         bool operator<(const NeighKey &o) const;
     };
 
-    std::map<IpPrefix, Want, PrefixLess> desired_locked() const;
+    // The single rule deciding one prefix's winner (local > static > learned > neighbour >
+    // connected; among one source, the first in config/port/address order).
+    // The caller hands over the prefix's entries in the big tables (it has them at hand): its
+    // learned route, its static routes (indices, config order), its first multipath route.
+    std::optional<Want> want_for(const IpPrefix &p, const LearnedRoute *learned,
+                                 const uint32_t *statics, size_t n_statics,
+                                 const MultipathRouteConfig *multipath);
+    std::optional<uint8_t> static_port(const RouteConfig &r) const;
+    bool up_locked(uint8_t port) const { return port < port_up_.size() && port_up_[port]; }
+    void dirty(const IpPrefix &p) {
+        if (!all_dirty_) dirty_.push_back(p);
+    }
+    void dirty_port_addrs(uint8_t port);
+    void dirty_neighbour(uint8_t port, const IpAddr &ip);
+    void index_learned(const IpPrefix &p, const LearnedRoute &r, bool add);
+    void index_addrs();
+    void index_static();
+    void index_multipath();
+    // Gives a wanted multipath route its group (or the one-path fallback when none is left).
+    void group_join(const IpPrefix &p, Want &w);
+    void group_leave(const IpPrefix &p, uint16_t id);
+    size_t publish_groups_locked();
     uint32_t nh_acquire(const NextHop &nh, std::vector<FibOp> &ops);
     void nh_release(uint32_t id);
 
@@ -187,16 +222,45 @@ class Rib {
     // routes with the same next hops share one ("paths <port/via/weight>..."), as BGP gives
     // thousands of prefixes the same few next hops.
     std::map<std::string, GroupState> groups_;
-    std::set<std::string> live_groups_;  // keys used by the last update_groups_locked
     std::map<IpPrefix, LearnedRoute, PrefixLess> learned_;
-    // Learned multipath routes as groups over the ports that are up; rebuilt by each
-    // desired_locked() (Want::multipath points into it until the next one).
-    mutable std::map<IpPrefix, MultipathRouteConfig, PrefixLess> learned_mp_;
+    // Learned multipath routes as groups over the ports that are up, while they win their
+    // prefix (Want::multipath points into it); kept by want_for.
+    std::map<IpPrefix, MultipathRouteConfig, PrefixLess> learned_mp_;
+    // --- Incremental sync. ---
+    std::vector<IpPrefix> dirty_;  // marked by the mutators since the last sync
+    bool all_dirty_ = true;        // everything (construction, set_static, mark_all_dirty)
+    std::set<IpPrefix, PrefixLess> retry_;  // refused by the Fib or out of ECMP groups
+    SyncStats last_{};
+    bool dense_ = false;  // this sync recomputes every prefix
+    // Where each source has an entry for a prefix, so want_for reads no whole table.
+    struct AddrAt {
+        uint8_t port;
+        uint16_t addr;  // index in ports_[port].addrs
+        bool local;     // the host prefix of the address (else its subnet)
+    };
+    std::map<IpPrefix, std::vector<AddrAt>, PrefixLess> addr_at_;      // port, address order
+    std::map<IpPrefix, std::set<uint8_t>, PrefixLess> neigh_ports_;     // host prefix -> ports
+    // Indices into static_routes_ and multipath_routes_, by prefix then config order.
+    std::vector<uint32_t> static_order_, multipath_order_;
+    // Who reads what: the learned routes with a path through (port, via) (via unset: device
+    // route), the static routes through a named port, those without one (resolved through the
+    // addresses), and the static routes by gateway.
+    struct PathUse {
+        uint8_t port;
+        bool has_via;
+        IpAddr via;
+        IpPrefix prefix;
+        bool operator<(const PathUse &o) const;
+    };
+    std::set<PathUse> path_users_;
+    std::vector<std::vector<uint32_t>> static_by_port_;  // indices into static_routes_
+    std::vector<uint32_t> static_unnamed_;
+    std::map<IpPrefix, std::vector<uint32_t>, PrefixLess> static_by_via_;  // via host prefix
+    std::vector<GroupState *> group_of_id_;  // by group id
     std::vector<bool> port_up_;
     std::vector<uint16_t> free_group_ids_;
     uint16_t next_group_id_ = 0;
     std::optional<uint8_t> port_index(const std::string &name) const;
-    void update_groups_locked(std::map<IpPrefix, Want, PrefixLess> &want);
     void retire_groups_locked();
     std::string group_key(const IpPrefix &prefix, const Want &w) const;
     std::optional<uint8_t> live_path_port(const RoutePath &p) const;
