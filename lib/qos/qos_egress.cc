@@ -159,6 +159,9 @@ void TrafficManager::init(const std::string &name) {
             if ((qu.flags & Queue::kMarkEnq) && (qu.flags & Queue::kMarkRing))
                 port->mark_enq_ring = true;
         }
+        for (unsigned tc = 0; tc < kNumTc; tc++)
+            if (port->q[pp.cls.tc_to_queue[tc] & (kNumQueues - 1)].flags & Queue::kLossless)
+                port->lossless_tcs = uint8_t(port->lossless_tcs | 1u << tc);
         // Queue::one_pg_mask: all ones for a queue whose TCs have one PG for every ingress port.
         for (unsigned q = 0; q < kNumQueues; q++) port->q[q].one_pg_mask = ~0u;
         for (size_t in = 0; in < kMaxPorts; in++)
@@ -549,9 +552,10 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
 // One pass over the burst reads each packet once, writes its slot at its queue's tail (into
 // free slots: every queue has room for the whole burst, checked first) and adds its length to
 // its TC's sum; then each queue's share is checked once against admission()'s limits at the
-// state after the whole burst. Along a burst a queue's bytes and excess and a pool's shared use
-// only grow (the shared bytes left only shrink), so a check that passes at the end passed at
-// every packet: no packet is refused, no WRED or enqueue-marking depth is reached (the depth
+// state after the whole burst, in one pass that charges nothing (a pool's use then is bounded
+// by its use now plus the burst's bytes). Along a burst a queue's bytes and excess and a pool's
+// shared use only grow (the shared bytes left only shrink), so a check that passes at the end
+// passed at every packet: no packet is refused, no WRED or enqueue-marking depth is reached (the depth
 // before a packet is below the queue's final bytes; every packet is taken as ECT there), no PG
 // exceeds its limit. The checks are sufficient, not exact: a burst near a limit goes to
 // admit_each(), which decides per packet. Then the tails, queue bytes, pools and PG bytes move
@@ -579,22 +583,28 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     for (unsigned qi = 0; qi < kNumQueues; qi++) dst[qi] = ps.q[qi].slots + (ps.q[qi].tail & mask);
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     const PacketMeta *meta0 = meta_of(pkts[0]);
-    const uint32_t word0 = in_port_tc_word(meta0);
     // One ingress port: a packet's PG key is its TC's in this row.
     const uint16_t *key_of = &tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
     const uint32_t *tag_of = &tm_.pg_tag_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
+    // (One register: else GCC keeps the row's offset from tm_ and adds it for every packet.)
+    asm("" : "+r"(tag_of));
     // Per TC, its bytes in bits 0-39 (at most kSumBurst frames below 4 GB) and its packets
     // from bit 40: the TCs present come from the sums, not from one more step per packet.
     constexpr unsigned kPacketShift = 40;
     static_assert(uint64_t(kSumBurst) * UINT32_MAX < uint64_t(1) << kPacketShift);
     constexpr uint64_t kPacket = uint64_t(1) << kPacketShift;
     std::array<uint64_t, kNumTc> tc_sums{};
-    unsigned other_in = 0;
+    // Every packet's ingress port is packet 0's when the or and the and of their words agree
+    // there (not a xor with packet 0's word: GCC then peels packet 0 and loads each mbuf
+    // pointer twice).
+    uint32_t in_or = 0, in_and = ~0u;
     for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
         rte_mbuf *m = *p;
         const PacketMeta *meta = meta_of(m);
         const unsigned tc = meta->tc & (kNumTc - 1);
-        other_in |= in_port_tc_word(meta) ^ word0;  // masked to the ingress port below
+        const uint32_t word = in_port_tc_word(meta);  // masked to the ingress port below
+        in_or |= word;
+        in_and &= word;
         const uint32_t len = m->pkt_len;
         // The slot admit_each() writes: {m, len, key_of[tc], ecn_ip_of(meta)}, its last two
         // fields as one word.
@@ -608,22 +618,25 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         std::memcpy(reinterpret_cast<uint8_t *>(s) + offsetof(Slot, pg_key), &tag, sizeof tag);
         tc_sums[tc] += len + kPacket;
     }
-    if (other_in & kInPort) return false;
+    if ((in_or ^ in_and) & kInPort) return false;
     unsigned tcs = 0;
 #pragma GCC unroll 8
     for (unsigned tc = 0; tc < kNumTc; tc++) tcs |= unsigned(tc_sums[tc] != 0) << tc;
     const auto tc_bytes = [&tc_sums](unsigned tc) { return tc_sums[tc] & (kPacket - 1); };
 
     // Each queue's share of the burst, from its TCs': bytes and packets as in tc_sums.
+    // And the whole burst's (all_sum, packets in the high bits too).
     std::array<uint64_t, kNumQueues> q_sums{};
-    unsigned queues = 0, lossless_tcs = 0;
+    unsigned queues = 0;
+    uint64_t all_sum = 0;
     for (unsigned left = tcs; left; left &= left - 1) {
         const unsigned tc = unsigned(__builtin_ctz(left));
         const unsigned qi = to_queue[tc];
         queues |= 1u << qi;
         q_sums[qi] += tc_sums[tc];
-        if (ps.q[qi].flags & Queue::kLossless) lossless_tcs |= 1u << tc;
+        all_sum += tc_sums[tc];
     }
+    const unsigned lossless_tcs = tcs & ps.lossless_tcs;
     const auto q_bytes = [&q_sums](unsigned qi) { return q_sums[qi] & (kPacket - 1); };
     // Enqueue marking with ecn_depth queue_and_tx_ring sees the TX ring too (admit_each()).
     uint64_t ring_ahead = 0;
@@ -644,52 +657,38 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         if (pg_total(key) + pg_burst > lim) return false;
     }
     // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
-    // marking (a marking depth); then its growth beyond its reservation charged to its pool
-    // (taken back if a check fails), so that each queue's thresholds below see its pool's use
-    // after the whole burst.
+    // marking (a marking depth), and its pool's limits. A pool's use after the burst is at most
+    // its use now plus the whole burst's bytes (a queue's growth beyond its reservation is at
+    // most its share of the burst): checks that pass with that bound pass with the exact use,
+    // so one pass checks every queue and nothing is charged before all pass. (A burst within
+    // its bytes of a pool's limit goes to admit_each().)
+    const uint64_t all_bytes = all_sum & (kPacket - 1);
     std::array<uint64_t, kNumQueues> excess;
-    unsigned charged = 0;
-    bool fits = true;
     for (unsigned left = queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         const Queue &q = ps.q[qi];
         const uint64_t after = q.bytes + q_bytes(qi);
         if ((q.flags & Queue::kStormDrop) || ((q.flags & Queue::kDrop) && after >= q.drop_min) ||
             ((q.flags & Queue::kMarkEnq) &&
-             after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min)) {
-            fits = false;
-            break;
-        }
+             after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min))
+            return false;
         excess[qi] = after > q.reserved ? after - q.reserved : 0;
-        if (q.pool) q.pool->shared_used += excess[qi] - q.excess;
-        charged |= 1u << qi;
-    }
-    for (unsigned left = queues; left && fits; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        const Queue &q = ps.q[qi];
         const TrafficManager::Pool *const pool = q.pool;
         if (!pool) continue;
+        const uint64_t used = pool->shared_used + all_bytes;  // at least its use after the burst
         if (q.flags & Queue::kLossless) {
-            fits = pool->shared_used <= pool->shared + pool->xoff;
+            if (used > pool->shared + pool->xoff) return false;
         } else if (excess[qi] > q.excess) {  // admission() checks packets that take shared bytes
-            if (pool->shared_used > pool->shared) {
-                fits = false;
-            } else if (q.flags & Queue::kDynamic) {
-                const uint64_t free = pool->shared - pool->shared_used;
-                fits = excess[qi] <= (q.dynamic_th >= 0 ? free << q.dynamic_th
-                                                        : free >> -q.dynamic_th);
-            } else {
-                fits = q.bytes + q_bytes(qi) <= q.static_th;
+            if (used > pool->shared) return false;
+            if (q.flags & Queue::kDynamic) {
+                const uint64_t free = pool->shared - used;
+                if (excess[qi] > (q.dynamic_th >= 0 ? free << q.dynamic_th
+                                                    : free >> -q.dynamic_th))
+                    return false;
+            } else if (after > q.static_th) {
+                return false;
             }
         }
-    }
-    if (!fits) {
-        for (unsigned left = charged; left; left &= left - 1) {
-            const unsigned qi = unsigned(__builtin_ctz(left));
-            const Queue &q = ps.q[qi];
-            if (q.pool) q.pool->shared_used -= excess[qi] - q.excess;
-        }
-        return false;
     }
 
     // Admitted, every packet: the slots are written; the tails, queues, pools and PG bytes move.
@@ -708,8 +707,11 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
             std::copy(q.slots + cap, q.slots + at + q_n, q.slots);
         q.tail += q_n;
         q.bytes += q_bytes(qi);
+        if (TrafficManager::Pool *const pool = q.pool) {
+            pool->shared_used += excess[qi] - q.excess;
+            pool->used += q_bytes(qi);
+        }
         q.excess = excess[qi];
-        if (q.pool) q.pool->used += q_bytes(qi);
         admitted_to(q, st.queues[qi], port, qi, q_n, q_bytes(qi), 0);
     }
     PgAccounting &pg = *own_.pg;

@@ -228,6 +228,7 @@ class TrafficManager final : public Injector {
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
         bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
+        uint8_t lossless_tcs = 0;    // bit tc: TC_TO_QUEUE_MAP sends TC tc to a lossless queue
         // Precomputed (TrafficManager::update_plain, at QosEgress's construction and when a
         // queue's storm state changes): PFC honors nothing on this port (no PFC priority, no
         // 802.3x PAUSE honored, no watchdog: PfcEngine::honors), so honor() would return 0 and
