@@ -988,17 +988,15 @@ uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t al
 // with w wire bytes, TokenBucket::ready_below() falls by w (to 0: not ready), TxRingModel::room()
 // by w (negative: nothing fits) and inflight_bytes() rises by w, exactly (kCreditPerByte
 // divides a charge; TokenBucket.RunChargePredictsEveryFrame). The shaper and the ring model are
-// charged once at the end of the pass with `charged`.
+// charged once at the end of the pass with what ring_bytes grew by.
 struct QosEgress::RunLimits {
     uint64_t ready_below;
     int64_t room;
     uint64_t ring_bytes;  // the ring's bytes ahead of the next frame; 0: the ring is empty
-    uint64_t charged = 0;
     void charge(uint64_t wire) {
         ready_below = ready_below > wire ? ready_below - wire : 0;
         room -= int64_t(wire);
         ring_bytes += wire;
-        charged += wire;
     }
 };
 
@@ -1085,7 +1083,7 @@ struct QosEgress::RunState {
 // for frames up to `lim`; returns whether the ring model stopped it.
 [[gnu::noinline]] bool QosEgress::take_tested(const TrafficManager::Queue &q, RunState &r,
                                               uint32_t lim, int64_t dbase,
-                                              const RunLimits &limits, rte_mbuf **out) {
+                                              const RunLimits limits, rte_mbuf **out) {
     // Dequeue marking: a queue that does not mark has a marking depth no queue reaches.
     const uint64_t mark_min = q.deq_mark_min;
     // ecn_depth queue_and_tx_ring: the ring's bytes ahead of the frame being taken (it only
@@ -1312,7 +1310,8 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     // The limits live in a local while packets are taken, and so does the state of the queue
     // being served (take_run): the stores to the PG gauges and to the packets (ECN) could
     // otherwise alias them, and every packet would reload them.
-    RunLimits lim{ps.shaper.ready_below(), ps.ring.room(), ps.ring.inflight_bytes()};
+    const uint64_t ring0 = ps.ring.inflight_bytes();
+    RunLimits lim{ps.shaper.ready_below(), ps.ring.room(), ring0};
     const unsigned burst = burst_;
     unsigned refused = 0;
     for (;;) {
@@ -1343,8 +1342,9 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             break;
         }
     }
-    ps.shaper.consume(lim.charged);
-    ps.ring.add(lim.charged);
+    const uint64_t charged = lim.ring_bytes - ring0;  // the runs' wire bytes
+    ps.shaper.consume(charged);
+    ps.ring.add(charged);
     for (unsigned i = 0; i < refused; i++)  // taken back: they are not in the device's ring
         ps.ring.remove(tm_.plan_.wire_bytes(ps.staged[i]->pkt_len));  // = its slot's len
     ps.nonempty = uint8_t(nonempty);

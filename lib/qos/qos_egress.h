@@ -401,7 +401,7 @@ class QosEgress final : public Egress {
     void leave_each(RunState &r, const TrafficManager::Slot *from, const TrafficManager::Slot *end,
                     rte_mbuf **out);
     bool take_tested(const TrafficManager::Queue &q, RunState &r, uint32_t lim, int64_t dbase,
-                     const RunLimits &limits, rte_mbuf **out);
+                     RunLimits limits, rte_mbuf **out);
     Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
                  unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
                  unsigned &nonempty);
