@@ -1349,7 +1349,9 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
         ps.ring.remove(tm_.plan_.wire_bytes(ps.staged[i]->pkt_len));  // = its slot's len
     ps.nonempty = uint8_t(nonempty);
     for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
-    st.tx_ring_bytes.set(ps.ring.inflight_bytes());
+    // The ring's bytes, rounded up, rose by exactly what it was charged (whole bytes): without
+    // a refusal they are lim.ring_bytes (inflight_bytes() divides).
+    st.tx_ring_bytes.set(refused ? ps.ring.inflight_bytes() : lim.ring_bytes);
     if (trace_) sample_ecn_marks(port, now_ns);
     return total;
 }
