@@ -10,6 +10,9 @@
 #include <cstddef>
 #include <cstring>
 #include <stdexcept>
+#if defined(__SSE4_1__)
+#include <smmintrin.h>
+#endif
 
 #include "pkt/mbuf_meta.h"
 #include "qos/ecn.h"
@@ -593,7 +596,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     constexpr unsigned kPacketShift = 40;
     static_assert(uint64_t(kSumBurst) * UINT32_MAX < uint64_t(1) << kPacketShift);
     constexpr uint64_t kPacket = uint64_t(1) << kPacketShift;
-    std::array<uint64_t, kNumTc> tc_sums{};
+    alignas(16) std::array<uint64_t, kNumTc> tc_sums{};
     // Every packet's ingress port is packet 0's when the or and the and of their words agree
     // there (not a xor with packet 0's word: GCC then peels packet 0 and loads each mbuf
     // pointer twice).
@@ -619,9 +622,21 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         tc_sums[tc] += len + kPacket;
     }
     if ((in_or ^ in_and) & kInPort) return false;
+    // The TCs present: bit tc set when tc_sums[tc] is not 0.
+#if defined(__SSE4_1__)
+    // Two sums a compare (17 instructions instead of 37).
+    const __m128i zero = _mm_setzero_si128();
+    const auto zero2 = [&tc_sums, zero](unsigned tc) {
+        const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i *>(&tc_sums[tc]));
+        return unsigned(_mm_movemask_pd(_mm_castsi128_pd(_mm_cmpeq_epi64(v, zero))));
+    };
+    const unsigned tcs =
+        ~(zero2(0) | zero2(2) << 2 | zero2(4) << 4 | zero2(6) << 6) & ((1u << kNumTc) - 1);
+#else
     unsigned tcs = 0;
 #pragma GCC unroll 8
     for (unsigned tc = 0; tc < kNumTc; tc++) tcs |= unsigned(tc_sums[tc] != 0) << tc;
+#endif
     const auto tc_bytes = [&tc_sums](unsigned tc) { return tc_sums[tc] & (kPacket - 1); };
 
     // Each queue's share of the burst, from its TCs': bytes and packets as in tc_sums.
