@@ -1134,7 +1134,8 @@ struct QosEgress::RunState {
 
 [[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(
     uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi, unsigned burst,
-    RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty) {
+    RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty,
+    unsigned &untested) {
     TrafficManager::Queue &q = ps.q[size_t(qi)];
     const TrafficManager::Slot *const slots = q.slots;
     const uint32_t head0 = q.head;
@@ -1162,7 +1163,6 @@ struct QosEgress::RunState {
         !run_tests_once_ || dbase < 0 || int64_t(wire_bound) > limits.room ||
         wire_bound >= limits.ready_below ||
         bytes0 + ((limits.ring_bytes + extra) & q.deq_ring) >= q.deq_mark_min;
-    dequeue_runs_[run_needs_tests]++;
     // PG bytes leave in sums per stretch of one key (in practice the whole run): pg_from is the
     // queue's bytes where the stretch of pg_key began. (Locals, not a RunState: one whose
     // address the out-of-line paths take would be kept in memory.)
@@ -1173,12 +1173,14 @@ struct QosEgress::RunState {
     uint64_t pg_from = bytes0;
     uint32_t marked = 0;
     if (run_needs_tests) [[unlikely]] {
+        dequeue_runs_[true]++;
         RunState r{head0, k, bytes0, 0, pg_key, pg_from, 0};
         *ring_full = take_tested(q, r, head0 + n, dbase, limits, out);
         head = r.head, k = r.kk, bytes = r.bytes, wire_run = r.wire_run, pg_key = r.pg_key,
         pg_from = r.pg_from, marked = r.marked;
         if (head == head0) return {0, 0};
     } else {
+        untested++;  // dequeue_runs_[false], added once per service()
         // Every frame of the run leaves: its slots in at most two contiguous stretches (the
         // queue's ring of slots wraps at most once). Per frame only what leave() needs in the
         // common case - the mbuf out, the length off the queue's bytes - and two flags: a frame
@@ -1328,7 +1330,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     const uint64_t ring0 = ps.ring.inflight_bytes();
     RunLimits lim{ps.shaper.ready_below(), ps.ring.room(), ring0};
     const unsigned burst = burst_;
-    unsigned refused = 0;
+    unsigned refused = 0, untested = 0;
     for (;;) {
         unsigned k = 0;
         uint64_t k_bytes = 0;  // sum of out[0..k)'s pkt_len
@@ -1340,7 +1342,8 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
                 const TrafficManager::Queue &q = ps.q[size_t(i)];
                 return q.slots[q.head & q.mask].len;
             });
-            const Run r = take_run(port, ps, st, qi, burst, lim, out, k, &ring_full, nonempty);
+            const Run r =
+                take_run(port, ps, st, qi, burst, lim, out, k, &ring_full, nonempty, untested);
             if (!r.frames) break;
             k_bytes += r.bytes;
         }
@@ -1357,6 +1360,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             break;
         }
     }
+    dequeue_runs_[false] += untested;
     const uint64_t charged = lim.ring_bytes - ring0;  // the runs' wire bytes
     ps.shaper.consume(charged);
     ps.ring.add(charged);

@@ -404,7 +404,7 @@ class QosEgress final : public Egress {
                      RunLimits limits, rte_mbuf **out);
     Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
                  unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
-                 unsigned &nonempty);
+                 unsigned &nonempty, unsigned &untested);
     void commit_dequeued(const TrafficManager::Queue &q, QueueStats &qs, uint16_t port, int qi,
                          uint32_t run, uint64_t bytes, uint32_t marked);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
