@@ -228,6 +228,7 @@ class TrafficManager final : public Injector {
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
         bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
+        uint8_t lossless_tcs = 0;    // bit tc: TC_TO_QUEUE_MAP sends TC tc to a lossless queue
         // Precomputed (TrafficManager::update_plain, at QosEgress's construction and when a
         // queue's storm state changes): PFC honors nothing on this port (no PFC priority, no
         // 802.3x PAUSE honored, no watchdog: PfcEngine::honors), so honor() would return 0 and
@@ -404,10 +405,10 @@ class QosEgress final : public Egress {
     void leave_each(RunState &r, const TrafficManager::Slot *from, const TrafficManager::Slot *end,
                     rte_mbuf **out);
     bool take_tested(const TrafficManager::Queue &q, RunState &r, uint32_t lim, int64_t dbase,
-                     const RunLimits &limits, rte_mbuf **out);
+                     RunLimits limits, rte_mbuf **out);
     Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
                  unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
-                 unsigned &nonempty);
+                 unsigned &nonempty, unsigned &untested);
     void commit_dequeued(const TrafficManager::Queue &q, QueueStats &qs, uint16_t port, int qi,
                          uint32_t run, uint64_t bytes, uint32_t marked);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);

@@ -23,7 +23,8 @@ class TokenBucket {
     TokenBucket() = default;
     // rate_bps 0: unlimited (ready() is always true).
     TokenBucket(uint64_t rate_bps, uint64_t depth_bytes)
-        : rate_(rate_bps), cap_(int64_t(depth_bytes) * kCreditPerByte), credit_(cap_) {}
+        : rate_(rate_bps), cap_(int64_t(depth_bytes) * kCreditPerByte), credit_(cap_),
+          depth_(depth_bytes) {}
 
     // Unlimited (rate 0): nothing to do, and the clock is never read (ready() always holds).
     void refill(uint64_t now_ns) {
@@ -36,6 +37,7 @@ class TokenBucket {
         if (now_ns <= last_) return;
         uint64_t dt = now_ns - last_;
         last_ = now_ns;
+        if (credit_ == cap_) return;  // full: the sum below would give cap again
         // credit + dt x rate, at most cap; no division (dt x rate > room is the same test as
         // dt >= room / rate + 1), and a product that overflows is more than any room.
         const uint64_t room = uint64_t(cap_ - credit_);
@@ -55,6 +57,7 @@ class TokenBucket {
     // below this (UINT64_MAX: unlimited; 0: not ready now).
     uint64_t ready_below() const {
         if (rate_ == 0) return UINT64_MAX;
+        if (credit_ == cap_) return depth_;  // full (a refill's usual result): no division
         return credit_ > 0 ? uint64_t((credit_ + kCreditPerByte - 1) / kCreditPerByte) : 0;
     }
     void refund(uint32_t wire_bytes) {
@@ -74,6 +77,7 @@ class TokenBucket {
     int64_t credit_ = 0;
     uint64_t last_ = 0;
     bool started_ = false;
+    uint64_t depth_ = 0;  // cap_ in bytes
 };
 
 class TxRingModel {
@@ -81,7 +85,8 @@ class TxRingModel {
     TxRingModel() = default;
     // cap_bytes 0: no cap.
     TxRingModel(uint64_t rate_bps, uint64_t cap_bytes)
-        : rate_(rate_bps), cap_(int64_t(cap_bytes) * kCreditPerByte) {}
+        : rate_(rate_bps), cap_(int64_t(cap_bytes) * kCreditPerByte),
+          cap_bytes_(int64_t(cap_bytes)) {}
 
     void drain(uint64_t now_ns) {
         if (!started_) {
@@ -108,6 +113,7 @@ class TxRingModel {
     // s + w <= room() or the ring is empty (s == 0 and empty()); -1: nothing fits.
     int64_t room() const {
         if (cap_ == 0) return INT64_MAX;
+        if (inflight_ == 0) return cap_bytes_;  // empty (the usual case): no division
         return inflight_ <= cap_ ? (cap_ - inflight_) / kCreditPerByte : -1;
     }
     bool empty() const { return inflight_ == 0; }
@@ -137,6 +143,7 @@ class TxRingModel {
     int64_t inflight_ = 0;
     uint64_t last_ = 0;
     bool started_ = false;
+    int64_t cap_bytes_ = 0;  // cap_ in bytes
 };
 
 }  // namespace rocesw

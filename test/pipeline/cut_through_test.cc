@@ -110,6 +110,9 @@ struct Outcome {
     using Sent = std::tuple<uint64_t, uint16_t, Bytes>;  // poll time, port, frame
     std::vector<Sent> sent;
     std::string scrape;  // without rocesw_port_cut_through_packets_total
+    // Both ports' TX ring gauges (PortQosStats::tx_ring_bytes) after every poll: what a scrape
+    // in between would read (the final scrape sees the rings drained).
+    std::vector<uint64_t> ring_gauges;
     uint64_t cut_through_packets = 0;
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
     uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
@@ -161,8 +164,10 @@ class CutThrough : public SwitchFixture {
             auto poll = [&] {
                 for (uint16_t i = 0; i < nw; i++) {
                     d.poll(setup.reverse_polls ? uint16_t(nw - 1 - i) : i, now);
-                    for (uint16_t p = 0; p < 2; p++)
+                    for (uint16_t p = 0; p < 2; p++) {
                         for (auto &f : tp.take_tx(p)) r.sent.emplace_back(now, p, std::move(f));
+                        r.ring_gauges.push_back(d.tm().stats(p).tx_ring_bytes.load());
+                    }
                 }
             };
             auto backlog = [&] {
@@ -328,6 +333,7 @@ class CutThrough : public SwitchFixture {
                           << std::get<0>(off.sent[i]) << " ns on p" << std::get<1>(off.sent[i]);
             break;
         }
+        EXPECT_EQ(on.ring_gauges, off.ring_gauges) << "TX ring gauges after each poll";
         EXPECT_EQ(on.scrape, off.scrape);
         if (on.scrape != off.scrape) {
             auto x = parse_exposition(on.scrape), y = parse_exposition(off.scrape);

@@ -1,6 +1,7 @@
 // TokenBucket and TxRingModel as pure logic: exact long-run rate, bounded burst, no drift.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <utility>
@@ -48,6 +49,30 @@ TEST(TokenBucket, IdleTimeRefillsOnlyUpToTheDepth) {
     }
     EXPECT_EQ(sent, 5000u);
     EXPECT_EQ(tb.credit_bytes(), 0);
+}
+
+// A refill adds exactly what the rate gives, up to the depth, from any credit: full (refill()
+// and ready_below() then take a shortcut), part spent, spent below zero. At 8 Gb/s a ns adds one
+// byte of credit, so the expected credit is whole bytes.
+TEST(TokenBucket, RefillAddsTheRateUpToTheDepthFromAnyCredit) {
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 5000; trial++) {
+        const uint64_t depth = 1 + rng() % 5000;
+        TokenBucket tb(8'000'000'000ull, depth);
+        uint64_t now = 1000;
+        tb.refill(now);
+        const int64_t spent = trial % 4 == 0 ? 0 : int64_t(rng() % (2 * depth));
+        tb.consume(uint64_t(spent));
+        for (int step = 0; step < 3; step++) {
+            const int64_t before = tb.credit_bytes();
+            const uint64_t dt = rng() % 3 == 0 ? 0 : rng() % (depth + 100);
+            now += dt;
+            tb.refill(now);
+            const int64_t want = std::min<int64_t>(int64_t(depth), before + int64_t(dt));
+            ASSERT_EQ(tb.credit_bytes(), want) << "trial " << trial << " step " << step;
+            ASSERT_EQ(tb.ready_below(), want > 0 ? uint64_t(want) : 0u) << "trial " << trial;
+        }
+    }
 }
 
 TEST(TokenBucket, CreditDipsBelowZeroByAtMostOnePacket) {
