@@ -103,6 +103,16 @@ std::string describe(const Rib &rib, const NextHop &nh, bool with_policy) {
     return s + " group " + std::to_string(nh.group) + " missing";
 }
 
+// The fields both comparisons require equal of routes x and y; returns the route's label.
+std::string expect_same_route(const RouteView &x, const RouteView &y, const std::string &where) {
+    const std::string p = where + " " + x.prefix.str();
+    EXPECT_EQ(x.source, y.source) << p;
+    EXPECT_EQ(x.origin, y.origin) << p;
+    EXPECT_EQ(x.via, y.via) << p;
+    EXPECT_EQ(x.installed, y.installed) << p;
+    return p;
+}
+
 // Exact: routes, ids, groups, Fib next hops (the same history, `full` recomputing everything).
 void expect_identical(const TestRib &a, const TestRib &b, const std::string &where) {
     auto ra = a.rib->routes(), rb = b.rib->routes();
@@ -110,13 +120,9 @@ void expect_identical(const TestRib &a, const TestRib &b, const std::string &whe
     for (size_t i = 0; i < ra.size(); i++) {
         const auto &x = ra[i], &y = rb[i];
         ASSERT_EQ(x.prefix, y.prefix) << where;
-        const std::string p = where + " " + x.prefix.str();
-        EXPECT_EQ(x.source, y.source) << p;
-        EXPECT_EQ(x.origin, y.origin) << p;
-        EXPECT_EQ(x.via, y.via) << p;
+        const std::string p = expect_same_route(x, y, where);
         EXPECT_EQ(x.nh, y.nh) << p;
         EXPECT_EQ(x.nexthop_id, y.nexthop_id) << p;
-        EXPECT_EQ(x.installed, y.installed) << p;
         if (x.installed) {
             EXPECT_EQ(a.fib->reader()->nexthops[x.nexthop_id], y.nh) << p;
         }
@@ -155,12 +161,8 @@ void expect_equivalent(const TestRib &a, const TestRib &b, const std::vector<IpA
     for (size_t i = 0; i < ra.size(); i++) {
         const auto &x = ra[i], &y = rb[i];
         ASSERT_EQ(x.prefix, y.prefix) << where;
-        const std::string p = where + " " + x.prefix.str();
-        EXPECT_EQ(x.source, y.source) << p;
-        EXPECT_EQ(x.origin, y.origin) << p;
-        EXPECT_EQ(x.via, y.via) << p;
+        const std::string p = expect_same_route(x, y, where);
         EXPECT_EQ(describe(*a.rib, x.nh, false), describe(*b.rib, y.nh, false)) << p;
-        EXPECT_EQ(x.installed, y.installed) << p;
     }
     for (const IpAddr &ip : probes) {
         uint32_t ia = lookup(*a.fib, ip), ib = lookup(*b.fib, ip);
