@@ -96,7 +96,7 @@ class Rib {
     // ECMP groups (retried every sync, as a full recompute would).
     size_t sync();
     // Marks every prefix for the next sync: a full recompute through the same per-prefix rule.
-    // The reference the incremental sync is tested against (rib_test.cc); set_static does it.
+    // The reference the incremental sync is tested against (rib_incremental_test.cc); set_static does it.
     void mark_all_dirty();
     // What the last sync did: prefixes recomputed, Fib ops committed, ECMP groups published.
     struct SyncStats {
