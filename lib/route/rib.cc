@@ -380,21 +380,21 @@ uint32_t Rib::nh_acquire(const NextHop &nh, std::vector<FibOp> &ops) {
     } else {
         id = next_id_++;
     }
-    nh_by_key_[key] = NhSlot{id, 1};
+    if (id >= nh_at_id_.size()) nh_at_id_.resize(size_t(id) + 1, nh_by_key_.end());
+    nh_at_id_[id] = nh_by_key_.emplace(key, NhSlot{id, 1}).first;
     ops.push_back(FibOp{FibOp::Type::set_nexthop, {}, id, nh});
     return id;
 }
 
 void Rib::nh_release(uint32_t id) {
-    for (auto it = nh_by_key_.begin(); it != nh_by_key_.end(); ++it) {
-        if (it->second.id != id) continue;
-        if (--it->second.refs == 0) {
-            // Recycled only by a later sync, so no entry is rewritten in the batch that
-            // still moves routes off it.
-            pending_free_.push_back(id);
-            nh_by_key_.erase(it);
-        }
-        return;
+    if (id >= nh_at_id_.size() || nh_at_id_[id] == nh_by_key_.end()) return;
+    auto it = nh_at_id_[id];
+    if (--it->second.refs == 0) {
+        // Recycled only by a later sync, so no entry is rewritten in the batch that still
+        // moves routes off it.
+        pending_free_.push_back(id);
+        nh_by_key_.erase(it);
+        nh_at_id_[id] = nh_by_key_.end();
     }
 }
 

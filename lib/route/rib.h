@@ -217,6 +217,9 @@ class Rib {
     std::map<IpPrefix, Want, PrefixLess> wanted_;         // last computed
     std::map<IpPrefix, uint32_t, PrefixLess> installed_;  // prefix -> nexthop id in the Fib
     std::map<NhKey, NhSlot> nh_by_key_;
+    // By next-hop id: its entry in nh_by_key_ (end() when the id is free), so releasing a
+    // route's next hop is no scan of every next hop.
+    std::vector<std::map<NhKey, NhSlot>::iterator> nh_at_id_;
     std::vector<uint32_t> free_ids_, pending_free_;
     // By group key: a configured multipath route has its own group ("route <prefix>"); learned
     // routes with the same next hops share one ("paths <port/via/weight>..."), as BGP gives
