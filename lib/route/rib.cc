@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "common/strings.h"
@@ -35,12 +36,14 @@ bool Rib::NeighKey::operator<(const NeighKey &o) const {
     return std::tie(port, ip.is_v6, ip.v4, ip.v6) < std::tie(o.port, o.ip.is_v6, o.ip.v4, o.ip.v6);
 }
 
-bool Rib::PathUse::operator<(const PathUse &o) const {
-    if (std::tie(port, has_via, via.is_v6, via.v4, via.v6) !=
-        std::tie(o.port, o.has_via, o.via.is_v6, o.via.v4, o.via.v6))
-        return std::tie(port, has_via, via.is_v6, via.v4, via.v6) <
-               std::tie(o.port, o.has_via, o.via.is_v6, o.via.v4, o.via.v6);
-    return PrefixLess{}(prefix, o.prefix);
+bool Rib::PathRef::operator<(const PathRef &o) const {
+    return std::tie(port, has_via, via.is_v6, via.v4, via.v6) <
+           std::tie(o.port, o.has_via, o.via.is_v6, o.via.v4, o.via.v6);
+}
+
+bool Rib::PathSetUseLess::operator()(const PathSetUse &a, const PathSetUse &b) const {
+    if (!(a.path == b.path)) return a.path < b.path;
+    return std::less<const void *>{}(&*a.set, &*b.set);
 }
 
 bool Rib::PathKey::operator<(const PathKey &o) const {
@@ -74,15 +77,27 @@ bool LearnedRoute::operator==(const LearnedRoute &o) const {
     return true;
 }
 
-// The learned route's paths in path_users_: what a port or neighbour change re-evaluates.
+// The learned route under its path set in learned_by_paths_: what a port or neighbour change
+// re-evaluates.
 void Rib::index_learned(const IpPrefix &p, const LearnedRoute &r, bool add) {
-    for (const auto &path : r.paths) {
-        PathUse u{path.port, bool(path.via), path.via.value_or(IpAddr{}), p};
-        if (add)
-            path_users_.insert(u);
-        else
-            path_users_.erase(u);
+    std::vector<PathRef> key;
+    key.reserve(r.paths.size());
+    for (const auto &path : r.paths)
+        key.push_back(PathRef{path.port, bool(path.via), path.via.value_or(IpAddr{})});
+    std::sort(key.begin(), key.end());
+    if (add) {
+        auto [set, fresh] = learned_by_paths_.try_emplace(std::move(key));
+        if (fresh)
+            for (const PathRef &path : set->first) path_sets_.insert(PathSetUse{path, set});
+        set->second.insert(p);
+        return;
     }
+    auto set = learned_by_paths_.find(key);
+    if (set == learned_by_paths_.end()) return;
+    set->second.erase(p);
+    if (!set->second.empty()) return;
+    for (const PathRef &path : set->first) path_sets_.erase(PathSetUse{path, set});
+    learned_by_paths_.erase(set);
 }
 
 bool Rib::set_learned(const IpPrefix &p, LearnedRoute r) {
@@ -155,9 +170,9 @@ void Rib::set_port_up(uint8_t port, bool up) {
     for (auto it = neighbours_.lower_bound(NeighKey{port, IpAddr{}});
          it != neighbours_.end() && it->first.port == port; ++it)
         dirty(host_prefix(it->first.ip));
-    for (auto it = path_users_.lower_bound(PathUse{port, false, IpAddr{}, IpPrefix{}});
-         it != path_users_.end() && it->port == port; ++it)
-        dirty(it->prefix);
+    for (auto it = path_sets_.lower_bound(PathRef{port, false, IpAddr{}});
+         it != path_sets_.end() && it->path.port == port; ++it)
+        for (const IpPrefix &p : it->set->second) dirty(p);
     for (uint32_t i : static_by_port_[port]) dirty(static_routes_[i].prefix);
     for (uint32_t i : static_unnamed_) dirty(static_routes_[i].prefix);
 }
@@ -246,15 +261,15 @@ void Rib::set_multipath(const std::vector<MultipathRouteConfig> &routes) {
 void Rib::dirty_neighbour(uint8_t port, const IpAddr &ip) {
     if (all_dirty_) return;
     dirty(host_prefix(ip));
-    for (auto it = path_users_.lower_bound(PathUse{port, true, ip, IpPrefix{}});
-         it != path_users_.end() && it->port == port && it->has_via && it->via == ip; ++it) {
-        auto l = learned_.find(it->prefix);
-        if (l != learned_.end() && l->second.paths.size() > 1) {
+    const PathRef via{port, true, ip};
+    for (auto it = path_sets_.lower_bound(via); it != path_sets_.end() && it->path == via; ++it) {
+        const std::vector<PathRef> &paths = it->set->first;
+        if (paths.size() > 1) {
             size_t live = 0;
-            for (const auto &path : l->second.paths) live += up_locked(path.port);
+            for (const PathRef &path : paths) live += up_locked(path.port);
             if (live > 1) continue;
         }
-        dirty(it->prefix);
+        for (const IpPrefix &p : it->set->second) dirty(p);
     }
     if (auto s = static_by_via_.find(host_prefix(ip)); s != static_by_via_.end())
         for (uint32_t i : s->second) dirty(static_routes_[i].prefix);

@@ -248,14 +248,29 @@ class Rib {
     // Who reads what: the learned routes with a path through (port, via) (via unset: device
     // route), the static routes through a named port, those without one (resolved through the
     // addresses), and the static routes by gateway.
-    struct PathUse {
+    // Learned routes are indexed by path set (BGP gives many prefixes the same few next hops):
+    // one node per prefix, whatever its number of paths, and each path names its sets.
+    struct PathRef {
         uint8_t port;
         bool has_via;
         IpAddr via;
-        IpPrefix prefix;
-        bool operator<(const PathUse &o) const;
+        bool operator<(const PathRef &o) const;
+        bool operator==(const PathRef &o) const = default;
     };
-    std::set<PathUse> path_users_;
+    // A route's paths, sorted (duplicates kept) -> the learned prefixes with exactly them.
+    using PathSets = std::map<std::vector<PathRef>, std::set<IpPrefix, PrefixLess>>;
+    PathSets learned_by_paths_;
+    struct PathSetUse {
+        PathRef path;
+        PathSets::iterator set;
+    };
+    struct PathSetUseLess {
+        using is_transparent = void;
+        bool operator()(const PathSetUse &a, const PathSetUse &b) const;
+        bool operator()(const PathSetUse &a, const PathRef &b) const { return a.path < b; }
+        bool operator()(const PathRef &a, const PathSetUse &b) const { return a < b.path; }
+    };
+    std::set<PathSetUse, PathSetUseLess> path_sets_;  // (path, a set with it)
     std::vector<std::vector<uint32_t>> static_by_port_;  // indices into static_routes_
     std::vector<uint32_t> static_unnamed_;
     std::map<IpPrefix, std::vector<uint32_t>, PrefixLess> static_by_via_;  // via host prefix
