@@ -2,7 +2,8 @@
 // addresses, connected subnets, neighbours, static and learned routes), resolves
 // each route to a next hop, and programs the data-plane Fib with the difference between what
 // it wants and what is installed. Next hops are shared: routes that resolve to the same
-// (kind, port, MAC) share one id, so a neighbour's MAC change is one next-hop update.
+// (kind, port, MAC) share one id (a neighbour's MAC change moves its routes to the new MAC's
+// id: one route update each).
 //
 // Threading: mutated by the control thread only; the read-only views may be called from any
 // thread (rte_telemetry's) and take the same mutex. Workers never touch the Rib.
