@@ -1687,25 +1687,22 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         return false;
     if (ps.handoff && !rte_ring_empty(ps.handoff)) return false;
 
-    Queue &q = ps.q[qi];
     const uint64_t bytes = sum.bytes;
     // Every frame at least min_frame bytes: the wire bytes are the bytes plus the overheads.
     const uint64_t wire_all = bytes + uint64_t(n) * overhead_;
-    const unsigned key = tm_.pg_key_[(sum.in_port & (kMaxPorts - 1)) * kNumTc + tc];
-    // Every pointer and field before the first counter store (a relaxed atomic store: the
-    // compiler would load them again after it).
-    PortQosStats &st = *tm_.stats_[port];
-    QueueStats &qs = st.queues[qi];
-    PgAccounting &pg = *own_.pg;
-    PortCounters &pc = ctr_.ports[port];
-    PortIo &io = io_;
-    const uint16_t txq = tx_queue_;
-    const uint32_t tail = q.tail + n;
-    const uint64_t wm_bytes = q.wm_bytes, wm_packets = q.wm_packets;
     ps.ring.drain(now_ns);
     // The ring's bytes after the add (its inflight_bytes(): ceil((I + w K) / K) = ceil(I / K) + w).
     const uint64_t ring_bytes = ps.ring.inflight_bytes() + wire_all;
     ps.ring.add(wire_all);
+    // Every pointer and field before the first counter store (a relaxed atomic store: the
+    // compiler would load them again after it).
+    Queue &q = ps.q[qi];
+    const unsigned key = tm_.pg_key_[(sum.in_port & (kMaxPorts - 1)) * kNumTc + tc];
+    PortQosStats &st = *tm_.stats_[port];
+    QueueStats &qs = st.queues[qi];
+    PgAccounting &pg = *own_.pg;
+    const uint32_t tail = q.tail + n;
+    const uint64_t wm_bytes = q.wm_bytes, wm_packets = q.wm_packets;
     q.tail = tail;
     q.head = tail;
     ps.sched.served_alone(int(qi));
@@ -1733,9 +1730,10 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     qs.deq_packets.add(n);
     qs.deq_bytes.add(bytes);
     st.cut_through_packets.add(n);
-    const uint16_t sent = io.tx_burst(port, txq, pkts, n);
+    const uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);
     ps.ct_sent = sent;
     if (sent == n) [[likely]] {
+        PortCounters &pc = ctr_.ports[port];
         pc.tx_packets.add(n);
         pc.tx_bytes.add(bytes);
     } else {
