@@ -886,16 +886,31 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
             if (const TrafficManager::Port &ps = *tm_.ports_[p]; ps.handoff && !ps.ct_pending)
                 drain_handoff(p, now_ns);
     uint32_t sent = 0;
+    // The tables in locals: the gauge stores below may alias them.
+    const std::unique_ptr<TrafficManager::Port> *const ports = tm_.ports_.data();
+    const std::unique_ptr<PortQosStats> *const stats = tm_.stats_.data();
     for (uint16_t p : owned_) {
         // service(), with its two cheapest cases here: a port whose burst cut through, and an
         // idle one (with PFC honoring unless inert; QosPlan::plain_skip false, for tests:
-        // service() itself when not inert).
-        const TrafficManager::Port &ps = *tm_.ports_[p];
-        if (ps.ct_pending)
-            sent += finish_cut_through(p, now_ns);
-        else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert)
-            service_idle(p, now_ns, false);
-        else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
+        // service() itself when not inert). Their steps are finish_cut_through's and
+        // service_idle's, on the port and counters at hand.
+        TrafficManager::Port &ps = *ports[p];
+        if (ps.ct_pending) {
+            TrafficManager::Pool *const pool = ps.ct_pool;
+            release_cut_through(ps);
+            // Only the burst's pool changed: every other pool's gauge is its use already.
+            if (pool) pool->used_gauge.set(pool->used);
+            stats[p]->tx_ring_bytes.set(ps.ct_ring_bytes);
+            if (trace_) sample_ecn_marks(p, now_ns);
+            sent += ps.ct_sent;
+        } else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert) {
+            if (ps.wm_epoch.load(std::memory_order_relaxed) != ps.wm_epoch_seen) [[unlikely]]
+                apply_watermark_clear(p);
+            ps.shaper.refill(now_ns);
+            ps.ring.drain(now_ns);
+            stats[p]->tx_ring_bytes.set(ps.ring.inflight_bytes());
+            if (trace_) sample_ecn_marks(p, now_ns);
+        } else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
             service_idle(p, now_ns, true);
         else
             sent += service(p, now_ns);

@@ -1322,8 +1322,9 @@ TEST_F(CutThrough, BurstSummaryMatchesEveryPacketRead) {
 // rsw-pass's summarised bursts to an idle plain queue take one path through enqueue_last
 // (QosEgress::cut_through_plain), which declines (the general path then runs) whenever another
 // path could apply: the summary scripts in rsw-pass's configuration with port 1's queue 0
-// paused from outside, its link down and its watermarks cleared at random polls, against the
-// summary ignored and against cut-through off.
+// paused from outside, its link down and its watermarks cleared at random polls (some without
+// traffic: the flush's inline idle step applies the clear), against the summary ignored,
+// cut-through off and the plain paths off (QosPlan::plain_skip: service() for every port).
 TEST_F(CutThrough, PlainSummaryPathDeclinesExactly) {
     const std::string profile = uniform_profile(0, "", "shaper: false, tx_ring_bytes: 0");
     profile_ = &profile;
@@ -1338,11 +1339,17 @@ TEST_F(CutThrough, PlainSummaryPathDeclinesExactly) {
                 case 3: st.clear_wm1 = true; break;
                 case 4: st.down1 = 1; break;
                 case 5: case 6: st.down1 = 0; break;
+                case 7:  // nothing received: port 1 idle at the flush, its clear applied there
+                    st.rx[0].clear();
+                    st.rx[1].clear();
+                    st.clear_wm1 = true;
+                    break;
                 default: break;
             }
         }
         summed += same_summary(s, 10000);
         same(s, 10000);
+        same_plain(s, 10000, "");  // against service() and no plain path at all
     }
     EXPECT_GT(summed, 10u) << "bursts cut through on their summary";
     profile_ = nullptr;
