@@ -108,7 +108,8 @@ uint32_t Worker::poll_once(uint64_t now_ns) {
         total += n;
     }
     defer_ = false;
-    if (held_ports_ || !segs_.empty()) enqueue_deferred(now_ns);
+    if (!segs_.empty()) enqueue_segments(now_ns);
+    if (held_ports_) enqueue_held(now_ns);
     egress_.flush(now_ns);
     ctr_.polls.inc();
     if (total) ctr_.busy_polls.inc();
@@ -128,27 +129,29 @@ void Worker::keep_held() {
     summary_port_ = kNoSummary;
 }
 
-void Worker::enqueue_deferred(uint64_t now_ns) {
+void Worker::enqueue_segments(uint64_t now_ns) {
     // A port's last output is the held burst's, if it has one, else its last segment's.
-    if (const size_t n = segs_.size()) {
-        uint32_t later = held_ports_;  // ports the held burst sends to
-        last_.resize(n);
-        for (size_t i = n; i-- > 0;) {
-            const uint32_t bit = uint32_t(1) << segs_[i].port;
-            last_[i] = !(later & bit);
-            later |= bit;
-        }
-        uint32_t at = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (last_[i]) egress_.final_enqueue();
-            egress_.enqueue(segs_[i].port, out_all_.data() + at, segs_[i].n, now_ns);
-            at += segs_[i].n;
-        }
-        segs_.clear();
-        n_out_all_ = 0;
+    const size_t n = segs_.size();
+    uint32_t later = held_ports_;  // ports the held burst sends to
+    last_.resize(n);
+    for (size_t i = n; i-- > 0;) {
+        const uint32_t bit = uint32_t(1) << segs_[i].port;
+        last_[i] = !(later & bit);
+        later |= bit;
     }
-    // Each held port's one enqueue is its last (Egress::enqueue_last: final_enqueue() and the
-    // enqueue in one call), in port order.
+    uint32_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (last_[i]) egress_.final_enqueue();
+        egress_.enqueue(segs_[i].port, out_all_.data() + at, segs_[i].n, now_ns);
+        at += segs_[i].n;
+    }
+    segs_.clear();
+    n_out_all_ = 0;
+}
+
+// Each held port's one enqueue is its last (Egress::enqueue_last: final_enqueue() and the
+// enqueue in one call), in port order.
+[[gnu::always_inline]] inline void Worker::enqueue_held(uint64_t now_ns) {
     const uint16_t sum_port = summary_port_;
     for (uint32_t held = held_ports_; held; held &= held - 1) {
         const uint16_t p = uint16_t(std::countr_zero(held));
@@ -540,6 +543,17 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
 }
 
 void Worker::hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes) {
+    const int tc = summary_tcs_[in_port];
+    if (tc < 0 || summary_plan_ != ctx_.qos) [[unlikely]] {
+        // -1: no single TC for this plan; else not known yet (kTcUnknown or another plan).
+        if (tc != -1 || summary_plan_ != ctx_.qos) hold_summary_first(in_port, n, bytes);
+        return;
+    }
+    summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port), uint8_t(tc)};
+    summary_n_ = n;
+}
+
+void Worker::hold_summary_first(uint16_t in_port, uint16_t n, uint64_t bytes) {
     const int tc = summary_tc(in_port);
     if (tc < 0) return;
     summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port), uint8_t(tc)};
@@ -607,8 +621,38 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
 // all in out_[in_port]: forwarded and forwarded_out are counted here, per burst, before the
 // egress stage sees the packets (and may drop them, on the egress port).
 void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
+    if (!defer_) [[unlikely]] {
+        flush_outputs_now(in_port, now_ns);
+        return;
+    }
+    // Held for poll_once (enqueue_held). The state in locals until the end: the counter stores
+    // may alias it.
+    const size_t n_ports = ctx_.ports.size();
+    PortCounters *const pcs = ctr_.ports.data();
+    const uint32_t replies = n_replies_;
+    const uint32_t sum_n = summary_n_;
+    uint32_t forwarded = 0, held = held_ports_;
+    uint16_t sum_port = summary_port_;
+    for (size_t p = 0; p < n_ports; p++) {
+        rte_mbuf **const begin = out_[p].data();
+        if (out_end_[p] == begin) continue;
+        const uint32_t n = uint32_t(out_end_[p] - begin);  // at most kMaxBurst
+        const uint32_t fwd = n - (p == in_port ? replies : 0u);
+        if (fwd) pcs[p].forwarded_out.add(fwd);
+        forwarded += fwd;
+        held |= uint32_t(1) << p;
+        // The port that got the whole burst (at most one does): held with its summary.
+        if (n == sum_n) sum_port = uint16_t(p);
+    }
+    held_ports_ = held;
+    summary_port_ = sum_port;
+    outputs_done(in_port, forwarded);
+}
+
+// flush_outputs outside poll_once (process_burst called alone): each port's outputs enqueued
+// at once.
+void Worker::flush_outputs_now(uint16_t in_port, uint64_t now_ns) {
     uint32_t forwarded = 0;
-    const uint16_t sum_n = summary_n_;
     const size_t n_ports = ctx_.ports.size();  // read once: the stores below may alias it
     for (uint16_t p = 0; p < n_ports; p++) {
         const uint16_t n = n_out(p);
@@ -616,22 +660,22 @@ void Worker::flush_outputs(uint16_t in_port, uint64_t now_ns) {
         const uint32_t fwd = n - (p == in_port ? n_replies_ : 0u);
         if (fwd) ctr_.ports[p].forwarded_out.add(fwd);
         forwarded += fwd;
-        if (defer_) {
-            held_ports_ |= uint32_t(1) << p;  // poll_once enqueues them
-            // The port that got the whole burst (at most one does): held with its summary.
-            if (n == sum_n) summary_port_ = p;
-            continue;
-        }
         egress_.enqueue(p, out_[p].data(), n, now_ns);
         out_end_[p] = out_[p].data();
     }
+    outputs_done(in_port, forwarded);
+}
+
+// flush_outputs' end: the ingress port's forwarded count, the burst's state cleared, its drops
+// freed.
+[[gnu::always_inline]] inline void Worker::outputs_done(uint16_t in_port, uint32_t forwarded) {
     if (forwarded) ctr_.ports[in_port].forwarded.add(forwarded);
     n_replies_ = 0;
     summary_n_ = 0;
     general_seen_ = false;
-    if (n_dropped_) {
-        rte_pktmbuf_free_bulk(dropped_.data(), n_dropped_);
+    if (const uint16_t k = n_dropped_) {
         n_dropped_ = 0;
+        rte_pktmbuf_free_bulk(dropped_.data(), k);
     }
 }
 

@@ -157,17 +157,25 @@ class Worker {
     // The burst's outputs counted, then enqueued, or held (defer_: held_ports_); a port held
     // with summary_n_ packets got the whole burst: its packets get the BurstSummary
     // (summary_port_).
-    void flush_outputs(uint16_t in_port, uint64_t now_ns);
+    [[gnu::noinline]] void flush_outputs(uint16_t in_port, uint64_t now_ns);
+    [[gnu::noinline]] void flush_outputs_now(uint16_t in_port, uint64_t now_ns);  // not defer_
+    [[gnu::always_inline]] inline void outputs_done(uint16_t in_port, uint32_t forwarded);
     // process_burst, for a burst of n packets (`bytes` in all) from in_port that all took the
     // port's fast path, none dropped, punted or answered locally, before flush_outputs holds
     // them (defer_): when the port's fast-path TC table has one TC, the burst's summary_ and
     // summary_n_ = n (flush_outputs then finds the port that got all n, if one did).
     [[gnu::noinline]] void hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes);
+    // hold_summary when in_port's TC is not known yet for this plan (its only call, so that
+    // hold_summary itself saves no register).
+    [[gnu::noinline]] void hold_summary_first(uint16_t in_port, uint16_t n, uint64_t bytes);
     // The TC every DSCP of in_port's fast-path table maps to (summary_tcs_, worked out once
     // per port and plan), or -1.
     int summary_tc(uint16_t in_port);
     void keep_held();                        // poll_once: out_ to out_all_, before a burst
-    void enqueue_deferred(uint64_t now_ns);  // poll_once: out_all_'s segments, then out_
+    // poll_once, after the poll's bursts: out_all_'s segments (enqueue_segments, when there
+    // are any), then out_ (enqueue_held, when a port holds some).
+    [[gnu::noinline]] void enqueue_segments(uint64_t now_ns);
+    [[gnu::always_inline]] inline void enqueue_held(uint64_t now_ns);
 
     uint16_t id_;
     const DataplaneContext &ctx_;
@@ -204,7 +212,7 @@ class Worker {
     static_assert(kMaxPorts <= 32);
     uint32_t held_ports_ = 0;
     // The held burst's summary: out_[summary_port_] is all of that burst, as summary_ says
-    // (enqueue_deferred gives it to Egress::enqueue_last); kNoSummary: none.
+    // (enqueue_held gives it to Egress::enqueue_last); kNoSummary: none.
     static constexpr uint16_t kNoSummary = 0xFFFF;
     uint16_t summary_port_ = kNoSummary;
     BurstSummary summary_;
@@ -224,7 +232,7 @@ class Worker {
     std::vector<rte_mbuf *> out_all_;
     uint32_t n_out_all_ = 0;
     std::vector<Segment> segs_;
-    std::vector<uint8_t> last_;  // enqueue_deferred: segment i is its port's last
+    std::vector<uint8_t> last_;  // enqueue_segments: segment i is its port's last
 
     // Packets routed to ECMP groups in this burst, resolved together by the balancer.
     LoadBalancer lb_;

@@ -238,6 +238,11 @@ void TrafficManager::update_plain(uint16_t port) {
             if (!(q.flags & kChecked) && !q.pool) plain = uint8_t(plain | 1u << qi);
         }
     ps.ct_plain = plain;
+    const PortQos &cls = plan_.ports[port].cls;
+    for (unsigned tc = 0; tc < kNumTc; tc++) {
+        const unsigned qi = cls.tc_to_queue[tc];
+        ps.ct_plain_q[tc] = uint8_t(qi < kNumQueues && (plain >> qi & 1) ? qi : kNumQueues);
+    }
 }
 
 TrafficManager::~TrafficManager() {
@@ -356,7 +361,10 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
             if (q.plan->pool >= 0) q.pool = &own_.pools[size_t(q.plan->pool)];
         shared.update_plain(p);
         if (shared.pfc_.generates(p)) generating_.push_back(p);
+        if (p < 32) owned_mask_ |= uint32_t(1) << p;
     }
+    summed_ct_ = cut_through_ && burst_summary_;
+    ct_max_ = uint16_t(std::min<uint32_t>(burst_, shared.plan().queue_packets));
 }
 
 QosEgress::~QosEgress() {
@@ -383,6 +391,7 @@ void QosEgress::enqueue_summed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint6
 void QosEgress::enqueue_last(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
                              const BurstSummary *sum) {
     final_ = false;
+    if (sum && summed_ct_ && cut_through_plain(port, pkts, n, now_ns, *sum)) return;
     if (sum && burst_summary_)
         enqueue_burst<true>(port, pkts, n, now_ns, *sum, cut_through_);
     else
@@ -864,7 +873,9 @@ void QosEgress::apply_pg_watermark_clears() {
 
 uint32_t QosEgress::flush(uint64_t now_ns) {
     final_ = false;
-    apply_pg_watermark_clears();
+    // A PG watermark clear asked since the last flush (the call only then).
+    if (tm_.pg_wm_any_.load(std::memory_order_acquire) != own_.pg_wm_any_seen)
+        apply_pg_watermark_clears();
     // Other workers' packets first, so that they are scheduled in this same flush; then the
     // scheduler; then PFC generation for every owned port, on the PG bytes after this flush's
     // admissions and departures (its frames go out ahead of every queued packet).
@@ -875,16 +886,31 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
             if (const TrafficManager::Port &ps = *tm_.ports_[p]; ps.handoff && !ps.ct_pending)
                 drain_handoff(p, now_ns);
     uint32_t sent = 0;
+    // The tables in locals: the gauge stores below may alias them.
+    const std::unique_ptr<TrafficManager::Port> *const ports = tm_.ports_.data();
+    const std::unique_ptr<PortQosStats> *const stats = tm_.stats_.data();
     for (uint16_t p : owned_) {
         // service(), with its two cheapest cases here: a port whose burst cut through, and an
         // idle one (with PFC honoring unless inert; QosPlan::plain_skip false, for tests:
-        // service() itself when not inert).
-        const TrafficManager::Port &ps = *tm_.ports_[p];
-        if (ps.ct_pending)
-            sent += finish_cut_through(p, now_ns);
-        else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert)
-            service_idle(p, now_ns, false);
-        else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
+        // service() itself when not inert). Their steps are finish_cut_through's and
+        // service_idle's, on the port and counters at hand.
+        TrafficManager::Port &ps = *ports[p];
+        if (ps.ct_pending) {
+            TrafficManager::Pool *const pool = ps.ct_pool;
+            release_cut_through(ps);
+            // Only the burst's pool changed: every other pool's gauge is its use already.
+            if (pool) pool->used_gauge.set(pool->used);
+            stats[p]->tx_ring_bytes.set(ps.ct_ring_bytes);
+            if (trace_) sample_ecn_marks(p, now_ns);
+            sent += ps.ct_sent;
+        } else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert) {
+            if (ps.wm_epoch.load(std::memory_order_relaxed) != ps.wm_epoch_seen) [[unlikely]]
+                apply_watermark_clear(p);
+            ps.shaper.refill(now_ns);
+            ps.ring.drain(now_ns);
+            stats[p]->tx_ring_bytes.set(ps.ring.inflight_bytes());
+            if (trace_) sample_ecn_marks(p, now_ns);
+        } else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
             service_idle(p, now_ns, true);
         else
             sent += service(p, now_ns);
@@ -1652,6 +1678,99 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         ps.staged_n = uint16_t(n - sent);
         st.staged_packets.set(ps.staged_n);
     }
+    ps.ct_ring_bytes = ps.ring.inflight_bytes();
+}
+
+// admit_cut_through<true>'s plain case and send_cut_through(), for a queue that is plain: PFC
+// inert (honoring skipped), no shaper (consume() does nothing), no ring cap, no pool, curve,
+// marking or storm drop. The queue is empty (the port idle): its bytes and excess are 0 before
+// and after, nonempty stays 0; it takes n frames and sends them (head = tail).
+[[gnu::always_inline]] inline bool QosEgress::cut_through_plain(uint16_t port, rte_mbuf **pkts,
+                                                                uint16_t n, uint64_t now_ns,
+                                                                const BurstSummary &sum) {
+    using Queue = TrafficManager::Queue;
+    // enqueue_burst's checks: an owned port (every owned port is a port of the plan), idle,
+    // not after a mixed burst; then admit_cut_through's.
+    if (port >= 32 || !(owned_mask_ >> port & 1)) return false;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    const unsigned tc = sum.tc & (kNumTc - 1);
+    const unsigned qi = ps.ct_plain_q[tc];
+    if (qi >= kNumQueues || (ps.nonempty | ps.staged_n | ps.ct_pending | ps.ct_mixed) ||
+        unsigned(n) - 1 >= ct_max_ || sum.min_len < min_frame_ ||
+        ps.paused.load(std::memory_order_relaxed) || ps.down.load(std::memory_order_relaxed) ||
+        ps.wm_epoch.load(std::memory_order_relaxed) != ps.wm_epoch_seen)
+        return false;
+    if (ps.handoff && !rte_ring_empty(ps.handoff)) return false;
+
+    const uint64_t bytes = sum.bytes;
+    // Every frame at least min_frame bytes: the wire bytes are the bytes plus the overheads.
+    const uint64_t wire_all = bytes + uint64_t(n) * overhead_;
+    ps.ring.drain(now_ns);
+    // The ring's bytes after the add (its inflight_bytes(): ceil((I + w K) / K) = ceil(I / K) + w).
+    const uint64_t ring_bytes = ps.ring.inflight_bytes() + wire_all;
+    ps.ring.add(wire_all);
+    // Every pointer and field before the first counter store (a relaxed atomic store: the
+    // compiler would load them again after it).
+    Queue &q = ps.q[qi];
+    const unsigned key = tm_.pg_key_[(sum.in_port & (kMaxPorts - 1)) * kNumTc + tc];
+    PortQosStats &st = *tm_.stats_[port];
+    QueueStats &qs = st.queues[qi];
+    PgAccounting &pg = *own_.pg;
+    const uint32_t tail = q.tail + n;
+    const uint64_t wm_bytes = q.wm_bytes, wm_packets = q.wm_packets;
+    q.tail = tail;
+    q.head = tail;
+    ps.sched.served_alone(int(qi));
+    ps.ct_pending = true;
+    ps.ct_pg_key = uint16_t(key);
+    ps.ct_bytes = bytes;
+    ps.ct_pool = nullptr;
+    ps.ct_ring_bytes = ring_bytes;
+    summed_cut_throughs_++;
+    // The watermark gauges are the queue's watermarks, its depth gauges its depth (0 when
+    // idle, as after the run): set only what changes.
+    if (bytes > wm_bytes) {
+        q.wm_bytes = bytes;
+        qs.watermark_bytes.set(bytes);
+    }
+    if (n > wm_packets) {
+        q.wm_packets = n;
+        qs.watermark_packets.set(n);
+    }
+    const uint64_t pg_bytes = pg.bytes[key].v + bytes;
+    pg.bytes[key].set(pg_bytes);
+    pg.watermark[key].max(pg_bytes);
+    qs.enq_packets.add(n);
+    qs.enq_bytes.add(bytes);
+    qs.deq_packets.add(n);
+    qs.deq_bytes.add(bytes);
+    st.cut_through_packets.add(n);
+    const uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);
+    ps.ct_sent = sent;
+    if (sent == n) [[likely]] {
+        PortCounters &pc = ctr_.ports[port];
+        pc.tx_packets.add(n);
+        pc.tx_bytes.add(bytes);
+    } else {
+        cut_through_refused(port, pkts, n, sent, bytes);
+    }
+    return true;
+}
+
+void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, uint16_t sent,
+                                    uint64_t bytes) {
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    uint64_t total = bytes;
+    for (uint16_t i = sent; i < n; i++) total -= out[i]->pkt_len;
+    PortCounters &pc = ctr_.ports[port];
+    pc.tx_packets.add(sent);
+    pc.tx_bytes.add(total);
+    for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
+    std::copy(out + sent, out + n, ps.staged.begin());
+    ps.staged_head = 0;
+    ps.staged_n = uint16_t(n - sent);
+    tm_.stats_[port]->staged_packets.set(ps.staged_n);
+    ps.ct_ring_bytes = ps.ring.inflight_bytes();
 }
 
 [[gnu::always_inline]] inline void QosEgress::release_cut_through(TrafficManager::Port &ps) {
@@ -1668,9 +1787,11 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
 [[gnu::always_inline]] inline uint32_t QosEgress::finish_cut_through(uint16_t port,
                                                                      uint64_t now_ns) {
     TrafficManager::Port &ps = *tm_.ports_[port];
+    TrafficManager::Pool *const pool = ps.ct_pool;
     release_cut_through(ps);
-    for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
-    tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
+    // Only the burst's pool changed: every other pool's gauge is its use already.
+    if (pool) pool->used_gauge.set(pool->used);
+    tm_.stats_[port]->tx_ring_bytes.set(ps.ct_ring_bytes);
     if (trace_) sample_ecn_marks(port, now_ns);
     return ps.ct_sent;
 }

@@ -238,6 +238,13 @@ class TrafficManager final : public Injector {
         // storm drop.
         bool pfc_inert = false;
         uint8_t ct_plain = 0;
+        // Per TC: its queue (the plan's TC_TO_QUEUE_MAP) when that queue is plain (ct_plain),
+        // else kNumQueues (QosEgress::cut_through_plain's one lookup).
+        std::array<uint8_t, kNumTc> ct_plain_q = [] {
+            std::array<uint8_t, kNumTc> a;
+            a.fill(uint8_t(kNumQueues));
+            return a;
+        }();
         rte_ring *handoff = nullptr;
         // A burst sent at enqueue (QosEgress::cut_through) that the next flush still owes its
         // buffer release: ct_bytes of PG key ct_pg_key, the queue's excess ct_excess in ct_pool;
@@ -249,8 +256,11 @@ class TrafficManager final : public Injector {
         bool ct_mixed = false;
         uint16_t ct_sent = 0;
         uint16_t ct_pg_key = 0;
-        uint64_t ct_bytes = 0, ct_excess = 0;
+        uint64_t ct_bytes = 0, ct_excess = 0;  // ct_excess: read only with ct_pool
         Pool *ct_pool = nullptr;
+        // The TX ring model's bytes after the cut-through (inflight_bytes(): nothing changes the
+        // ring between the send and the flush), the flush's tx_ring_bytes gauge.
+        uint64_t ct_ring_bytes = 0;
         alignas(kCacheLine) std::atomic<uint8_t> paused{0};
         std::atomic<bool> down{false};
         std::atomic<uint32_t> wm_epoch{0};
@@ -371,6 +381,19 @@ class QosEgress final : public Egress {
     template <bool kSum>
     bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
                            const BurstSummary &sum);
+    // enqueue_last()'s path for a summarised final burst to an idle port whose queue for the
+    // summary's TC is plain (Port::ct_plain_q): what enqueue_burst<true>, admit_cut_through<true>
+    // and send_cut_through() do for it, with the state in locals and each field stored once.
+    // Returns false, having changed nothing, whenever any other path could apply (not owned, not
+    // idle, after a mixed burst, a short frame, a burst too long, paused, link down, a
+    // watermark clear to apply): the caller then takes the general path.
+    [[gnu::always_inline]] inline bool cut_through_plain(uint16_t port, rte_mbuf **pkts,
+                                                         uint16_t n, uint64_t now_ns,
+                                                         const BurstSummary &sum);
+    // The device took `sent` < n of a cut-through burst: the counters, the ring model and the
+    // staged frames as send() and send_cut_through() leave them.
+    [[gnu::noinline]] void cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n,
+                                               uint16_t sent, uint64_t bytes);
     // Their common end: service()'s steps for `n` frames (`bytes`, `wire` wire bytes, PG key
     // `key`) of queue qi, sent from out[]; `ring`: the ring model with them added.
     [[gnu::always_inline]] inline void send_cut_through(uint16_t port, int qi, rte_mbuf **out,
@@ -437,6 +460,9 @@ class QosEgress final : public Egress {
     uint16_t burst_;
     Pcg32 rng_;
     bool cut_through_;    // the plan allows cut-through
+    bool summed_ct_;      // cut_through_ and burst_summary_: enqueue_last tries cut_through_plain
+    uint16_t ct_max_;     // the longest burst admit_cut_through takes: min(burst_, queue_packets)
+    uint32_t owned_mask_ = 0;  // bit p: this worker owns port p
     bool final_ = false;  // final_enqueue() before this enqueue
     bool sum_admission_;  // QosPlan::sum_admission
     // The plan's dequeue constants (take_run): min_frame_bytes, wire_overhead_bytes, their sum,

@@ -89,6 +89,9 @@ struct Step {
     uint32_t tx_budget1 = UINT32_MAX;
     uint64_t step_ns = 10'000;
     int pause0 = -1;  // >= 0: TrafficManager::set_paused(0, pause0) before the poll
+    int pause1 = -1;  // the same for port 1
+    int down1 = -1;   // >= 0: TrafficManager::set_link_down(1, down1 != 0) before the poll
+    bool clear_wm1 = false;  // TrafficManager::clear_watermarks(1) before the poll
 };
 using Script = std::vector<Step>;
 
@@ -113,6 +116,9 @@ struct Outcome {
     // Both ports' TX ring gauges (PortQosStats::tx_ring_bytes) after every poll: what a scrape
     // in between would read (the final scrape sees the rings drained).
     std::vector<uint64_t> ring_gauges;
+    // Both ports' queue watermark gauges (bytes, packets) after every poll: a watermark clear
+    // applied at another poll shows here even when later frames hide it from the final scrape.
+    std::vector<uint64_t> wm_gauges;
     uint64_t cut_through_packets = 0;
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
     uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
@@ -167,6 +173,10 @@ class CutThrough : public SwitchFixture {
                     for (uint16_t p = 0; p < 2; p++) {
                         for (auto &f : tp.take_tx(p)) r.sent.emplace_back(now, p, std::move(f));
                         r.ring_gauges.push_back(d.tm().stats(p).tx_ring_bytes.load());
+                        for (const QueueStats &q : d.tm().stats(p).queues) {
+                            r.wm_gauges.push_back(q.watermark_bytes.load());
+                            r.wm_gauges.push_back(q.watermark_packets.load());
+                        }
                     }
                 }
             };
@@ -182,12 +192,17 @@ class CutThrough : public SwitchFixture {
                     for (const Bytes &f : s.host[p]) host_frame(d, tp, p, f);
                 tp.set_tx_budget(1, s.tx_budget1);
                 if (s.pause0 >= 0) d.tm().set_paused(0, uint8_t(s.pause0));
+                if (s.pause1 >= 0) d.tm().set_paused(1, uint8_t(s.pause1));
+                if (s.down1 >= 0) d.tm().set_link_down(1, s.down1 != 0);
+                if (s.clear_wm1) d.tm().clear_watermarks(1);
                 now += s.step_ns;
                 poll();
             }
             // Everything held leaves: no budget, pauses expire.
             tp.set_tx_budget(1, UINT32_MAX);
             d.tm().set_paused(0, 0);
+            d.tm().set_paused(1, 0);
+            d.tm().set_link_down(1, false);
             for (int i = 0; i < 2000 && backlog(); i++) {
                 now += 20'000;
                 poll();
@@ -334,6 +349,7 @@ class CutThrough : public SwitchFixture {
             break;
         }
         EXPECT_EQ(on.ring_gauges, off.ring_gauges) << "TX ring gauges after each poll";
+        EXPECT_TRUE(on.wm_gauges == off.wm_gauges) << "queue watermarks after each poll";
         EXPECT_EQ(on.scrape, off.scrape);
         if (on.scrape != off.scrape) {
             auto x = parse_exposition(on.scrape), y = parse_exposition(off.scrape);
@@ -1300,6 +1316,42 @@ TEST_F(CutThrough, BurstSummaryMatchesEveryPacketRead) {
         same_summary(s, c.speed_mbps, {2, false, false});
         same_summary(s, c.speed_mbps, {1, true, false});
     }
+    profile_ = nullptr;
+}
+
+// rsw-pass's summarised bursts to an idle plain queue take one path through enqueue_last
+// (QosEgress::cut_through_plain), which declines (the general path then runs) whenever another
+// path could apply: the summary scripts in rsw-pass's configuration with port 1's queue 0
+// paused from outside, its link down and its watermarks cleared at random polls (some without
+// traffic: the flush's inline idle step applies the clear), against the summary ignored,
+// cut-through off and the plain paths off (QosPlan::plain_skip: service() for every port).
+TEST_F(CutThrough, PlainSummaryPathDeclinesExactly) {
+    const std::string profile = uniform_profile(0, "", "shaper: false, tx_ring_bytes: 0");
+    profile_ = &profile;
+    uint64_t summed = 0;
+    for (uint32_t seed : {71u, 72u}) {
+        Script s = summary_script(seed, 300);
+        std::mt19937 rng(seed);
+        for (Step &st : s) {
+            switch (rng() % 10) {
+                case 0: st.pause1 = 1; break;
+                case 1: case 2: st.pause1 = 0; break;
+                case 3: st.clear_wm1 = true; break;
+                case 4: st.down1 = 1; break;
+                case 5: case 6: st.down1 = 0; break;
+                case 7:  // nothing received: port 1 idle at the flush, its clear applied there
+                    st.rx[0].clear();
+                    st.rx[1].clear();
+                    st.clear_wm1 = true;
+                    break;
+                default: break;
+            }
+        }
+        summed += same_summary(s, 10000);
+        same(s, 10000);
+        same_plain(s, 10000, "");  // against service() and no plain path at all
+    }
+    EXPECT_GT(summed, 10u) << "bursts cut through on their summary";
     profile_ = nullptr;
 }
 
