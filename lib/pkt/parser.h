@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
@@ -227,26 +228,36 @@ template <uint32_t kMinLen, class Header, class PutTail>
     // 8 <= udp_len <= total - 20 in one unsigned compare (total >= 28 above).
     if (udp_len - kUdp > total - (kIpHdr + kUdp)) return false;
     const uint32_t ports = be32(l4);  // source << 16 | destination
-    const bool roce = uint16_t(ports) == kRoceV2Port;
-    if (roce && udp_len - kUdp < kBthLen + kIcrcLen) return false;
-    const uint8_t tos = ip[1], ttl = ip[8];
-    const uint32_t src = be32(ip + 12), dst = be32(ip + 16);
-    // RDMA's 24-bit destination QP: BTH bytes 5..7 (bytes 4..7 read as one word).
-    const uint32_t qp = roce ? be32(l4 + kUdp + 4) & 0x00FFFFFFu : 0;
-    // Every read is done: the stores below could alias the frame for all the compiler knows.
-    // Bytes 0..15 of the meta as four 32-bit words built in registers (the compiler's merging
-    // of the field stores does worse), then the rest field by field: every byte written once.
-    put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
-                   total | uint32_t(roce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
-                   uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
-                       uint32_t(tos >> 2) << 24,
-                   tos & 3u);
-    m->src_ip4 = src;
-    m->dst_ip4 = dst;
-    m->src_port = uint16_t(ports >> 16);
-    m->dst_port = uint16_t(ports);
-    m->dest_qp = qp;
-    put_tail(m);
+    // RoCEv2 and plain UDP each with a copy of the record's stores (its flags and QP constants
+    // of the copy): no join of the two paths halfway through the record.
+    auto put = [&](auto roce_c) __attribute__((always_inline)) {
+        constexpr bool kRoce = decltype(roce_c)::value;
+        const uint8_t tos = ip[1], ttl = ip[8];
+        const uint32_t src = be32(ip + 12), dst = be32(ip + 16);
+        // RDMA's 24-bit destination QP: BTH bytes 5..7 (bytes 4..7 read as one word).
+        const uint32_t qp = kRoce ? be32(l4 + kUdp + 4) & 0x00FFFFFFu : 0;
+        // Every read is done: the stores below could alias the frame for all the compiler
+        // knows. Bytes 0..15 of the meta as four 32-bit words built in registers (the
+        // compiler's merging of the field stores does worse), then the rest field by field:
+        // every byte written once.
+        put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
+                       total | uint32_t(kRoce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
+                       uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
+                           uint32_t(tos >> 2) << 24,
+                       tos & 3u);
+        m->src_ip4 = src;
+        m->dst_ip4 = dst;
+        m->src_port = uint16_t(ports >> 16);
+        m->dst_port = uint16_t(ports);
+        m->dest_qp = qp;
+        put_tail(m);
+    };
+    if (uint16_t(ports) == kRoceV2Port) {
+        if (udp_len - kUdp < kBthLen + kIcrcLen) return false;
+        put(std::true_type{});
+    } else {
+        put(std::false_type{});
+    }
     return true;
 }
 }  // namespace parse_detail
