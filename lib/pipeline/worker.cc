@@ -281,7 +281,8 @@ inline void Worker::open_run(OutRun &run, uint8_t port) {
 template <L3Type kL3, bool kPlain>
 inline void Worker::forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run, uint64_t dst) {
     PacketMeta *meta = meta_of(m);
-    if (meta->ttl <= 1 || (!kPlain && meta->l3_len > run.mtu)) [[unlikely]]
+    // A plain run's packets have a TTL above 1 (plain_mtu_).
+    if (!kPlain && (meta->ttl <= 1 || meta->l3_len > run.mtu)) [[unlikely]]
         return ttl_or_mtu(m, in_port);
     uint8_t *f = !kPlain && meta->flags & kFlagVlan ? strip_vlan(m, meta)
                                                     : rte_pktmbuf_mtod(m, uint8_t *);
@@ -370,8 +371,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     alignas(16) std::array<uint8_t, kNumDscp> fast_tc;
     untagged_ip_tc_table(cls, fast_tc);
     // Every parsed packet's l3_len is within max_l3_len (frame_too_long otherwise); only the
-    // general parser takes tagged frames, and puts plain_mtu_ above any MTU when it does (a
-    // member store on that path, no register for the loop).
+    // general parser takes tagged frames and TTLs (hop limits) of 0 and 1, and puts plain_mtu_
+    // above any MTU when it does (a member store on that path, no register for the loop).
     plain_mtu_ = burst_opt.max_l3_len;
 
     // A parsed packet: classified, L2 checks, then local delivery or a routing list (v4[c4] or
@@ -445,7 +446,9 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             drop(m, in_port, *r);
             return 0;
         }
-        if (meta->flags & kFlagVlan) plain_mtu_ = UINT64_MAX;  // before any strip
+        // A tagged packet (before any strip) or a TTL / hop limit the forward must refuse: the
+        // burst's runs test both (the port's fast path takes neither).
+        if ((meta->flags & kFlagVlan) || meta->ttl <= 1) plain_mtu_ = UINT64_MAX;
         const size_t k4 = c4;
         accept(m, meta, f, c4, n6, std::false_type{});
         return unsigned(c4 - k4);

@@ -100,9 +100,10 @@ class Worker {
         // packet's EtherType (IPv4, IPv6), the frame being untagged once forwarded.
         uint64_t src_v4 = 0, src_v6 = 0;
         rte_mbuf **end = nullptr;
-        // forward_to's VLAN and MTU tests cannot fire for this burst's packets to the port: no
-        // packet of the burst is tagged and the port's MTU is at least the ingress port's parse
-        // bound (max_l3_len, which every parsed packet's l3_len is within). Set by open_run.
+        // forward_to's TTL, VLAN and MTU tests cannot fire for this burst's packets to the port:
+        // no packet of the burst is tagged or has a TTL (hop limit) below 2, and the port's MTU
+        // is at least the ingress port's parse bound (max_l3_len, which every parsed packet's
+        // l3_len is within). Set by open_run.
         bool plain = false;
     };
     // `run` now goes to `port` (the previous port's end written back).
@@ -114,7 +115,7 @@ class Worker {
     }
     // A packet to run's port, to the next hop whose MAC is the first 6 bytes of `dst` (in memory
     // order): TTL, MTU, rewrite, out_. kL3: the packet's family, L3Type::ipv4 or ipv6 (every
-    // caller knows it: no per-packet test). kPlain: run.plain holds (no VLAN or MTU test).
+    // caller knows it: no per-packet test). kPlain: run.plain holds (no TTL, VLAN or MTU test).
     template <L3Type kL3, bool kPlain>
     [[gnu::always_inline]] inline void forward_to(rte_mbuf *m, uint16_t in_port, OutRun &run,
                                                   uint64_t dst);
@@ -196,9 +197,9 @@ class Worker {
     std::array<rte_mbuf **, kMaxPorts> out_end_{};
     uint16_t n_out(uint16_t p) const { return uint16_t(out_end_[p] - out_[p].data()); }
     uint16_t n_replies_ = 0;  // local replies among out_[in port] in this burst
-    // The smallest output MTU for which this burst's forwards skip the VLAN and MTU tests
-    // (OutRun::plain): the ingress port's max_l3_len, or above any MTU (UINT64_MAX) when a packet of the
-    // burst is tagged.
+    // The smallest output MTU for which this burst's forwards skip the TTL, VLAN and MTU tests
+    // (OutRun::plain): the ingress port's max_l3_len, or above any MTU (UINT64_MAX) when a packet
+    // of the burst is tagged or has a TTL (hop limit) below 2.
     uint64_t plain_mtu_ = UINT64_MAX;
 
     // poll_once: the outputs of the poll's bursts before the last, in order, as segments (one

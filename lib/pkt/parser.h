@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
@@ -99,6 +100,43 @@ struct FastHeader {
                none_set(load16(f + 16) ^ load16(want.data() + 16), load16(mask.data() + 16));
     }
 };
+// FastHeader's test with one more: the TTL (frame byte 22) at least 2, for the worker's port
+// fast path (PortFastPath). Bytes 16..31 as one saturating add and one all-bits-set test: a
+// header byte becomes all ones where it equals the wanted one (xor with the wanted byte's
+// complement, `nwant`), the TTL byte where it is at least 2 (itself plus 0xFD, saturated: `add`,
+// zero elsewhere); `mask` selects the bits that must be set (SSE4.1's ptest, carry flag).
+struct FastHeaderTtl {
+    alignas(16) std::array<uint8_t, 16> mask0, want0;  // bytes 0..15, as FastHeader's
+    alignas(16) std::array<uint8_t, 16> mask1, nwant1, add1;  // bytes 16..31
+    static constexpr size_t kTtl = 14 + 8;
+    explicit constexpr FastHeaderTtl(const FastHeader &h) : mask0{}, want0{}, mask1{}, nwant1{}, add1{} {
+        for (size_t i = 0; i < 16; i++) {
+            mask0[i] = h.mask[i];
+            want0[i] = h.want[i];
+            mask1[i] = h.mask[16 + i];
+            nwant1[i] = uint8_t(~h.want[16 + i]);
+        }
+        mask1[kTtl - 16] = 0xFF;
+        nwant1[kTtl - 16] = 0;
+        add1[kTtl - 16] = 0xFD;
+    }
+    bool matches(const uint8_t *f) const {
+        if (!none_set(load16(f) ^ load16(want0.data()), load16(mask0.data()))) return false;
+#if defined(__SSE4_1__)
+        const __m128i v = _mm_adds_epu8(
+            reinterpret_cast<__m128i>(load16(f + 16) ^ load16(nwant1.data())),
+            reinterpret_cast<__m128i>(load16(add1.data())));
+        return _mm_testc_si128(v, reinterpret_cast<__m128i>(load16(mask1.data())));
+#else
+        const V16 x = load16(f + 16) ^ load16(nwant1.data());
+        const V16 a = load16(add1.data());
+        const V16 s = x + a;
+        const V16 v = s | V16(s < x);  // saturated: a carry gives 0xFF
+        return none_set(~v, load16(mask1.data()));
+#endif
+    }
+};
+
 inline constexpr FastHeader kFastHeader = [] {
     FastHeader h{};
     auto &mask = h.mask;
@@ -168,9 +206,9 @@ namespace parse_detail {
 // parse_ipv4_udp_fast's body, for the frame bytes 0..31 that `hdr` accepts, with the record's
 // bytes 32.. stored by `put_tail(m)`; frames shorter than kMinLen (at least 42, the headers)
 // are left to the general parser.
-template <uint32_t kMinLen, class PutTail>
+template <uint32_t kMinLen, class Header, class PutTail>
 [[gnu::always_inline]] inline bool ipv4_udp_fast(const uint8_t *f, uint32_t len,
-                                                 const FastHeader &hdr, uint32_t max_l3_len,
+                                                 const Header &hdr, uint32_t max_l3_len,
                                                  bool verify_ipv4_checksum, PacketMeta *m,
                                                  PutTail put_tail) {
     constexpr uint32_t kL3 = 14, kIpHdr = 20, kUdp = 8;
@@ -190,26 +228,36 @@ template <uint32_t kMinLen, class PutTail>
     // 8 <= udp_len <= total - 20 in one unsigned compare (total >= 28 above).
     if (udp_len - kUdp > total - (kIpHdr + kUdp)) return false;
     const uint32_t ports = be32(l4);  // source << 16 | destination
-    const bool roce = uint16_t(ports) == kRoceV2Port;
-    if (roce && udp_len - kUdp < kBthLen + kIcrcLen) return false;
-    const uint8_t tos = ip[1], ttl = ip[8];
-    const uint32_t src = be32(ip + 12), dst = be32(ip + 16);
-    // RDMA's 24-bit destination QP: BTH bytes 5..7 (bytes 4..7 read as one word).
-    const uint32_t qp = roce ? be32(l4 + kUdp + 4) & 0x00FFFFFFu : 0;
-    // Every read is done: the stores below could alias the frame for all the compiler knows.
-    // Bytes 0..15 of the meta as four 32-bit words built in registers (the compiler's merging
-    // of the field stores does worse), then the rest field by field: every byte written once.
-    put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
-                   total | uint32_t(roce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
-                   uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
-                       uint32_t(tos >> 2) << 24,
-                   tos & 3u);
-    m->src_ip4 = src;
-    m->dst_ip4 = dst;
-    m->src_port = uint16_t(ports >> 16);
-    m->dst_port = uint16_t(ports);
-    m->dest_qp = qp;
-    put_tail(m);
+    // RoCEv2 and plain UDP each with a copy of the record's stores (its flags and QP constants
+    // of the copy): no join of the two paths halfway through the record.
+    auto put = [&](auto roce_c) __attribute__((always_inline)) {
+        constexpr bool kRoce = decltype(roce_c)::value;
+        const uint8_t tos = ip[1], ttl = ip[8];
+        const uint32_t src = be32(ip + 12), dst = be32(ip + 16);
+        // RDMA's 24-bit destination QP: BTH bytes 5..7 (bytes 4..7 read as one word).
+        const uint32_t qp = kRoce ? be32(l4 + kUdp + 4) & 0x00FFFFFFu : 0;
+        // Every read is done: the stores below could alias the frame for all the compiler
+        // knows. Bytes 0..15 of the meta as four 32-bit words built in registers (the
+        // compiler's merging of the field stores does worse), then the rest field by field:
+        // every byte written once.
+        put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
+                       total | uint32_t(kRoce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
+                       uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
+                           uint32_t(tos >> 2) << 24,
+                       tos & 3u);
+        m->src_ip4 = src;
+        m->dst_ip4 = dst;
+        m->src_port = uint16_t(ports >> 16);
+        m->dst_port = uint16_t(ports);
+        m->dest_qp = qp;
+        put_tail(m);
+    };
+    if (uint16_t(ports) == kRoceV2Port) {
+        if (udp_len - kUdp < kBthLen + kIcrcLen) return false;
+        put(std::true_type{});
+    } else {
+        put(std::false_type{});
+    }
     return true;
 }
 }  // namespace parse_detail
@@ -231,11 +279,13 @@ inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptio
 // frames to the port's own MAC address (a frame to another one goes to the general parser,
 // which the caller then drops as dst_mac_mismatch), with the options' in_port and rx_ns_lo,
 // and writes the record's bytes 32..47 as one 16-byte store, so the record must have 4
-// writable bytes after it (an mbuf's private area: DPDK rounds it up to 8 bytes, 48).
+// writable bytes after it (an mbuf's private area: DPDK rounds it up to 8 bytes, 48). It leaves
+// a TTL of 0 or 1 to the general parser, so that every packet it took can be forwarded without
+// a TTL test (the worker's plain runs: Worker::forward_to).
 // Where it accepts a frame, parse_ipv4_udp_fast accepts it with the same record (bytes 0..43),
-// the frame's destination is `mac` and the frame has at least kMinFrame bytes (unit tests:
-// fast_path_agrees in ParserCases.* and ParserFastPath.* runs it with the frame's own, a group
-// and another destination).
+// the frame's destination is `mac`, its TTL is at least 2 and the frame has at least kMinFrame
+// bytes (unit tests: fast_path_agrees in ParserCases.* and ParserFastPath.* runs it with the
+// frame's own, a group and another destination).
 class PortFastPath {
   public:
     // The shortest frame it takes: Ethernet's minimum without the FCS (what a wire delivers:
@@ -248,8 +298,8 @@ class PortFastPath {
         : hdr_(parse_detail::kFastHeader), max_l3_len_(opt.max_l3_len) {
         // The whole destination address compared, its group bit clear as the port's is.
         for (int i = 0; i < 6; i++) {
-            hdr_.mask[i] = 0xFF;
-            hdr_.want[i] = mac[i];
+            hdr_.mask0[i] = 0xFF;
+            hdr_.want0[i] = mac[i];
         }
         // A group address of the port's own (a misconfiguration): no frame takes this path.
         // total >= 28 > 0 fails the MTU test.
@@ -271,7 +321,7 @@ class PortFastPath {
     }
 
   private:
-    parse_detail::FastHeader hdr_;
+    parse_detail::FastHeaderTtl hdr_;
     parse_detail::V16 tail_;
     uint32_t max_l3_len_;
 };

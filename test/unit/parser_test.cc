@@ -570,9 +570,9 @@ TEST(ParserHandBuilt, NeverReadsBeyondLen) {
 // The worker's PortFastPath for the port MACs that matter to `f` (its own destination, that
 // address with the group bit, another unicast one) against parse_ipv4_udp_fast (`fast`: its
 // record, null when it refused the frame): it takes exactly the frames that one takes whose
-// destination is the port's unicast MAC and that have at least PortFastPath::kMinFrame bytes,
-// with the same record (bytes 0..43), and writes zeros
-// after it (bytes 44..47, the private area's padding).
+// destination is the port's unicast MAC, that have at least PortFastPath::kMinFrame bytes and
+// whose TTL is at least 2, with the same record (bytes 0..43), and writes zeros after it (bytes
+// 44..47, the private area's padding).
 void port_fast_path_agrees(const uint8_t *f, size_t len, const ParseOptions &opt,
                            const PacketMeta *fast) {
     std::array<uint8_t, 6> own{0x02, 0, 0, 0, 0, 1};
@@ -590,7 +590,8 @@ void port_fast_path_agrees(const uint8_t *f, size_t len, const ParseOptions &opt
         const bool took = PortFastPath(opt, mac.data())
                               .parse(f, uint32_t(len), opt.verify_ipv4_checksum, &r.m);
         const bool to_port = len >= 6 && std::equal(mac.begin(), mac.end(), f) && !(mac[0] & 1);
-        EXPECT_EQ(took, fast && to_port && len >= PortFastPath::kMinFrame)
+        const bool ttl2 = len > 14 + 8 && f[14 + 8] >= 2;
+        EXPECT_EQ(took, fast && to_port && len >= PortFastPath::kMinFrame && ttl2)
             << "port MAC " << int(mac[0]) << ":.." << int(mac[5]) << ", " << len << " bytes";
         if (!took || !fast) continue;
         EXPECT_EQ(0, std::memcmp(&r.m, fast, sizeof r.m))
@@ -701,6 +702,33 @@ TEST(ParserFastPath, AgreesAtLengthBounds) {
         fast += fast_path_agrees(tiny, len, default_options());
     EXPECT_TRUE(fast_path_agrees(tiny, 42, default_options()));
     EXPECT_GE(fast, 5u);
+}
+
+// Every TTL, checksum repaired, with and without the checksum check: the port's fast path
+// (PortFastPath) takes exactly the frames with a TTL of at least 2 that parse_ipv4_udp_fast takes
+// (the worker's plain runs forward them without a TTL test), with the same record; the general
+// parser takes TTL 0 and 1 (dropped or punted by the route stage).
+TEST(ParserFastPath, PortFastPathLeavesTtlBelowTwoToTheGeneralParser) {
+    const auto base = roce_ipv4_frame();
+    ParseOptions nocsum = default_options();
+    nocsum.verify_ipv4_checksum = false;
+    for (const ParseOptions &opt : {default_options(), nocsum}) {
+        for (int ttl = 0; ttl <= 255; ttl++) {
+            SCOPED_TRACE(ttl);
+            auto f = base;
+            f[kFastIp + 8] = uint8_t(ttl);
+            f[kFastIp + 10] = f[kFastIp + 11] = 0;
+            fix_ipv4_checksum(f, kFastIp);
+            EXPECT_TRUE(fast_path_agrees(f, f.size(), opt));  // parse_ipv4_udp_fast takes all
+            struct alignas(16) {
+                PacketMeta m;
+                uint8_t pad[4];
+            } r;
+            EXPECT_EQ(PortFastPath(opt, f.data()).parse(f.data(), uint32_t(f.size()),
+                                                         opt.verify_ipv4_checksum, &r.m),
+                      ttl >= 2);
+        }
+    }
 }
 
 // The IPv4 header checksum as the fast path computes it (word sums modulo 0xFFFF): both zero
