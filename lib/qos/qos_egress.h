@@ -330,6 +330,9 @@ class QosEgress final : public Egress {
     // Dequeue runs taken with per-frame tests (`tested`) or without (QosPlan::run_tests_once),
     // for tests and benchmarks.
     uint64_t dequeue_runs(bool tested) const { return dequeue_runs_[tested]; }
+    // Of the runs without per-frame tests, those that took a whole queue of one PG key
+    // (take_run's copy without the length sum), for tests.
+    uint64_t whole_runs() const { return whole_runs_; }
     // Bursts admitted in sums (admit_in_sums), for tests and benchmarks.
     uint64_t sum_admissions() const { return sum_admissions_; }
     // Bursts that cut through on their BurstSummary (enqueue_summed), for tests and benchmarks.
@@ -408,7 +411,7 @@ class QosEgress final : public Egress {
                      RunLimits limits, rte_mbuf **out);
     Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
                  unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
-                 unsigned &nonempty, unsigned &untested);
+                 unsigned &nonempty, unsigned &untested, unsigned &whole);
     void commit_dequeued(const TrafficManager::Queue &q, QueueStats &qs, uint16_t port, int qi,
                          uint32_t run, uint64_t bytes, uint32_t marked);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
@@ -460,6 +463,7 @@ class QosEgress final : public Egress {
     static constexpr uint32_t kEcnSampleEvery = 16;
     std::array<std::array<uint32_t, kNumQueues>, kMaxPorts> ecn_unsampled_{};
     std::array<uint64_t, 2> dequeue_runs_{};  // [tested]: take_run's runs
+    uint64_t whole_runs_ = 0;
 };
 
 }  // namespace rocesw

@@ -117,6 +117,7 @@ struct Outcome {
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
     uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
     uint64_t runs_tested = 0, runs_untested = 0;  // QosEgress::dequeue_runs
+    uint64_t runs_whole = 0;  // of runs_untested, whole queues (QosEgress::whole_runs)
     uint64_t summed = 0;  // bursts cut through on their summary (QosEgress::summed_cut_throughs)
     bool balanced = false;
 };
@@ -221,6 +222,7 @@ class CutThrough : public SwitchFixture {
                 r.sum_admissions += d.qos_egress(w)->sum_admissions();
                 r.runs_tested += d.qos_egress(w)->dequeue_runs(true);
                 r.runs_untested += d.qos_egress(w)->dequeue_runs(false);
+                r.runs_whole += d.qos_egress(w)->whole_runs();
                 r.summed += d.qos_egress(w)->summed_cut_throughs();
             }
         }
@@ -271,14 +273,19 @@ class CutThrough : public SwitchFixture {
     // (QosPlan::run_tests_once) and one that tests every frame: identical output (frames, ECN
     // marks, order, poll) and counters (marks, depths, watermarks, pools, PGs, PFC). Returns
     // the runs taken without the tests and adds the runs that needed them to *tested.
+    // `whole`: adds the runs that took a whole queue without the length sum.
     uint64_t same_runs(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
-                       const Topology &setup = {}, uint64_t *tested = nullptr) {
+                       const Topology &setup = {}, uint64_t *tested = nullptr,
+                       uint64_t *whole = nullptr) {
         const Outcome once = run(script, true, speed_mbps, port_fields, setup, true, true);
         const Outcome each = run(script, true, speed_mbps, port_fields, setup, true, false);
         EXPECT_EQ(each.runs_untested, 0u);
+        EXPECT_EQ(each.runs_whole, 0u);
+        EXPECT_LE(once.runs_whole, once.runs_untested);
         EXPECT_EQ(once.runs_tested + once.runs_untested, each.runs_tested);
         compare(once, each, "runs tested once", "every frame tested");
         if (tested) *tested += once.runs_tested;
+        if (whole) *whole += once.runs_whole;
         return once.runs_untested;
     }
 
@@ -787,12 +794,12 @@ TEST_F(CutThrough, AdmissionInSumsAcrossTheEndOfTheSlots) {
 // deficits run short); PFC pauses; device refusals; random sequences with two workers and host
 // interfaces; mixed bursts near every buffer limit. The runs near a limit are tested per frame.
 TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
-    uint64_t tested = 0, untested = 0;
+    uint64_t tested = 0, untested = 0, whole = 0;
     EXPECT_GE(same_runs(mixed_bursts(32, 60,
                                      [](int k) {
                                          return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3);
                                      }),
-                        10000, "", {}, &tested),
+                        10000, "", {}, &tested, &whole),
               60u) << "uncongested: the strict and queue 0 runs at least";
     {
         SCOPED_TRACE("shaped and congested");
@@ -809,8 +816,8 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
             s.push_back(st);
         }
         untested += same_runs(s, 1000, ", shaper_burst_bytes: 3000, tx_ring_bytes: 6000", {},
-                              &tested);
-        untested += same_runs(s, 1000, "", {}, &tested);
+                              &tested, &whole);
+        untested += same_runs(s, 1000, "", {}, &tested, &whole);
     }
     {
         SCOPED_TRACE("PFC pause");
@@ -819,7 +826,24 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
                 st.rx[0].push_back(udp(0, uint8_t(k % 4 ? 3 : 0), uint8_t(i % 3 ? 2 : 1), 700, seq++));
             if (i % 9 == 4) st.tx_budget1 = 5;
         });
-        untested += same_runs(s, 10000, "", {}, &tested);
+        untested += same_runs(s, 10000, "", {}, &tested, &whole);
+    }
+    {
+        // Strict queues of one PG key held by a pause, then released: runs that end at the
+        // burst's end with frames left (no whole-queue run) and the whole queue after.
+        SCOPED_TRACE("strict queues released");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 60; i++) {
+            Step st;
+            for (int k = 0; k < 20; k++)
+                st.rx[1].push_back(udp(1, uint8_t(k % 5 == 0 ? 0 : k % 2 ? 6 : 7),
+                                       uint8_t(k % 3), 60 + 13 * (k % 7), seq++));
+            if (i % 10 == 0) st.pause0 = 0xC0;  // port 0's queues 6 and 7 held
+            if (i % 10 == 4) st.pause0 = 0;
+            s.push_back(st);
+        }
+        untested += same_runs(s, 10000, "", {}, &tested, &whole);
     }
     for (uint32_t seed : {31u, 32u, 33u, 34u}) {
         SCOPED_TRACE("random seed " + std::to_string(seed));
@@ -827,16 +851,17 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
         const Topology setup{uint16_t(seed == 34 ? 2 : 1), seed >= 33, false};
         untested += same_runs(s, seed % 2 ? 10000 : 1000,
                               seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
-                              setup, &tested);
+                              setup, &tested, &whole);
     }
     for (uint32_t seed : {5u, 6u}) {
         SCOPED_TRACE("near limits seed " + std::to_string(seed));
         untested += same_runs(mixed_near_limits(seed, 160), 1000,
                               seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
-                              {}, &tested);
+                              {}, &tested, &whole);
     }
     EXPECT_GT(untested, 100u);
     EXPECT_GT(tested, 100u) << "congestion, shaping and marking need the per-frame tests";
+    EXPECT_GT(whole, 100u) << "whole queues of one PG key, without the length sum";
 }
 
 // The copy loop of a run without per-frame tests (take_run) takes a stretch of slots with one
@@ -909,12 +934,13 @@ TEST_F(CutThrough, DequeueRunsAcrossTheEndOfTheSlots) {
                 st.step_ns = 20'000;
                 s.push_back(st);
             }
-            uint64_t tested = 0;
-            EXPECT_GT(same_runs(s, 10000, "", {}, &tested), 150u);
+            uint64_t tested = 0, whole = 0;
+            EXPECT_GT(same_runs(s, 10000, "", {}, &tested, &whole), 150u);
             EXPECT_GT(same_runs(s, 10000, ", shaper_burst_bytes: 2500, tx_ring_bytes: 4000", {},
-                                &tested),
+                                &tested, &whole),
                       20u);
             EXPECT_GT(tested, 20u);
+            EXPECT_GT(whole, 50u) << "whole queues, some over the end of the slots";
         }
     }
 }
