@@ -238,6 +238,7 @@ void TrafficManager::update_plain(uint16_t port) {
             if (!(q.flags & kChecked) && !q.pool) plain = uint8_t(plain | 1u << qi);
         }
     ps.ct_plain = plain;
+    ps.idle_still = false;
 }
 
 TrafficManager::~TrafficManager() {
@@ -879,15 +880,19 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
         // service(), with its two cheapest cases here: a port whose burst cut through, and an
         // idle one (with PFC honoring unless inert; QosPlan::plain_skip false, for tests:
         // service() itself when not inert).
-        const TrafficManager::Port &ps = *tm_.ports_[p];
-        if (ps.ct_pending)
+        // (Port::idle_still: cleared by every step that is not service_idle().)
+        TrafficManager::Port &ps = *tm_.ports_[p];
+        if (ps.ct_pending) {
+            ps.idle_still = false;
             sent += finish_cut_through(p, now_ns);
-        else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert)
+        } else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert) {
             service_idle(p, now_ns, false);
-        else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
+        } else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip) {
             service_idle(p, now_ns, true);
-        else
+        } else {
+            ps.idle_still = false;
             sent += service(p, now_ns);
+        }
     }
     ipool_valid_ = 0;
     for (uint16_t p : generating_) pfc_generate(p, now_ns);
@@ -932,6 +937,7 @@ struct QosEgress::PfcQueuesOf {
 struct QosEgress::PfcBufferOf {
     QosEgress &eg;
     uint16_t port;
+    uint64_t now_ns;
     uint64_t pg_bytes(size_t key) const { return eg.pg_total(key); }
     uint64_t ipool_used(size_t pool) { return eg.ipool_used(pool); }
     void set_pg_limit(size_t key, uint64_t bytes) {
@@ -942,6 +948,12 @@ struct QosEgress::PfcBufferOf {
         if (eg.send(port, &m, 1, len) != 1) return false;
         // Not shaped away and not subject to pause, but it does take wire time.
         TrafficManager::Port &ps = *eg.tm_.ports_[port];
+        if (ps.idle_still) {
+            // This flush skipped service_idle(): its clocks first, at the flush's now.
+            ps.shaper.refill(now_ns);
+            ps.ring.drain(now_ns);
+            ps.idle_still = false;
+        }
         const uint32_t w = eg.tm_.plan_.wire_bytes(len);
         ps.shaper.consume(w);
         ps.ring.add(w);
@@ -957,7 +969,7 @@ struct QosEgress::PfcBufferOf {
 
 // PFC generation for `port` as an ingress port: each lossless PG against its thresholds.
 [[gnu::always_inline]] inline void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
-    PfcBufferOf buffer{*this, port};
+    PfcBufferOf buffer{*this, port, now_ns};
     tm_.pfc_.generate(port, now_ns, buffer, trace_);
 }
 
@@ -1366,12 +1378,21 @@ struct QosEgress::RunState {
 [[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns,
                                                            bool honor) {
     TrafficManager::Port &ps = *tm_.ports_[port];
+    // Quiet: honoring pauses nothing and runs no watchdog; it rewrites the watchdog's marks,
+    // which are the same while no frame left the port.
+    const bool quiet = !honor || tm_.pfc_.quiet(port, now_ns);
+    if (ps.idle_still && quiet &&
+        ps.wm_epoch.load(std::memory_order_relaxed) == ps.wm_epoch_seen) {
+        idle_skips_++;
+        return;  // what follows would change nothing a reader sees (Port::idle_still)
+    }
     apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
     ps.ring.drain(now_ns);
     if (honor) pfc_honor(port, now_ns);
     tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
     if (trace_) sample_ecn_marks(port, now_ns);
+    ps.idle_still = quiet && !trace_ && ps.shaper.full() && ps.ring.empty();
 }
 
 // One owned port's share of a flush: watermark clears, shaper and ring model brought to now,
@@ -1794,6 +1815,7 @@ uint32_t QosEgress::backlog() const {
 void QosEgress::discard_all(DropReason reason) {
     for (uint16_t port : owned_) {
         TrafficManager::Port &ps = *tm_.ports_[port];
+        ps.idle_still = false;
         if (ps.ct_pending) release_cut_through(ps);
         uint64_t dropped = 0;
         if (ps.handoff) {

@@ -89,6 +89,7 @@ struct Step {
     uint32_t tx_budget1 = UINT32_MAX;
     uint64_t step_ns = 10'000;
     int pause0 = -1;  // >= 0: TrafficManager::set_paused(0, pause0) before the poll
+    int clear_wm = -1;  // >= 0: TrafficManager::clear_watermarks(clear_wm) before the poll
 };
 using Script = std::vector<Step>;
 
@@ -113,11 +114,13 @@ struct Outcome {
     // Both ports' TX ring gauges (PortQosStats::tx_ring_bytes) after every poll: what a scrape
     // in between would read (the final scrape sees the rings drained).
     std::vector<uint64_t> ring_gauges;
+    std::vector<uint64_t> paused_gauges;  // PfcPortStats::paused_queues, the same way
     uint64_t cut_through_packets = 0;
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
     uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
     uint64_t runs_tested = 0, runs_untested = 0;  // QosEgress::dequeue_runs
     uint64_t runs_whole = 0;  // of runs_untested, whole queues (QosEgress::whole_runs)
+    uint64_t idle_skips = 0;  // QosEgress::idle_skips
     uint64_t summed = 0;  // bursts cut through on their summary (QosEgress::summed_cut_throughs)
     bool balanced = false;
 };
@@ -168,6 +171,7 @@ class CutThrough : public SwitchFixture {
                     for (uint16_t p = 0; p < 2; p++) {
                         for (auto &f : tp.take_tx(p)) r.sent.emplace_back(now, p, std::move(f));
                         r.ring_gauges.push_back(d.tm().stats(p).tx_ring_bytes.load());
+                        r.paused_gauges.push_back(d.tm().pfc().stats(p).paused_queues.load());
                     }
                 }
             };
@@ -183,6 +187,7 @@ class CutThrough : public SwitchFixture {
                     for (const Bytes &f : s.host[p]) host_frame(d, tp, p, f);
                 tp.set_tx_budget(1, s.tx_budget1);
                 if (s.pause0 >= 0) d.tm().set_paused(0, uint8_t(s.pause0));
+                if (s.clear_wm >= 0) d.tm().clear_watermarks(uint16_t(s.clear_wm));
                 now += s.step_ns;
                 poll();
             }
@@ -223,6 +228,7 @@ class CutThrough : public SwitchFixture {
                 r.runs_tested += d.qos_egress(w)->dequeue_runs(true);
                 r.runs_untested += d.qos_egress(w)->dequeue_runs(false);
                 r.runs_whole += d.qos_egress(w)->whole_runs();
+                r.idle_skips += d.qos_egress(w)->idle_skips();
                 r.summed += d.qos_egress(w)->summed_cut_throughs();
             }
         }
@@ -303,14 +309,17 @@ class CutThrough : public SwitchFixture {
     // The script through a switch that skips the checks of features that are off
     // (QosPlan::plain_skip: TrafficManager::Port::ct_plain, pfc_inert) and one that runs them
     // all: identical output and counters, and the same packets cut through.
-    void same_plain(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
-                    const Topology &setup = {}) {
+    // Returns the idle flushes whose steps were skipped (TrafficManager::Port::idle_still).
+    uint64_t same_plain(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
+                        const Topology &setup = {}) {
         const Outcome skip =
             run(script, true, speed_mbps, port_fields, setup, true, true, true, true);
         const Outcome all =
             run(script, true, speed_mbps, port_fields, setup, true, true, true, false);
         EXPECT_EQ(skip.cut_through_packets, all.cut_through_packets);
+        EXPECT_EQ(all.idle_skips, 0u);
         compare(skip, all, "plain skipped", "every check run");
+        return skip.idle_skips;
     }
 
     // The script through a switch whose cut-through takes a burst's class and bytes from the
@@ -341,6 +350,7 @@ class CutThrough : public SwitchFixture {
             break;
         }
         EXPECT_EQ(on.ring_gauges, off.ring_gauges) << "TX ring gauges after each poll";
+        EXPECT_EQ(on.paused_gauges, off.paused_gauges) << "paused queues after each poll";
         EXPECT_EQ(on.scrape, off.scrape);
         if (on.scrape != off.scrape) {
             auto x = parse_exposition(on.scrape), y = parse_exposition(off.scrape);
@@ -996,20 +1006,71 @@ TEST_F(CutThrough, DequeueRunsOfOneQueueWithTwoPgsInOneBurst) {
 // (QosPlan::plain_skip off): PFC pauses received while port 1 is idle and busy, mixed bursts,
 // PFC frames sent, random scripts with two workers and host interfaces, shaped and not.
 TEST_F(CutThrough, IdlePortsServiceStepsInline) {
-    same_plain(pfc_pause_script([](Step &st, int i, uint16_t &seq) {
-                   if (i % 4 == 0) return;  // idle polls between
-                   for (int k = 0; k < 10; k++)
-                       st.rx[0].push_back(
-                           udp(0, uint8_t(k % 4 ? 3 : k % 8 ? 0 : 6), uint8_t(i % 3), 300, seq++));
-               }),
-               10000, "");
-    same_plain(mixed_near_limits(5, 160), 1000, "");
+    uint64_t skips = 0;
+    {
+        // Idle stretches of both ports between mixed bursts, one-class bursts that cut
+        // through, PFC pauses received by the idle port 0, watermark clears of an idle port
+        // (the last one after the traffic): the skipped idle flushes (Port::idle_still) and
+        // their ends.
+        SCOPED_TRACE("idle stretches");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 120; i++) {
+            Step st;
+            const int j = i % 12;
+            if (j < 3)
+                for (int k = 0; k < 8; k++)
+                    st.rx[1].push_back(udp(1, uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0), 2,
+                                           100 + 20 * uint32_t(k), seq++));
+            if (j == 6 || j == 7)
+                for (int k = 0; k < 8; k++)
+                    st.rx[0].push_back(udp(0, uint8_t(j == 6 ? 3 : k % 2 ? 6 : 0), 2, 300, seq++));
+            if (j == 5) st.clear_wm = 0;
+            if (j == 10) st.clear_wm = 1;
+            if (i == 52) st.rx[0].push_back(pfc3(0xFFFF));  // port 0 idle since i == 51
+            if (i == 64) st.rx[0].push_back(pfc3(0));
+            if (i == 88) st.rx[0].push_back(pfc3(300));
+            if (i == 119) st.clear_wm = 0;
+            s.push_back(st);
+        }
+        skips += same_plain(s, 10000, "");
+    }
+    const Script paused = pfc_pause_script([](Step &st, int i, uint16_t &seq) {
+        if (i % 4 == 0) return;  // idle polls between
+        for (int k = 0; k < 10; k++)
+            st.rx[0].push_back(
+                udp(0, uint8_t(k % 4 ? 3 : k % 8 ? 0 : 6), uint8_t(i % 3), 300, seq++));
+    });
+    skips += same_plain(paused, 10000, "");
+    {
+        // Port 1's queue 3 paused while port 0 sends it lossless bursts: port 0's PG 3 goes
+        // past XOFF and the idle port 0 sends PFC frames, in flushes that skipped its idle
+        // steps, 50 ns apart (a frame's wire time is 67 ns: its TX ring model still holds it
+        // at the next flush, drained from the clocks the send brought to now).
+        SCOPED_TRACE("PFC frames from an idle port");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 60; i++) {
+            Step st;
+            if (i == 0) st.rx[1].push_back(pfc3(0xFFFF));
+            if (i == 40) st.rx[1].push_back(pfc3(0));
+            if (i >= 1 && i < 30)
+                for (int k = 0; k < 24; k++)
+                    st.rx[0].push_back(udp(0, 3, 1, 1000, seq++));
+            st.step_ns = i < 40 ? 50 : 10'000;
+            s.push_back(st);
+        }
+        skips += same_plain(s, 10000, "");
+    }
+    skips += same_plain(mixed_near_limits(5, 160), 1000, "");
     for (uint32_t seed : {21u, 22u, 23u}) {
         SCOPED_TRACE("seed " + std::to_string(seed));
         const Topology setup{uint16_t(seed == 22 ? 2 : 1), seed >= 22, false};
-        same_plain(random_script(seed, 200, true, seed >= 22), seed == 21 ? 10000 : 1000,
-                   seed == 21 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000", setup);
+        skips += same_plain(random_script(seed, 200, true, seed >= 22), seed == 21 ? 10000 : 1000,
+                            seed == 21 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
+                            setup);
     }
+    EXPECT_GT(skips, 200u) << "idle flushes skipped";
 }
 
 // PFC generation's skips (PfcEngine::generate: a port whose every lossless PG has the inputs of
