@@ -243,6 +243,7 @@ void TrafficManager::update_plain(uint16_t port) {
         const unsigned qi = cls.tc_to_queue[tc];
         ps.ct_plain_q[tc] = uint8_t(qi < kNumQueues && (plain >> qi & 1) ? qi : kNumQueues);
     }
+    ps.idle_still = false;
 }
 
 TrafficManager::~TrafficManager() {
@@ -894,8 +895,10 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
         // idle one (with PFC honoring unless inert; QosPlan::plain_skip false, for tests:
         // service() itself when not inert). Their steps are finish_cut_through's and
         // service_idle's, on the port and counters at hand.
+        // (Port::idle_still: cleared by every step that is not service_idle's.)
         TrafficManager::Port &ps = *ports[p];
         if (ps.ct_pending) {
+            ps.idle_still = false;
             TrafficManager::Pool *const pool = ps.ct_pool;
             release_cut_through(ps);
             // Only the burst's pool changed: every other pool's gauge is its use already.
@@ -904,16 +907,25 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
             if (trace_) sample_ecn_marks(p, now_ns);
             sent += ps.ct_sent;
         } else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert) {
-            if (ps.wm_epoch.load(std::memory_order_relaxed) != ps.wm_epoch_seen) [[unlikely]]
+            // service_idle without honoring (always quiet).
+            const bool wm_clear = ps.wm_epoch.load(std::memory_order_relaxed) != ps.wm_epoch_seen;
+            if (ps.idle_still && !wm_clear) {
+                idle_skips_++;
+                continue;
+            }
+            if (wm_clear) [[unlikely]]
                 apply_watermark_clear(p);
             ps.shaper.refill(now_ns);
             ps.ring.drain(now_ns);
             stats[p]->tx_ring_bytes.set(ps.ring.inflight_bytes());
             if (trace_) sample_ecn_marks(p, now_ns);
-        } else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip)
+            ps.idle_still = !trace_ && ps.shaper.full() && ps.ring.empty();
+        } else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip) {
             service_idle(p, now_ns, true);
-        else
+        } else {
+            ps.idle_still = false;
             sent += service(p, now_ns);
+        }
     }
     ipool_valid_ = 0;
     for (uint16_t p : generating_) pfc_generate(p, now_ns);
@@ -958,6 +970,7 @@ struct QosEgress::PfcQueuesOf {
 struct QosEgress::PfcBufferOf {
     QosEgress &eg;
     uint16_t port;
+    uint64_t now_ns;
     uint64_t pg_bytes(size_t key) const { return eg.pg_total(key); }
     uint64_t ipool_used(size_t pool) { return eg.ipool_used(pool); }
     void set_pg_limit(size_t key, uint64_t bytes) {
@@ -968,6 +981,12 @@ struct QosEgress::PfcBufferOf {
         if (eg.send(port, &m, 1, len) != 1) return false;
         // Not shaped away and not subject to pause, but it does take wire time.
         TrafficManager::Port &ps = *eg.tm_.ports_[port];
+        if (ps.idle_still) {
+            // This flush skipped service_idle(): its clocks first, at the flush's now.
+            ps.shaper.refill(now_ns);
+            ps.ring.drain(now_ns);
+            ps.idle_still = false;
+        }
         const uint32_t w = eg.tm_.plan_.wire_bytes(len);
         ps.shaper.consume(w);
         ps.ring.add(w);
@@ -983,7 +1002,7 @@ struct QosEgress::PfcBufferOf {
 
 // PFC generation for `port` as an ingress port: each lossless PG against its thresholds.
 [[gnu::always_inline]] inline void QosEgress::pfc_generate(uint16_t port, uint64_t now_ns) {
-    PfcBufferOf buffer{*this, port};
+    PfcBufferOf buffer{*this, port, now_ns};
     tm_.pfc_.generate(port, now_ns, buffer, trace_);
 }
 
@@ -1173,7 +1192,7 @@ struct QosEgress::RunState {
 [[gnu::always_inline]] inline QosEgress::Run QosEgress::take_run(
     uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi, unsigned burst,
     RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full, unsigned &nonempty,
-    unsigned &untested) {
+    unsigned &untested, unsigned &whole) {
     TrafficManager::Queue &q = ps.q[size_t(qi)];
     const TrafficManager::Slot *const slots = q.slots;
     const uint32_t head0 = q.head;
@@ -1218,7 +1237,6 @@ struct QosEgress::RunState {
         pg_from = r.pg_from, marked = r.marked;
         if (head == head0) return {0, 0};
     } else {
-        untested++;  // dequeue_runs_[false], added once per service()
         // Every frame of the run leaves: its slots in at most two contiguous stretches (the
         // queue's ring of slots wraps at most once). Per frame only what leave() needs in the
         // common case - the mbuf out, the length off the queue's bytes - and two flags: a frame
@@ -1227,6 +1245,77 @@ struct QosEgress::RunState {
         // stretch and wire bytes of exactly the lengths plus the overhead per frame; with
         // one, the run is taken again through leave() (out[] rewritten, leave_each).
         const uint32_t neg_min = 0u - min_frame_;  // len + neg_min: len - min_frame
+        const uint32_t n1 = std::min(n, mask + 1 - at);
+        if (q.one_key && n == q.tail - head0) [[likely]] {
+            // The whole queue, every frame of one key (Queue::one_key): the run's bytes are
+            // the queue's (Queue::bytes is the sum of its frames' lengths), so per frame only
+            // the mbuf out and the minimum test; the queue ends empty. (A frame under the
+            // minimum: taken again below, as any run.)
+            const auto copy_all = [neg_min](const TrafficManager::Slot *s, uint32_t m,
+                                            rte_mbuf **o) __attribute__((always_inline)) {
+                uint32_t under = 0;
+                for (const TrafficManager::Slot *const end4 = s + (m & ~3u); s != end4;
+                     s += 4, o += 4) {
+                    o[0] = s[0].m;
+                    o[1] = s[1].m;
+                    o[2] = s[2].m;
+                    o[3] = s[3].m;
+                    under |= (s[0].len + neg_min) | (s[1].len + neg_min) |
+                             (s[2].len + neg_min) | (s[3].len + neg_min);
+                }
+                // The last 0-3 slots straight, as the four-slot step.
+                switch (m & 3u) {
+                    case 3:
+                        o[2] = s[2].m;
+                        under |= s[2].len + neg_min;
+                        [[fallthrough]];
+                    case 2:
+                        o[1] = s[1].m;
+                        under |= s[1].len + neg_min;
+                        [[fallthrough]];
+                    case 1:
+                        o[0] = s[0].m;
+                        under |= s[0].len + neg_min;
+                        break;
+                    default:
+                        break;
+                }
+                return under;
+            };
+            uint32_t under = copy_all(slots + at, n1, out + k);
+            if (n1 != n) [[unlikely]]
+                under |= copy_all(slots, n - n1, out + k + n1);
+            if (likely(!(under >> 31))) {
+                // take_run's end below with bytes 0: no excess, the PG stretch's bytes and
+                // the run's are bytes0, the queue emptied.
+                whole++;  // dequeue_runs_[false] and whole_runs_, added once per service()
+                k += n;
+                // charge() without its floor: the run's wire bytes are at most wire_bound,
+                // below ready_below (run_needs_tests).
+                const uint64_t wire = bytes0 + uint64_t(n) * overhead_;
+                limits.ready_below -= wire;
+                limits.room -= int64_t(wire);
+                limits.ring_bytes += wire;
+                q.head = head;
+                q.bytes = 0;
+                if (TrafficManager::Pool *pool = q.pool) {
+                    pool->shared_used -= q.excess;
+                    pool->used -= bytes0;
+                }
+                q.excess = 0;
+                own_.pg->bytes[pg_key].sub(bytes0);
+                nonempty &= ~(1u << qi);
+                ps.sched.emptied(qi);
+                // commit_dequeued() of an emptied queue, nothing marked.
+                QueueStats &qs = st.queues[size_t(qi)];
+                qs.deq_packets.add(n);
+                qs.deq_bytes.add(bytes0);
+                qs.depth_packets.set(0);
+                qs.depth_bytes.set(0);
+                return {n, bytes0};
+            }
+        }
+        untested++;  // dequeue_runs_[false], added once per service()
         uint64_t sum = 0;
         uint32_t under = 0, keys = 0;
         // check_keys false: every frame queued has the run's first key (Queue::one_key).
@@ -1255,7 +1344,6 @@ struct QosEgress::RunState {
                 if (check_keys) keys |= unsigned(s->pg_key) ^ key;
             }
         };
-        const uint32_t n1 = std::min(n, mask + 1 - at);
         if (q.one_key) {
             copy(slots + at, n1, out + k, false);
             if (n1 != n) [[unlikely]]
@@ -1323,12 +1411,21 @@ struct QosEgress::RunState {
 [[gnu::always_inline]] inline void QosEgress::service_idle(uint16_t port, uint64_t now_ns,
                                                            bool honor) {
     TrafficManager::Port &ps = *tm_.ports_[port];
+    // Quiet: honoring pauses nothing and runs no watchdog; it rewrites the watchdog's marks,
+    // which are the same while no frame left the port.
+    const bool quiet = !honor || tm_.pfc_.quiet(port, now_ns);
+    if (ps.idle_still && quiet &&
+        ps.wm_epoch.load(std::memory_order_relaxed) == ps.wm_epoch_seen) {
+        idle_skips_++;
+        return;  // what follows would change nothing a reader sees (Port::idle_still)
+    }
     apply_watermark_clear(port);
     ps.shaper.refill(now_ns);
     ps.ring.drain(now_ns);
     if (honor) pfc_honor(port, now_ns);
     tm_.stats_[port]->tx_ring_bytes.set(ps.ring.inflight_bytes());
     if (trace_) sample_ecn_marks(port, now_ns);
+    ps.idle_still = quiet && !trace_ && ps.shaper.full() && ps.ring.empty();
 }
 
 // One owned port's share of a flush: watermark clears, shaper and ring model brought to now,
@@ -1368,7 +1465,7 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
     const uint64_t ring0 = ps.ring.inflight_bytes();
     RunLimits lim{ps.shaper.ready_below(), ps.ring.room(), ring0};
     const unsigned burst = burst_;
-    unsigned refused = 0, untested = 0;
+    unsigned refused = 0, untested = 0, whole = 0;
     for (;;) {
         unsigned k = 0;
         uint64_t k_bytes = 0;  // sum of out[0..k)'s pkt_len
@@ -1381,7 +1478,8 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
                 return q.slots[q.head & q.mask].len;
             });
             const Run r =
-                take_run(port, ps, st, qi, burst, lim, out, k, &ring_full, nonempty, untested);
+                take_run(port, ps, st, qi, burst, lim, out, k, &ring_full, nonempty, untested,
+                         whole);
             if (!r.frames) break;
             k_bytes += r.bytes;
         }
@@ -1398,7 +1496,8 @@ uint32_t QosEgress::service(uint16_t port, uint64_t now_ns) {
             break;
         }
     }
-    dequeue_runs_[false] += untested;
+    dequeue_runs_[false] += untested + whole;
+    whole_runs_ += whole;
     const uint64_t charged = lim.ring_bytes - ring0;  // the runs' wire bytes
     ps.shaper.consume(charged);
     ps.ring.add(charged);
@@ -1844,6 +1943,7 @@ uint32_t QosEgress::backlog() const {
 void QosEgress::discard_all(DropReason reason) {
     for (uint16_t port : owned_) {
         TrafficManager::Port &ps = *tm_.ports_[port];
+        ps.idle_still = false;
         if (ps.ct_pending) release_cut_through(ps);
         uint64_t dropped = 0;
         if (ps.handoff) {

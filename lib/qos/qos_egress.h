@@ -245,6 +245,12 @@ class TrafficManager final : public Injector {
             a.fill(uint8_t(kNumQueues));
             return a;
         }();
+        // QosEgress::service_idle left the port still: its shaper full, its ring model empty,
+        // PFC quiet (honoring then only rewrites what it wrote), no trace. Until anything else
+        // serves, sends on or reconfigures the port (cleared there), the next idle flush
+        // changes nothing a reader sees while PFC stays quiet and no watermark clear is asked
+        // for, and skips its steps.
+        bool idle_still = false;
         rte_ring *handoff = nullptr;
         // A burst sent at enqueue (QosEgress::cut_through) that the next flush still owes its
         // buffer release: ct_bytes of PG key ct_pg_key, the queue's excess ct_excess in ct_pool;
@@ -336,10 +342,19 @@ class QosEgress final : public Egress {
         return n;
     }
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
-    void set_trace(TraceRing *ring) { trace_ = ring; }
+    void set_trace(TraceRing *ring) {
+        trace_ = ring;
+        for (uint16_t p : owned_) tm_.ports_[p]->idle_still = false;  // the trace's samples
+    }
     // Dequeue runs taken with per-frame tests (`tested`) or without (QosPlan::run_tests_once),
     // for tests and benchmarks.
     uint64_t dequeue_runs(bool tested) const { return dequeue_runs_[tested]; }
+    // Of the runs without per-frame tests, those that took a whole queue of one PG key
+    // (take_run's copy without the length sum), for tests.
+    uint64_t whole_runs() const { return whole_runs_; }
+    // Idle flushes of a port whose steps were skipped (TrafficManager::Port::idle_still), for
+    // tests.
+    uint64_t idle_skips() const { return idle_skips_; }
     // Bursts admitted in sums (admit_in_sums), for tests and benchmarks.
     uint64_t sum_admissions() const { return sum_admissions_; }
     // Bursts that cut through on their BurstSummary (enqueue_summed), for tests and benchmarks.
@@ -431,7 +446,7 @@ class QosEgress final : public Egress {
                      RunLimits limits, rte_mbuf **out);
     Run take_run(uint16_t port, TrafficManager::Port &ps, PortQosStats &st, int qi,
                  unsigned burst, RunLimits &limits, rte_mbuf **out, unsigned &k, bool *ring_full,
-                 unsigned &nonempty, unsigned &untested);
+                 unsigned &nonempty, unsigned &untested, unsigned &whole);
     void commit_dequeued(const TrafficManager::Queue &q, QueueStats &qs, uint16_t port, int qi,
                          uint32_t run, uint64_t bytes, uint32_t marked);
     void sample_ecn_marks(uint16_t port, uint64_t now_ns);
@@ -486,6 +501,8 @@ class QosEgress final : public Egress {
     static constexpr uint32_t kEcnSampleEvery = 16;
     std::array<std::array<uint32_t, kNumQueues>, kMaxPorts> ecn_unsampled_{};
     std::array<uint64_t, 2> dequeue_runs_{};  // [tested]: take_run's runs
+    uint64_t whole_runs_ = 0;
+    uint64_t idle_skips_ = 0;
 };
 
 }  // namespace rocesw

@@ -46,6 +46,8 @@ class TokenBucket {
                                                                          : credit_ + int64_t(add);
     }
     bool ready() const { return rate_ == 0 || credit_ > 0; }
+    // Whether refill() can change nothing but the clock: unlimited, or the credit at the depth.
+    bool full() const { return rate_ == 0 || credit_ == cap_; }
     // Whether ready() would still hold after consume(wire_bytes).
     bool ready_after(uint64_t wire_bytes) const {
         return rate_ == 0 || credit_ > int64_t(wire_bytes) * kCreditPerByte;

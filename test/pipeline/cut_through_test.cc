@@ -91,7 +91,7 @@ struct Step {
     int pause0 = -1;  // >= 0: TrafficManager::set_paused(0, pause0) before the poll
     int pause1 = -1;  // the same for port 1
     int down1 = -1;   // >= 0: TrafficManager::set_link_down(1, down1 != 0) before the poll
-    bool clear_wm1 = false;  // TrafficManager::clear_watermarks(1) before the poll
+    int clear_wm = -1;  // >= 0: TrafficManager::clear_watermarks(clear_wm) before the poll
 };
 using Script = std::vector<Step>;
 
@@ -119,10 +119,13 @@ struct Outcome {
     // Both ports' queue watermark gauges (bytes, packets) after every poll: a watermark clear
     // applied at another poll shows here even when later frames hide it from the final scrape.
     std::vector<uint64_t> wm_gauges;
+    std::vector<uint64_t> paused_gauges;  // PfcPortStats::paused_queues, the same way
     uint64_t cut_through_packets = 0;
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
     uint64_t sum_admissions = 0;       // bursts admitted in sums (QosEgress::admit_in_sums)
     uint64_t runs_tested = 0, runs_untested = 0;  // QosEgress::dequeue_runs
+    uint64_t runs_whole = 0;  // of runs_untested, whole queues (QosEgress::whole_runs)
+    uint64_t idle_skips = 0;  // QosEgress::idle_skips
     uint64_t summed = 0;  // bursts cut through on their summary (QosEgress::summed_cut_throughs)
     bool balanced = false;
 };
@@ -177,6 +180,7 @@ class CutThrough : public SwitchFixture {
                             r.wm_gauges.push_back(q.watermark_bytes.load());
                             r.wm_gauges.push_back(q.watermark_packets.load());
                         }
+                        r.paused_gauges.push_back(d.tm().pfc().stats(p).paused_queues.load());
                     }
                 }
             };
@@ -194,7 +198,7 @@ class CutThrough : public SwitchFixture {
                 if (s.pause0 >= 0) d.tm().set_paused(0, uint8_t(s.pause0));
                 if (s.pause1 >= 0) d.tm().set_paused(1, uint8_t(s.pause1));
                 if (s.down1 >= 0) d.tm().set_link_down(1, s.down1 != 0);
-                if (s.clear_wm1) d.tm().clear_watermarks(1);
+                if (s.clear_wm >= 0) d.tm().clear_watermarks(uint16_t(s.clear_wm));
                 now += s.step_ns;
                 poll();
             }
@@ -236,6 +240,8 @@ class CutThrough : public SwitchFixture {
                 r.sum_admissions += d.qos_egress(w)->sum_admissions();
                 r.runs_tested += d.qos_egress(w)->dequeue_runs(true);
                 r.runs_untested += d.qos_egress(w)->dequeue_runs(false);
+                r.runs_whole += d.qos_egress(w)->whole_runs();
+                r.idle_skips += d.qos_egress(w)->idle_skips();
                 r.summed += d.qos_egress(w)->summed_cut_throughs();
             }
         }
@@ -286,14 +292,19 @@ class CutThrough : public SwitchFixture {
     // (QosPlan::run_tests_once) and one that tests every frame: identical output (frames, ECN
     // marks, order, poll) and counters (marks, depths, watermarks, pools, PGs, PFC). Returns
     // the runs taken without the tests and adds the runs that needed them to *tested.
+    // `whole`: adds the runs that took a whole queue without the length sum.
     uint64_t same_runs(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
-                       const Topology &setup = {}, uint64_t *tested = nullptr) {
+                       const Topology &setup = {}, uint64_t *tested = nullptr,
+                       uint64_t *whole = nullptr) {
         const Outcome once = run(script, true, speed_mbps, port_fields, setup, true, true);
         const Outcome each = run(script, true, speed_mbps, port_fields, setup, true, false);
         EXPECT_EQ(each.runs_untested, 0u);
+        EXPECT_EQ(each.runs_whole, 0u);
+        EXPECT_LE(once.runs_whole, once.runs_untested);
         EXPECT_EQ(once.runs_tested + once.runs_untested, each.runs_tested);
         compare(once, each, "runs tested once", "every frame tested");
         if (tested) *tested += once.runs_tested;
+        if (whole) *whole += once.runs_whole;
         return once.runs_untested;
     }
 
@@ -311,14 +322,17 @@ class CutThrough : public SwitchFixture {
     // The script through a switch that skips the checks of features that are off
     // (QosPlan::plain_skip: TrafficManager::Port::ct_plain, pfc_inert) and one that runs them
     // all: identical output and counters, and the same packets cut through.
-    void same_plain(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
-                    const Topology &setup = {}) {
+    // Returns the idle flushes whose steps were skipped (TrafficManager::Port::idle_still).
+    uint64_t same_plain(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
+                        const Topology &setup = {}) {
         const Outcome skip =
             run(script, true, speed_mbps, port_fields, setup, true, true, true, true);
         const Outcome all =
             run(script, true, speed_mbps, port_fields, setup, true, true, true, false);
         EXPECT_EQ(skip.cut_through_packets, all.cut_through_packets);
+        EXPECT_EQ(all.idle_skips, 0u);
         compare(skip, all, "plain skipped", "every check run");
+        return skip.idle_skips;
     }
 
     // The script through a switch whose cut-through takes a burst's class and bytes from the
@@ -350,6 +364,7 @@ class CutThrough : public SwitchFixture {
         }
         EXPECT_EQ(on.ring_gauges, off.ring_gauges) << "TX ring gauges after each poll";
         EXPECT_TRUE(on.wm_gauges == off.wm_gauges) << "queue watermarks after each poll";
+        EXPECT_EQ(on.paused_gauges, off.paused_gauges) << "paused queues after each poll";
         EXPECT_EQ(on.scrape, off.scrape);
         if (on.scrape != off.scrape) {
             auto x = parse_exposition(on.scrape), y = parse_exposition(off.scrape);
@@ -803,12 +818,12 @@ TEST_F(CutThrough, AdmissionInSumsAcrossTheEndOfTheSlots) {
 // deficits run short); PFC pauses; device refusals; random sequences with two workers and host
 // interfaces; mixed bursts near every buffer limit. The runs near a limit are tested per frame.
 TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
-    uint64_t tested = 0, untested = 0;
+    uint64_t tested = 0, untested = 0, whole = 0;
     EXPECT_GE(same_runs(mixed_bursts(32, 60,
                                      [](int k) {
                                          return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3);
                                      }),
-                        10000, "", {}, &tested),
+                        10000, "", {}, &tested, &whole),
               60u) << "uncongested: the strict and queue 0 runs at least";
     {
         SCOPED_TRACE("shaped and congested");
@@ -825,8 +840,8 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
             s.push_back(st);
         }
         untested += same_runs(s, 1000, ", shaper_burst_bytes: 3000, tx_ring_bytes: 6000", {},
-                              &tested);
-        untested += same_runs(s, 1000, "", {}, &tested);
+                              &tested, &whole);
+        untested += same_runs(s, 1000, "", {}, &tested, &whole);
     }
     {
         SCOPED_TRACE("PFC pause");
@@ -835,7 +850,24 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
                 st.rx[0].push_back(udp(0, uint8_t(k % 4 ? 3 : 0), uint8_t(i % 3 ? 2 : 1), 700, seq++));
             if (i % 9 == 4) st.tx_budget1 = 5;
         });
-        untested += same_runs(s, 10000, "", {}, &tested);
+        untested += same_runs(s, 10000, "", {}, &tested, &whole);
+    }
+    {
+        // Strict queues of one PG key held by a pause, then released: runs that end at the
+        // burst's end with frames left (no whole-queue run) and the whole queue after.
+        SCOPED_TRACE("strict queues released");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 60; i++) {
+            Step st;
+            for (int k = 0; k < 20; k++)
+                st.rx[1].push_back(udp(1, uint8_t(k % 5 == 0 ? 0 : k % 2 ? 6 : 7),
+                                       uint8_t(k % 3), 60 + 13 * (k % 7), seq++));
+            if (i % 10 == 0) st.pause0 = 0xC0;  // port 0's queues 6 and 7 held
+            if (i % 10 == 4) st.pause0 = 0;
+            s.push_back(st);
+        }
+        untested += same_runs(s, 10000, "", {}, &tested, &whole);
     }
     for (uint32_t seed : {31u, 32u, 33u, 34u}) {
         SCOPED_TRACE("random seed " + std::to_string(seed));
@@ -843,16 +875,17 @@ TEST_F(CutThrough, DequeueRunsWithoutTestsMatchEveryFrameTested) {
         const Topology setup{uint16_t(seed == 34 ? 2 : 1), seed >= 33, false};
         untested += same_runs(s, seed % 2 ? 10000 : 1000,
                               seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
-                              setup, &tested);
+                              setup, &tested, &whole);
     }
     for (uint32_t seed : {5u, 6u}) {
         SCOPED_TRACE("near limits seed " + std::to_string(seed));
         untested += same_runs(mixed_near_limits(seed, 160), 1000,
                               seed % 2 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
-                              {}, &tested);
+                              {}, &tested, &whole);
     }
     EXPECT_GT(untested, 100u);
     EXPECT_GT(tested, 100u) << "congestion, shaping and marking need the per-frame tests";
+    EXPECT_GT(whole, 100u) << "whole queues of one PG key, without the length sum";
 }
 
 // The copy loop of a run without per-frame tests (take_run) takes a stretch of slots with one
@@ -925,12 +958,13 @@ TEST_F(CutThrough, DequeueRunsAcrossTheEndOfTheSlots) {
                 st.step_ns = 20'000;
                 s.push_back(st);
             }
-            uint64_t tested = 0;
-            EXPECT_GT(same_runs(s, 10000, "", {}, &tested), 150u);
+            uint64_t tested = 0, whole = 0;
+            EXPECT_GT(same_runs(s, 10000, "", {}, &tested, &whole), 150u);
             EXPECT_GT(same_runs(s, 10000, ", shaper_burst_bytes: 2500, tx_ring_bytes: 4000", {},
-                                &tested),
+                                &tested, &whole),
                       20u);
             EXPECT_GT(tested, 20u);
+            EXPECT_GT(whole, 50u) << "whole queues, some over the end of the slots";
         }
     }
 }
@@ -986,20 +1020,71 @@ TEST_F(CutThrough, DequeueRunsOfOneQueueWithTwoPgsInOneBurst) {
 // (QosPlan::plain_skip off): PFC pauses received while port 1 is idle and busy, mixed bursts,
 // PFC frames sent, random scripts with two workers and host interfaces, shaped and not.
 TEST_F(CutThrough, IdlePortsServiceStepsInline) {
-    same_plain(pfc_pause_script([](Step &st, int i, uint16_t &seq) {
-                   if (i % 4 == 0) return;  // idle polls between
-                   for (int k = 0; k < 10; k++)
-                       st.rx[0].push_back(
-                           udp(0, uint8_t(k % 4 ? 3 : k % 8 ? 0 : 6), uint8_t(i % 3), 300, seq++));
-               }),
-               10000, "");
-    same_plain(mixed_near_limits(5, 160), 1000, "");
+    uint64_t skips = 0;
+    {
+        // Idle stretches of both ports between mixed bursts, one-class bursts that cut
+        // through, PFC pauses received by the idle port 0, watermark clears of an idle port
+        // (the last one after the traffic): the skipped idle flushes (Port::idle_still) and
+        // their ends.
+        SCOPED_TRACE("idle stretches");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 120; i++) {
+            Step st;
+            const int j = i % 12;
+            if (j < 3)
+                for (int k = 0; k < 8; k++)
+                    st.rx[1].push_back(udp(1, uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0), 2,
+                                           100 + 20 * uint32_t(k), seq++));
+            if (j == 6 || j == 7)
+                for (int k = 0; k < 8; k++)
+                    st.rx[0].push_back(udp(0, uint8_t(j == 6 ? 3 : k % 2 ? 6 : 0), 2, 300, seq++));
+            if (j == 5) st.clear_wm = 0;
+            if (j == 10) st.clear_wm = 1;
+            if (i == 52) st.rx[0].push_back(pfc3(0xFFFF));  // port 0 idle since i == 51
+            if (i == 64) st.rx[0].push_back(pfc3(0));
+            if (i == 88) st.rx[0].push_back(pfc3(300));
+            if (i == 119) st.clear_wm = 0;
+            s.push_back(st);
+        }
+        skips += same_plain(s, 10000, "");
+    }
+    const Script paused = pfc_pause_script([](Step &st, int i, uint16_t &seq) {
+        if (i % 4 == 0) return;  // idle polls between
+        for (int k = 0; k < 10; k++)
+            st.rx[0].push_back(
+                udp(0, uint8_t(k % 4 ? 3 : k % 8 ? 0 : 6), uint8_t(i % 3), 300, seq++));
+    });
+    skips += same_plain(paused, 10000, "");
+    {
+        // Port 1's queue 3 paused while port 0 sends it lossless bursts: port 0's PG 3 goes
+        // past XOFF and the idle port 0 sends PFC frames, in flushes that skipped its idle
+        // steps, 50 ns apart (a frame's wire time is 67 ns: its TX ring model still holds it
+        // at the next flush, drained from the clocks the send brought to now).
+        SCOPED_TRACE("PFC frames from an idle port");
+        Script s;
+        uint16_t seq = 0;
+        for (int i = 0; i < 60; i++) {
+            Step st;
+            if (i == 0) st.rx[1].push_back(pfc3(0xFFFF));
+            if (i == 40) st.rx[1].push_back(pfc3(0));
+            if (i >= 1 && i < 30)
+                for (int k = 0; k < 24; k++)
+                    st.rx[0].push_back(udp(0, 3, 1, 1000, seq++));
+            st.step_ns = i < 40 ? 50 : 10'000;
+            s.push_back(st);
+        }
+        skips += same_plain(s, 10000, "");
+    }
+    skips += same_plain(mixed_near_limits(5, 160), 1000, "");
     for (uint32_t seed : {21u, 22u, 23u}) {
         SCOPED_TRACE("seed " + std::to_string(seed));
         const Topology setup{uint16_t(seed == 22 ? 2 : 1), seed >= 22, false};
-        same_plain(random_script(seed, 200, true, seed >= 22), seed == 21 ? 10000 : 1000,
-                   seed == 21 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000", setup);
+        skips += same_plain(random_script(seed, 200, true, seed >= 22), seed == 21 ? 10000 : 1000,
+                            seed == 21 ? "" : ", shaper_burst_bytes: 4000, tx_ring_bytes: 8000",
+                            setup);
     }
+    EXPECT_GT(skips, 200u) << "idle flushes skipped";
 }
 
 // PFC generation's skips (PfcEngine::generate: a port whose every lossless PG has the inputs of
@@ -1336,13 +1421,13 @@ TEST_F(CutThrough, PlainSummaryPathDeclinesExactly) {
             switch (rng() % 10) {
                 case 0: st.pause1 = 1; break;
                 case 1: case 2: st.pause1 = 0; break;
-                case 3: st.clear_wm1 = true; break;
+                case 3: st.clear_wm = 1; break;
                 case 4: st.down1 = 1; break;
                 case 5: case 6: st.down1 = 0; break;
                 case 7:  // nothing received: port 1 idle at the flush, its clear applied there
                     st.rx[0].clear();
                     st.rx[1].clear();
-                    st.clear_wm1 = true;
+                    st.clear_wm = 1;
                     break;
                 default: break;
             }
