@@ -2,6 +2,8 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -108,60 +110,81 @@ static inline uint32_t run_end(const uint32_t *ids, uint32_t begin, uint32_t n) 
     return end;
 }
 
-// Pass 1 over the burst, one run of packets with the same group id at a time (the group loaded
-// and the policy's packet counter added once per run): the flow hash, and for flow-granularity
-// groups (`hash`) the member itself. Runs of flowlet- and packet-granularity groups go to
-// runs_ with their hashes in hash_, and their flowlet buckets in bucket_, prefetched.
+// Pass 1 for one run of packets of one group id (the group loaded and the policy's packet
+// counter added once per run), appended to the burst (pkts_): the flow hash, and for
+// flow-granularity groups (`hash`) the member itself. Runs of flowlet- and packet-granularity
+// groups go to runs_ (a run right after one of the same group extends it) with their hashes in
+// hash_, and their flowlet buckets in bucket_, prefetched.
 template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
-uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
-                                  uint64_t seed, const LbMember **out) {
-    const size_t n_pol = policies_.size();
-    uint64_t *const hash = hash_.data();
-    FlowletBucket **const bucket = bucket_.data();
-    const FlowletBuckets fb = flowlets_.buckets();
-    const auto hash_of = [&](size_t i) {
-        rte_mbuf *const m = pkts[i];
+void LoadBalancer::hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id, uint64_t seed) {
+    const size_t begin = n_, end = begin + n;
+    n_ = uint16_t(end);
+    // The run's slice of each burst array: one index for the source and them.
+    rte_mbuf **const pkts = pkts_.data() + begin;
+    const LbMember **const out = out_.data() + begin;
+    const auto hash_of = [&](rte_mbuf *m) {
         const PacketMeta *meta = meta_of(m);
         const auto l3 = [m, meta] {
             return rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
         };
         return flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
     };
-    uint32_t no_member = 0;
-    uint16_t nr = 0;
-    for (uint32_t begin = 0, end; begin < n; begin = end) {
-        const uint32_t id = group_ids[begin];
-        end = run_end(group_ids, begin, n);
-        const EcmpGroup *g = groups_.group(id);
-        if (!g || g->n_alive == 0) [[unlikely]] {
-            for (uint32_t i = begin; i < end; i++) out[i] = nullptr;
-            no_member += end - begin;
-            continue;
+    const EcmpGroup *g = groups_.group(group_id);
+    if (!g || g->n_alive == 0) [[unlikely]] {
+        for (size_t k = 0; k < n; k++) {
+            pkts[k] = src[k];
+            out[k] = nullptr;
         }
-        const uint8_t pol = g->policy < n_pol ? g->policy : 0;
-        ctr_.policies[pol].packets.add(end - begin);
-        const LbGranularity gran = granularity_[pol];
-        if (gran == LbGranularity::flow) {
-            if (g != tally_g_) fold_tally(g);
-            for (uint32_t i = begin; i < end; i++)
-                emit_tallied(i, *g, g->bucket_member(hash_of(i)), pkts[i]->pkt_len, out, 0);
-            continue;
-        }
-        const bool flowlet = gran == LbGranularity::flowlet;
-        if (flowlet) {
-            for (size_t i = begin; i < end; i++) {  // 64-bit: one induction variable
-                const uint64_t h = hash_of(i);
-                hash[i] = h;
-                bucket[i] = &fb.bucket(h);
-                __builtin_prefetch(bucket[i], 1);
-            }
-        } else {
-            for (uint32_t i = begin; i < end; i++) hash[i] = hash_of(i);
-        }
-        runs_[nr++] = Run{g, uint16_t(begin), uint16_t(end), pol, flowlet};
+        ctr_.no_member.add(n);
+        burst_no_member_ = true;
+        return;
     }
-    if (no_member) ctr_.no_member.add(no_member);
-    return nr;
+    const size_t n_pol = policies_.size();
+    const uint8_t pol = g->policy < n_pol ? g->policy : 0;
+    ctr_.policies[pol].packets.add(n);
+    const LbGranularity gran = granularity_[pol];
+    if (gran == LbGranularity::flow) {
+        if (g != tally_g_) fold_tally(g);
+        for (size_t k = 0; k < n; k++) {
+            rte_mbuf *const m = src[k];
+            pkts[k] = m;
+            emit_tallied(uint32_t(k), *g, g->bucket_member(hash_of(m)), m->pkt_len, out, 0);
+        }
+        return;
+    }
+    uint64_t *const hash = hash_.data() + begin;
+    const bool flowlet = gran == LbGranularity::flowlet;
+    if (flowlet) {
+        FlowletBucket **const bucket = bucket_.data() + begin;
+        const FlowletBuckets fb = flowlets_.buckets();
+        for (size_t k = 0; k < n; k++) {  // 64-bit: one induction variable
+            rte_mbuf *const m = src[k];
+            pkts[k] = m;
+            const uint64_t h = hash_of(m);
+            hash[k] = h;
+            bucket[k] = &fb.bucket(h);
+            __builtin_prefetch(bucket[k], 1);
+        }
+    } else {
+        for (size_t k = 0; k < n; k++) {
+            rte_mbuf *const m = src[k];
+            pkts[k] = m;
+            hash[k] = hash_of(m);
+        }
+    }
+    if (nr_ && runs_[nr_ - 1].g == g && runs_[nr_ - 1].end == begin)
+        runs_[nr_ - 1].end = uint16_t(end);
+    else
+        runs_[nr_++] = Run{g, uint16_t(begin), uint16_t(end), pol, flowlet};
+}
+
+void LoadBalancer::add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id) {
+    if (!n_) burst_s_ = &groups_.settings();
+    const LbSettings &s = *burst_s_;
+    with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
+                   [&]<FlowHashFn kFn, bool kS, bool kQ>() {
+                       hash_run<kFn, kS, kQ>(pkts, n, group_id, s.seed);
+                   });
 }
 
 // Whether flowlet entry `e` (find()'s result) is a hit for a packet of group `gid`, whose alive
@@ -391,17 +414,24 @@ void LoadBalancer::record_path_change(uint64_t now_ns, const EcmpGroup &g, uint8
 
 void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                            uint64_t now_ns, const LbMember **out) {
-    const LbSettings &s = groups_.settings();
+    for (uint32_t begin = 0, end; begin < n; begin = end) {
+        end = run_end(group_ids, begin, n);
+        add(pkts + begin, end - begin, group_ids[begin]);
+    }
+    resolve_burst(now_ns);
+    std::copy_n(out_.data(), n, out);
+    clear_burst();
+}
+
+void LoadBalancer::resolve_burst(uint64_t now_ns) {
+    if (!n_) burst_s_ = &groups_.settings();
+    const LbSettings &s = *burst_s_;
     const uint32_t now_us = uint32_t(now_ns / 1000);
     update_util(now_ns);
-    burst_ports_ = 0;
-
-    // Pass 1: groups, flow hashes, bucket members, flowlet prefetches, for the whole burst.
-    const uint16_t nr =
-        with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
-                       [&]<FlowHashFn kFn, bool kS, bool kQ>() {
-                           return hash_burst<kFn, kS, kQ>(pkts, group_ids, n, s.seed, out);
-                       });
+    rte_mbuf *const *const pkts = pkts_.data();
+    const LbMember **const out = out_.data();
+    const uint16_t nr = nr_;
+    nr_ = 0;
 
     // Pass 2, the runs of flowlet- and packet-granularity groups, in order: the flowlet table,
     // and a request to the policy for each decision; packets of a flow whose request is already
@@ -471,6 +501,7 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
         burst_bytes_[p] = 0;
     }
     util_ports_ |= burst_ports_;
+    burst_ports_ = 0;  // pass 1 of the next burst may fold a tally (add())
 }
 
 // The policies' choices for this burst's requests (one choose() call per policy with

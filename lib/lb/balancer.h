@@ -80,9 +80,26 @@ class LoadBalancer {
     LoadBalancer(uint16_t worker, const EcmpGroups &groups);
 
     // Resolves n <= kLbMaxBurst packets routed to ECMP groups: out[i] is the member packet i
-    // leaves by, or null when its group has no alive member (counted in no_member).
+    // leaves by, or null when its group has no alive member (counted in no_member). The same
+    // as add() for each run of equal group ids, then resolve_burst().
     void resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t now_ns,
                  const LbMember **out);
+
+    // The burst interface (the worker's route stage): add() appends n packets routed to group
+    // `group_id` to the burst (at most kLbMaxBurst in all) and does pass 1 for them at once
+    // (flow hashes, flowlet prefetches; flow-granularity members); resolve_burst() decides the
+    // rest. burst_packets()[k] then leaves by burst_members()[k] (null: no alive member,
+    // counted in no_member; burst_all_members(): none is null), until clear_burst().
+    void add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id);
+    void resolve_burst(uint64_t now_ns);
+    uint16_t burst_size() const { return n_; }
+    rte_mbuf *const *burst_packets() const { return pkts_.data(); }
+    const LbMember *const *burst_members() const { return out_.data(); }
+    bool burst_all_members() const { return !burst_no_member_; }
+    void clear_burst() {
+        n_ = 0;
+        burst_no_member_ = false;
+    }
 
     const LbWorkerCounters &counters() const { return ctr_; }
     PathEventRing &events() { return events_; }
@@ -93,10 +110,9 @@ class LoadBalancer {
 
   private:
     void update_util(uint64_t now_ns);
-    // Pass 1 of resolve (flow hash parameters fixed at compile time); returns runs_'s length.
+    // Pass 1 of add (flow hash parameters fixed at compile time).
     template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
-    uint16_t hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t seed,
-                        const LbMember **out);
+    void hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id, uint64_t seed);
     // Pass 2's state: the burst's, and the current run's (one group's consecutive packets).
     struct Pass2 {
         uint32_t pol_mask;  // policies with requests
@@ -148,6 +164,15 @@ class LoadBalancer {
     LbWorkerCounters ctr_;
     PathEventRing events_;
     TraceRing *trace_ = nullptr;
+
+    // The burst: its packets (add()'s, in order) and their members, its settings (read at its
+    // first add()), whether a packet has no member, runs_'s length.
+    std::array<rte_mbuf *, kLbMaxBurst> pkts_{};
+    std::array<const LbMember *, kLbMaxBurst> out_{};
+    uint16_t n_ = 0;
+    uint16_t nr_ = 0;
+    bool burst_no_member_ = false;
+    const LbSettings *burst_s_ = nullptr;
 
     // Per burst scratch.
     std::array<std::array<PathRequest, kLbMaxBurst>, kMaxLbPolicies> reqs_{};
