@@ -125,6 +125,8 @@ class LoadBalancer {
         uint64_t alive_slots;  // bit s: slot s is below n_slots and alive
         uint64_t now_ns;
         const LbSettings *s;  // the burst's settings (flowlet gap and age, chooser, tracing)
+        size_t end;           // the run's end, and the flowlet gap (for the hit loop)
+        uint32_t gap_us;
     };
     [[gnu::noinline]] uint32_t pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
                                           Pass2 &st, const LbMember **out);
@@ -148,8 +150,6 @@ class LoadBalancer {
                       const LbMember **out, uint64_t flowlet);
     // One packet of `len` bytes on `slot` of the tallied group (`flowlet`: 0 or 1).
     void tally(uint8_t slot, uint32_t len, uint64_t flowlet);
-    // emit_tallied for a flowlet run in pass 2 (slot below the run's group's n_slots).
-    void emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out, uint64_t flowlet);
     // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
     [[gnu::noinline]] void fold_tally(const EcmpGroup *next);
     // The policy calls for the requests of the policies in `pol_mask`, and their packets' output.
@@ -205,9 +205,12 @@ class LoadBalancer {
     static constexpr uint32_t kTallyPacketShift = 32, kTallyFlowletShift = 48;
     const EcmpGroup *tally_g_ = nullptr;
     std::array<uint64_t, kMaxGroupMembers> tally_{};
-    // The members' addresses of pass 2's current flowlet run's group, slots below its n_slots
-    // (set with the run's alive slots): emit_run loads one instead of computing it.
-    std::array<const LbMember *, kMaxGroupMembers> run_member_{};
+    // The members' addresses of pass 2's current flowlet run's group by slot (set with the
+    // run's alive slots): null for a dead slot and any slot at or above its n_slots (an entry's
+    // slot is a byte: kFlowletPending included), so that the hit loop's load of the member is
+    // its alive test. Slots [0, run_members_set_) may be non-null.
+    std::array<const LbMember *, 256> run_member_{};
+    uint32_t run_members_set_ = 0;
 
     // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
     std::array<double, kMaxPorts> util_{};  // bytes per microsecond

@@ -818,10 +818,14 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     for (int round = 0; round < 600; round++) {
         // Group 1's slot 1 dies for 50 rounds in every 150, and comes back: republished, as
         // the RIB does when a neighbour goes or comes.
-        if (round % 150 == 50 || round % 150 == 100) {
+        // From round 120 to 149 of each 150 it has one member: its flows' entries name a slot
+        // at or above its n_slots (the burst before had groups of 3 and 4 slots).
+        if (round % 150 == 50 || round % 150 == 100 || round % 150 == 120 ||
+            (round && round % 150 == 0)) {
             std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> c1;
             c1.emplace_back(1, build_ecmp_group(1, flowlet_pol,
-                                                test_members(2, round % 150 == 50 ? 1 : 99)));
+                                                test_members(round % 150 == 120 ? 1 : 2,
+                                                             round % 150 == 50 ? 1 : 99)));
             groups.publish(std::move(c1));
         }
         const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, false);
