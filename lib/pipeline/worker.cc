@@ -563,25 +563,27 @@ inline int Worker::summary_tc(uint16_t in_port) {
     return tc;
 }
 
-template <L3Type kL3>
+template <L3Type kL3, bool kMaybeNull>
 inline void Worker::forward_members(rte_mbuf *const *pkts, const LbMember *const *members,
                                     uint32_t i, uint32_t n, uint16_t in_port) {
     OutRun run;
     // Each loop returns where a new run's plain differs from its own: the other one takes the
     // packet on, in the run just opened.
     while (i < n)
-        i = run.plain ? forward_members_as<kL3, true>(pkts, members, i, n, in_port, run)
-                      : forward_members_as<kL3, false>(pkts, members, i, n, in_port, run);
+        i = run.plain
+                ? forward_members_as<kL3, true, kMaybeNull>(pkts, members, i, n, in_port, run)
+                : forward_members_as<kL3, false, kMaybeNull>(pkts, members, i, n, in_port, run);
     close_run(run);
 }
 
-template <L3Type kL3, bool kPlain>
+template <L3Type kL3, bool kPlain, bool kMaybeNull>
 inline uint32_t Worker::forward_members_as(rte_mbuf *const *pkts,
                                            const LbMember *const *members, uint32_t i,
                                            uint32_t n, uint16_t in_port, OutRun &run) {
     for (; i < n; i++) {
         const LbMember *m = members[i];
-        if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
+        // No member alive: the kernel resolves one with a host interface.
+        if (kMaybeNull && !m) [[unlikely]] {
             if (ctx_.punt)
                 punt(pkts[i], in_port, PuntClass::glean);
             else
@@ -606,8 +608,14 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     const uint32_t n = lb_.burst_size(), n4 = n_lb4_;
     rte_mbuf *const *const pkts = lb_.burst_packets();
     const LbMember *const *const members = lb_.burst_members();
-    forward_members<L3Type::ipv4>(pkts, members, 0, n4, in_port);
-    forward_members<L3Type::ipv6>(pkts, members, n4, n, in_port);
+    // Without a null member (the balancer's word for the burst), loops without the test.
+    if (lb_.burst_all_members()) [[likely]] {
+        forward_members<L3Type::ipv4, false>(pkts, members, 0, n4, in_port);
+        forward_members<L3Type::ipv6, false>(pkts, members, n4, n, in_port);
+    } else {
+        forward_members<L3Type::ipv4, true>(pkts, members, 0, n4, in_port);
+        forward_members<L3Type::ipv6, true>(pkts, members, n4, n, in_port);
+    }
     lb_.clear_burst();
     n_lb4_ = 0;
 }

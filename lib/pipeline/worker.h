@@ -137,13 +137,14 @@ class Worker {
     // rewrite, with the run's port in registers while the members' ports stay the same. Per
     // packet, not in runs of one member: members chosen per flow make runs of one or two
     // packets, and a compare of members would be a branch on the flow.
-    template <L3Type kL3>
+    // kMaybeNull: a member may be null (no member alive: punted or dropped as no_neighbour).
+    template <L3Type kL3, bool kMaybeNull>
     [[gnu::always_inline]] inline void forward_members(rte_mbuf *const *pkts,
                                                        const LbMember *const *members,
                                                        uint32_t i, uint32_t n, uint16_t in_port);
     // forward_members' loop for runs whose plain is kPlain: returns n, or the first packet
     // whose new run is not (that run open).
-    template <L3Type kL3, bool kPlain>
+    template <L3Type kL3, bool kPlain, bool kMaybeNull>
     [[gnu::always_inline]] inline uint32_t forward_members_as(rte_mbuf *const *pkts,
                                                               const LbMember *const *members,
                                                               uint32_t i, uint32_t n,
