@@ -2,6 +2,8 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -63,13 +65,6 @@ inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t s
     tally(slot, len, flowlet);
 }
 
-// emit_tallied in pass 2's flowlet run of run_member_'s group: the member's address loaded.
-inline void LoadBalancer::emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out,
-                                   uint64_t flowlet) {
-    out[i] = run_member_[slot];
-    tally(slot, len, flowlet);
-}
-
 void LoadBalancer::fold_tally(const EcmpGroup *next) {
     if (const EcmpGroup *g = tally_g_) {
         for (uint32_t s = 0; s < g->n_slots; s++) {  // emitted slots are below n_slots
@@ -108,72 +103,82 @@ static inline uint32_t run_end(const uint32_t *ids, uint32_t begin, uint32_t n) 
     return end;
 }
 
-// Pass 1 over the burst, one run of packets with the same group id at a time (the group loaded
-// and the policy's packet counter added once per run): the flow hash, and for flow-granularity
-// groups (`hash`) the member itself. Runs of flowlet- and packet-granularity groups go to
-// runs_ with their hashes in hash_, and their flowlet buckets in bucket_, prefetched.
+// Pass 1 for one run of packets of one group id (the group loaded and the policy's packet
+// counter added once per run), appended to the burst (pkts_): the flow hash, and for
+// flow-granularity groups (`hash`) the member itself. Runs of flowlet- and packet-granularity
+// groups go to runs_ (a run right after one of the same group extends it) with their hashes in
+// hash_, and their flowlet buckets in bucket_, prefetched.
 template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
-uint16_t LoadBalancer::hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
-                                  uint64_t seed, const LbMember **out) {
-    const size_t n_pol = policies_.size();
-    uint64_t *const hash = hash_.data();
-    FlowletBucket **const bucket = bucket_.data();
-    const FlowletBuckets fb = flowlets_.buckets();
-    const auto hash_of = [&](size_t i) {
-        rte_mbuf *const m = pkts[i];
+void LoadBalancer::hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id, uint64_t seed) {
+    const size_t begin = n_, end = begin + n;
+    n_ = uint16_t(end);
+    // The burst arrays indexed by burst position i, the source by i - begin: one index.
+    rte_mbuf **const pkts = pkts_.data();
+    const LbMember **const out = out_.data();
+    const auto hash_of = [&](rte_mbuf *m) {
         const PacketMeta *meta = meta_of(m);
         const auto l3 = [m, meta] {
             return rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
         };
         return flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
     };
-    uint32_t no_member = 0;
-    uint16_t nr = 0;
-    for (uint32_t begin = 0, end; begin < n; begin = end) {
-        const uint32_t id = group_ids[begin];
-        end = run_end(group_ids, begin, n);
-        const EcmpGroup *g = groups_.group(id);
-        if (!g || g->n_alive == 0) [[unlikely]] {
-            for (uint32_t i = begin; i < end; i++) out[i] = nullptr;
-            no_member += end - begin;
-            continue;
+    const EcmpGroup *g = groups_.group(group_id);
+    if (!g || g->n_alive == 0) [[unlikely]] {
+        for (size_t i = begin; i < end; i++) {
+            pkts[i] = src[i - begin];
+            out[i] = nullptr;
         }
-        const uint8_t pol = g->policy < n_pol ? g->policy : 0;
-        ctr_.policies[pol].packets.add(end - begin);
-        const LbGranularity gran = granularity_[pol];
-        if (gran == LbGranularity::flow) {
-            if (g != tally_g_) fold_tally(g);
-            for (uint32_t i = begin; i < end; i++)
-                emit_tallied(i, *g, g->bucket_member(hash_of(i)), pkts[i]->pkt_len, out, 0);
-            continue;
-        }
-        const bool flowlet = gran == LbGranularity::flowlet;
-        if (flowlet) {
-            for (size_t i = begin; i < end; i++) {  // 64-bit: one induction variable
-                const uint64_t h = hash_of(i);
-                hash[i] = h;
-                bucket[i] = &fb.bucket(h);
-                __builtin_prefetch(bucket[i], 1);
-            }
-        } else {
-            for (uint32_t i = begin; i < end; i++) hash[i] = hash_of(i);
-        }
-        runs_[nr++] = Run{g, uint16_t(begin), uint16_t(end), pol, flowlet};
+        ctr_.no_member.add(n);
+        burst_no_member_ = true;
+        return;
     }
-    if (no_member) ctr_.no_member.add(no_member);
-    return nr;
+    const size_t n_pol = policies_.size();
+    const uint8_t pol = g->policy < n_pol ? g->policy : 0;
+    ctr_.policies[pol].packets.add(n);
+    const LbGranularity gran = granularity_[pol];
+    if (gran == LbGranularity::flow) {
+        if (g != tally_g_) fold_tally(g);
+        for (size_t i = begin; i < end; i++) {
+            rte_mbuf *const m = src[i - begin];
+            pkts[i] = m;
+            emit_tallied(uint32_t(i), *g, g->bucket_member(hash_of(m)), m->pkt_len, out, 0);
+        }
+        return;
+    }
+    uint64_t *const hash = hash_.data();
+    const bool flowlet = gran == LbGranularity::flowlet;
+    if (flowlet) {
+        FlowletBucket **const bucket = bucket_.data();
+        const FlowletBuckets fb = flowlets_.buckets();
+        for (size_t i = begin; i < end; i++) {
+            rte_mbuf *const m = src[i - begin];
+            pkts[i] = m;
+            const uint64_t h = hash_of(m);
+            hash[i] = h;
+            FlowletBucket *const b = &fb.bucket(h);
+            bucket[i] = b;
+            __builtin_prefetch(b, 1);
+        }
+    } else {
+        for (size_t i = begin; i < end; i++) {
+            rte_mbuf *const m = src[i - begin];
+            pkts[i] = m;
+            hash[i] = hash_of(m);
+        }
+    }
+    if (nr_ && runs_[nr_ - 1].g == g && runs_[nr_ - 1].end == begin)
+        runs_[nr_ - 1].end = uint16_t(end);
+    else
+        runs_[nr_++] = Run{g, uint16_t(begin), uint16_t(end), pol, flowlet};
 }
 
-// Whether flowlet entry `e` (find()'s result) is a hit for a packet of group `gid`, whose alive
-// slots are `alive_slots` (bit s: slot s is below n_slots and alive): the flowlet goes on on its
-// live member. An entry's slot is below kMaxGroupMembers or kFlowletPending, whose bit in the
-// 64-bit shift (count modulo 64) is never set: no range test.
-[[gnu::always_inline]] static inline bool flowlet_hit(const FlowletEntry *e, uint16_t gid,
-                                                      uint64_t alive_slots, uint32_t now_us,
-                                                      uint32_t gap_us) {
-    static_assert(kMaxGroupMembers <= 32 && kFlowletPending % 64 >= kMaxGroupMembers);
-    return e && e->group == gid && (alive_slots >> (e->slot & 63) & 1) &&
-           now_us - e->last_us <= gap_us;
+void LoadBalancer::add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id) {
+    if (!n_) burst_s_ = &groups_.settings();
+    const LbSettings &s = *burst_s_;
+    with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
+                   [&]<FlowHashFn kFn, bool kS, bool kQ>() {
+                       hash_run<kFn, kS, kQ>(pkts, n, group_id, s.seed);
+                   });
 }
 
 // Pass 2 from packet i of the run st.g, which is not a flowlet hit, on until the next flowlet
@@ -340,11 +345,15 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
     for (const size_t end64 = end; k < end64; k++) {
         FlowletEntry *e = bucket_[k]->find(flowlet_tag(hash_[k]));
         if (e && e->group == gid) [[likely]] {
-            // flowlet_hit's test with the gap first: a new flowlet after a gap (every packet
+            // The hit loop's test (resolve_burst) with the gap first: a new flowlet after a gap (every packet
             // at low rates) skips the slot's alive test and old_entry's pending test (a
             // pending entry is this burst's: its last_us is now_us, never a gap).
             const uint8_t slot = e->slot;
             if (now_us - e->last_us <= gap_us) {
+                // An entry's slot is below kMaxGroupMembers or kFlowletPending, whose bit in
+                // the 64-bit shift (count modulo 64) is never set: no range test.
+                static_assert(kMaxGroupMembers <= 32 &&
+                              kFlowletPending % 64 >= kMaxGroupMembers);
                 if (alive_slots >> (slot & 63) & 1) break;  // a hit
                 old_entry(k, e, slot);
             } else {
@@ -391,17 +400,24 @@ void LoadBalancer::record_path_change(uint64_t now_ns, const EcmpGroup &g, uint8
 
 void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n,
                            uint64_t now_ns, const LbMember **out) {
-    const LbSettings &s = groups_.settings();
+    for (uint32_t begin = 0, end; begin < n; begin = end) {
+        end = run_end(group_ids, begin, n);
+        add(pkts + begin, end - begin, group_ids[begin]);
+    }
+    resolve_burst(now_ns);
+    std::copy_n(out_.data(), n, out);
+    clear_burst();
+}
+
+void LoadBalancer::resolve_burst(uint64_t now_ns) {
+    if (!n_) burst_s_ = &groups_.settings();
+    const LbSettings &s = *burst_s_;
     const uint32_t now_us = uint32_t(now_ns / 1000);
     update_util(now_ns);
-    burst_ports_ = 0;
-
-    // Pass 1: groups, flow hashes, bucket members, flowlet prefetches, for the whole burst.
-    const uint16_t nr =
-        with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
-                       [&]<FlowHashFn kFn, bool kS, bool kQ>() {
-                           return hash_burst<kFn, kS, kQ>(pkts, group_ids, n, s.seed, out);
-                       });
+    rte_mbuf *const *const pkts = pkts_.data();
+    const LbMember **const out = out_.data();
+    const uint16_t nr = nr_;
+    nr_ = 0;
 
     // Pass 2, the runs of flowlet- and packet-granularity groups, in order: the flowlet table,
     // and a request to the policy for each decision; packets of a flow whose request is already
@@ -428,24 +444,42 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
             pass2_rest(pkts, run.begin, run.end, st, out);
             continue;
         }
+        // run_member_[slot]: the member of an alive slot, else null (a dead slot, one at or
+        // above n_slots, kFlowletPending): the hit loop's alive test is that load's.
         uint64_t alive_slots = 0;
-        for (uint32_t sl = 0; sl < g->n_slots; sl++) {
-            alive_slots |= uint64_t(g->members[sl].alive) << sl;
-            run_member_[sl] = &g->members[sl];
+        const uint32_t n_slots = g->n_slots;
+        for (uint32_t sl = 0; sl < n_slots; sl++) {
+            const bool alive = g->members[sl].alive;
+            alive_slots |= uint64_t(alive) << sl;
+            run_member_[sl] = alive ? &g->members[sl] : nullptr;
         }
+        for (uint32_t sl = n_slots; sl < run_members_set_; sl++) run_member_[sl] = nullptr;
+        run_members_set_ = n_slots;
         st.alive_slots = alive_slots;
-        const uint16_t gid = g->id;
-        const uint32_t end = run.end;
-        for (uint32_t i = run.begin; i < end;) {
-            // The hits, in a loop of their own without the call: its values stay in registers.
+        st.end = run.end;
+        st.gap_us = gap_us;
+        for (size_t i = run.begin; i < st.end;) {
+            // The hits, in a loop of their own without the call: its values stay in registers
+            // (loaded from st after each call: none is kept across it).
+            const uint16_t gid = st.g->id;
+            const size_t end = st.end;
+            const uint32_t now = st.now_us, gap = st.gap_us;
             for (; i < end; i++) {
                 FlowletEntry *e = bucket[i]->find(flowlet_tag(hash[i]));
-                if (!flowlet_hit(e, gid, alive_slots, now_us, gap_us)) [[unlikely]]
+                // A hit: the entry (find()'s result) is this group's, its slot alive (its
+                // member in run_member_), no gap since its last packet; the flowlet goes on
+                // on its member.
+                if (!e || e->group != gid) [[unlikely]]
                     break;
-                e->last_us = now_us;
-                emit_run(i, e->slot, pkts[i]->pkt_len, out, 0);
+                const uint8_t slot = e->slot;
+                const LbMember *const m = run_member_[slot];
+                if (!m || now - e->last_us > gap) [[unlikely]]
+                    break;
+                e->last_us = now;
+                out[i] = m;
+                tally(slot, pkts[i]->pkt_len, 0);
             }
-            if (i < end) i = pass2_rest(pkts, i, end, st, out);
+            if (i < end) i = pass2_rest(pkts, uint32_t(i), uint32_t(end), st, out);
         }
     }
     const uint32_t pol_mask = st.pol_mask;
@@ -471,6 +505,7 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
         burst_bytes_[p] = 0;
     }
     util_ports_ |= burst_ports_;
+    burst_ports_ = 0;  // pass 1 of the next burst may fold a tally (add())
 }
 
 // The policies' choices for this burst's requests (one choose() call per policy with

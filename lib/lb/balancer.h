@@ -80,9 +80,26 @@ class LoadBalancer {
     LoadBalancer(uint16_t worker, const EcmpGroups &groups);
 
     // Resolves n <= kLbMaxBurst packets routed to ECMP groups: out[i] is the member packet i
-    // leaves by, or null when its group has no alive member (counted in no_member).
+    // leaves by, or null when its group has no alive member (counted in no_member). The same
+    // as add() for each run of equal group ids, then resolve_burst().
     void resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t now_ns,
                  const LbMember **out);
+
+    // The burst interface (the worker's route stage): add() appends n packets routed to group
+    // `group_id` to the burst (at most kLbMaxBurst in all) and does pass 1 for them at once
+    // (flow hashes, flowlet prefetches; flow-granularity members); resolve_burst() decides the
+    // rest. burst_packets()[k] then leaves by burst_members()[k] (null: no alive member,
+    // counted in no_member; burst_all_members(): none is null), until clear_burst().
+    void add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id);
+    void resolve_burst(uint64_t now_ns);
+    uint16_t burst_size() const { return n_; }
+    rte_mbuf *const *burst_packets() const { return pkts_.data(); }
+    const LbMember *const *burst_members() const { return out_.data(); }
+    bool burst_all_members() const { return !burst_no_member_; }
+    void clear_burst() {
+        n_ = 0;
+        burst_no_member_ = false;
+    }
 
     const LbWorkerCounters &counters() const { return ctr_; }
     PathEventRing &events() { return events_; }
@@ -93,10 +110,9 @@ class LoadBalancer {
 
   private:
     void update_util(uint64_t now_ns);
-    // Pass 1 of resolve (flow hash parameters fixed at compile time); returns runs_'s length.
+    // Pass 1 of add (flow hash parameters fixed at compile time).
     template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
-    uint16_t hash_burst(rte_mbuf *const *pkts, const uint32_t *group_ids, uint16_t n, uint64_t seed,
-                        const LbMember **out);
+    void hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id, uint64_t seed);
     // Pass 2's state: the burst's, and the current run's (one group's consecutive packets).
     struct Pass2 {
         uint32_t pol_mask;  // policies with requests
@@ -109,6 +125,8 @@ class LoadBalancer {
         uint64_t alive_slots;  // bit s: slot s is below n_slots and alive
         uint64_t now_ns;
         const LbSettings *s;  // the burst's settings (flowlet gap and age, chooser, tracing)
+        size_t end;           // the run's end, and the flowlet gap (for the hit loop)
+        uint32_t gap_us;
     };
     [[gnu::noinline]] uint32_t pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
                                           Pass2 &st, const LbMember **out);
@@ -132,8 +150,6 @@ class LoadBalancer {
                       const LbMember **out, uint64_t flowlet);
     // One packet of `len` bytes on `slot` of the tallied group (`flowlet`: 0 or 1).
     void tally(uint8_t slot, uint32_t len, uint64_t flowlet);
-    // emit_tallied for a flowlet run in pass 2 (slot below the run's group's n_slots).
-    void emit_run(size_t i, uint8_t slot, uint32_t len, const LbMember **out, uint64_t flowlet);
     // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
     [[gnu::noinline]] void fold_tally(const EcmpGroup *next);
     // The policy calls for the requests of the policies in `pol_mask`, and their packets' output.
@@ -148,6 +164,15 @@ class LoadBalancer {
     LbWorkerCounters ctr_;
     PathEventRing events_;
     TraceRing *trace_ = nullptr;
+
+    // The burst: its packets (add()'s, in order) and their members, its settings (read at its
+    // first add()), whether a packet has no member, runs_'s length.
+    std::array<rte_mbuf *, kLbMaxBurst> pkts_{};
+    std::array<const LbMember *, kLbMaxBurst> out_{};
+    uint16_t n_ = 0;
+    uint16_t nr_ = 0;
+    bool burst_no_member_ = false;
+    const LbSettings *burst_s_ = nullptr;
 
     // Per burst scratch.
     std::array<std::array<PathRequest, kLbMaxBurst>, kMaxLbPolicies> reqs_{};
@@ -180,9 +205,12 @@ class LoadBalancer {
     static constexpr uint32_t kTallyPacketShift = 32, kTallyFlowletShift = 48;
     const EcmpGroup *tally_g_ = nullptr;
     std::array<uint64_t, kMaxGroupMembers> tally_{};
-    // The members' addresses of pass 2's current flowlet run's group, slots below its n_slots
-    // (set with the run's alive slots): emit_run loads one instead of computing it.
-    std::array<const LbMember *, kMaxGroupMembers> run_member_{};
+    // The members' addresses of pass 2's current flowlet run's group by slot (set with the
+    // run's alive slots): null for a dead slot and any slot at or above its n_slots (an entry's
+    // slot is a byte: kFlowletPending included), so that the hit loop's load of the member is
+    // its alive test. Slots [0, run_members_set_) may be non-null.
+    std::array<const LbMember *, 256> run_member_{};
+    uint32_t run_members_set_ = 0;
 
     // Utilization: bytes this worker sent per port, folded into an EWMA every >= 10 us.
     std::array<double, kMaxPorts> util_{};  // bytes per microsecond

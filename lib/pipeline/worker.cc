@@ -323,8 +323,11 @@ inline void Worker::route(rte_mbuf *const *pkts, size_t n, NhOf nh_of, uint16_t 
                 do forward_to<kL3, false>(pkts[i], in_port, run, dst);
                 while (nh_of(++i) == id);
         } else if (nh.kind == NextHopKind::ecmp_group) {
-            do to_group(pkts[i], nh.group);
-            while (nh_of(++i) == id);
+            // The run to the balancer at once: its pass 1 appends the packets to its burst.
+            close_run(run);  // nothing live across the call
+            const size_t begin = i;
+            while (nh_of(++i) == id) {}
+            lb_.add(pkts + begin, uint32_t(i - begin), nh.group);
         } else {
             close_run(run);  // route_other may deliver locally, to out_[in_port]
             do route_other(pkts[i], in_port, nh);
@@ -332,7 +335,7 @@ inline void Worker::route(rte_mbuf *const *pkts, size_t n, NhOf nh_of, uint16_t 
         }
     }
     close_run(run);
-    if constexpr (kL3 == L3Type::ipv4) n_lb4_ = n_lb_;
+    if constexpr (kL3 == L3Type::ipv4) n_lb4_ = lb_.burst_size();
 }
 
 void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
@@ -532,7 +535,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
             v6, n6, [&](size_t i) { return v6_nh[i] < 0 ? v6_default : uint32_t(v6_nh[i]); },
             in_port, nexthops);
     }
-    if (n_lb_) forward_groups(in_port, now_ns);
+    if (lb_.burst_size()) forward_groups(in_port, now_ns);
     // With no packet through the general parser, every packet took the port's fast path
     // (untagged IPv4 from in_port, at least PortFastPath::kMinFrame bytes, its tc from
     // fast_tc); when fast_tc has one TC they all have it. With none dropped, punted or
@@ -577,47 +580,61 @@ inline int Worker::summary_tc(uint16_t in_port) {
     return tc;
 }
 
-template <L3Type kL3>
-inline void Worker::forward_members(uint32_t i, uint32_t n, uint16_t in_port) {
+template <L3Type kL3, bool kMaybeNull>
+inline void Worker::forward_members(rte_mbuf *const *pkts, const LbMember *const *members,
+                                    uint32_t i, uint32_t n, uint16_t in_port) {
     OutRun run;
     // Each loop returns where a new run's plain differs from its own: the other one takes the
     // packet on, in the run just opened.
     while (i < n)
-        i = run.plain ? forward_members_as<kL3, true>(i, n, in_port, run)
-                      : forward_members_as<kL3, false>(i, n, in_port, run);
+        i = run.plain
+                ? forward_members_as<kL3, true, kMaybeNull>(pkts, members, i, n, in_port, run)
+                : forward_members_as<kL3, false, kMaybeNull>(pkts, members, i, n, in_port, run);
     close_run(run);
 }
 
-template <L3Type kL3, bool kPlain>
-inline uint32_t Worker::forward_members_as(uint32_t i, uint32_t n, uint16_t in_port,
-                                           OutRun &run) {
+template <L3Type kL3, bool kPlain, bool kMaybeNull>
+inline uint32_t Worker::forward_members_as(rte_mbuf *const *pkts,
+                                           const LbMember *const *members, uint32_t i,
+                                           uint32_t n, uint16_t in_port, OutRun &run) {
     for (; i < n; i++) {
-        const LbMember *m = lb_members_[i];
-        if (!m) [[unlikely]] {  // no member alive: the kernel resolves one with a host interface
+        const LbMember *m = members[i];
+        // No member alive: the kernel resolves one with a host interface.
+        if (kMaybeNull && !m) [[unlikely]] {
             if (ctx_.punt)
-                punt(lb_pkts_[i], in_port, PuntClass::glean);
+                punt(pkts[i], in_port, PuntClass::glean);
             else
-                drop(lb_pkts_[i], in_port, DropReason::no_neighbour);
+                drop(pkts[i], in_port, DropReason::no_neighbour);
             continue;
         }
         if (m->port != run.port) [[unlikely]] {
             open_run(run, m->port);
             if (run.plain != kPlain) return i;
         }
-        forward_to<kL3, kPlain>(lb_pkts_[i], in_port, run, dst_word(*m));
+        forward_to<kL3, kPlain>(pkts[i], in_port, run, dst_word(*m));
     }
     return n;
 }
 
 // ECMP: one balancer call for the burst's multipath packets, then the ordinary forward, IPv4
-// then IPv6 (the order route() gave them to to_group).
+// then IPv6 (the order route() gave them to the balancer).
 void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     static_assert(kMaxBurst <= kLbMaxBurst);
-    lb_.resolve(lb_pkts_.data(), lb_groups_.data(), n_lb_, now_ns, lb_members_.data());
-    const uint32_t n = n_lb_, n4 = n_lb4_;  // locals: the rewrite's byte stores may alias them
-    forward_members<L3Type::ipv4>(0, n4, in_port);
-    forward_members<L3Type::ipv6>(n4, n, in_port);
-    n_lb_ = n_lb4_ = 0;
+    lb_.resolve_burst(now_ns);
+    // Locals: the rewrite's byte stores may alias the balancer's fields.
+    const uint32_t n = lb_.burst_size(), n4 = n_lb4_;
+    rte_mbuf *const *const pkts = lb_.burst_packets();
+    const LbMember *const *const members = lb_.burst_members();
+    // Without a null member (the balancer's word for the burst), loops without the test.
+    if (lb_.burst_all_members()) [[likely]] {
+        forward_members<L3Type::ipv4, false>(pkts, members, 0, n4, in_port);
+        forward_members<L3Type::ipv6, false>(pkts, members, n4, n, in_port);
+    } else {
+        forward_members<L3Type::ipv4, true>(pkts, members, 0, n4, in_port);
+        forward_members<L3Type::ipv6, true>(pkts, members, n4, n, in_port);
+    }
+    lb_.clear_burst();
+    n_lb4_ = 0;
 }
 
 // Every packet in out_ was forwarded, except the burst's n_replies_ local replies, which are

@@ -131,23 +131,24 @@ class Worker {
     [[gnu::cold, gnu::noinline]] void ttl_or_mtu(rte_mbuf *m, uint16_t in_port);
     // A tagged packet to forward: the tag removed; returns the frame's new start.
     [[gnu::noinline]] uint8_t *strip_vlan(rte_mbuf *m, PacketMeta *meta);
-    void to_group(rte_mbuf *m, uint16_t group) {
-        lb_pkts_[n_lb_] = m;
-        lb_groups_[n_lb_++] = group;
-    }
-    // The packets given to to_group: the balancer's members, then forward_members per address
-    // family.
+    // The packets given to the balancer (route: a run of one ECMP next hop at a time, to
+    // LoadBalancer::add): their members, then forward_members per address family.
     void forward_groups(uint16_t in_port, uint64_t now_ns);
-    // lb_pkts_[i, n), all of address family kL3, to their members lb_members_[i, n): the
-    // route stage's rewrite, with the run's port in registers while the members' ports stay
-    // the same. Per packet, not in runs of one member: members chosen per flow make runs of one
-    // or two packets, and a compare of members would be a branch on the flow.
-    template <L3Type kL3>
-    [[gnu::always_inline]] inline void forward_members(uint32_t i, uint32_t n, uint16_t in_port);
+    // pkts[i, n), all of address family kL3, to their members members[i, n): the route stage's
+    // rewrite, with the run's port in registers while the members' ports stay the same. Per
+    // packet, not in runs of one member: members chosen per flow make runs of one or two
+    // packets, and a compare of members would be a branch on the flow.
+    // kMaybeNull: a member may be null (no member alive: punted or dropped as no_neighbour).
+    template <L3Type kL3, bool kMaybeNull>
+    [[gnu::always_inline]] inline void forward_members(rte_mbuf *const *pkts,
+                                                       const LbMember *const *members,
+                                                       uint32_t i, uint32_t n, uint16_t in_port);
     // forward_members' loop for runs whose plain is kPlain: returns n, or the first packet
     // whose new run is not (that run open).
-    template <L3Type kL3, bool kPlain>
-    [[gnu::always_inline]] inline uint32_t forward_members_as(uint32_t i, uint32_t n,
+    template <L3Type kL3, bool kPlain, bool kMaybeNull>
+    [[gnu::always_inline]] inline uint32_t forward_members_as(rte_mbuf *const *pkts,
+                                                              const LbMember *const *members,
+                                                              uint32_t i, uint32_t n,
                                                               uint16_t in_port, OutRun &run);
     void local(rte_mbuf *m, uint16_t in_port);
     // To the host interface of `in_port` (ctx_.punt must be set): policed, queued or dropped.
@@ -235,14 +236,11 @@ class Worker {
     std::vector<Segment> segs_;
     std::vector<uint8_t> last_;  // enqueue_segments: segment i is its port's last
 
-    // Packets routed to ECMP groups in this burst, resolved together by the balancer.
+    // Packets routed to ECMP groups in this burst (its burst_packets()), resolved together by
+    // the balancer.
     LoadBalancer lb_;
-    std::array<rte_mbuf *, kMaxBurst> lb_pkts_{};
-    std::array<uint32_t, kMaxBurst> lb_groups_{};
-    std::array<const LbMember *, kMaxBurst> lb_members_{};
-    uint16_t n_lb_ = 0;
-    // lb_pkts_[0, n_lb4_) are IPv4, the rest IPv6: route<ipv4> runs before route<ipv6> and sets
-    // it at its end (it stays 0 in a burst without routed IPv4).
+    // The balancer's packets [0, n_lb4_) are IPv4, the rest IPv6: route<ipv4> runs before
+    // route<ipv6> and sets it at its end (it stays 0 in a burst without routed IPv4).
     uint16_t n_lb4_ = 0;
     TraceRing *trace_ = nullptr;
 };

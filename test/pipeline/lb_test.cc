@@ -805,7 +805,10 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
         flow_group[f] = 1 + f % 5 % 4;  // groups 1 and 2 twice as often
     }
 
-    LoadBalancer burst(0, groups), single(0, groups);
+    // `split` gets each burst through the worker's interface, add() per piece: every run of
+    // one group id cut at random points (one piece per packet at times), so consecutive pieces
+    // of one group extend a run and pieces of no-member, hash, spray and flowlet groups mix.
+    LoadBalancer burst(0, groups), single(0, groups), split(0, groups);
     std::mt19937 rng(20);
     uint64_t now = 1'000'000'000;
     std::vector<rte_mbuf *> pkts(32);
@@ -815,10 +818,14 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     for (int round = 0; round < 600; round++) {
         // Group 1's slot 1 dies for 50 rounds in every 150, and comes back: republished, as
         // the RIB does when a neighbour goes or comes.
-        if (round % 150 == 50 || round % 150 == 100) {
+        // From round 120 to 149 of each 150 it has one member: its flows' entries name a slot
+        // at or above its n_slots (the burst before had groups of 3 and 4 slots).
+        if (round % 150 == 50 || round % 150 == 100 || round % 150 == 120 ||
+            (round && round % 150 == 0)) {
             std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> c1;
             c1.emplace_back(1, build_ecmp_group(1, flowlet_pol,
-                                                test_members(2, round % 150 == 50 ? 1 : 99)));
+                                                test_members(round % 150 == 120 ? 1 : 2,
+                                                             round % 150 == 50 ? 1 : 99)));
             groups.publish(std::move(c1));
         }
         const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, false);
@@ -828,6 +835,25 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
         for (uint16_t k = 0; k < n; k++) ASSERT_EQ(out_b[k], out_s[k]) << round << " " << k;
         // The flowlet tables alike (`pending` is a request index: per call, so it differs).
         ASSERT_TRUE(same_flowlet_tables(burst.flowlets(), single.flowlets())) << round;
+        const bool pieces_of_one = rng() % 4 == 0;
+        for (uint16_t begin = 0, end; begin < n; begin = end) {
+            end = uint16_t(begin + 1);
+            if (!pieces_of_one)
+                while (end < n && ids[end] == ids[begin] && rng() % 3) end++;
+            split.add(&pkts[begin], end - begin, ids[begin]);
+        }
+        ASSERT_EQ(split.burst_size(), n);
+        split.resolve_burst(now);
+        bool all_members = true;
+        for (uint16_t k = 0; k < n; k++) {
+            ASSERT_EQ(split.burst_packets()[k], pkts[k]) << round << " " << k;
+            ASSERT_EQ(split.burst_members()[k], out_b[k]) << round << " " << k;
+            all_members &= out_b[k] != nullptr;
+        }
+        ASSERT_EQ(split.burst_all_members(), all_members) << round;
+        split.clear_burst();
+        ASSERT_EQ(split.burst_size(), 0);
+        ASSERT_TRUE(same_flowlet_tables(burst.flowlets(), split.flowlets())) << round;
         const uint32_t step = rng() % 8;
         now += step < 5 ? 1'000 : step < 7 ? 60'000 : 500'000;  // hit, gap, aged
         hits_possible += step < 5;
@@ -836,6 +862,20 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
 
     const LbWorkerCounters &b = burst.counters(), &s = single.counters();
     expect_same_member_counters(b, s);
+    {
+        SCOPED_TRACE("split");
+        const LbWorkerCounters &p = split.counters();
+        expect_same_member_counters(b, p);
+        for (uint32_t k = 0; k < lb_policy_count(); k++) {
+            EXPECT_EQ(b.policies[k].packets.v, p.policies[k].packets.v);
+            EXPECT_EQ(b.policies[k].decisions.v, p.policies[k].decisions.v);
+            EXPECT_EQ(b.policies[k].path_changes.v, p.policies[k].path_changes.v);
+            EXPECT_EQ(b.policies[k].fallbacks.v, p.policies[k].fallbacks.v);
+            EXPECT_EQ(b.policies[k].aged.v, p.policies[k].aged.v);
+        }
+        EXPECT_EQ(b.no_member.v, p.no_member.v);
+        EXPECT_EQ(b.flowlet_occupancy.v, p.flowlet_occupancy.v);
+    }
     for (uint32_t p = 0; p < 4; p++) {
         SCOPED_TRACE(p);
         expect_same_policy_counters(b.policies[p], s.policies[p]);
@@ -861,6 +901,9 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     single.events().drain(es);
     EXPECT_EQ(eb.size(), fl.path_changes.v);
     expect_same_path_events(eb, es);
+    std::vector<PathEvent> ep;
+    split.events().drain(ep);
+    expect_same_path_events(eb, ep);
     for (auto *m : flow_pkt) rte_pktmbuf_free(m);
     rte_mempool_free(pool);
 }
