@@ -20,6 +20,18 @@
 namespace rocesw {
 
 namespace {
+// A dequeue run's four-slot step: the slots' mbufs out to o[0..3]; returns their lengths'
+// minimum test (bit 31 of len + neg_min, neg_min = -min_frame: set for a frame under it).
+template <class Slot>
+[[gnu::always_inline]] inline uint32_t take4(const Slot *s, rte_mbuf **o, uint32_t neg_min) {
+    o[0] = s[0].m;
+    o[1] = s[1].m;
+    o[2] = s[2].m;
+    o[3] = s[3].m;
+    return (s[0].len + neg_min) | (s[1].len + neg_min) | (s[2].len + neg_min) |
+           (s[3].len + neg_min);
+}
+
 
 std::vector<uint16_t> modulo_owners(size_t n_ports, uint16_t n_workers) {
     std::vector<uint16_t> o(n_ports);
@@ -1256,12 +1268,7 @@ struct QosEgress::RunState {
                 uint32_t under = 0;
                 for (const TrafficManager::Slot *const end4 = s + (m & ~3u); s != end4;
                      s += 4, o += 4) {
-                    o[0] = s[0].m;
-                    o[1] = s[1].m;
-                    o[2] = s[2].m;
-                    o[3] = s[3].m;
-                    under |= (s[0].len + neg_min) | (s[1].len + neg_min) |
-                             (s[2].len + neg_min) | (s[3].len + neg_min);
+                    under |= take4(s, o, neg_min);
                 }
                 // The last 0-3 slots straight, as the four-slot step.
                 switch (m & 3u) {
@@ -1325,14 +1332,9 @@ struct QosEgress::RunState {
             // Four slots a step, then the rest one by one.
             for (const TrafficManager::Slot *const end4 = s + (m & ~3u); s != end4;
                  s += 4, o += 4) {
-                o[0] = s[0].m;
-                o[1] = s[1].m;
-                o[2] = s[2].m;
-                o[3] = s[3].m;
+                under |= take4(s, o, neg_min);
                 sum += uint64_t(s[0].len) + uint64_t(s[1].len) + uint64_t(s[2].len) +
                        uint64_t(s[3].len);
-                under |= (s[0].len + neg_min) | (s[1].len + neg_min) | (s[2].len + neg_min) |
-                         (s[3].len + neg_min);
                 if (check_keys)
                     keys |= (unsigned(s[0].pg_key) ^ key) | (unsigned(s[1].pg_key) ^ key) |
                             (unsigned(s[2].pg_key) ^ key) | (unsigned(s[3].pg_key) ^ key);
