@@ -540,7 +540,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // (untagged IPv4 from in_port, at least PortFastPath::kMinFrame bytes, its tc from
     // fast_tc); when fast_tc has one TC they all have it. With none dropped, punted or
     // answered, a port that got n packets got all of them: held, they go to the egress with
-    // that summary (enqueue_deferred).
+    // that summary (enqueue_held).
     // flush_outputs then finds the port that got n, if one did.
     if ((summary_tcs_[in_port] != -1 || summary_plan_ != ctx_.qos) && defer_ &&
         !general_seen_ && !n_dropped_ && !n_replies_)
