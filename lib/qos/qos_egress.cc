@@ -905,8 +905,8 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
     for (uint16_t p : owned_) {
         // service(), with its two cheapest cases here: a port whose burst cut through, and an
         // idle one (with PFC honoring unless inert; QosPlan::plain_skip false, for tests:
-        // service() itself when not inert). Their steps are finish_cut_through's and
-        // service_idle's, on the port and counters at hand.
+        // service() itself when not inert). The cut-through finish's steps are
+        // finish_cut_through's, on the port and counters at hand.
         // (Port::idle_still: cleared by every step that is not service_idle's.)
         TrafficManager::Port &ps = *ports[p];
         if (ps.ct_pending) {
@@ -919,19 +919,7 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
             if (trace_) sample_ecn_marks(p, now_ns);
             sent += ps.ct_sent;
         } else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert) {
-            // service_idle without honoring (always quiet).
-            const bool wm_clear = ps.wm_epoch.load(std::memory_order_relaxed) != ps.wm_epoch_seen;
-            if (ps.idle_still && !wm_clear) {
-                idle_skips_++;
-                continue;
-            }
-            if (wm_clear) [[unlikely]]
-                apply_watermark_clear(p);
-            ps.shaper.refill(now_ns);
-            ps.ring.drain(now_ns);
-            stats[p]->tx_ring_bytes.set(ps.ring.inflight_bytes());
-            if (trace_) sample_ecn_marks(p, now_ns);
-            ps.idle_still = !trace_ && ps.shaper.full() && ps.ring.empty();
+            service_idle(p, now_ns, false);
         } else if (!(ps.nonempty | ps.staged_n) && tm_.plan_.plain_skip) {
             service_idle(p, now_ns, true);
         } else {
