@@ -170,13 +170,19 @@ void LoadBalancer::hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id,
     if (flowlet) {
         FlowletBucket **const bucket = bucket_.data();
         const FlowletBuckets fb = flowlets_.buckets();
-        for (size_t i = begin; i < end; i++) {
-            rte_mbuf *const m = src[i - begin];
-            pkts[i] = m;
+        // One induction variable for the four arrays: j runs from -n up to 0, each array
+        // addressed from its run's end (the loop's test is the increment's own flag).
+        rte_mbuf *const *const src_end = src + n;
+        rte_mbuf **const pkts_end = pkts + end;
+        uint64_t *const hash_end = hash + end;
+        FlowletBucket **const bucket_end = bucket + end;
+        for (ptrdiff_t j = -ptrdiff_t(n); j != 0; j++) {
+            rte_mbuf *const m = src_end[j];
+            pkts_end[j] = m;
             const uint64_t h = hash_of(m);
-            hash[i] = h;
+            hash_end[j] = h;
             FlowletBucket *const b = &fb.bucket(h);
-            bucket[i] = b;
+            bucket_end[j] = b;
             __builtin_prefetch(b, 1);
         }
     } else {
