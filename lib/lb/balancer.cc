@@ -446,6 +446,8 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     clear_burst();
 }
 
+static_assert(kMaxEcmpGroups <= kFlowletNoGroup);  // no group's id is kFlowletNoGroup
+
 void LoadBalancer::resolve_burst(uint64_t now_ns) {
     if (!n_) burst_s_ = &groups_.settings();
     const LbSettings &s = *burst_s_;
@@ -507,10 +509,12 @@ void LoadBalancer::resolve_burst(uint64_t now_ns) {
             const size_t end = st.end;
             const uint32_t now = st.now_us, gap = st.gap_us;
             for (; i < end; i++) {
-                FlowletEntry *e = bucket[i]->find(flowlet_tag(hash[i]));
-                // A hit: the entry (find()'s result) is this group's, its slot alive (its
-                // member in run_member_), no gap since its last packet; the flowlet goes on
-                // on its member.
+                // A hit: the first entry with the flow's tag is this group's (so valid and
+                // find()'s result: an invalid entry's group is kFlowletNoGroup, no group's
+                // id), its slot alive (its member in run_member_), no gap since its last
+                // packet; the flowlet goes on on its member. Anything else: pass2_rest, which
+                // finds the entry with find().
+                FlowletEntry *e = bucket[i]->find_tag(flowlet_tag(hash[i]));
                 if (!e || e->group != gid) [[unlikely]]
                     break;
                 const uint8_t slot = e->slot;
