@@ -3,6 +3,8 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -67,21 +69,30 @@ inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t s
 
 void LoadBalancer::fold_tally(const EcmpGroup *next) {
     if (const EcmpGroup *g = tally_g_) {
-        for (uint32_t s = 0; s < g->n_slots; s++) {  // emitted slots are below n_slots
-            const uint64_t t = tally_[s];
+        // The group's fields, the counters' base and the port mask in locals: the counters'
+        // atomic stores would otherwise reload them for every slot.
+        const uint32_t n_slots = g->n_slots;  // emitted slots are below n_slots
+        const LbMember *const members = g->members.data();
+        LbMemberCounters *const mcs = &ctr_.member(g->id, 0);
+        uint64_t *const tally = tally_.data();
+        uint64_t *const burst_bytes = burst_bytes_.data();
+        uint32_t ports = 0;
+        for (uint32_t s = 0; s < n_slots; s++) {
+            const uint64_t t = tally[s];
             if (!t) continue;
-            tally_[s] = 0;
+            tally[s] = 0;
             const uint64_t bytes = t & ((uint64_t(1) << kTallyPacketShift) - 1);
             const uint64_t packets =
                 t >> kTallyPacketShift & ((uint64_t(1) << (kTallyFlowletShift - kTallyPacketShift)) - 1);
-            LbMemberCounters &mc = ctr_.member(g->id, s);
+            LbMemberCounters &mc = mcs[s];
             mc.packets.add(packets);
             mc.bytes.add(bytes);
             if (const uint64_t fl = t >> kTallyFlowletShift) mc.flowlets.add(fl);
-            const uint8_t port = g->members[s].port;
-            burst_bytes_[port] += bytes;
-            burst_ports_ |= 1u << port;
+            const uint8_t port = members[s].port;
+            burst_bytes[port] += bytes;
+            ports |= 1u << port;
         }
+        burst_ports_ |= ports;
     }
     tally_g_ = next;
 }
@@ -101,6 +112,15 @@ static inline uint32_t run_end(const uint32_t *ids, uint32_t begin, uint32_t n) 
 #endif
     while (end < n && ids[end] == id) end++;
     return end;
+}
+
+// flowlet_tag(hash_[k]) as a load of the hash's high half alone (where the loop keeps no other
+// use of the hash in a register).
+inline uint32_t LoadBalancer::tag_at(size_t k) const {
+    static_assert(std::endian::native == std::endian::little);
+    uint32_t t;
+    std::memcpy(&t, reinterpret_cast<const char *>(&hash_[k]) + 4, 4);
+    return t;
 }
 
 // Pass 1 for one run of packets of one group id (the group loaded and the policy's packet
@@ -150,13 +170,19 @@ void LoadBalancer::hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id,
     if (flowlet) {
         FlowletBucket **const bucket = bucket_.data();
         const FlowletBuckets fb = flowlets_.buckets();
-        for (size_t i = begin; i < end; i++) {
-            rte_mbuf *const m = src[i - begin];
-            pkts[i] = m;
+        // One induction variable for the four arrays: j runs from -n up to 0, each array
+        // addressed from its run's end (the loop's test is the increment's own flag).
+        rte_mbuf *const *const src_end = src + n;
+        rte_mbuf **const pkts_end = pkts + end;
+        uint64_t *const hash_end = hash + end;
+        FlowletBucket **const bucket_end = bucket + end;
+        for (ptrdiff_t j = -ptrdiff_t(n); j != 0; j++) {
+            rte_mbuf *const m = src_end[j];
+            pkts_end[j] = m;
             const uint64_t h = hash_of(m);
-            hash[i] = h;
+            hash_end[j] = h;
             FlowletBucket *const b = &fb.bucket(h);
-            bucket[i] = b;
+            bucket_end[j] = b;
             __builtin_prefetch(b, 1);
         }
     } else {
@@ -194,10 +220,10 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
     if (st.pol == uint8_t(LbPolicyId::flowlet) && letflow_ && !st.s->chooser_least_loaded) {
         const bool record = trace_ || st.s->trace_path_changes;
         if (st.g->buckets_alive)
-            return record ? pass2_letflow<false, true>(pkts, i, end, st, out)
-                          : pass2_letflow<false, false>(pkts, i, end, st, out);
-        return record ? pass2_letflow<true, true>(pkts, i, end, st, out)
-                      : pass2_letflow<true, false>(pkts, i, end, st, out);
+            return record ? pass2_letflow<false, true>(i, end, st)
+                          : pass2_letflow<false, false>(i, end, st);
+        return record ? pass2_letflow<true, true>(i, end, st)
+                      : pass2_letflow<true, false>(i, end, st);
     }
     const EcmpGroup *const g = st.g;
     const uint16_t gid = g->id;
@@ -268,8 +294,11 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
 // tested for a hit as in the caller's loop, which a hit goes back to. (Passing packet i's entry
 // on from the caller's loop instead of finding it again cost its hits one instruction each.)
 template <bool kCheckDead, bool kRecord>
-uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
-                                     const LbMember **out) {
+uint32_t LoadBalancer::pass2_letflow(uint32_t i, uint32_t end, Pass2 &st) {
+    // The burst's arrays through `this` (pkts_, out_: resolve_burst's pkts and out), as hash_
+    // and bucket_: no register of their own in the loop.
+    rte_mbuf *const *const pkts = pkts_.data();
+    const LbMember **const out = out_.data();
     const EcmpGroup *const g = st.g;
     const uint16_t gid = g->id;
     const uint32_t now_us = st.now_us;
@@ -296,7 +325,13 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
         // The entry's tag, group and valid flag are the flow's already.
         e->last_us = now_us;
         e->slot = choice;
-        emit_tallied(k, *g, choice, pkts[k]->pkt_len, out, 1);
+        // Without kCheckDead the choice is an alive slot below n_slots: run_member_ (this
+        // run's) holds its member, one load instead of the address arithmetic.
+        if constexpr (kCheckDead)
+            out[k] = &g->members[choice];
+        else
+            out[k] = run_member_[choice];
+        tally(choice, pkts[k]->pkt_len, 1);
         // Without kCheckDead the choice is an alive slot, never kNoMember: a new entry's
         // kNoMember differs from it, and new_entry took that change back in advance.
         if ((!kCheckDead || current != kNoMember) && current != choice) {
@@ -343,13 +378,15 @@ uint32_t LoadBalancer::pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t
     // A 64-bit index: one induction variable for the arrays.
     size_t k = size_t(i) + 1;
     for (const size_t end64 = end; k < end64; k++) {
-        FlowletEntry *e = bucket_[k]->find(flowlet_tag(hash_[k]));
+        FlowletEntry *e = bucket_[k]->find(tag_at(k));
         if (e && e->group == gid) [[likely]] {
             // The hit loop's test (resolve_burst) with the gap first: a new flowlet after a gap (every packet
             // at low rates) skips the slot's alive test and old_entry's pending test (a
             // pending entry is this burst's: its last_us is now_us, never a gap).
             const uint8_t slot = e->slot;
-            if (now_us - e->last_us <= gap_us) {
+            // Unlikely here: a hit leaves the loop, and a dead slot or a pending entry is rare;
+            // the new flowlet's path below is the loop's own (no jump back).
+            if (now_us - e->last_us <= gap_us) [[unlikely]] {
                 // An entry's slot is below kMaxGroupMembers or kFlowletPending, whose bit in
                 // the 64-bit shift (count modulo 64) is never set: no range test.
                 static_assert(kMaxGroupMembers <= 32 &&
@@ -409,6 +446,8 @@ void LoadBalancer::resolve(rte_mbuf *const *pkts, const uint32_t *group_ids, uin
     clear_burst();
 }
 
+static_assert(kMaxEcmpGroups <= kFlowletNoGroup);  // no group's id is kFlowletNoGroup
+
 void LoadBalancer::resolve_burst(uint64_t now_ns) {
     if (!n_) burst_s_ = &groups_.settings();
     const LbSettings &s = *burst_s_;
@@ -436,7 +475,12 @@ void LoadBalancer::resolve_burst(uint64_t now_ns) {
     for (uint16_t r = 0; r < nr; r++) {
         const Run run = runs_[r];
         const EcmpGroup *g = run.g;
-        if (g != tally_g_) fold_tally(g);
+        if (g != tally_g_) {
+            if (tally_g_)
+                fold_tally(g);
+            else
+                tally_g_ = g;  // nothing to fold (a burst's first group): no call
+        }
         st.g = g;
         st.pol = run.pol;
         st.flowlet = run.flowlet;
@@ -465,10 +509,12 @@ void LoadBalancer::resolve_burst(uint64_t now_ns) {
             const size_t end = st.end;
             const uint32_t now = st.now_us, gap = st.gap_us;
             for (; i < end; i++) {
-                FlowletEntry *e = bucket[i]->find(flowlet_tag(hash[i]));
-                // A hit: the entry (find()'s result) is this group's, its slot alive (its
-                // member in run_member_), no gap since its last packet; the flowlet goes on
-                // on its member.
+                // A hit: the first entry with the flow's tag is this group's (so valid and
+                // find()'s result: an invalid entry's group is kFlowletNoGroup, no group's
+                // id), its slot alive (its member in run_member_), no gap since its last
+                // packet; the flowlet goes on on its member. Anything else: pass2_rest, which
+                // finds the entry with find().
+                FlowletEntry *e = bucket[i]->find_tag(flowlet_tag(hash[i]));
                 if (!e || e->group != gid) [[unlikely]]
                     break;
                 const uint8_t slot = e->slot;

@@ -110,6 +110,7 @@ class LoadBalancer {
 
   private:
     void update_util(uint64_t now_ns);
+    uint32_t tag_at(size_t k) const;  // flowlet_tag(hash_[k])
     // Pass 1 of add (flow hash parameters fixed at compile time).
     template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
     void hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id, uint64_t seed);
@@ -135,8 +136,8 @@ class LoadBalancer {
     // kCheckDead: the group's buckets may name a dead slot (not EcmpGroup::buckets_alive);
     // kRecord: path changes are traced or recorded (trace_ or LbSettings::trace_path_changes).
     template <bool kCheckDead, bool kRecord>
-    [[gnu::noinline]] uint32_t pass2_letflow(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
-                                             Pass2 &st, const LbMember **out);
+    // Its packets and outputs are pkts_ and out_ (resolve_burst's).
+    [[gnu::noinline]] uint32_t pass2_letflow(uint32_t i, uint32_t end, Pass2 &st);
     // A path change's trace event and PathEvent (counted by the caller).
     [[gnu::noinline]] void record_path_change(uint64_t now_ns, const EcmpGroup &g, uint8_t old_slot,
                                               uint8_t new_slot, uint64_t flow_hash, rte_mbuf *m,

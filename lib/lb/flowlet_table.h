@@ -18,11 +18,14 @@
 namespace rocesw {
 
 inline constexpr uint8_t kFlowletPending = 0xFE;  // slot being chosen in the current burst
+// The group of every invalid entry (never valid: no ECMP group has this id), so that an entry
+// whose group is a real id is valid without a test of `valid` (FlowletBucket::find_tag).
+inline constexpr uint16_t kFlowletNoGroup = 0xFFFF;
 
 struct FlowletEntry {
     uint32_t tag;      // high 32 bits of the flow hash
     uint32_t last_us;  // last packet
-    uint16_t group;    // ECMP group id the slot belongs to
+    uint16_t group = kFlowletNoGroup;  // ECMP group id the slot belongs to (valid entries)
     uint8_t slot;      // member slot, or kFlowletPending
     uint8_t valid;
     uint16_t pending;  // request index while slot == kFlowletPending
@@ -41,6 +44,14 @@ struct alignas(kCacheLine) FlowletBucket {
 #pragma GCC unroll 4
         for (auto &x : e)
             if (x.tag == tag && x.valid) return &x;
+        return nullptr;
+    }
+    // The first entry tagged `tag`, valid or not, or null: where its group is a group's id
+    // (not kFlowletNoGroup) it is valid and find()'s result; otherwise find() may differ.
+    FlowletEntry *find_tag(uint32_t tag) {
+#pragma GCC unroll 4
+        for (auto &x : e)
+            if (x.tag == tag) return &x;
         return nullptr;
     }
 };
@@ -81,6 +92,7 @@ class FlowletTable {
         for (auto &e : b.e) {
             if (e.valid && now_us - e.last_us > age_us && e.slot != kFlowletPending) {
                 e.valid = 0;
+                e.group = kFlowletNoGroup;
                 aged++;
                 used_--;
             }

@@ -910,6 +910,61 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
 
 TEST(LbBalancer, BurstsDecideAsPacketsOneAtATime) { bursts_decide_as_packets_one_at_a_time(false); }
 
+// The hit loop takes the first entry with the flow's tag, valid or not, and counts on an invalid
+// entry's group being kFlowletNoGroup: an entry aged out keeps its tag, and after the 32-bit
+// microsecond clock wraps its last_us looks recent. One bucket of four: X and A get entries, Y
+// ages both out and takes X's place (A's stays, invalid), and A comes back 2^32 + 10 us after its
+// last packet: a new flowlet (its own decision and a fresh entry), as find() (valid entries only)
+// has it, not a hit on the invalid entry.
+TEST(LbBalancer, AgedEntryWithTheTagIsNoHitAfterTheClockWraps) {
+    rte_mempool *pool = rte_pktmbuf_pool_create(unique_name("lbwrap").c_str(), 64, 0,
+                                                kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                                SOCKET_ID_ANY);
+    ASSERT_NE(pool, nullptr);
+    EcmpGroups groups(nullptr);
+    LbSettings set;
+    set.flowlet_entries = 4;  // one bucket: every flow's
+    set.flowlet_gap_us = 50;
+    set.flowlet_age_us = 400;
+    groups.set_settings(set);
+    std::vector<std::pair<uint16_t, std::unique_ptr<EcmpGroup>>> ch;
+    ch.emplace_back(1, build_ecmp_group(1, uint8_t(LbPolicyId::flowlet), test_members(2, 99)));
+    groups.publish(std::move(ch));
+    LoadBalancer lb(0, groups);
+    ASSERT_EQ(lb.flowlet_capacity(), 4u);
+    rte_mbuf *pkt[3];
+    for (uint32_t f = 0; f < 3; f++) {
+        LbFlow fl;
+        fl.sport = uint16_t(0xC000 + f * 37);
+        pkt[f] = parsed_flow_packet(pool, fl, f);
+        ASSERT_NE(pkt[f], nullptr);
+    }
+    rte_mbuf *x = pkt[0], *a = pkt[1], *y = pkt[2];
+    const uint32_t id = 1;
+    const LbMember *out;
+    const uint64_t t0 = 1'000'000'000;
+    lb.resolve(&x, &id, 1, t0, &out);
+    lb.resolve(&a, &id, 1, t0, &out);
+    lb.resolve(&y, &id, 1, t0 + 500 * kUs, &out);
+    const LbPolicyCounters &pc = lb.counters().policies[uint8_t(LbPolicyId::flowlet)];
+    ASSERT_EQ(pc.decisions.v, 3u);
+    ASSERT_EQ(pc.aged.v, 2u);
+    // A's invalid entry: its tag, at the bucket's entry 1 (Y took entry 0).
+    const FlowletEntry &stale = lb.flowlets().entry(1);
+    ASSERT_EQ(stale.valid, 0);
+    ASSERT_EQ(stale.tag, flowlet_tag(flow_hash(*meta_of(a), nullptr,
+                                               {set.seed, set.symmetric, set.hash_dest_qp,
+                                                set.hash_function})));
+    lb.resolve(&a, &id, 1, t0 + ((uint64_t(1) << 32) + 10) * kUs, &out);
+    EXPECT_EQ(pc.decisions.v, 4u);  // not a hit
+    EXPECT_EQ(pc.aged.v, 3u);       // Y aged out at A's insert
+    EXPECT_EQ(lb.counters().member(1, 0).flowlets.v + lb.counters().member(1, 1).flowlets.v, 4u);
+    EXPECT_EQ(lb.flowlets().entry(0).valid, 1);  // A's fresh entry
+    EXPECT_EQ(lb.flowlets().entry(0).tag, stale.tag);
+    for (rte_mbuf *m : pkt) rte_pktmbuf_free(m);
+    rte_mempool_free(pool);
+}
+
 TEST(LbBalancer, LongRunsDecideAsPacketsOneAtATime) {
     bursts_decide_as_packets_one_at_a_time(true);
 }

@@ -179,6 +179,38 @@ TEST(FlowletTable, FindsEveryPositionAndIgnoresInvalidEntries) {
     EXPECT_EQ(again, nullptr);  // bucket full of live entries (0xBB, 0xCC, 0xA2, 0xA3)
 }
 
+// Every invalid entry's group is kFlowletNoGroup, no group's id (the balancer's hit loop takes
+// the first entry with a tag whose group is the packet's as valid): a new table's (small: new[],
+// large: the huge-page mapping), an aged one's, and find_tag's result is that entry.
+TEST(FlowletTable, InvalidEntriesCarryNoGroup) {
+    for (uint32_t entries : {64u, 1u << 16}) {
+        FlowletTable t(entries);
+        for (uint32_t k = 0; k < t.capacity(); k++) {
+            ASSERT_EQ(t.entry(k).valid, 0) << entries << " " << k;
+            ASSERT_EQ(t.entry(k).group, kFlowletNoGroup) << entries << " " << k;
+        }
+    }
+    FlowletTable t(64);
+    bool fresh;
+    uint64_t aged = 0;
+    for (uint32_t tag = 1; tag <= 2; tag++) {
+        FlowletEntry *e = t.find_or_insert(h(3, tag), 100, 1000, fresh, aged);
+        ASSERT_NE(e, nullptr);
+        e->group = 7;
+        e->slot = 0;
+    }
+    // Both aged at 1200 us: the miss takes entry 0, entry 1 (tag 2) stays invalid.
+    ASSERT_NE(t.find_or_insert(h(3, 9), 1200, 1000, fresh, aged), nullptr);
+    ASSERT_EQ(aged, 2u);
+    const FlowletEntry &e1 = t.entry(3 * 4 + 1);
+    EXPECT_EQ(e1.valid, 0);
+    EXPECT_EQ(e1.tag, 2u);
+    EXPECT_EQ(e1.group, kFlowletNoGroup);
+    FlowletBucket &b = t.buckets().bucket(h(3, 2));
+    EXPECT_EQ(b.find_tag(2), &b.e[1]);
+    EXPECT_EQ(b.find(2), nullptr);
+}
+
 TEST(FlowletTable, TimesCompareAcrossTheWrap) {
     FlowletTable t(64);
     bool fresh;
