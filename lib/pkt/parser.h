@@ -170,8 +170,8 @@ inline bool ipv4_header20_checksum_ok(const uint8_t *ip) {
     std::memcpy(&a, ip, 8);
     std::memcpy(&b, ip + 8, 8);
     uint64_t s = a + word(ip + 16);
-    s += b;
-    s += s < b;
+    const bool carry = __builtin_add_overflow(s, b, &s);  // add, adc: no compare for the carry
+    s += carry;
     return s % 0xFFFF == 0;
 }
 
