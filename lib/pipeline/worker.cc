@@ -404,9 +404,11 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         if (!kFast && meta->l3 == L3Type::arp) return to_control(m, in_port);
         if (kFast || meta->l3 == L3Type::ipv4) {
             // Limited/directed broadcast is not routed; 224/4 multicast neither (240/4 is: one
-            // compare for the common destination).
+            // compare for the common destination). The port's fast path leaves every
+            // destination from 224.0.0.0 to the general parser.
             const uint32_t dst = meta->dst_ip4;
-            if (l2_group || (dst >= 0xE0000000u && ((dst >> 28) == 0xE || dst == 0xFFFFFFFFu)))
+            if (!kFast &&
+                (l2_group || (dst >= 0xE0000000u && ((dst >> 28) == 0xE || dst == 0xFFFFFFFFu))))
                 return drop(m, in_port, DropReason::l3_multicast);
             v4[c4] = m;
             v4_dst[c4++] = dst;

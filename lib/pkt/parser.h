@@ -95,20 +95,25 @@ inline bool none_set(V16 v, V16 mask) {
 // compiler), loaded as vectors at the compare.
 struct FastHeader {
     alignas(16) std::array<uint8_t, 32> mask, want;
+    static constexpr bool kSrcBelow224 = false;  // ipv4_udp_fast tests the source octet
     bool matches(const uint8_t *f) const {
         return none_set(load16(f) ^ load16(want.data()), load16(mask.data())) &&
                none_set(load16(f + 16) ^ load16(want.data() + 16), load16(mask.data() + 16));
     }
 };
-// FastHeader's test with one more: the TTL (frame byte 22) at least 2, for the worker's port
-// fast path (PortFastPath). Bytes 16..31 as one saturating add and one all-bits-set test: a
-// header byte becomes all ones where it equals the wanted one (xor with the wanted byte's
-// complement, `nwant`), the TTL byte where it is at least 2 (itself plus 0xFD, saturated: `add`,
-// zero elsewhere); `mask` selects the bits that must be set (SSE4.1's ptest, carry flag).
+// FastHeader's test with three more, for the worker's port fast path (PortFastPath): the TTL
+// (frame byte 22) at least 2, the first octets of the source and destination addresses (bytes 26
+// and 30) below 224. Bytes 16..31 as one saturating add and one all-bits-set test: a header byte
+// becomes all ones where it equals the wanted one (xor with the wanted byte's complement,
+// `nwant`), the TTL byte where it is at least 2 (itself plus 0xFD, saturated: `add`), an octet
+// byte where it is at most 223 (its complement, at least 32, plus 0xDF, saturated); `mask`
+// selects the bits that must be set (SSE4.1's ptest, carry flag). kSrcBelow224: the source
+// octet test that is left is 127's (ipv4_udp_fast).
 struct FastHeaderTtl {
     alignas(16) std::array<uint8_t, 16> mask0, want0;  // bytes 0..15, as FastHeader's
     alignas(16) std::array<uint8_t, 16> mask1, nwant1, add1;  // bytes 16..31
-    static constexpr size_t kTtl = 14 + 8;
+    static constexpr size_t kTtl = 14 + 8, kSrc0 = 14 + 12, kDst0 = 14 + 16;
+    static constexpr bool kSrcBelow224 = true;
     explicit constexpr FastHeaderTtl(const FastHeader &h) : mask0{}, want0{}, mask1{}, nwant1{}, add1{} {
         for (size_t i = 0; i < 16; i++) {
             mask0[i] = h.mask[i];
@@ -119,6 +124,11 @@ struct FastHeaderTtl {
         mask1[kTtl - 16] = 0xFF;
         nwant1[kTtl - 16] = 0;
         add1[kTtl - 16] = 0xFD;
+        for (size_t at : {kSrc0, kDst0}) {
+            mask1[at - 16] = 0xFF;
+            nwant1[at - 16] = 0xFF;  // the octet's complement: 255 - octet
+            add1[at - 16] = 0xDF;    // 255 - octet + 223 saturates exactly for octet <= 223
+        }
     }
     bool matches(const uint8_t *f) const {
         if (!none_set(load16(f) ^ load16(want0.data()), load16(mask0.data()))) return false;
@@ -160,8 +170,8 @@ inline bool ipv4_header20_checksum_ok(const uint8_t *ip) {
     std::memcpy(&a, ip, 8);
     std::memcpy(&b, ip + 8, 8);
     uint64_t s = a + word(ip + 16);
-    s += b;
-    s += s < b;
+    const bool carry = __builtin_add_overflow(s, b, &s);  // add, adc: no compare for the carry
+    s += carry;
     return s % 0xFFFF == 0;
 }
 
@@ -200,6 +210,17 @@ inline constexpr std::array<bool, 256> kSlowSrcOctet = [] {
     for (int o = 224; o < 240; o++) t[o] = true;
     return t;
 }();
+
+// The fast path's record bytes 8..15 (put_meta_words' third and fourth words: l3 IPv4, protocol
+// UDP, TTL 0, DSCP, ECN, PCP 0, VID 0) by TOS byte: one load and an or of the TTL instead of
+// the shifts and masks that split the TOS byte.
+inline constexpr std::array<uint64_t, 256> kTosWords = [] {
+    std::array<uint64_t, 256> t{};
+    for (uint32_t tos = 0; tos < 256; tos++)
+        t[tos] = uint64_t(L3Type::ipv4) | uint64_t(kProtoUdp) << 8 | uint64_t(tos >> 2) << 24 |
+                 uint64_t(tos & 3u) << 32;
+    return t;
+}();
 }  // namespace parse_detail
 
 namespace parse_detail {
@@ -222,7 +243,11 @@ template <uint32_t kMinLen, class Header, class PutTail>
     if (total - (kIpHdr + kUdp) > len - (kL3 + kIpHdr + kUdp) || total > max_l3_len)
         return false;
     if (verify_ipv4_checksum && !ipv4_header20_checksum_ok(ip)) return false;
-    if (kSlowSrcOctet[ip[12]]) return false;
+    if constexpr (Header::kSrcBelow224) {
+        if (ip[12] == 127) return false;  // the rest of kSlowSrcOctet is 224 and above
+    } else if (kSlowSrcOctet[ip[12]]) {
+        return false;
+    }
     const uint8_t *l4 = ip + kIpHdr;
     const uint32_t udp_len = be16(l4 + 4);
     // 8 <= udp_len <= total - 20 in one unsigned compare (total >= 28 above).
@@ -240,11 +265,11 @@ template <uint32_t kMinLen, class Header, class PutTail>
         // knows. Bytes 0..15 of the meta as four 32-bit words built in registers (the
         // compiler's merging of the field stores does worse), then the rest field by field:
         // every byte written once.
+        // Bytes 8..15 but the TTL from the TOS byte's table entry (kTosWords).
+        const uint64_t w23 = kTosWords[tos] | uint64_t(ttl) << 16;
         put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
                        total | uint32_t(kRoce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
-                       uint32_t(L3Type::ipv4) | kProtoUdp << 8 | uint32_t(ttl) << 16 |
-                           uint32_t(tos >> 2) << 24,
-                       tos & 3u);
+                       uint32_t(w23), uint32_t(w23 >> 32));
         m->src_ip4 = src;
         m->dst_ip4 = dst;
         m->src_port = uint16_t(ports >> 16);
@@ -283,9 +308,11 @@ inline bool parse_ipv4_udp_fast(const uint8_t *f, uint32_t len, const ParseOptio
 // a TTL of 0 or 1 to the general parser, so that every packet it took can be forwarded without
 // a TTL test (the worker's plain runs: Worker::forward_to).
 // Where it accepts a frame, parse_ipv4_udp_fast accepts it with the same record (bytes 0..43),
-// the frame's destination is `mac`, its TTL is at least 2 and the frame has at least kMinFrame
-// bytes (unit tests: fast_path_agrees in ParserCases.* and ParserFastPath.* runs it with the
-// frame's own, a group and another destination).
+// the frame's destination is `mac`, its TTL is at least 2, the first octets of its source and
+// destination addresses are below 224 (no multicast or broadcast destination: the worker's
+// accept step has no such test after it) and the frame has at least kMinFrame bytes (unit
+// tests: fast_path_agrees in ParserCases.* and ParserFastPath.* runs it with the frame's own, a
+// group and another destination; ParserFastPath.PortFastPathLeavesOctetsFrom224ToTheGeneralParser).
 class PortFastPath {
   public:
     // The shortest frame it takes: Ethernet's minimum without the FCS (what a wire delivers:

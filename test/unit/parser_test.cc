@@ -591,7 +591,9 @@ void port_fast_path_agrees(const uint8_t *f, size_t len, const ParseOptions &opt
                               .parse(f, uint32_t(len), opt.verify_ipv4_checksum, &r.m);
         const bool to_port = len >= 6 && std::equal(mac.begin(), mac.end(), f) && !(mac[0] & 1);
         const bool ttl2 = len > 14 + 8 && f[14 + 8] >= 2;
-        EXPECT_EQ(took, fast && to_port && len >= PortFastPath::kMinFrame && ttl2)
+        // Source and destination first octets below 224 (len >= kMinFrame covers them).
+        const bool below224 = len >= PortFastPath::kMinFrame && f[14 + 12] < 224 && f[14 + 16] < 224;
+        EXPECT_EQ(took, fast && to_port && len >= PortFastPath::kMinFrame && ttl2 && below224)
             << "port MAC " << int(mac[0]) << ":.." << int(mac[5]) << ", " << len << " bytes";
         if (!took || !fast) continue;
         EXPECT_EQ(0, std::memcmp(&r.m, fast, sizeof r.m))
@@ -791,6 +793,39 @@ TEST(ParserFastPath, AgreesOnSourceAddresses) {
         const uint8_t o = uint8_t(src >> 24);
         const bool slow = o == 127 || o == 255 || (o >= 224 && o < 240);
         EXPECT_EQ(fast_path_agrees(f, f.size(), default_options()), !slow);
+    }
+}
+
+// Every first octet of the source and of the destination, with and without the checksum check:
+// the port's fast path takes the frames parse_ipv4_udp_fast takes whose octets are both below 224
+// (the worker's accept step then has no multicast or broadcast test), with the same record;
+// parse_ipv4_udp_fast leaves 127/8, 224/4 and 255/8 sources to the general parser and takes
+// every destination.
+TEST(ParserFastPath, PortFastPathLeavesOctetsFrom224ToTheGeneralParser) {
+    const auto base = roce_ipv4_frame();
+    ParseOptions nocsum = default_options();
+    nocsum.verify_ipv4_checksum = false;
+    for (const ParseOptions &opt : {default_options(), nocsum}) {
+        for (size_t at : {kFastIp + 12, kFastIp + 16}) {
+            for (int o = 0; o <= 255; o++) {
+                SCOPED_TRACE(testing::Message() << "byte " << at << " octet " << o);
+                auto f = base;
+                f[at] = uint8_t(o);
+                f[at + 3] = uint8_t(o * 7 + 1);  // not the limited broadcast unless o is 255
+                f[kFastIp + 10] = f[kFastIp + 11] = 0;
+                fix_ipv4_checksum(f, kFastIp);
+                const bool src = at == kFastIp + 12;
+                const bool slow_src = o == 127 || o == 255 || (o >= 224 && o < 240);
+                EXPECT_EQ(fast_path_agrees(f, f.size(), opt), !(src && slow_src));
+                struct alignas(16) {
+                    PacketMeta m;
+                    uint8_t pad[4];
+                } r;
+                EXPECT_EQ(PortFastPath(opt, f.data()).parse(f.data(), uint32_t(f.size()),
+                                                             opt.verify_ipv4_checksum, &r.m),
+                          o < 224 && !(src && o == 127));
+            }
+        }
     }
 }
 
