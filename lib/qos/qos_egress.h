@@ -264,6 +264,19 @@ class TrafficManager final : public Injector {
         uint16_t ct_pg_key = 0;
         uint64_t ct_bytes = 0, ct_excess = 0;  // ct_excess: read only with ct_pool
         Pool *ct_pool = nullptr;
+        // What the flush's cut-through step does beyond the release above (one test there):
+        // bit 0 (kCtTrace): a trace is set (QosEgress::set_trace), its ECN samples; bit 1
+        // (kCtMixed): a burst of several queues cut through (QosEgress::cut_through_mixed,
+        // ct_bytes 0, ct_pool null) and its release is the one below.
+        static constexpr uint8_t kCtTrace = 1, kCtMixed = 2;
+        uint8_t ct_more = 0;
+        // The release cut_through_mixed() leaves to the flush: per queue in ct_pool_queues (those
+        // with a pool) its bytes and excess; per TC in ct_tcs its bytes, of PgAccounting key
+        // ct_keys[tc].
+        uint8_t ct_pool_queues = 0, ct_tcs = 0;
+        const uint16_t *ct_keys = nullptr;
+        std::array<uint64_t, kNumQueues> ct_q_bytes{}, ct_q_excess{};
+        std::array<uint64_t, kNumTc> ct_tc_bytes{};
         // The TX ring model's bytes after the cut-through (inflight_bytes(): nothing changes the
         // ring between the send and the flush), the flush's tx_ring_bytes gauge.
         uint64_t ct_ring_bytes = 0;
@@ -344,7 +357,12 @@ class QosEgress final : public Egress {
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
     void set_trace(TraceRing *ring) {
         trace_ = ring;
-        for (uint16_t p : owned_) tm_.ports_[p]->idle_still = false;  // the trace's samples
+        for (uint16_t p : owned_) {
+            TrafficManager::Port &ps = *tm_.ports_[p];
+            ps.idle_still = false;  // the trace's samples
+            ps.ct_more = uint8_t((ps.ct_more & ~TrafficManager::Port::kCtTrace) |
+                                 (ring ? TrafficManager::Port::kCtTrace : 0));
+        }
     }
     // Dequeue runs taken with per-frame tests (`tested`) or without (QosPlan::run_tests_once),
     // for tests and benchmarks.
@@ -359,6 +377,9 @@ class QosEgress final : public Egress {
     uint64_t sum_admissions() const { return sum_admissions_; }
     // Bursts that cut through on their BurstSummary (enqueue_summed), for tests and benchmarks.
     uint64_t summed_cut_throughs() const { return summed_cut_throughs_; }
+    // Bursts that cut through by cut_through_mixed (several queues or after a mixed burst), for
+    // tests and benchmarks.
+    uint64_t mixed_cut_throughs() const { return mixed_cut_throughs_; }
 
   private:
     // Admission (enqueue, handoff drain): in sums when no packet can be refused, drawn for or
@@ -372,6 +393,36 @@ class QosEgress final : public Egress {
                                                      bool final);
     static constexpr uint16_t kSumBurst = 64;  // larger bursts: admit_each
     bool admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // A burst of one ingress port in sums, by TC and by queue (admit_in_sums, cut_through_mixed).
+    struct BurstSums;
+    // admit_in_sums's checks on the sums: whether admit_each() would admit every packet without
+    // a random draw or a mark; fills s.excess. Changes nothing (but the TX ring model's drain).
+    [[gnu::always_inline]] inline bool sums_admissible(TrafficManager::Port &ps,
+                                                       const uint16_t *key_of, BurstSums &s,
+                                                       uint64_t now_ns);
+    // The admission of a burst whose sums passed: tails, bytes, excess, pools, counters, PG bytes;
+    // per_queue(q, qi, packets) first for each queue (admit_in_sums: its slots). kThrough: the
+    // queues leave again in this call (cut_through_mixed): their depth gauges and the pool gauges
+    // are not set (they end where they are), nonempty is not.
+    template <bool kThrough, class PerQueue>
+    [[gnu::always_inline]] inline void commit_sums(uint16_t port, TrafficManager::Port &ps,
+                                                   const uint16_t *key_of, const BurstSums &s,
+                                                   PerQueue &&per_queue);
+    // Cut-through for a final burst to an idle port whose packets go to several queues (or come
+    // after such a burst): admitted in sums without slots and sent in the order service() would
+    // take them (strict queues, then DWRR from its turn), with service()'s state and counters,
+    // when service() would send the whole burst in one pass (doc/qos.md, "Cut-through"). Returns
+    // false, having changed nothing, otherwise.
+    bool cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // Whether service() would draw for or mark a frame of out[0..n) at dequeue (cut_through_mixed's
+    // exact check when its bound does not rule it out).
+    [[gnu::noinline]] bool mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *order,
+                                            unsigned n_queues, const BurstSums &s,
+                                            rte_mbuf *const *out, uint64_t ring0) const;
+    // The flush's release of a mixed cut-through (Port::kCtMixed) and the trace's samples.
+    [[gnu::noinline]] void ct_more(uint16_t port, uint64_t now_ns);
+    // The release cut_through_mixed() leaves to the flush (Port::ct_pool_queues, ct_tcs).
+    void release_mixed(TrafficManager::Port &ps);
     void admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     struct PgCharge;  // a burst's PG bytes, charged per run of one (ingress port, PG)
     QueueDrop admission(const TrafficManager::Queue &q, const TrafficManager::Pool *pool,
@@ -487,6 +538,8 @@ class QosEgress final : public Egress {
     uint64_t sum_admissions_ = 0;
     bool burst_summary_;  // QosPlan::burst_summary
     uint64_t summed_cut_throughs_ = 0;
+    bool mixed_ct_;  // QosPlan::mixed_cut_through
+    uint64_t mixed_cut_throughs_ = 0;
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;
