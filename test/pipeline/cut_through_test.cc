@@ -1549,6 +1549,30 @@ TEST_F(CutThrough, MixedBurstsInServiceOrder) {
     EXPECT_EQ(same_mixed(five, 10000, ""), 0u) << "queue 3 at the marking depth with the ring";
 }
 
+// Queue 3's dequeue marking depth (3000 bytes) crossed one burst at a time: four strict frames
+// (queue 6), five ECT(0) frames of 600 + i bytes (queue 3), two DWRR frames (queue 0), step i.
+// On the queue's bytes alone (ecn_depth: queue) the first queue-3 frame leaves 2400 + 4 i bytes
+// behind: exactly the bursts of i < 150 cut through (but the first, queued: admit_cut_through()
+// finds it mixed), the others would be marked and take the queued path. With the TX ring's bytes
+// ahead (the default) the depth is reached earlier.
+TEST_F(CutThrough, MixedBurstsAtTheMarkingDepth) {
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {6, 3, 0, 3, 6, 3, 6, 3, 0, 6, 3};
+    for (uint32_t i = 0; i < 200; i++) {
+        Step st;
+        for (const uint8_t d : dscps)
+            st.rx[0].push_back(udp(0, d, d == 3 ? 2 : 0, d == 3 ? 600 + i : d == 6 ? 100 : 200,
+                                   seq++));
+        st.step_ns = 20'000;
+        s.push_back(st);
+    }
+    EXPECT_EQ(same_mixed(s, 10000, ", ecn_depth: queue"), 149u);
+    const uint64_t ring = same_mixed(s, 10000, "");
+    EXPECT_GT(ring, 0u);
+    EXPECT_LT(ring, 149u);
+}
+
 TEST_F(CutThrough, MixedBurstsNearEveryLimit) {
     uint64_t total = 0;
     for (uint32_t seed : {81u, 82u, 83u, 84u, 85u, 86u}) {
