@@ -13,6 +13,9 @@
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "pkt/mbuf_meta.h"
 #include "qos/ecn.h"
@@ -173,6 +176,7 @@ void TrafficManager::init(const std::string &name) {
             if (qu.flags & Queue::kMarkRing) qu.deq_ring = ~uint64_t(0);
             if ((qu.flags & Queue::kMarkEnq) && (qu.flags & Queue::kMarkRing))
                 port->mark_enq_ring = true;
+            if (qu.flags & Queue::kMarkDeq) port->mark_deq_queues |= uint8_t(1u << q);
         }
         for (unsigned tc = 0; tc < kNumTc; tc++)
             if (port->q[pp.cls.tc_to_queue[tc] & (kNumQueues - 1)].flags & Queue::kLossless)
@@ -702,11 +706,12 @@ struct QosEgress::BurstSums {
     return true;
 }
 
-template <bool kThrough, class PerQueue>
+template <bool kThrough, class PerQueue, class AfterQueue>
 [[gnu::always_inline]] inline void QosEgress::commit_sums(uint16_t port, TrafficManager::Port &ps,
                                                           const uint16_t *key_of,
                                                           const BurstSums &s,
-                                                          PerQueue &&per_queue) {
+                                                          PerQueue &&per_queue,
+                                                          AfterQueue &&after_queue) {
     using Queue = TrafficManager::Queue;
     PortQosStats &st = *tm_.stats_[port];
     for (unsigned left = s.queues; left; left &= left - 1) {
@@ -729,6 +734,7 @@ template <bool kThrough, class PerQueue>
             if (q.size() > q.wm_packets) qs.watermark_packets.set(q.wm_packets = q.size());
             qs.enq_packets.add(q_n);
             qs.enq_bytes.add(s.q_bytes(qi));
+            after_queue(q, qs, qi, q_n);
         } else {
             admitted_to(q, st.queues[qi], port, qi, q_n, s.q_bytes(qi), 0);
         }
@@ -821,7 +827,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         // The slots written past the queue's end belong at its start.
         if (const uint32_t at = q.tail & mask; at + q_n > cap)
             std::copy(q.slots + cap, q.slots + at + q_n, q.slots);
-    });
+    }, [](Queue &, QueueStats &, unsigned, uint32_t) {});
     sum_admissions_++;
     return true;
 }
@@ -1937,15 +1943,14 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         return false;
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     // Each queue's packets in arrival order, and the sums (as admit_in_sums).
-    rte_mbuf *stage[kNumQueues][kSumBurst];
+    rte_mbuf *stage[kNumQueues][kSumBurst + 1];
     std::array<rte_mbuf **, kNumQueues> dst;
 #pragma GCC unroll 8
     for (unsigned qi = 0; qi < kNumQueues; qi++) dst[qi] = stage[qi];
     constexpr uint64_t kPacket = BurstSums::kPacket;
     BurstSums s;
     uint32_t in_or = 0, in_and = ~0u;
-    uint32_t under = 0;  // bit 31: a frame shorter than min_frame (frames are below 2 GB)
-    const uint32_t neg_min = 0u - min_frame_;
+    uint32_t shortest = UINT32_MAX;
     for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
         rte_mbuf *m = *p;
         const PacketMeta *meta = meta_of(m);
@@ -1954,7 +1959,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         in_or |= word;
         in_and &= word;
         const uint32_t len = m->pkt_len;
-        under |= len + neg_min;
+        shortest = std::min(shortest, len);
         *dst[to_queue[tc]]++ = m;
         s.tc[tc] += len + kPacket;
     }
@@ -1968,7 +1973,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     ps.ring.drain(now_ns);
     const uint64_t bytes = s.bytes();
     uint64_t wire = bytes + uint64_t(n) * overhead_;  // every frame's wire_bytes()
-    if (under >> 31) [[unlikely]]
+    if (shortest < min_frame_) [[unlikely]]
         for (uint16_t i = 0; i < n; i++)
             if (const uint32_t len = pkts[i]->pkt_len; len < min_frame_) wire += min_frame_ - len;
     // The ring model takes frame after frame while the bytes so far plus the frame's fit its
@@ -1999,19 +2004,30 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         order[n_queues++] = uint8_t(qi);
         eligible &= ~(1u << qi);
     }
-    rte_mbuf *out[kSumBurst];
+    // The burst in that order: each queue's packets two at a time (one 16-byte copy; an odd
+    // count copies one more, which the next queue's first overwrites: out and each row of stage
+    // have a spare slot).
+    rte_mbuf *out[kSumBurst + 1];
     {
         rte_mbuf **o = out;
         for (unsigned i = 0; i < n_queues; i++) {
             const unsigned qi = order[i];
-            for (rte_mbuf **from = stage[qi]; from != dst[qi];) *o++ = *from++;
+            rte_mbuf **const end = o + s.q_packets(qi);
+#if defined(__SSE2__)
+            for (rte_mbuf **from = stage[qi]; o < end; o += 2, from += 2)
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(o),
+                                 _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
+#else
+            for (rte_mbuf **from = stage[qi]; o < end;) *o++ = *from++;
+#endif
+            o = end;
         }
     }
     // The shaper stays ready up to the last frame; no frame at a dequeue marking depth (a queue's
     // frames' depth is below its bytes plus the ring's and the burst's wire bytes: bound first).
     const uint64_t ring0 = ps.ring.inflight_bytes();
     bool marks = false;
-    for (unsigned left = s.queues; left; left &= left - 1) {
+    for (unsigned left = s.queues & ps.mark_deq_queues; left; left &= left - 1) {
         const Queue &q = ps.q[__builtin_ctz(left)];
         marks |= s.q_bytes(unsigned(__builtin_ctz(left))) + ((ring0 + wire) & q.deq_ring) >=
                  q.deq_mark_min;
@@ -2022,26 +2038,28 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         return false;
     }
 
-    // Admitted (admit_in_sums's commit, the slots aside), then service()'s steps.
-    commit_sums<true>(port, ps, key_of, s, [](Queue &, unsigned, uint32_t) {});
+    // Admitted (admit_in_sums's commit, the slots aside), with each queue's run counted and the
+    // release its pool will owe (at the flush); then service()'s steps on the queues holding the
+    // burst (the watermark clear, PFC honoring), and the queues emptied.
+    unsigned pool_queues = 0;
+    commit_sums<true>(
+        port, ps, key_of, s, [](Queue &, unsigned, uint32_t) {},
+        [&](Queue &q, QueueStats &qs, unsigned qi, uint32_t q_n) {
+            qs.deq_packets.add(q_n);
+            qs.deq_bytes.add(s.q_bytes(qi));
+            if (q.pool) {
+                pool_queues |= 1u << qi;
+                ps.ct_q_bytes[qi] = q.bytes;
+                ps.ct_q_excess[qi] = q.excess;
+            }
+        });
     apply_watermark_clear(port);
     if (!ps.pfc_inert) pfc_honor(port, now_ns);  // inert: pauses nothing, changes nothing
     PortQosStats &st = *tm_.stats_[port];
-    // The runs: each queue emptied (its bytes and excess released at the flush).
-    unsigned pool_queues = 0;
     for (unsigned left = s.queues; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        Queue &q = ps.q[qi];
-        if (q.pool) {
-            pool_queues |= 1u << qi;
-            ps.ct_q_bytes[qi] = q.bytes;
-            ps.ct_q_excess[qi] = q.excess;
-        }
+        Queue &q = ps.q[__builtin_ctz(left)];
         q.head = q.tail;
         q.bytes = q.excess = 0;
-        QueueStats &qs = st.queues[qi];
-        qs.deq_packets.add(s.q_packets(qi));
-        qs.deq_bytes.add(s.q_bytes(qi));
     }
     for (unsigned left = s.tcs; left; left &= left - 1)
         ps.ct_tc_bytes[__builtin_ctz(left)] = s.tc_bytes(unsigned(__builtin_ctz(left)));
@@ -2067,8 +2085,11 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         ps.staged_head = 0;
         ps.staged_n = uint16_t(n - sent);
         st.staged_packets.set(ps.staged_n);
+        ps.ct_ring_bytes = ps.ring.inflight_bytes();
+    } else {
+        // The ring's bytes after the add (inflight_bytes(): ceil((I + w K) / K) = ceil(I / K) + w).
+        ps.ct_ring_bytes = ring0 + wire;
     }
-    ps.ct_ring_bytes = ps.ring.inflight_bytes();
     return true;
 }
 

@@ -228,6 +228,7 @@ class TrafficManager final : public Injector {
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
         bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
+        uint8_t mark_deq_queues = 0;  // bit q: queue q marks at dequeue (kMarkDeq)
         uint8_t lossless_tcs = 0;    // bit tc: TC_TO_QUEUE_MAP sends TC tc to a lossless queue
         // Precomputed (TrafficManager::update_plain, at QosEgress's construction and when a
         // queue's storm state changes): PFC honors nothing on this port (no PFC priority, no
@@ -402,12 +403,13 @@ class QosEgress final : public Egress {
                                                        uint64_t now_ns);
     // The admission of a burst whose sums passed: tails, bytes, excess, pools, counters, PG bytes;
     // per_queue(q, qi, packets) first for each queue (admit_in_sums: its slots). kThrough: the
-    // queues leave again in this call (cut_through_mixed): their depth gauges and the pool gauges
-    // are not set (they end where they are), nonempty is not.
-    template <bool kThrough, class PerQueue>
+    // queues leave again (cut_through_mixed): their depth gauges and the pool gauges are not set
+    // (they end where they are), nonempty is not; after_queue(q, counters, qi, packets) last for
+    // each queue.
+    template <bool kThrough, class PerQueue, class AfterQueue>
     [[gnu::always_inline]] inline void commit_sums(uint16_t port, TrafficManager::Port &ps,
                                                    const uint16_t *key_of, const BurstSums &s,
-                                                   PerQueue &&per_queue);
+                                                   PerQueue &&per_queue, AfterQueue &&after_queue);
     // Cut-through for a final burst to an idle port whose packets go to several queues (or come
     // after such a burst): admitted in sums without slots and sent in the order service() would
     // take them (strict queues, then DWRR from its turn), with service()'s state and counters,
