@@ -973,7 +973,7 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
             // Only the burst's pool changed: every other pool's gauge is its use already.
             if (pool) pool->used_gauge.set(pool->used);
             stats[p]->tx_ring_bytes.set(ps.ct_ring_bytes);
-            if (ps.ct_more) ct_more(p, now_ns);  // a mixed burst's release, the trace's samples
+            if (trace_) sample_ecn_marks(p, now_ns);
             sent += ps.ct_sent;
         } else if (!(ps.nonempty | ps.staged_n) && ps.pfc_inert) {
             service_idle(p, now_ns, false);
@@ -984,8 +984,15 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
             sent += service(p, now_ns);
         }
     }
-    ipool_valid_ = 0;
-    for (uint16_t p : generating_) pfc_generate(p, now_ns);
+    // The buffer the mixed bursts that cut through held (cut_through_mixed): released here, not
+    // in their ports' turns - nothing in between reads it (the other ports' services only take
+    // from their queues; the gauges are set again here), PFC generation comes after.
+    if (mixed_held_) release_mixed_all();
+    // (The ingress pools' use is read again at each flush's generation: ipool_used.)
+    if (!generating_.empty()) {
+        ipool_valid_ = 0;
+        for (uint16_t p : generating_) pfc_generate(p, now_ns);
+    }
     return sent;
 }
 
@@ -2066,7 +2073,8 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     ps.ct_pool_queues = uint8_t(pool_queues);
     ps.ct_tcs = uint8_t(s.tcs);
     ps.ct_keys = key_of;
-    ps.ct_more = uint8_t(ps.ct_more | TrafficManager::Port::kCtMixed);
+    ps.ct_mixed_held = true;
+    mixed_held_ = true;
     ps.ct_pending = true;  // release_cut_through() releases nothing of it
     ps.ct_pool = nullptr;
     ps.ct_bytes = 0;
@@ -2118,7 +2126,7 @@ bool QosEgress::mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *
 }
 
 void QosEgress::release_mixed(TrafficManager::Port &ps) {
-    ps.ct_more = uint8_t(ps.ct_more & ~TrafficManager::Port::kCtMixed);
+    ps.ct_mixed_held = false;
     for (unsigned left = ps.ct_pool_queues; left; left &= left - 1) {
         const unsigned qi = unsigned(__builtin_ctz(left));
         TrafficManager::Pool *pool = ps.q[qi].pool;
@@ -2134,10 +2142,10 @@ void QosEgress::release_mixed(TrafficManager::Port &ps) {
         for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
 }
 
-void QosEgress::ct_more(uint16_t port, uint64_t now_ns) {
-    TrafficManager::Port &ps = *tm_.ports_[port];
-    if (ps.ct_more & TrafficManager::Port::kCtMixed) release_mixed(ps);
-    if (trace_) sample_ecn_marks(port, now_ns);
+void QosEgress::release_mixed_all() {
+    mixed_held_ = false;
+    for (uint16_t p : owned_)
+        if (TrafficManager::Port &ps = *tm_.ports_[p]; ps.ct_mixed_held) release_mixed(ps);
 }
 
 [[gnu::always_inline]] inline void QosEgress::release_cut_through(TrafficManager::Port &ps) {
@@ -2159,7 +2167,8 @@ void QosEgress::ct_more(uint16_t port, uint64_t now_ns) {
     // Only the burst's pool changed: every other pool's gauge is its use already.
     if (pool) pool->used_gauge.set(pool->used);
     tm_.stats_[port]->tx_ring_bytes.set(ps.ct_ring_bytes);
-    if (ps.ct_more) ct_more(port, now_ns);
+    if (ps.ct_mixed_held) release_mixed(ps);
+    if (trace_) sample_ecn_marks(port, now_ns);
     return ps.ct_sent;
 }
 
@@ -2214,7 +2223,7 @@ void QosEgress::discard_all(DropReason reason) {
         ps.idle_still = false;
         if (ps.ct_pending) {
             release_cut_through(ps);
-            if (ps.ct_more & TrafficManager::Port::kCtMixed) release_mixed(ps);
+            if (ps.ct_mixed_held) release_mixed(ps);
         }
         uint64_t dropped = 0;
         if (ps.handoff) {

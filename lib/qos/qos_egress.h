@@ -265,12 +265,9 @@ class TrafficManager final : public Injector {
         uint16_t ct_pg_key = 0;
         uint64_t ct_bytes = 0, ct_excess = 0;  // ct_excess: read only with ct_pool
         Pool *ct_pool = nullptr;
-        // What the flush's cut-through step does beyond the release above (one test there):
-        // bit 0 (kCtTrace): a trace is set (QosEgress::set_trace), its ECN samples; bit 1
-        // (kCtMixed): a burst of several queues cut through (QosEgress::cut_through_mixed,
-        // ct_bytes 0, ct_pool null) and its release is the one below.
-        static constexpr uint8_t kCtTrace = 1, kCtMixed = 2;
-        uint8_t ct_more = 0;
+        // A burst of several queues cut through (QosEgress::cut_through_mixed, ct_bytes 0,
+        // ct_pool null): its release is the one below (QosEgress::release_mixed_all).
+        bool ct_mixed_held = false;
         // The release cut_through_mixed() leaves to the flush: per queue in ct_pool_queues (those
         // with a pool) its bytes and excess; per TC in ct_tcs its bytes, of PgAccounting key
         // ct_keys[tc].
@@ -358,12 +355,7 @@ class QosEgress final : public Egress {
     // This worker's event ring: PFC frames sent and watchdog events go there (null: none).
     void set_trace(TraceRing *ring) {
         trace_ = ring;
-        for (uint16_t p : owned_) {
-            TrafficManager::Port &ps = *tm_.ports_[p];
-            ps.idle_still = false;  // the trace's samples
-            ps.ct_more = uint8_t((ps.ct_more & ~TrafficManager::Port::kCtTrace) |
-                                 (ring ? TrafficManager::Port::kCtTrace : 0));
-        }
+        for (uint16_t p : owned_) tm_.ports_[p]->idle_still = false;  // the trace's samples
     }
     // Dequeue runs taken with per-frame tests (`tested`) or without (QosPlan::run_tests_once),
     // for tests and benchmarks.
@@ -421,8 +413,8 @@ class QosEgress final : public Egress {
     [[gnu::noinline]] bool mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *order,
                                             unsigned n_queues, const BurstSums &s,
                                             rte_mbuf *const *out, uint64_t ring0) const;
-    // The flush's release of a mixed cut-through (Port::kCtMixed) and the trace's samples.
-    [[gnu::noinline]] void ct_more(uint16_t port, uint64_t now_ns);
+    // The flush's release of the mixed cut-throughs (Port::ct_mixed_held), after its services.
+    [[gnu::noinline]] void release_mixed_all();
     // The release cut_through_mixed() leaves to the flush (Port::ct_pool_queues, ct_tcs).
     void release_mixed(TrafficManager::Port &ps);
     void admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
@@ -551,6 +543,8 @@ class QosEgress final : public Egress {
     uint64_t ipool_valid_ = 0;
     std::array<Counter, kMaxPorts> handoff_drops_{};
     TraceRing *trace_ = nullptr;
+    // Some owned port's mixed cut-through awaits its release (Port::ct_mixed_held).
+    bool mixed_held_ = false;
     // ECN marks not yet sampled into the trace, per (port, queue): one ecn_mark_sample event per
     // kEcnSampleEvery marks (value: the marks it stands for).
     static constexpr uint32_t kEcnSampleEvery = 16;
