@@ -194,6 +194,10 @@ struct QosPlan {
     // packet's class and length read again in admit_cut_through; taking them from the summary is
     // an optimisation; the tests compare the two).
     bool burst_summary = true;
+    // Not configurable: false makes QosEgress leave a final burst of several queues for an idle
+    // port queued for the flush (cutting it through in the order service() would send it is an
+    // optimisation; the tests compare the two).
+    bool mixed_cut_through = true;
     bool operator==(const QosPlan &) const = default;
 
     uint32_t wire_bytes(uint32_t frame_len) const {

@@ -13,6 +13,9 @@
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
 #endif
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "pkt/mbuf_meta.h"
 #include "qos/ecn.h"
@@ -173,6 +176,7 @@ void TrafficManager::init(const std::string &name) {
             if (qu.flags & Queue::kMarkRing) qu.deq_ring = ~uint64_t(0);
             if ((qu.flags & Queue::kMarkEnq) && (qu.flags & Queue::kMarkRing))
                 port->mark_enq_ring = true;
+            if (qu.flags & Queue::kMarkDeq) port->mark_deq_queues |= uint8_t(1u << q);
         }
         for (unsigned tc = 0; tc < kNumTc; tc++)
             if (port->q[pp.cls.tc_to_queue[tc] & (kNumQueues - 1)].flags & Queue::kLossless)
@@ -364,6 +368,7 @@ QosEgress::QosEgress(TrafficManager &shared, PortIo &io, WorkerCounters &counter
       frame_extra_(min_frame_ + overhead_),
       run_tests_once_(shared.plan().run_tests_once),
       burst_summary_(shared.plan().burst_summary),
+      mixed_ct_(shared.plan().mixed_cut_through),
       own_(*shared.owner_state_.at(worker)),
       single_owner_(shared.workers() == 1),
       ipool_used_(std::min<size_t>(shared.plan().ingress_pools.size(), 64)) {
@@ -433,7 +438,14 @@ template <bool kSum>
         // that costs a mixed burst (rsw-full's three classes) about 4 instructions a packet; so
         // after a mixed burst the next idle one goes straight to admit() and cut_through(),
         // which send a one-queue burst all the same (ct_mixed: what the last one was).
-        if (idle && !ps.ct_mixed && admit_cut_through<kSum>(port, pkts, n, now_ns, sum)) return;
+        // After a mixed burst, cut_through_mixed() (which sends a one-queue burst too).
+        if (idle) {
+            if (!ps.ct_mixed) {
+                if (admit_cut_through<kSum>(port, pkts, n, now_ns, sum)) return;
+            } else if (cut_through_mixed(port, pkts, n, now_ns)) {
+                return;
+            }
+        }
         admit(port, pkts, n, now_ns);
         if (idle) {
             const unsigned ne = ps.nonempty;  // the queues this burst went to
@@ -584,22 +596,170 @@ void QosEgress::admit(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_n
     admit_each(port, pkts, n, now_ns);
 }
 
+// A burst of one ingress port in sums: per TC its bytes in bits 0-39 (at most kSumBurst frames
+// below 4 GB) and its packets from bit 40, the TCs present; the same per queue (by_queue()) and
+// for the whole burst; each queue's excess after the burst (sums_admissible()).
+struct QosEgress::BurstSums {
+    static constexpr unsigned kPacketShift = 40;
+    static constexpr uint64_t kPacket = uint64_t(1) << kPacketShift;
+    static_assert(uint64_t(kSumBurst) * UINT32_MAX < kPacket);
+    alignas(16) std::array<uint64_t, kNumTc> tc{};
+    std::array<uint64_t, kNumQueues> q{};
+    unsigned tcs = 0, queues = 0;
+    uint64_t all = 0;
+    std::array<uint64_t, kNumQueues> excess;
+
+    uint64_t tc_bytes(unsigned t) const { return tc[t] & (kPacket - 1); }
+    uint64_t q_bytes(unsigned qi) const { return q[qi] & (kPacket - 1); }
+    uint32_t q_packets(unsigned qi) const { return uint32_t(q[qi] >> kPacketShift); }
+    uint64_t bytes() const { return all & (kPacket - 1); }
+
+    // tcs from tc[], then each queue's share (q, queues) and the whole burst's (all).
+    [[gnu::always_inline]] void by_queue(const uint8_t *to_queue) {
+        // The TCs present: bit tc set when tc[tc] is not 0.
+#if defined(__SSE4_1__)
+        // Two sums a compare (17 instructions instead of 37).
+        const __m128i zero = _mm_setzero_si128();
+        const auto zero2 = [this, zero](unsigned t) {
+            const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i *>(&tc[t]));
+            return unsigned(_mm_movemask_pd(_mm_castsi128_pd(_mm_cmpeq_epi64(v, zero))));
+        };
+        tcs = ~(zero2(0) | zero2(2) << 2 | zero2(4) << 4 | zero2(6) << 6) & ((1u << kNumTc) - 1);
+#else
+        tcs = 0;
+#pragma GCC unroll 8
+        for (unsigned t = 0; t < kNumTc; t++) tcs |= unsigned(tc[t] != 0) << t;
+#endif
+        for (unsigned left = tcs; left; left &= left - 1) {
+            const unsigned t = unsigned(__builtin_ctz(left));
+            const unsigned qi = to_queue[t];
+            queues |= 1u << qi;
+            q[qi] += tc[t];
+            all += tc[t];
+        }
+    }
+};
+
+// The checks of admission in sums (admit_in_sums, cut_through_mixed): each queue's share of the
+// burst once against the admission limits at the state after the whole burst, in one pass that
+// charges nothing. Along a burst a queue's bytes and excess and a pool's shared use only grow
+// (the shared bytes left only shrink), so a check that passes at the end passed at every
+// packet: no packet is refused, no WRED or enqueue-marking depth is reached (the depth before a
+// packet is below the queue's final bytes; every packet is taken as ECT there), no PG exceeds its
+// limit. The checks are sufficient, not exact: a burst near a limit fails them.
+[[gnu::always_inline]] inline bool QosEgress::sums_admissible(TrafficManager::Port &ps,
+                                                              const uint16_t *key_of,
+                                                              BurstSums &s, uint64_t now_ns) {
+    using Queue = TrafficManager::Queue;
+    const unsigned lossless_tcs = s.tcs & ps.lossless_tcs;
+    // Enqueue marking with ecn_depth queue_and_tx_ring sees the TX ring too (admit_each()).
+    uint64_t ring_ahead = 0;
+    if (ps.mark_enq_ring) {
+        ps.ring.drain(now_ns);
+        ring_ahead = ps.ring.inflight_bytes();
+    }
+    // Lossless packets: their PG's limit, with every byte of the burst of that PG charged.
+    const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
+    for (unsigned left = lossless_tcs; left; left &= left - 1) {
+        const unsigned key = key_of[__builtin_ctz(left)];
+        const uint64_t lim = pg_limit[key].load(std::memory_order_relaxed);
+        if (lim == UINT64_MAX) continue;
+        uint64_t pg_burst = 0;
+        for (unsigned l2 = s.tcs; l2; l2 &= l2 - 1)
+            if (const unsigned tc = unsigned(__builtin_ctz(l2)); key_of[tc] == key)
+                pg_burst += s.tc_bytes(tc);
+        if (pg_total(key) + pg_burst > lim) return false;
+    }
+    // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
+    // marking (a marking depth), and its pool's limits. A pool's use after the burst is at most
+    // its use now plus the whole burst's bytes (a queue's growth beyond its reservation is at
+    // most its share of the burst): checks that pass with that bound pass with the exact use,
+    // so one pass checks every queue and nothing is charged before all pass. (A burst within
+    // its bytes of a pool's limit fails.)
+    const uint64_t all_bytes = s.bytes();
+    for (unsigned left = s.queues; left; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
+        const Queue &q = ps.q[qi];
+        const uint64_t after = q.bytes + s.q_bytes(qi);
+        if ((q.flags & Queue::kStormDrop) || ((q.flags & Queue::kDrop) && after >= q.drop_min) ||
+            ((q.flags & Queue::kMarkEnq) &&
+             after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min))
+            return false;
+        s.excess[qi] = after > q.reserved ? after - q.reserved : 0;
+        const TrafficManager::Pool *const pool = q.pool;
+        if (!pool) continue;
+        const uint64_t used = pool->shared_used + all_bytes;  // at least its use after the burst
+        if (q.flags & Queue::kLossless) {
+            if (used > pool->shared + pool->xoff) return false;
+        } else if (s.excess[qi] > q.excess) {  // admission() checks packets that take shared bytes
+            if (used > pool->shared) return false;
+            if (q.flags & Queue::kDynamic) {
+                const uint64_t free = pool->shared - used;
+                if (s.excess[qi] > (q.dynamic_th >= 0 ? free << q.dynamic_th
+                                                      : free >> -q.dynamic_th))
+                    return false;
+            } else if (after > q.static_th) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+template <bool kThrough, class PerQueue, class AfterQueue>
+[[gnu::always_inline]] inline void QosEgress::commit_sums(uint16_t port, TrafficManager::Port &ps,
+                                                          const uint16_t *key_of,
+                                                          const BurstSums &s,
+                                                          PerQueue &&per_queue,
+                                                          AfterQueue &&after_queue) {
+    using Queue = TrafficManager::Queue;
+    PortQosStats &st = *tm_.stats_[port];
+    for (unsigned left = s.queues; left; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
+        Queue &q = ps.q[qi];
+        const uint32_t q_n = s.q_packets(qi);
+        per_queue(q, qi, q_n);
+        q.tail += q_n;
+        q.bytes += s.q_bytes(qi);
+        if (TrafficManager::Pool *const pool = q.pool) {
+            pool->shared_used += s.excess[qi] - q.excess;
+            pool->used += s.q_bytes(qi);
+        }
+        q.excess = s.excess[qi];
+        if constexpr (kThrough) {
+            // admitted_to() but the depth gauges (0 before and after: the queue was empty and
+            // leaves empty); a watermark gauge is its watermark, stored when that rises.
+            QueueStats &qs = st.queues[qi];
+            if (q.bytes > q.wm_bytes) qs.watermark_bytes.set(q.wm_bytes = q.bytes);
+            if (q.size() > q.wm_packets) qs.watermark_packets.set(q.wm_packets = q.size());
+            qs.enq_packets.add(q_n);
+            qs.enq_bytes.add(s.q_bytes(qi));
+            after_queue(q, qs, qi, q_n);
+        } else {
+            admitted_to(q, st.queues[qi], port, qi, q_n, s.q_bytes(qi), 0);
+        }
+    }
+    PgAccounting &pg = *own_.pg;
+    for (unsigned left = s.tcs; left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        const unsigned key = key_of[tc];
+        pg.bytes[key].add(s.tc_bytes(tc));
+        pg.watermark[key].max(pg.bytes[key].v);
+    }
+    if constexpr (!kThrough) admitted(port, s.queues);
+}
+
 // Admission in sums, for a burst of which admit_each() would refuse, draw for or mark no
 // packet - the common case of a mixed burst (rsw-full's three classes) on uncongested queues.
 // One pass over the burst reads each packet once, writes its slot at its queue's tail (into
 // free slots: every queue has room for the whole burst, checked first) and adds its length to
 // its TC's sum; then each queue's share is checked once against admission()'s limits at the
-// state after the whole burst, in one pass that charges nothing (a pool's use then is bounded
-// by its use now plus the burst's bytes). Along a burst a queue's bytes and excess and a pool's
-// shared use only grow (the shared bytes left only shrink), so a check that passes at the end
-// passed at every packet: no packet is refused, no WRED or enqueue-marking depth is reached (the depth
-// before a packet is below the queue's final bytes; every packet is taken as ECT there), no PG
-// exceeds its limit. The checks are sufficient, not exact: a burst near a limit goes to
-// admit_each(), which decides per packet. Then the tails, queue bytes, pools and PG bytes move
-// by the sums - the state, slots and counters admit_each() leaves. Returns false when the burst
-// needs admit_each() (packets from several ingress ports, a queue without room for the whole
-// burst, a check that does not pass), having changed nothing but free slots (which
-// admit_each() writes again) and the TX ring model's drain to now (which it does too).
+// state after the whole burst (sums_admissible()). Then the tails, queue bytes, pools and PG
+// bytes move by the sums - the state, slots and counters admit_each() leaves (commit_sums()).
+// Returns false when the burst needs admit_each() (packets from several ingress ports, a queue
+// without room for the whole burst, a check that does not pass), having changed nothing but
+// free slots (which admit_each() writes again) and the TX ring model's drain to now (which it
+// does too).
 bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
     using Queue = TrafficManager::Queue;
     using Slot = TrafficManager::Slot;
@@ -625,12 +785,10 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     const uint32_t *tag_of = &tm_.pg_tag_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
     // (One register: else GCC keeps the row's offset from tm_ and adds it for every packet.)
     asm("" : "+r"(tag_of));
-    // Per TC, its bytes in bits 0-39 (at most kSumBurst frames below 4 GB) and its packets
-    // from bit 40: the TCs present come from the sums, not from one more step per packet.
-    constexpr unsigned kPacketShift = 40;
-    static_assert(uint64_t(kSumBurst) * UINT32_MAX < uint64_t(1) << kPacketShift);
-    constexpr uint64_t kPacket = uint64_t(1) << kPacketShift;
-    alignas(16) std::array<uint64_t, kNumTc> tc_sums{};
+    // Per TC, its bytes and packets (BurstSums): the TCs present come from the sums, not from
+    // one more step per packet.
+    constexpr uint64_t kPacket = BurstSums::kPacket;
+    BurstSums s;
     // Every packet's ingress port is packet 0's when the or and the and of their words agree
     // there (not a xor with packet 0's word: GCC then peels packet 0 and loads each mbuf
     // pointer twice).
@@ -646,106 +804,21 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         // The slot admit_each() writes: {m, len, key_of[tc], ecn_ip_of(meta)}, its last two
         // fields as one word.
         const uint32_t tag = tag_of[tc] | ecn_tag(meta);
-        Slot *const s = dst[to_queue[tc]]++;
-        s->m = m;
-        s->len = len;
+        Slot *const sl = dst[to_queue[tc]]++;
+        sl->m = m;
+        sl->len = len;
         // (Kept two plain stores: without the barrier GCC merges them through an SSE register,
         // three more instructions a packet.)
         asm("" ::: "memory");
-        std::memcpy(reinterpret_cast<uint8_t *>(s) + offsetof(Slot, pg_key), &tag, sizeof tag);
-        tc_sums[tc] += len + kPacket;
+        std::memcpy(reinterpret_cast<uint8_t *>(sl) + offsetof(Slot, pg_key), &tag, sizeof tag);
+        s.tc[tc] += len + kPacket;
     }
     if ((in_or ^ in_and) & kInPort) return false;
-    // The TCs present: bit tc set when tc_sums[tc] is not 0.
-#if defined(__SSE4_1__)
-    // Two sums a compare (17 instructions instead of 37).
-    const __m128i zero = _mm_setzero_si128();
-    const auto zero2 = [&tc_sums, zero](unsigned tc) {
-        const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i *>(&tc_sums[tc]));
-        return unsigned(_mm_movemask_pd(_mm_castsi128_pd(_mm_cmpeq_epi64(v, zero))));
-    };
-    const unsigned tcs =
-        ~(zero2(0) | zero2(2) << 2 | zero2(4) << 4 | zero2(6) << 6) & ((1u << kNumTc) - 1);
-#else
-    unsigned tcs = 0;
-#pragma GCC unroll 8
-    for (unsigned tc = 0; tc < kNumTc; tc++) tcs |= unsigned(tc_sums[tc] != 0) << tc;
-#endif
-    const auto tc_bytes = [&tc_sums](unsigned tc) { return tc_sums[tc] & (kPacket - 1); };
-
-    // Each queue's share of the burst, from its TCs': bytes and packets as in tc_sums.
-    // And the whole burst's (all_sum, packets in the high bits too).
-    std::array<uint64_t, kNumQueues> q_sums{};
-    unsigned queues = 0;
-    uint64_t all_sum = 0;
-    for (unsigned left = tcs; left; left &= left - 1) {
-        const unsigned tc = unsigned(__builtin_ctz(left));
-        const unsigned qi = to_queue[tc];
-        queues |= 1u << qi;
-        q_sums[qi] += tc_sums[tc];
-        all_sum += tc_sums[tc];
-    }
-    const unsigned lossless_tcs = tcs & ps.lossless_tcs;
-    const auto q_bytes = [&q_sums](unsigned qi) { return q_sums[qi] & (kPacket - 1); };
-    // Enqueue marking with ecn_depth queue_and_tx_ring sees the TX ring too (admit_each()).
-    uint64_t ring_ahead = 0;
-    if (ps.mark_enq_ring) {
-        ps.ring.drain(now_ns);
-        ring_ahead = ps.ring.inflight_bytes();
-    }
-    // Lossless packets: their PG's limit, with every byte of the burst of that PG charged.
-    const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
-    for (unsigned left = lossless_tcs; left; left &= left - 1) {
-        const unsigned key = key_of[__builtin_ctz(left)];
-        const uint64_t lim = pg_limit[key].load(std::memory_order_relaxed);
-        if (lim == UINT64_MAX) continue;
-        uint64_t pg_burst = 0;
-        for (unsigned l2 = tcs; l2; l2 &= l2 - 1)
-            if (const unsigned tc = unsigned(__builtin_ctz(l2)); key_of[tc] == key)
-                pg_burst += tc_bytes(tc);
-        if (pg_total(key) + pg_burst > lim) return false;
-    }
-    // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
-    // marking (a marking depth), and its pool's limits. A pool's use after the burst is at most
-    // its use now plus the whole burst's bytes (a queue's growth beyond its reservation is at
-    // most its share of the burst): checks that pass with that bound pass with the exact use,
-    // so one pass checks every queue and nothing is charged before all pass. (A burst within
-    // its bytes of a pool's limit goes to admit_each().)
-    const uint64_t all_bytes = all_sum & (kPacket - 1);
-    std::array<uint64_t, kNumQueues> excess;
-    for (unsigned left = queues; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        const Queue &q = ps.q[qi];
-        const uint64_t after = q.bytes + q_bytes(qi);
-        if ((q.flags & Queue::kStormDrop) || ((q.flags & Queue::kDrop) && after >= q.drop_min) ||
-            ((q.flags & Queue::kMarkEnq) &&
-             after + (q.flags & Queue::kMarkRing ? ring_ahead : 0) >= q.mark_min))
-            return false;
-        excess[qi] = after > q.reserved ? after - q.reserved : 0;
-        const TrafficManager::Pool *const pool = q.pool;
-        if (!pool) continue;
-        const uint64_t used = pool->shared_used + all_bytes;  // at least its use after the burst
-        if (q.flags & Queue::kLossless) {
-            if (used > pool->shared + pool->xoff) return false;
-        } else if (excess[qi] > q.excess) {  // admission() checks packets that take shared bytes
-            if (used > pool->shared) return false;
-            if (q.flags & Queue::kDynamic) {
-                const uint64_t free = pool->shared - used;
-                if (excess[qi] > (q.dynamic_th >= 0 ? free << q.dynamic_th
-                                                    : free >> -q.dynamic_th))
-                    return false;
-            } else if (after > q.static_th) {
-                return false;
-            }
-        }
-    }
+    s.by_queue(to_queue);
+    if (!sums_admissible(ps, key_of, s, now_ns)) return false;
 
     // Admitted, every packet: the slots are written; the tails, queues, pools and PG bytes move.
-    PortQosStats &st = *tm_.stats_[port];
-    for (unsigned left = queues; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        Queue &q = ps.q[qi];
-        const uint32_t q_n = uint32_t(q_sums[qi] >> kPacketShift);
+    commit_sums<false>(port, ps, key_of, s, [&](Queue &q, unsigned qi, uint32_t q_n) {
         // Queue::one_key: the burst's frames for the queue have one key when its TCs have one
         // PG (Queue::one_pg_mask; one ingress port), its last frame's (at dst[qi] - 1); the
         // queue keeps one key if it was empty or held only frames of that key.
@@ -754,23 +827,7 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
         // The slots written past the queue's end belong at its start.
         if (const uint32_t at = q.tail & mask; at + q_n > cap)
             std::copy(q.slots + cap, q.slots + at + q_n, q.slots);
-        q.tail += q_n;
-        q.bytes += q_bytes(qi);
-        if (TrafficManager::Pool *const pool = q.pool) {
-            pool->shared_used += excess[qi] - q.excess;
-            pool->used += q_bytes(qi);
-        }
-        q.excess = excess[qi];
-        admitted_to(q, st.queues[qi], port, qi, q_n, q_bytes(qi), 0);
-    }
-    PgAccounting &pg = *own_.pg;
-    for (unsigned left = tcs; left; left &= left - 1) {
-        const unsigned tc = unsigned(__builtin_ctz(left));
-        const unsigned key = key_of[tc];
-        pg.bytes[key].add(tc_bytes(tc));
-        pg.watermark[key].max(pg.bytes[key].v);
-    }
-    admitted(port, queues);
+    }, [](Queue &, QueueStats &, unsigned, uint32_t) {});
     sum_admissions_++;
     return true;
 }
@@ -927,8 +984,15 @@ uint32_t QosEgress::flush(uint64_t now_ns) {
             sent += service(p, now_ns);
         }
     }
-    ipool_valid_ = 0;
-    for (uint16_t p : generating_) pfc_generate(p, now_ns);
+    // The buffer the mixed bursts that cut through held (cut_through_mixed): released here, not
+    // in their ports' turns - nothing in between reads it (the other ports' services only take
+    // from their queues; the gauges are set again here), PFC generation comes after.
+    if (mixed_held_) release_mixed_all();
+    // (The ingress pools' use is read again at each flush's generation: ipool_used.)
+    if (!generating_.empty()) {
+        ipool_valid_ = 0;
+        for (uint16_t p : generating_) pfc_generate(p, now_ns);
+    }
     return sent;
 }
 
@@ -1862,6 +1926,228 @@ void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, u
     ps.ct_ring_bytes = ps.ring.inflight_bytes();
 }
 
+// A final burst to an idle port that goes to several queues (or follows such a burst: a
+// one-queue burst takes this path too). service() would take it in runs - the strict queues
+// from the highest, then the DWRR queues from the scheduler's turn - and hand them to tx_burst
+// in one call when the burst fits one TX burst, PFC is quiet (nothing paused: pick() sees every
+// queue), the shaper stays ready up to its last frame and the TX ring model has room for all of
+// it, each DWRR queue's deficit on its turn covers all its bytes (its run takes it whole and it
+// forfeits the rest: no queue is split over two visits), and no frame reaches a dequeue marking
+// depth (no random draw: the draws would come before those of later admissions). Then this
+// admits the burst in sums (admit_in_sums's checks, no slots: each queue's packets are kept in
+// order in a local array) and sends it in that order, with admission's and service()'s state and
+// counters: the picks are the scheduler's own (pick(), emptied()), the watermark clear and PFC
+// honoring run on the queues holding the burst, the runs' counters per queue, the shaper and
+// ring charges, refusals staged. The buffer the burst held (PG bytes, pools) is released in the
+// port's turn of the flush (release_mixed), as for a one-queue burst.
+bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+    using Queue = TrafficManager::Queue;
+    TrafficManager::Port &ps = *tm_.ports_[port];
+    // One TX burst (n <= burst_), room in every (empty) queue (n <= queue_packets), in sums.
+    if (!mixed_ct_ || unsigned(n) - 1 >= ct_max_ || n > kSumBurst) return false;
+    if (ps.paused.load(std::memory_order_relaxed) ||
+        (!ps.pfc_inert && !tm_.pfc_.quiet(port, now_ns)))
+        return false;
+    const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
+    // Each queue's packets in arrival order, and the sums (as admit_in_sums).
+    rte_mbuf *stage[kNumQueues][kSumBurst + 1];
+    std::array<rte_mbuf **, kNumQueues> dst;
+#pragma GCC unroll 8
+    for (unsigned qi = 0; qi < kNumQueues; qi++) dst[qi] = stage[qi];
+    constexpr uint64_t kPacket = BurstSums::kPacket;
+    BurstSums s;
+    uint32_t in_or = 0, in_and = ~0u;
+    uint32_t shortest = UINT32_MAX;
+    for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
+        rte_mbuf *m = *p;
+        const PacketMeta *meta = meta_of(m);
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        const uint32_t word = in_port_tc_word(meta);
+        in_or |= word;
+        in_and &= word;
+        const uint32_t len = m->pkt_len;
+        shortest = std::min(shortest, len);
+        *dst[to_queue[tc]]++ = m;
+        s.tc[tc] += len + kPacket;
+    }
+    if ((in_or ^ in_and) & kInPort) return false;
+    s.by_queue(to_queue);
+    const uint16_t *key_of = &tm_.pg_key_[(meta_of(pkts[0])->in_port & (kMaxPorts - 1)) * kNumTc];
+    if (!sums_admissible(ps, key_of, s, now_ns)) return false;
+
+    // service()'s first steps (the same now: done once), then what its pass would take.
+    ps.shaper.refill(now_ns);
+    ps.ring.drain(now_ns);
+    const uint64_t bytes = s.bytes();
+    uint64_t wire = bytes + uint64_t(n) * overhead_;  // every frame's wire_bytes()
+    if (shortest < min_frame_) [[unlikely]]
+        for (uint16_t i = 0; i < n; i++)
+            if (const uint32_t len = pkts[i]->pkt_len; len < min_frame_) wire += min_frame_ - len;
+    // The ring model takes frame after frame while the bytes so far plus the frame's fit its
+    // room (RunLimits): all of them when all fit.
+    if (int64_t(wire) > ps.ring.room()) return false;
+    // The order: pick() as service() calls it, each queue then emptied by its run - which for a
+    // DWRR queue needs a deficit covering all its bytes (take_run stops where it no longer covers
+    // the head frame). The turn and the deficits are restored if the burst is declined.
+    const unsigned dwrr = s.queues & ps.sched.dwrr_mask();
+    const unsigned turn0 = ps.sched.turn();
+    std::array<int64_t, kNumQueues> deficit0;
+    for (unsigned left = dwrr; left; left &= left - 1)
+        deficit0[__builtin_ctz(left)] = ps.sched.deficit(int(__builtin_ctz(left)));
+    const auto restore = [&] {
+        ps.sched.set_turn(turn0);
+        for (unsigned left = dwrr; left; left &= left - 1)
+            ps.sched.set_deficit(int(__builtin_ctz(left)), deficit0[__builtin_ctz(left)]);
+    };
+    std::array<uint8_t, kNumQueues> order;
+    unsigned n_queues = 0;
+    for (unsigned eligible = s.queues; eligible;) {
+        const int qi = ps.sched.pick(uint8_t(eligible), [&](int i) { return stage[i][0]->pkt_len; });
+        if ((dwrr >> qi & 1) && ps.sched.deficit(qi) < int64_t(s.q_bytes(unsigned(qi)))) {
+            restore();
+            return false;
+        }
+        ps.sched.emptied(qi);
+        order[n_queues++] = uint8_t(qi);
+        eligible &= ~(1u << qi);
+    }
+    // The burst in that order: each queue's packets two at a time (one 16-byte copy; an odd
+    // count copies one more, which the next queue's first overwrites: out and each row of stage
+    // have a spare slot).
+    rte_mbuf *out[kSumBurst + 1];
+    {
+        rte_mbuf **o = out;
+        for (unsigned i = 0; i < n_queues; i++) {
+            const unsigned qi = order[i];
+            rte_mbuf **const end = o + s.q_packets(qi);
+#if defined(__SSE2__)
+            for (rte_mbuf **from = stage[qi]; o < end; o += 2, from += 2)
+                _mm_storeu_si128(reinterpret_cast<__m128i *>(o),
+                                 _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
+#else
+            for (rte_mbuf **from = stage[qi]; o < end;) *o++ = *from++;
+#endif
+            o = end;
+        }
+    }
+    // The shaper stays ready up to the last frame; no frame at a dequeue marking depth (a queue's
+    // frames' depth is below its bytes plus the ring's and the burst's wire bytes: bound first).
+    const uint64_t ring0 = ps.ring.inflight_bytes();
+    bool marks = false;
+    for (unsigned left = s.queues & ps.mark_deq_queues; left; left &= left - 1) {
+        const Queue &q = ps.q[__builtin_ctz(left)];
+        marks |= s.q_bytes(unsigned(__builtin_ctz(left))) + ((ring0 + wire) & q.deq_ring) >=
+                 q.deq_mark_min;
+    }
+    if (!ps.shaper.ready_after(wire - tm_.plan_.wire_bytes(out[n - 1]->pkt_len)) ||
+        (marks && mixed_would_mark(ps, order.data(), n_queues, s, out, ring0))) {
+        restore();
+        return false;
+    }
+
+    // Admitted (admit_in_sums's commit, the slots aside), with each queue's run counted and the
+    // release its pool will owe (at the flush); then service()'s steps on the queues holding the
+    // burst (the watermark clear, PFC honoring), and the queues emptied.
+    unsigned pool_queues = 0;
+    commit_sums<true>(
+        port, ps, key_of, s, [](Queue &, unsigned, uint32_t) {},
+        [&](Queue &q, QueueStats &qs, unsigned qi, uint32_t q_n) {
+            qs.deq_packets.add(q_n);
+            qs.deq_bytes.add(s.q_bytes(qi));
+            if (q.pool) {
+                pool_queues |= 1u << qi;
+                ps.ct_q_bytes[qi] = q.bytes;
+                ps.ct_q_excess[qi] = q.excess;
+            }
+        });
+    apply_watermark_clear(port);
+    if (!ps.pfc_inert) pfc_honor(port, now_ns);  // inert: pauses nothing, changes nothing
+    PortQosStats &st = *tm_.stats_[port];
+    for (unsigned left = s.queues; left; left &= left - 1) {
+        Queue &q = ps.q[__builtin_ctz(left)];
+        q.head = q.tail;
+        q.bytes = q.excess = 0;
+    }
+    for (unsigned left = s.tcs; left; left &= left - 1)
+        ps.ct_tc_bytes[__builtin_ctz(left)] = s.tc_bytes(unsigned(__builtin_ctz(left)));
+    ps.ct_pool_queues = uint8_t(pool_queues);
+    ps.ct_tcs = uint8_t(s.tcs);
+    ps.ct_keys = key_of;
+    ps.ct_mixed_held = true;
+    mixed_held_ = true;
+    ps.ct_pending = true;  // release_cut_through() releases nothing of it
+    ps.ct_pool = nullptr;
+    ps.ct_bytes = 0;
+    ps.ct_pg_key = 0;
+    ps.ct_mixed = (s.queues & (s.queues - 1)) != 0;
+    st.cut_through_packets.add(n);
+    mixed_cut_throughs_++;
+    ps.shaper.consume(wire);
+    ps.ring.add(wire);
+    const uint16_t sent = send(port, out, n, bytes);
+    ps.ct_sent = sent;
+    if (sent < n) [[unlikely]] {
+        // The device ring is full after all: the rest waits for the next flush (service()).
+        for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
+        std::copy(out + sent, out + n, ps.staged.begin());
+        ps.staged_head = 0;
+        ps.staged_n = uint16_t(n - sent);
+        st.staged_packets.set(ps.staged_n);
+        ps.ct_ring_bytes = ps.ring.inflight_bytes();
+    } else {
+        // The ring's bytes after the add (inflight_bytes(): ceil((I + w K) / K) = ceil(I / K) + w).
+        ps.ct_ring_bytes = ring0 + wire;
+    }
+    return true;
+}
+
+// take_tested's dequeue marking test for every frame of out[0..n) as service() would take them
+// (the queues in `order`, each whole): an ECT frame of a queue that marks at dequeue, at or
+// above its marking depth - the queue's bytes behind it, plus with the ring the ring's bytes
+// ahead of it (ring0, then every frame before it).
+bool QosEgress::mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *order,
+                                 unsigned n_queues, const BurstSums &s, rte_mbuf *const *out,
+                                 uint64_t ring0) const {
+    uint64_t ahead = ring0;
+    for (unsigned i = 0; i < n_queues; i++) {
+        const TrafficManager::Queue &q = ps.q[order[i]];
+        uint64_t behind = s.q_bytes(order[i]);  // the queue's bytes: it was empty
+        for (uint32_t j = 0; j < s.q_packets(order[i]); j++) {
+            rte_mbuf *const m = *out++;
+            behind -= m->pkt_len;
+            const unsigned ecn_ip = ecn_ip_of(meta_of(m));
+            if (behind + (ahead & q.deq_ring) >= q.deq_mark_min &&
+                (ecn_ip == (4 | kEcnEct0) || ecn_ip == (4 | kEcnEct1)))
+                return true;
+            ahead += tm_.plan_.wire_bytes(m->pkt_len);
+        }
+    }
+    return false;
+}
+
+void QosEgress::release_mixed(TrafficManager::Port &ps) {
+    ps.ct_mixed_held = false;
+    for (unsigned left = ps.ct_pool_queues; left; left &= left - 1) {
+        const unsigned qi = unsigned(__builtin_ctz(left));
+        TrafficManager::Pool *pool = ps.q[qi].pool;
+        pool->shared_used -= ps.ct_q_excess[qi];
+        pool->used -= ps.ct_q_bytes[qi];
+    }
+    PgAccounting &pg = *own_.pg;
+    for (unsigned left = ps.ct_tcs; left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        pg.bytes[ps.ct_keys[tc]].sub(ps.ct_tc_bytes[tc]);
+    }
+    if (ps.ct_pool_queues)
+        for (auto &pool : own_.pools) pool.used_gauge.set(pool.used);
+}
+
+void QosEgress::release_mixed_all() {
+    mixed_held_ = false;
+    for (uint16_t p : owned_)
+        if (TrafficManager::Port &ps = *tm_.ports_[p]; ps.ct_mixed_held) release_mixed(ps);
+}
+
 [[gnu::always_inline]] inline void QosEgress::release_cut_through(TrafficManager::Port &ps) {
     ps.ct_pending = false;
     if (TrafficManager::Pool *pool = ps.ct_pool) {
@@ -1881,6 +2167,7 @@ void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, u
     // Only the burst's pool changed: every other pool's gauge is its use already.
     if (pool) pool->used_gauge.set(pool->used);
     tm_.stats_[port]->tx_ring_bytes.set(ps.ct_ring_bytes);
+    if (ps.ct_mixed_held) release_mixed(ps);
     if (trace_) sample_ecn_marks(port, now_ns);
     return ps.ct_sent;
 }
@@ -1934,7 +2221,10 @@ void QosEgress::discard_all(DropReason reason) {
     for (uint16_t port : owned_) {
         TrafficManager::Port &ps = *tm_.ports_[port];
         ps.idle_still = false;
-        if (ps.ct_pending) release_cut_through(ps);
+        if (ps.ct_pending) {
+            release_cut_through(ps);
+            if (ps.ct_mixed_held) release_mixed(ps);
+        }
         uint64_t dropped = 0;
         if (ps.handoff) {
             rte_mbuf *in[kHandoffBurst];

@@ -228,6 +228,7 @@ class TrafficManager final : public Injector {
         uint16_t staged_head = 0, staged_n = 0;
         uint32_t wm_epoch_seen = 0;
         bool mark_enq_ring = false;  // a queue marks at enqueue with the TX ring in its depth
+        uint8_t mark_deq_queues = 0;  // bit q: queue q marks at dequeue (kMarkDeq)
         uint8_t lossless_tcs = 0;    // bit tc: TC_TO_QUEUE_MAP sends TC tc to a lossless queue
         // Precomputed (TrafficManager::update_plain, at QosEgress's construction and when a
         // queue's storm state changes): PFC honors nothing on this port (no PFC priority, no
@@ -264,6 +265,16 @@ class TrafficManager final : public Injector {
         uint16_t ct_pg_key = 0;
         uint64_t ct_bytes = 0, ct_excess = 0;  // ct_excess: read only with ct_pool
         Pool *ct_pool = nullptr;
+        // A burst of several queues cut through (QosEgress::cut_through_mixed, ct_bytes 0,
+        // ct_pool null): its release is the one below (QosEgress::release_mixed_all).
+        bool ct_mixed_held = false;
+        // The release cut_through_mixed() leaves to the flush: per queue in ct_pool_queues (those
+        // with a pool) its bytes and excess; per TC in ct_tcs its bytes, of PgAccounting key
+        // ct_keys[tc].
+        uint8_t ct_pool_queues = 0, ct_tcs = 0;
+        const uint16_t *ct_keys = nullptr;
+        std::array<uint64_t, kNumQueues> ct_q_bytes{}, ct_q_excess{};
+        std::array<uint64_t, kNumTc> ct_tc_bytes{};
         // The TX ring model's bytes after the cut-through (inflight_bytes(): nothing changes the
         // ring between the send and the flush), the flush's tx_ring_bytes gauge.
         uint64_t ct_ring_bytes = 0;
@@ -359,6 +370,9 @@ class QosEgress final : public Egress {
     uint64_t sum_admissions() const { return sum_admissions_; }
     // Bursts that cut through on their BurstSummary (enqueue_summed), for tests and benchmarks.
     uint64_t summed_cut_throughs() const { return summed_cut_throughs_; }
+    // Bursts that cut through by cut_through_mixed (several queues or after a mixed burst), for
+    // tests and benchmarks.
+    uint64_t mixed_cut_throughs() const { return mixed_cut_throughs_; }
 
   private:
     // Admission (enqueue, handoff drain): in sums when no packet can be refused, drawn for or
@@ -372,6 +386,37 @@ class QosEgress final : public Egress {
                                                      bool final);
     static constexpr uint16_t kSumBurst = 64;  // larger bursts: admit_each
     bool admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // A burst of one ingress port in sums, by TC and by queue (admit_in_sums, cut_through_mixed).
+    struct BurstSums;
+    // admit_in_sums's checks on the sums: whether admit_each() would admit every packet without
+    // a random draw or a mark; fills s.excess. Changes nothing (but the TX ring model's drain).
+    [[gnu::always_inline]] inline bool sums_admissible(TrafficManager::Port &ps,
+                                                       const uint16_t *key_of, BurstSums &s,
+                                                       uint64_t now_ns);
+    // The admission of a burst whose sums passed: tails, bytes, excess, pools, counters, PG bytes;
+    // per_queue(q, qi, packets) first for each queue (admit_in_sums: its slots). kThrough: the
+    // queues leave again (cut_through_mixed): their depth gauges and the pool gauges are not set
+    // (they end where they are), nonempty is not; after_queue(q, counters, qi, packets) last for
+    // each queue.
+    template <bool kThrough, class PerQueue, class AfterQueue>
+    [[gnu::always_inline]] inline void commit_sums(uint16_t port, TrafficManager::Port &ps,
+                                                   const uint16_t *key_of, const BurstSums &s,
+                                                   PerQueue &&per_queue, AfterQueue &&after_queue);
+    // Cut-through for a final burst to an idle port whose packets go to several queues (or come
+    // after such a burst): admitted in sums without slots and sent in the order service() would
+    // take them (strict queues, then DWRR from its turn), with service()'s state and counters,
+    // when service() would send the whole burst in one pass (doc/qos.md, "Cut-through"). Returns
+    // false, having changed nothing, otherwise.
+    bool cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // Whether service() would draw for or mark a frame of out[0..n) at dequeue (cut_through_mixed's
+    // exact check when its bound does not rule it out).
+    [[gnu::noinline]] bool mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *order,
+                                            unsigned n_queues, const BurstSums &s,
+                                            rte_mbuf *const *out, uint64_t ring0) const;
+    // The flush's release of the mixed cut-throughs (Port::ct_mixed_held), after its services.
+    [[gnu::noinline]] void release_mixed_all();
+    // The release cut_through_mixed() leaves to the flush (Port::ct_pool_queues, ct_tcs).
+    void release_mixed(TrafficManager::Port &ps);
     void admit_each(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     struct PgCharge;  // a burst's PG bytes, charged per run of one (ingress port, PG)
     QueueDrop admission(const TrafficManager::Queue &q, const TrafficManager::Pool *pool,
@@ -487,6 +532,8 @@ class QosEgress final : public Egress {
     uint64_t sum_admissions_ = 0;
     bool burst_summary_;  // QosPlan::burst_summary
     uint64_t summed_cut_throughs_ = 0;
+    bool mixed_ct_;  // QosPlan::mixed_cut_through
+    uint64_t mixed_cut_throughs_ = 0;
     TrafficManager::Owner &own_;
     bool single_owner_;  // one worker: pg_total() is this owner's bytes
     std::vector<uint16_t> owned_;
@@ -496,6 +543,8 @@ class QosEgress final : public Egress {
     uint64_t ipool_valid_ = 0;
     std::array<Counter, kMaxPorts> handoff_drops_{};
     TraceRing *trace_ = nullptr;
+    // Some owned port's mixed cut-through awaits its release (Port::ct_mixed_held).
+    bool mixed_held_ = false;
     // ECN marks not yet sampled into the trace, per (port, queue): one ecn_mark_sample event per
     // kEcnSampleEvery marks (value: the marks it stands for).
     static constexpr uint32_t kEcnSampleEvery = 16;

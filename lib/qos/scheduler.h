@@ -64,6 +64,11 @@ class DwrrScheduler {
     // (QosEgress::service): deficit(q), then set_deficit(q, d - the run's bytes).
     int64_t deficit(int q) const { return deficit_[size_t(q)]; }
     void set_deficit(int q, int64_t d) { deficit_[size_t(q)] = d; }
+    // The round-robin position, for a caller that tries picks it may have to undo
+    // (QosEgress::cut_through_mixed): turn() and deficit(q) before, set_turn() and set_deficit()
+    // to restore them.
+    unsigned turn() const { return cur_; }
+    void set_turn(unsigned t) { cur_ = t; }
 
     uint8_t strict_mask() const { return strict_; }
     uint8_t dwrr_mask() const { return dwrr_; }

@@ -8,6 +8,7 @@
 // (frames injected into the handoff rings); the runs with cut-through on must have used it.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -127,6 +128,7 @@ struct Outcome {
     uint64_t runs_whole = 0;  // of runs_untested, whole queues (QosEgress::whole_runs)
     uint64_t idle_skips = 0;  // QosEgress::idle_skips
     uint64_t summed = 0;  // bursts cut through on their summary (QosEgress::summed_cut_throughs)
+    uint64_t mixed = 0;   // bursts cut through by QosEgress::cut_through_mixed
     bool balanced = false;
 };
 
@@ -145,7 +147,7 @@ class CutThrough : public SwitchFixture {
     Outcome run(const Script &script, bool cut_through, uint64_t speed_mbps,
                 const std::string &port_fields, const Topology &setup, bool sum_admission = true,
                 bool run_tests_once = true, bool pfc_skip = true, bool plain_skip = true,
-                bool burst_summary = true) {
+                bool burst_summary = true, bool mixed_cut_through = true) {
         Outcome r;
         std::vector<QosPortInfo> info = {{"p0", speed_mbps}, {"p1", speed_mbps}};
         const std::string profile =
@@ -159,6 +161,7 @@ class CutThrough : public SwitchFixture {
         plan.pfc_skip = pfc_skip;
         plan.plain_skip = plain_skip;
         plan.burst_summary = burst_summary;
+        plan.mixed_cut_through = mixed_cut_through;
         if (queue_packets_) plan.queue_packets = queue_packets_;
         TestPorts tp(unique_name("ct"), 2, 32768);
         {
@@ -243,6 +246,7 @@ class CutThrough : public SwitchFixture {
                 r.runs_whole += d.qos_egress(w)->whole_runs();
                 r.idle_skips += d.qos_egress(w)->idle_skips();
                 r.summed += d.qos_egress(w)->summed_cut_throughs();
+                r.mixed += d.qos_egress(w)->mixed_cut_throughs();
             }
         }
         return r;
@@ -280,8 +284,11 @@ class CutThrough : public SwitchFixture {
     // bursts admitted in sums.
     uint64_t same_admission(const Script &script, uint64_t speed_mbps = 10000,
                             const std::string &port_fields = "", const Topology &setup = {}) {
-        const Outcome sums = run(script, true, speed_mbps, port_fields, setup, true);
-        const Outcome each = run(script, true, speed_mbps, port_fields, setup, false);
+        // (The mixed cut-through off: it admits the bursts this compares in sums too.)
+        const Outcome sums = run(script, true, speed_mbps, port_fields, setup, true, true, true,
+                                 true, true, false);
+        const Outcome each = run(script, true, speed_mbps, port_fields, setup, false, true, true,
+                                 true, true, false);
         EXPECT_EQ(each.sum_admissions, 0u);
         EXPECT_EQ(sums.cut_through_packets, each.cut_through_packets);
         compare(sums, each, "in sums", "per packet");
@@ -296,8 +303,11 @@ class CutThrough : public SwitchFixture {
     uint64_t same_runs(const Script &script, uint64_t speed_mbps, const std::string &port_fields,
                        const Topology &setup = {}, uint64_t *tested = nullptr,
                        uint64_t *whole = nullptr) {
-        const Outcome once = run(script, true, speed_mbps, port_fields, setup, true, true);
-        const Outcome each = run(script, true, speed_mbps, port_fields, setup, true, false);
+        // (The mixed cut-through off: it takes the mixed bursts' runs this compares.)
+        const Outcome once = run(script, true, speed_mbps, port_fields, setup, true, true, true,
+                                 true, true, false);
+        const Outcome each = run(script, true, speed_mbps, port_fields, setup, true, false, true,
+                                 true, true, false);
         EXPECT_EQ(each.runs_untested, 0u);
         EXPECT_EQ(each.runs_whole, 0u);
         EXPECT_LE(once.runs_whole, once.runs_untested);
@@ -348,6 +358,22 @@ class CutThrough : public SwitchFixture {
         EXPECT_EQ(sum.cut_through_packets, read.cut_through_packets);
         compare(sum, read, "summary", "every packet read");
         return sum.summed;
+    }
+
+    // The script through a switch that cuts a final burst of several queues for an idle port
+    // through in the order service() would send it (QosPlan::mixed_cut_through,
+    // QosEgress::cut_through_mixed) and one that leaves such a burst queued for the flush:
+    // identical output and counters. Returns the bursts that took the mixed path.
+    uint64_t same_mixed(const Script &script, uint64_t speed_mbps,
+                        const std::string &port_fields, const Topology &setup = {}) {
+        const Outcome mixed =
+            run(script, true, speed_mbps, port_fields, setup, true, true, true, true, true, true);
+        const Outcome queued =
+            run(script, true, speed_mbps, port_fields, setup, true, true, true, true, true, false);
+        EXPECT_EQ(queued.mixed, 0u);
+        EXPECT_GE(mixed.cut_through_packets, queued.cut_through_packets);
+        compare(mixed, queued, "mixed cut-through", "queued");
+        return mixed.mixed;
     }
 
     static void compare(const Outcome &on, const Outcome &off, const char *a, const char *b) {
@@ -498,10 +524,16 @@ TEST_F(CutThrough, OneClassAfterMixedBursts) {
         first_after_mixed += !mix && i % 3 == 0;
         s.push_back(st);
     }
-    EXPECT_EQ(same(s), one_class);
-    const Outcome on = run(s, true, 10000, "", {});
+    // The mixed cut-through off (QosEgress::cut_through_mixed takes the bursts after a mixed one).
+    const Outcome on = run(s, true, 10000, "", {}, true, true, true, true, true, false);
     EXPECT_EQ(on.cut_through_packets, one_class);
     EXPECT_EQ(on.sum_admissions, mixed + first_after_mixed);
+    // On: the bursts after a mixed one may cut through by cut_through_mixed() (not those whose
+    // ECT frames of queue 3 reach its marking depth with the TX ring's bytes ahead).
+    const Outcome mixed_on = run(s, true, 10000, "", {});
+    EXPECT_GT(mixed_on.mixed, 5u);
+    EXPECT_EQ(same(s), mixed_on.cut_through_packets);
+    same_mixed(s, 10000, "");
 }
 
 // A 1G port with a small shaper bucket and TX ring: queues build, ECN marks and drops happen;
@@ -1438,6 +1470,145 @@ TEST_F(CutThrough, PlainSummaryPathDeclinesExactly) {
     }
     EXPECT_GT(summed, 10u) << "bursts cut through on their summary";
     profile_ = nullptr;
+}
+
+// Mixed bursts to port 1 that an idle port cuts through in the order service() would send them
+// (QosEgress::cut_through_mixed) or that take the queued path: bursts of two or three classes
+// (strict queues 6 and 7, DWRR queues 0 and 3 of weight 50 and 1, 2, 4 of weight 1, whose
+// quantum a burst's bytes may exceed: a queue split over two DWRR visits), sometimes one class;
+// congested phases (large bursts, polls 1-3 us apart) that leave the DWRR turn anywhere and the
+// TX ring holding bytes, idle ones in between; frames shorter than the minimum wire frame; ECN
+// codepoints at random (queue 3 marks ECT at dequeue from 3000 bytes, with the TX ring's bytes
+// ahead; queue 1 marks and drops at enqueue from 2000); PFC pauses of queue 3 from port 1's peer,
+// queues paused and the link taken down from outside, watermark clears, device refusals; port 1's
+// own frames (hairpinned: two bursts for port 1 in a poll, or to port 0).
+Script mixed_script(uint32_t seed, int steps) {
+    std::mt19937 rng(seed);
+    auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {0, 3, 3, 3, 6, 7, 1, 2, 4, 0, 3, 6};
+    for (int i = 0; i < steps; i++) {
+        Step st;
+        const bool congested = (i / 15) % 4 == 3;
+        const uint32_t n = congested ? 20 + pick(13) : 1 + pick(32);
+        // Two or three classes (most), one (some).
+        const uint32_t n_classes = 1 + pick(3) + (pick(4) != 0);
+        uint8_t classes[3];
+        for (uint8_t &c : classes) c = dscps[pick(sizeof dscps)];
+        const uint32_t kind = pick(4);  // short, small, mid-sized or large frames
+        for (uint32_t k = 0; k < n; k++) {
+            const uint32_t len = congested ? 600 + pick(900)
+                                 : kind == 0 ? 42 + pick(40)
+                                 : kind == 1 ? 60 + pick(100)
+                                 : kind == 2 ? 100 + pick(400)
+                                             : 300 + pick(1200);
+            st.rx[0].push_back(udp(0, classes[pick(std::min<uint32_t>(n_classes, 3))],
+                                   uint8_t(pick(4)), len, seq++, pick(40) == 0 ? 0 : 1));
+        }
+        if (pick(10) == 0)  // port 1's own frames, hairpinned or to port 0
+            for (uint32_t k = 0, m = 1 + pick(5); k < m; k++)
+                st.rx[1].push_back(udp(1, dscps[pick(sizeof dscps)], uint8_t(pick(4)),
+                                       60 + pick(400), seq++, pick(2) ? 0 : 1));
+        if (pick(30) == 0) st.rx[1].push_back(pfc3(uint16_t(pick(3) == 0 ? 0 : pick(2000))));
+        switch (pick(40)) {
+            case 0: st.pause1 = int(1u << pick(8)); break;
+            case 1: case 2: st.pause1 = 0; break;
+            case 3: st.down1 = 1; break;
+            case 4: case 5: st.down1 = 0; break;
+            case 6: st.clear_wm = 1; break;
+            default: break;
+        }
+        if (pick(15) == 0) st.tx_budget1 = pick(24);
+        st.step_ns = congested ? 1'000 + pick(2'000)
+                     : pick(4) == 0 ? 300 + pick(4'000)
+                                    : 20'000 + pick(40'000);
+        s.push_back(st);
+    }
+    return s;
+}
+
+// rsw-full's shape (32 frames of 60 bytes: 80 % lossless queue 3, 10 % strict queue 6, 10 %
+// DWRR queue 0) and other mixes: after the first mixed burst (queued: admit_cut_through() finds
+// it mixed) every burst cuts through in service()'s order, with the frames and counters of the
+// queued path and of cut-through off.
+TEST_F(CutThrough, MixedBurstsInServiceOrder) {
+    const Script full =
+        mixed_bursts(32, 60, [](int k) { return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3); });
+    EXPECT_EQ(same_mixed(full, 10000, ""), 29u);
+    EXPECT_EQ(same(full), 29u * 32);
+    // Strict 7 and 6, DWRR 0, 3 and 2 (weight 1: 3 frames of 300 bytes fit its quantum).
+    const Script five = mixed_bursts(15, 300, [](int k) {
+        const uint8_t d[] = {0, 7, 3, 6, 2};
+        return d[k % 5];
+    });
+    // (ECN on queue 3's bytes alone: with the TX ring's bytes ahead its frames would reach the
+    // marking depth, and the flush decides those.)
+    EXPECT_EQ(same_mixed(five, 10000, ", ecn_depth: queue"), 29u);
+    EXPECT_EQ(same(five, 10000, ", ecn_depth: queue"), 29u * 15);
+    EXPECT_EQ(same_mixed(five, 10000, ""), 0u) << "queue 3 at the marking depth with the ring";
+}
+
+// Queue 3's dequeue marking depth (3000 bytes) crossed one burst at a time: four strict frames
+// (queue 6), five ECT(0) frames of 600 + i bytes (queue 3), two DWRR frames (queue 0), step i.
+// On the queue's bytes alone (ecn_depth: queue) the first queue-3 frame leaves 2400 + 4 i bytes
+// behind: exactly the bursts of i < 150 cut through (but the first, queued: admit_cut_through()
+// finds it mixed), the others would be marked and take the queued path. With the TX ring's bytes
+// ahead (the default) the depth is reached earlier.
+TEST_F(CutThrough, MixedBurstsAtTheMarkingDepth) {
+    Script s;
+    uint16_t seq = 0;
+    const uint8_t dscps[] = {6, 3, 0, 3, 6, 3, 6, 3, 0, 6, 3};
+    for (uint32_t i = 0; i < 200; i++) {
+        Step st;
+        for (const uint8_t d : dscps)
+            st.rx[0].push_back(udp(0, d, d == 3 ? 2 : 0, d == 3 ? 600 + i : d == 6 ? 100 : 200,
+                                   seq++));
+        st.step_ns = 20'000;
+        s.push_back(st);
+    }
+    EXPECT_EQ(same_mixed(s, 10000, ", ecn_depth: queue"), 149u);
+    const uint64_t ring = same_mixed(s, 10000, "");
+    EXPECT_GT(ring, 0u);
+    EXPECT_LT(ring, 149u);
+}
+
+TEST_F(CutThrough, MixedBurstsNearEveryLimit) {
+    uint64_t total = 0;
+    for (uint32_t seed : {81u, 82u, 83u, 84u, 85u, 86u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Script s = mixed_script(seed, 300);
+        // 10G with the defaults; 1G shaped with a small TX ring; ECN on the queue's bytes alone.
+        const char *fields[] = {"", ", shaper_burst_bytes: 6000, tx_ring_bytes: 8000",
+                                ", ecn_depth: queue"};
+        const uint64_t mixed = same_mixed(s, seed % 3 == 1 ? 1000 : 10000, fields[seed % 3]);
+        std::printf("seed %u: %lu mixed cut-throughs\n", seed, (unsigned long)mixed);
+        EXPECT_GT(mixed, 10u);
+        EXPECT_LT(mixed, 250u) << "bursts near a limit are declined";
+        total += mixed;
+    }
+    // A DWRR quantum of 64 bytes (3200 for weight 50, 64 for weight 1): most DWRR queues are
+    // split over several visits and declined, some fit.
+    const std::string small_quantum = kTables + "ROCESW:\n  dwrr_quantum_bytes: 64\n";
+    tables_ = &small_quantum;
+    for (uint32_t seed : {87u, 88u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed) + ", quantum 64");
+        const uint64_t mixed = same_mixed(mixed_script(seed, 300), 10000, "pfc_enable: \"3\"");
+        std::printf("seed %u, quantum 64: %lu mixed cut-throughs\n", seed, (unsigned long)mixed);
+        total += mixed;
+    }
+    tables_ = nullptr;
+    // Two workers (the other worker's frames through the handoff ring), host interfaces.
+    for (uint32_t seed : {89u, 90u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed) + ", two workers");
+        const Script s = mixed_script(seed, 200);
+        const uint64_t two = same_mixed(s, 10000, "", {2, seed == 90, seed == 90});
+        const uint64_t host = same_mixed(s, 10000, "", {1, true, false});
+        std::printf("seed %u: %lu two workers, %lu host interfaces\n", seed, (unsigned long)two,
+                    (unsigned long)host);
+        total += two + host;
+    }
+    EXPECT_GT(total, 400u);
 }
 
 }  // namespace
