@@ -436,9 +436,9 @@ template <bool kSum>
                           (!ps.handoff || rte_ring_empty(ps.handoff));
         // admit_cut_through() gives up at the first packet of another queue, after a scan
         // that costs a mixed burst (rsw-full's three classes) about 4 instructions a packet; so
-        // after a mixed burst the next idle one goes straight to admit() and cut_through(),
-        // which send a one-queue burst all the same (ct_mixed: what the last one was).
-        // After a mixed burst, cut_through_mixed() (which sends a one-queue burst too).
+        // after a mixed burst (ct_mixed: what the last one was) the next idle one goes to
+        // cut_through_mixed(), which sends a one-queue burst too. What that declines is
+        // admitted, and cut through by cut_through() when it went to one queue.
         if (idle) {
             if (!ps.ct_mixed) {
                 if (admit_cut_through<kSum>(port, pkts, n, now_ns, sum)) return;
