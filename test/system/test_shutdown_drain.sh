@@ -96,15 +96,21 @@ s = end["sent"]
 drops = {**end["received"]["drops"], **s["drops"]}
 # Egress drops other than port_stopped (the lossless queue neither tail-drops nor WREDs).
 other = sum(v for k, v in s["drops"].items() if k != "port_stopped")
-print(verdict, s["queued"], s["drops"].get("port_stopped", 0), other, before["sent"]["queued"],
-      s["forwarded"] - before["sent"]["forwarded"], s["tx"] - before["sent"]["tx"])
+# The reading is not one instant: a burst counted forwarded but not yet queued when it was
+# read shows as the reading's sent difference (doc/accounting.md), and belongs with the queued.
+b = before["sent"]
+q_before = b["queued"] + b["difference"] + b["drops"].get("port_stopped", 0)
+added = sum(s[k] - b[k] for k in ("forwarded", "local_replies", "pfc_frames", "injected"))
+print(verdict, s["queued"], s["drops"].get("port_stopped", 0), other, q_before, added,
+      s["tx"] - b["tx"])
 PY
 )"
 check_eq "exit accounting verdict (rx = forwarded + dropped + local + punted; forwarded + ... = tx + dropped + queued)" "$verdict" balanced
 check_eq "nothing queued at exit" "$queued" 0
 check_eq "no egress drop but port_stopped (the lossless queue never tail-drops)" "$other" 0
 # From the last reading to the exit, p1 sends at most 20 Mb/s (frames of 1042 bytes: 2399/s)
-# plus a shaper burst; whatever was queued then or forwarded after and not sent is port_stopped.
+# plus a shaper burst; whatever was queued (or in flight, or already port_stopped) then, or
+# forwarded after, and not sent is port_stopped.
 ms=$(( (t1 - t0) / 1000000 ))
 max_tx=$(( 2399 * ms / 1000 + 64 ))
 rsw_log "  last reading before SIGTERM: $q_before frames queued; then $ms ms to the exit: $fwd_after forwarded, $tx_after sent (at most $max_tx at 20 Mb/s), $stopped port_stopped"
