@@ -1824,14 +1824,17 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     qs.depth_bytes.set(0);
     const uint16_t sent = send(port, out, uint16_t(n), bytes);
     ps.ct_sent = sent;
-    if (sent < n) {
-        for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
-        std::copy(out + sent, out + n, ps.staged.begin());
-        ps.staged_head = 0;
-        ps.staged_n = uint16_t(n - sent);
-        st.staged_packets.set(ps.staged_n);
-    }
+    if (sent < n) stage_refused(ps, st, out, sent, n);
     ps.ct_ring_bytes = ps.ring.inflight_bytes();
+}
+
+void QosEgress::stage_refused(TrafficManager::Port &ps, PortQosStats &st, rte_mbuf **out,
+                              uint32_t sent, uint32_t n) {
+    for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
+    std::copy(out + sent, out + n, ps.staged.begin());
+    ps.staged_head = 0;
+    ps.staged_n = uint16_t(n - sent);
+    st.staged_packets.set(ps.staged_n);
 }
 
 // admit_cut_through<true>'s plain case and send_cut_through(), for a queue that is plain: PFC
@@ -1918,11 +1921,7 @@ void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, u
     PortCounters &pc = ctr_.ports[port];
     pc.tx_packets.add(sent);
     pc.tx_bytes.add(total);
-    for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
-    std::copy(out + sent, out + n, ps.staged.begin());
-    ps.staged_head = 0;
-    ps.staged_n = uint16_t(n - sent);
-    tm_.stats_[port]->staged_packets.set(ps.staged_n);
+    stage_refused(ps, *tm_.stats_[port], out, sent, n);
     ps.ct_ring_bytes = ps.ring.inflight_bytes();
 }
 
@@ -2088,11 +2087,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     ps.ct_sent = sent;
     if (sent < n) [[unlikely]] {
         // The device ring is full after all: the rest waits for the next flush (service()).
-        for (uint32_t i = sent; i < n; i++) ps.ring.remove(tm_.plan_.wire_bytes(out[i]->pkt_len));
-        std::copy(out + sent, out + n, ps.staged.begin());
-        ps.staged_head = 0;
-        ps.staged_n = uint16_t(n - sent);
-        st.staged_packets.set(ps.staged_n);
+        stage_refused(ps, st, out, sent, n);
         ps.ct_ring_bytes = ps.ring.inflight_bytes();
     } else {
         // The ring's bytes after the add (inflight_bytes(): ceil((I + w K) / K) = ceil(I / K) + w).

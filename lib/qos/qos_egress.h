@@ -408,6 +408,10 @@ class QosEgress final : public Egress {
     // when service() would send the whole burst in one pass (doc/qos.md, "Cut-through"). Returns
     // false, having changed nothing, otherwise.
     bool cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // Frames out[sent, n) the device refused after a cut-through charged the TX ring model for
+    // them: uncharged and staged for the next flush (service() sends staged frames first).
+    [[gnu::noinline]] void stage_refused(TrafficManager::Port &ps, PortQosStats &st,
+                                         rte_mbuf **out, uint32_t sent, uint32_t n);
     // Whether service() would draw for or mark a frame of out[0..n) at dequeue (cut_through_mixed's
     // exact check when its bound does not rule it out).
     [[gnu::noinline]] bool mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *order,
