@@ -69,6 +69,19 @@ uint64_t src_word(const MacAddr &mac, uint16_t ethertype) {
     return std::bit_cast<uint64_t>(std::array<uint32_t, 2>{a4, uint32_t(a2) | uint32_t(type) << 16});
 }
 
+// The receive loop's test of the common mbuf: one segment, and an IPv4 checksum verdict
+// without the BAD bit (BAD drops; NONE, BAD | GOOD, is checked in software: both rare). One
+// masked test of the 8 bytes from nb_segs (nb_segs, port, the low half of ol_flags): nb_segs
+// above 1 has a bit of 0xFFFE, 0 and 1 none.
+bool one_segment_not_bad(const rte_mbuf *m) {
+    static_assert(std::endian::native == std::endian::little);
+    static_assert(offsetof(rte_mbuf, nb_segs) == 20 && sizeof(rte_mbuf::nb_segs) == 2 &&
+                  offsetof(rte_mbuf, ol_flags) == 24 && RTE_MBUF_F_RX_IP_CKSUM_BAD < (1ull << 32));
+    uint64_t w;
+    std::memcpy(&w, reinterpret_cast<const uint8_t *>(m) + offsetof(rte_mbuf, nb_segs), 8);
+    return (w & (0xFFFEull | RTE_MBUF_F_RX_IP_CKSUM_BAD << 32)) == 0;
+}
+
 // Where a forwarded frame's IP header is: the tag, if any, is stripped before the rewrite.
 constexpr uint32_t kUntaggedL3 = 14;
 }  // namespace
@@ -430,24 +443,47 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         v6[c6] = m;
         std::memcpy(v6_dst[c6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
     };
-    // A frame the port's fast path does not take: the general parser, then accept. Out of line,
-    // so that the loop keeps no register across it for what only this needs (the worker, the
-    // port's options, cls, the MAC). Returns 1 when the packet went to v4[c4], else 0. n6 by
-    // reference: only this path appends to v6, and n6 then stays in memory, no register of the
-    // loop's. accept by value: the loop's own closure stays private to the loop (no reloads of
-    // what it captures after a call).
-    // general_seen_: set when a packet takes this path (no BurstSummary then); flush_outputs
-    // clears it.
-    auto other = [&, accept](rte_mbuf *m, const uint8_t *f, uint32_t len,
-                             size_t c4) __attribute__((noinline)) -> unsigned {
+    // A packet the receive loop leaves (receive), out of line, so that the loop keeps no
+    // register across it for what only this needs (the worker, the port's options, cls, the
+    // MAC) and has no call. An mbuf of more than one segment or with a BAD or NONE verdict:
+    // linearized or dropped as the mbuf says, then the port's fast path with accept's fast copy
+    // (its own PortFastPath: the loop's is then no object whose address a call takes, so the
+    // record's stores cannot alias it), its bytes added to rare_bytes (in memory: no register of
+    // the loop's). Then, and for any other packet (its bytes counted by the loop), the general
+    // parser and accept. Returns 1 when the packet went to v4[c4], else 0. n6 by reference: only
+    // this path appends to v6, and n6 then stays in memory, no register of the loop's. accept by
+    // value: the loop's own closure stays private to the loop (no reloads of what it captures).
+    // general_seen_: set when a packet takes the general parser (no BurstSummary then);
+    // flush_outputs clears it.
+    uint64_t rare_bytes = 0;
+    auto other = [&, accept](rte_mbuf *m, size_t c4) __attribute__((noinline)) -> unsigned {
         PacketMeta *meta = meta_of(m);
+        const uint64_t ip_csum = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+        // The fast path's: no software check after the NIC's GOOD verdict.
+        const bool verify =
+            burst_opt.verify_ipv4_checksum && ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+        if (!one_segment_not_bad(m)) {
+            rare_bytes += m->pkt_len;
+            if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+                drop(m, in_port, DropReason::frame_too_long);
+                return 0;
+            }
+            if (ip_csum == RTE_MBUF_F_RX_IP_CKSUM_BAD) {
+                drop(m, in_port, DropReason::ipv4_checksum_bad);
+                return 0;
+            }
+            const PortFastPath fast(burst_opt, port.mac.b.data());
+            if (fast.parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), verify,
+                           meta)) {
+                accept(m, meta, rte_pktmbuf_mtod(m, const uint8_t *), c4, n6, std::true_type{});
+                return 1;
+            }
+        }
+        const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
         general_seen_ = true;
         ParseOptions general = burst_opt;
-        // The fast path's: no software check after the NIC's GOOD verdict (a BAD one is
-        // dropped before either parser).
-        general.verify_ipv4_checksum = burst_opt.verify_ipv4_checksum &&
-            (m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
-        if (auto r = parse_frame_general(f, len, general, meta)) {
+        general.verify_ipv4_checksum = verify;
+        if (auto r = parse_frame_general(f, rte_pktmbuf_data_len(m), general, meta)) {
             drop(m, in_port, *r);
             return 0;
         }
@@ -464,55 +500,59 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     pc.rx_packets.add(n);
     for (uint16_t i = 0; i < kPrefetchAhead && i < n; i++)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
-    // One received packet: the checks of the mbuf, then parse_frame with accept() inlined
-    // after each of its parsers. kVerify: the port checks IPv4 header checksums (a constant of
-    // the loop's copy, not a per-packet test of the burst's option).
-    auto receive = [&](rte_mbuf *m, auto verify_port) __attribute__((always_inline)) {
+    // One received packet on the common path: one segment, a checksum verdict of GOOD or none
+    // (mlx5 and most PMDs set it; GOOD skips the software check), the port's fast path, then
+    // accept's fast copy. Returns false for any other packet, left to other (its bytes counted
+    // when it has one segment): no call here. kVerify: the port checks IPv4 header checksums (a
+    // constant of the loop's copy, not a per-packet test of the burst's option).
+    auto receive = [&](rte_mbuf *m, auto verify_port) __attribute__((always_inline)) -> bool {
         constexpr bool kVerify = decltype(verify_port)::value;
-        // One test for the common mbuf: one segment, no BAD checksum verdict (the NIC's IPv4
-        // header checksum verdict: mlx5 and most PMDs set it). GOOD skips the software check,
-        // BAD drops as the software check would; anything else (UNKNOWN, NONE: no verdict) is
-        // checked in software.
-        const uint64_t ip_csum = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
-        uint32_t len = rte_pktmbuf_data_len(m);
-        if (m->nb_segs > 1 || ip_csum == RTE_MBUF_F_RX_IP_CKSUM_BAD) [[unlikely]] {
-            bytes += m->pkt_len;
-            if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0)
-                return drop(m, in_port, DropReason::frame_too_long);
-            if (ip_csum == RTE_MBUF_F_RX_IP_CKSUM_BAD)
-                return drop(m, in_port, DropReason::ipv4_checksum_bad);
-            len = rte_pktmbuf_data_len(m);
-        } else {
-            bytes += len;  // one segment: data_len is the packet's length
-        }
+        if (!one_segment_not_bad(m)) [[unlikely]]
+            return false;
+        const uint32_t len = rte_pktmbuf_data_len(m);
+        bytes += len;  // one segment: data_len is the packet's length
         PacketMeta *meta = meta_of(m);
         const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
-        const bool verify = kVerify && ip_csum != RTE_MBUF_F_RX_IP_CKSUM_GOOD;
-        // parse_frame, with accept() inlined after each of its parsers: the fast path's copy
-        // knows what that parser accepts (IPv4 unicast to the port's MAC, untagged) and skips
-        // those tests.
-        if (fast_path.parse(f, len, verify, meta)) [[likely]]
-            return accept(m, meta, f, n4, n6, std::true_type{});
-        n4 += other(m, f, len, n4);
+        // The verdict's low byte: one test of memory.
+        static_assert(RTE_MBUF_F_RX_IP_CKSUM_GOOD < 0x100);
+        const bool verify = kVerify && !(uint8_t(m->ol_flags) & RTE_MBUF_F_RX_IP_CKSUM_GOOD);
+        if (!fast_path.parse(f, len, verify, meta)) [[unlikely]]
+            return false;
+        accept(m, meta, f, n4, n6, std::true_type{});
+        return true;
     };
     // The packets with one kPrefetchAhead later, [pkts, ahead_end), prefetch the headers of
     // that one while this one is parsed; the last kPrefetchAhead (or fewer) have none. Pointers,
-    // not an index: the array's base is then no register of its own in the loop.
+    // not an index: the array's base is then no register of its own in the loop. A packet that
+    // receive leaves to other leaves the loops for the call and re-enters them at the next
+    // packet, in the burst's order: the loops hold no call, so what the fast path keeps in
+    // registers stays there across packets.
+    // The prefetch guesses the headers at RTE_PKTMBUF_HEADROOM, where PMDs receive frames: no
+    // load of that packet's data_off (a wrong guess costs the prefetch only).
     rte_mbuf *const *const ahead_end = pkts + (n > kPrefetchAhead ? n - kPrefetchAhead : 0);
     rte_mbuf *const *const end = pkts + n;
     auto receive_all = [&](auto verify_port) __attribute__((always_inline)) {
         rte_mbuf *const *p = pkts;
-        for (; p != ahead_end; p++) {
-            rte_prefetch0(rte_pktmbuf_mtod(p[kPrefetchAhead], const void *));
-            receive(*p, verify_port);
+        for (;;) {
+            for (; p < ahead_end; p++) {
+                rte_prefetch0(static_cast<const uint8_t *>(p[kPrefetchAhead]->buf_addr) +
+                              RTE_PKTMBUF_HEADROOM);
+                if (!receive(*p, verify_port)) [[unlikely]]
+                    goto leave;
+            }
+            for (; p < end; p++)
+                if (!receive(*p, verify_port)) [[unlikely]]
+                    goto leave;
+            return;
+        leave:
+            n4 += other(*p++, n4);
         }
-        for (; p != end; p++) receive(*p, verify_port);
     };
     if (burst_opt.verify_ipv4_checksum)
         receive_all(std::true_type{});
     else
         receive_all(std::false_type{});
-    pc.rx_bytes.add(bytes);
+    pc.rx_bytes.add(bytes + rare_bytes);
 
     if (n4) {
         fib_lookup4_bulk(fib, v4_dst, v4_nh, n4);

@@ -89,6 +89,30 @@ inline bool none_set(V16 v, V16 mask) {
     return (w[0] | w[1]) == 0;
 #endif
 }
+
+// ipv4_header_checksum_ok (pkt/checksum.h) for exactly 20 bytes whose byte 7 is zero (no
+// fragment offset). 2^16 = 1 modulo 0xFFFF, so the header's 16-bit one's-complement sum is
+// 0xFFFF exactly when the sum of any split of it into words is 0 modulo 0xFFFF (the sum is
+// nonzero: byte 0 is 0x45). Bytes 0..7 make a word below 2^56, so adding bytes 16..19 to it
+// cannot carry; adding bytes 8..15 can, and the carry (2^64 = 1 modulo 0xFFFF) is added back.
+// ipv4_header20_sum is that sum; the test is ipv4_header20_checksum_ok's.
+inline uint64_t ipv4_header20_sum(const uint8_t *ip) {
+    static_assert(std::endian::native == std::endian::little, "byte 7 is the top byte");
+    uint64_t a, b;
+    std::memcpy(&a, ip, 8);
+    std::memcpy(&b, ip + 8, 8);
+    uint64_t s = a + word(ip + 16);
+    const bool carry = __builtin_add_overflow(s, b, &s);  // add, adc: no compare for the carry
+    return s + carry;
+}
+inline bool ipv4_header20_checksum_ok(const uint8_t *ip) {
+    return ipv4_header20_sum(ip) % 0xFFFF == 0;
+}
+// s % 0xFFFF == 0 as the compiler tests it: s times the inverse of 0xFFFF modulo 2^64 is at
+// most (2^64 - 1) / 0xFFFF exactly for the multiples of 0xFFFF (0xFFFF is odd).
+inline constexpr uint64_t kSumMul = 0xFFFEFFFEFFFEFFFFull, kSumMax = 0x0001000100010001ull;
+static_assert(uint64_t(0xFFFF * kSumMul) == 1 && kSumMax == ~uint64_t(0) / 0xFFFF);
+
 // Frame bytes 0..31 of the fast path's frame, as two 16-byte masked compares: the group bits of
 // both MACs clear, EtherType 0x0800, version/IHL 0x45; MF = 0, fragment offset 0, protocol UDP.
 // The constants are byte arrays (a vector type's constexpr bit_cast is not supported by every
@@ -96,6 +120,7 @@ inline bool none_set(V16 v, V16 mask) {
 struct FastHeader {
     alignas(16) std::array<uint8_t, 32> mask, want;
     static constexpr bool kSrcBelow224 = false;  // ipv4_udp_fast tests the source octet
+    static bool checksum_ok(const uint8_t *ip) { return ipv4_header20_checksum_ok(ip); }
     bool matches(const uint8_t *f) const {
         return none_set(load16(f) ^ load16(want.data()), load16(mask.data())) &&
                none_set(load16(f + 16) ^ load16(want.data() + 16), load16(mask.data() + 16));
@@ -114,6 +139,10 @@ struct FastHeaderTtl {
     alignas(16) std::array<uint8_t, 16> mask1, nwant1, add1;  // bytes 16..31
     static constexpr size_t kTtl = 14 + 8, kSrc0 = 14 + 12, kDst0 = 14 + 16;
     static constexpr bool kSrcBelow224 = true;
+    // The checksum test's two constants (kSumMul, kSumMax), as members: PortFastPath hides
+    // their values from the compiler, so that the test reads them from the object (operands in
+    // memory) instead of materializing both 64-bit constants per packet.
+    uint64_t sum_mul = 0, sum_max = 0;
     explicit constexpr FastHeaderTtl(const FastHeader &h) : mask0{}, want0{}, mask1{}, nwant1{}, add1{} {
         for (size_t i = 0; i < 16; i++) {
             mask0[i] = h.mask[i];
@@ -124,6 +153,8 @@ struct FastHeaderTtl {
         mask1[kTtl - 16] = 0xFF;
         nwant1[kTtl - 16] = 0;
         add1[kTtl - 16] = 0xFD;
+        sum_mul = kSumMul;
+        sum_max = kSumMax;
         for (size_t at : {kSrc0, kDst0}) {
             mask1[at - 16] = 0xFF;
             nwant1[at - 16] = 0xFF;  // the octet's complement: 255 - octet
@@ -145,6 +176,9 @@ struct FastHeaderTtl {
         return none_set(~v, load16(mask1.data()));
 #endif
     }
+    bool checksum_ok(const uint8_t *ip) const {
+        return ipv4_header20_sum(ip) * sum_mul <= sum_max;
+    }
 };
 
 inline constexpr FastHeader kFastHeader = [] {
@@ -158,22 +192,6 @@ inline constexpr FastHeader kFastHeader = [] {
     mask[14 + 9] = 0xFF, want[14 + 9] = kProtoUdp;
     return h;
 }();
-
-// ipv4_header_checksum_ok (pkt/checksum.h) for exactly 20 bytes whose byte 7 is zero (no
-// fragment offset). 2^16 = 1 modulo 0xFFFF, so the header's 16-bit one's-complement sum is
-// 0xFFFF exactly when the sum of any split of it into words is 0 modulo 0xFFFF (the sum is
-// nonzero: byte 0 is 0x45). Bytes 0..7 make a word below 2^56, so adding bytes 16..19 to it
-// cannot carry; adding bytes 8..15 can, and the carry (2^64 = 1 modulo 0xFFFF) is added back.
-inline bool ipv4_header20_checksum_ok(const uint8_t *ip) {
-    static_assert(std::endian::native == std::endian::little, "byte 7 is the top byte");
-    uint64_t a, b;
-    std::memcpy(&a, ip, 8);
-    std::memcpy(&b, ip + 8, 8);
-    uint64_t s = a + word(ip + 16);
-    const bool carry = __builtin_add_overflow(s, b, &s);  // add, adc: no compare for the carry
-    s += carry;
-    return s % 0xFFFF == 0;
-}
 
 // Stores PacketMeta bytes 0..15 as four little-endian words: (l3_offset, l4_offset),
 // (l3_len, flags), (l3, ip_proto, ttl, dscp), (ecn, pcp, vid).
@@ -211,8 +229,8 @@ inline constexpr std::array<bool, 256> kSlowSrcOctet = [] {
     return t;
 }();
 
-// The fast path's record bytes 8..15 (put_meta_words' third and fourth words: l3 IPv4, protocol
-// UDP, TTL 0, DSCP, ECN, PCP 0, VID 0) by TOS byte: one load and an or of the TTL instead of
+// The fast path's record bytes 8..15 (put_meta_head's: l3 IPv4, protocol UDP, TTL 0, DSCP,
+// ECN, PCP 0, VID 0) by TOS byte: one load and an or of the TTL instead of
 // the shifts and masks that split the TOS byte.
 inline constexpr std::array<uint64_t, 256> kTosWords = [] {
     std::array<uint64_t, 256> t{};
@@ -221,9 +239,94 @@ inline constexpr std::array<uint64_t, 256> kTosWords = [] {
                  uint64_t(tos & 3u) << 32;
     return t;
 }();
+
+// Stores the fast path's PacketMeta bytes 0..15 (l3_offset 14, l4_offset 34, l3_len `total`,
+// `kFlags`, l3 IPv4, ip_proto UDP, ttl, dscp and ecn from `tos`, pcp 0, vid 0) of the IPv4
+// header at `ip`: bytes 8..15 but the TTL come from the TOS byte's table entry (kTosWords).
+// With SSE4.1 one 16-byte store of a constant, the entry inserted as the upper half and a
+// shuffle of header bytes 0..15 (the total length's bytes swapped into bytes 4..5, the TTL
+// into byte 10); else four 32-bit words (put_meta_words).
+template <uint16_t kFlags>
+inline void put_meta_head(PacketMeta *m, [[maybe_unused]] const uint8_t *ip,
+                          [[maybe_unused]] uint32_t total, uint8_t tos,
+                          [[maybe_unused]] uint8_t ttl) {
+    constexpr uint32_t kW0 = 14 | (14 + 20) << 16;  // l3_offset, l4_offset
+#if defined(__SSE4_1__)
+    static_assert(offsetof(PacketMeta, l3_len) == 4 && offsetof(PacketMeta, ttl) == 10);
+    static constexpr std::array<uint8_t, 16> kHeadShuffle = {
+        0x80, 0x80, 0x80, 0x80, 3, 2, 0x80, 0x80, 0x80, 0x80, 8, 0x80, 0x80, 0x80, 0x80, 0x80};
+    const __m128i c = _mm_set_epi32(0, 0, int(uint32_t(kFlags) << 16), int(kW0));
+    const __m128i h = _mm_insert_epi64(c, int64_t(kTosWords[tos]), 1);
+    const __m128i v = _mm_shuffle_epi8(reinterpret_cast<__m128i>(load16(ip)),
+                                       reinterpret_cast<__m128i>(load16(kHeadShuffle.data())));
+    store16(reinterpret_cast<uint8_t *>(m), reinterpret_cast<V16>(_mm_or_si128(h, v)));
+#else
+    const uint64_t w23 = kTosWords[tos] | uint64_t(ttl) << 16;
+    put_meta_words(m, kW0, total | uint32_t(kFlags) << 16, uint32_t(w23), uint32_t(w23 >> 32));
+#endif
+}
+
 }  // namespace parse_detail
 
 namespace parse_detail {
+inline uint16_t word16(const uint8_t *p) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+}
+static_assert(std::endian::native == std::endian::little);
+inline constexpr uint16_t kRoceV2PortInFrame = uint16_t(kRoceV2Port >> 8 | kRoceV2Port << 8);
+
+// PacketMeta bytes 16..31 of an untagged IPv4 UDP packet (src_ip4, dst_ip4, src_port,
+// dst_port in host order; dest_qp, the BTH's 24-bit destination QP with kRoce, else 0): with
+// SSE4.1 (SSSE3's pshufb) one 16-byte load of the IPv4 addresses and UDP ports, each field's bytes
+// reversed by one shuffle, and for RoCEv2 one more load and shuffle for the QP, or'd in; else the
+// fields one by one.
+#if defined(__SSE4_1__)
+using AddrPortsQp = V16;
+// Shuffles: lane i takes byte k of the load (0x80: zero). From the source address (IPv4 byte
+// 12): the two addresses and the two ports, each field's bytes reversed; from the UDP header:
+// the BTH's bytes 5..7 (UDP bytes 13..15) reversed into lanes 12..14.
+inline constexpr std::array<uint8_t, 16> kAddrPortsShuffle = {3, 2, 1,  0,  7,    6,    5,    4,
+                                                              9, 8, 11, 10, 0x80, 0x80, 0x80, 0x80};
+inline constexpr std::array<uint8_t, 16> kQpShuffle = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 15, 14, 13, 0x80};
+inline V16 shuffle(V16 v, const std::array<uint8_t, 16> &lanes) {
+    return reinterpret_cast<V16>(_mm_shuffle_epi8(reinterpret_cast<__m128i>(v),
+                                                  reinterpret_cast<__m128i>(load16(lanes.data()))));
+}
+// `ip` the IPv4 header (20 bytes), `l4` the UDP header, with the BTH after it for kRoce: reads
+// ip[12..27] (the UDP header's first 8 bytes) and for kRoce l4[0..15].
+template <bool kRoce>
+inline AddrPortsQp addr_ports_qp(const uint8_t *ip, const uint8_t *l4) {
+    V16 v = shuffle(load16(ip + 12), kAddrPortsShuffle);
+    if constexpr (kRoce) v |= shuffle(load16(l4), kQpShuffle);
+    return v;
+}
+inline void put_addr_ports_qp(PacketMeta *m, AddrPortsQp a) {
+    static_assert(offsetof(PacketMeta, src_ip4) == 16 && offsetof(PacketMeta, dst_ip4) == 20 &&
+                  offsetof(PacketMeta, src_port) == 24 && offsetof(PacketMeta, dst_port) == 26 &&
+                  offsetof(PacketMeta, dest_qp) == 28);
+    store16(reinterpret_cast<uint8_t *>(m) + 16, a);
+}
+#else
+struct AddrPortsQp {
+    uint32_t src, dst, ports, qp;  // ports: source << 16 | destination
+};
+template <bool kRoce>
+inline AddrPortsQp addr_ports_qp(const uint8_t *ip, const uint8_t *l4) {
+    // RDMA's 24-bit destination QP: BTH bytes 5..7 (bytes 4..7 read as one word).
+    return {be32(ip + 12), be32(ip + 16), be32(l4), kRoce ? be32(l4 + 8 + 4) & 0x00FFFFFFu : 0};
+}
+inline void put_addr_ports_qp(PacketMeta *m, AddrPortsQp a) {
+    m->src_ip4 = a.src;
+    m->dst_ip4 = a.dst;
+    m->src_port = uint16_t(a.ports >> 16);
+    m->dst_port = uint16_t(a.ports);
+    m->dest_qp = a.qp;
+}
+#endif
+
 // parse_ipv4_udp_fast's body, for the frame bytes 0..31 that `hdr` accepts, with the record's
 // bytes 32.. stored by `put_tail(m)`; frames shorter than kMinLen (at least 42, the headers)
 // are left to the general parser.
@@ -242,7 +345,7 @@ template <uint32_t kMinLen, class Header, class PutTail>
     const uint32_t total = be16(ip + 2);
     if (total - (kIpHdr + kUdp) > len - (kL3 + kIpHdr + kUdp) || total > max_l3_len)
         return false;
-    if (verify_ipv4_checksum && !ipv4_header20_checksum_ok(ip)) return false;
+    if (verify_ipv4_checksum && !hdr.checksum_ok(ip)) return false;
     if constexpr (Header::kSrcBelow224) {
         if (ip[12] == 127) return false;  // the rest of kSlowSrcOctet is 224 and above
     } else if (kSlowSrcOctet[ip[12]]) {
@@ -252,32 +355,22 @@ template <uint32_t kMinLen, class Header, class PutTail>
     const uint32_t udp_len = be16(l4 + 4);
     // 8 <= udp_len <= total - 20 in one unsigned compare (total >= 28 above).
     if (udp_len - kUdp > total - (kIpHdr + kUdp)) return false;
-    const uint32_t ports = be32(l4);  // source << 16 | destination
     // RoCEv2 and plain UDP each with a copy of the record's stores (its flags and QP constants
     // of the copy): no join of the two paths halfway through the record.
     auto put = [&](auto roce_c) __attribute__((always_inline)) {
         constexpr bool kRoce = decltype(roce_c)::value;
-        const uint8_t tos = ip[1], ttl = ip[8];
-        const uint32_t src = be32(ip + 12), dst = be32(ip + 16);
-        // RDMA's 24-bit destination QP: BTH bytes 5..7 (bytes 4..7 read as one word).
-        const uint32_t qp = kRoce ? be32(l4 + kUdp + 4) & 0x00FFFFFFu : 0;
+        const uint8_t tos = ip[1], ttl = ip[8];  // SSE4.1: put_meta_head reads the TTL itself
+        // Bytes 16..31 (put_addr_ports_qp): read here, stored after bytes 0..15.
+        const AddrPortsQp a = addr_ports_qp<kRoce>(ip, l4);
         // Every read is done: the stores below could alias the frame for all the compiler
-        // knows. Bytes 0..15 of the meta as four 32-bit words built in registers (the
-        // compiler's merging of the field stores does worse), then the rest field by field:
-        // every byte written once.
-        // Bytes 8..15 but the TTL from the TOS byte's table entry (kTosWords).
-        const uint64_t w23 = kTosWords[tos] | uint64_t(ttl) << 16;
-        put_meta_words(m, kL3 | (kL3 + kIpHdr) << 16,
-                       total | uint32_t(kRoce ? kFlagL4 | kFlagRoce : kFlagL4) << 16,
-                       uint32_t(w23), uint32_t(w23 >> 32));
-        m->src_ip4 = src;
-        m->dst_ip4 = dst;
-        m->src_port = uint16_t(ports >> 16);
-        m->dst_port = uint16_t(ports);
-        m->dest_qp = qp;
+        // knows. Bytes 0..15 of the meta built in registers (the compiler's merging of the
+        // field stores does worse), then the rest: every byte written once.
+        put_meta_head<kRoce ? kFlagL4 | kFlagRoce : kFlagL4>(m, ip, total, tos, ttl);
+        put_addr_ports_qp(m, a);
         put_tail(m);
     };
-    if (uint16_t(ports) == kRoceV2Port) {
+    // The destination port, 4791, compared as the frame holds it (no byte swap).
+    if (word16(l4 + 2) == kRoceV2PortInFrame) {
         if (udp_len - kUdp < kBthLen + kIcrcLen) return false;
         put(std::true_type{});
     } else {
@@ -331,6 +424,9 @@ class PortFastPath {
         // A group address of the port's own (a misconfiguration): no frame takes this path.
         // total >= 28 > 0 fails the MTU test.
         if (mac[0] & 1) max_l3_len_ = 0;
+#if defined(__GNUC__)
+        __asm__("" : "+r"(hdr_.sum_mul), "+r"(hdr_.sum_max));  // values unknown to the compiler
+#endif
         static_assert(std::endian::native == std::endian::little);
         const uint32_t tail[4] = {0, opt.rx_ns_lo, opt.in_port, 0};  // bytes 32..47
         std::memcpy(&tail_, tail, sizeof tail);

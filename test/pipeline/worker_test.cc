@@ -3,6 +3,7 @@
 #include <rte_mbuf.h>
 
 #include <cstring>
+#include <random>
 
 #include "fixture.h"
 #include "lb_fixture.h"
@@ -313,6 +314,215 @@ TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) 
                 EXPECT_EQ(counters->ports[0].drops[r].load(), want[r]) << drop_reason_name(DropReason(r));
         }
     }
+}
+
+// Bursts mixing the receive loop's ways out: the port's fast path (plain UDP, RoCEv2, a wrong
+// checksum after a GOOD verdict), the general parser (IPv4 options, a VLAN tag, IPv6, ARP and
+// echo for the switch, frames under 60 bytes, TTL 1 and 2, another MAC, multicast, no route, a
+// wrong checksum) and the out-of-line mbuf work (two segments, BAD and NONE verdicts), in random
+// orders and lengths, with the port's checksum check on and off. Each burst against each of its
+// packets alone: every frame out (a port's ARP replies first, then its routed IPv4 and the
+// switch's replies to it, then its IPv6, each in the burst's order: the stages' order) and every
+// counter of both ports.
+TEST_F(WorkerPipeline, MixedBurstsGiveEachPacketsOwnResultInOrder) {
+    // udp and roce take the port's fast path.
+    enum class Kind {
+        udp,
+        roce,
+        csum_wrong,
+        options,
+        tagged,
+        v6,
+        arp,
+        echo,
+        short_frame,
+        ttl1,
+        ttl2,
+        other_mac,
+        mcast,
+        no_route,
+        back_out,
+        two_segments,
+        verdict_bad,
+        good_wrong,
+        none_good,
+        none_wrong,
+        count
+    };
+    constexpr unsigned kKinds = unsigned(Kind::count);
+    struct Case {
+        Bytes frame;
+        uint64_t verdict = 0;
+        bool two_segments = false;
+        int order = 1;  // 0: an ARP reply (the receive loop's), 1: routed IPv4, 2: routed IPv6
+    };
+    std::mt19937 rng(20);
+    auto make = [&](Kind kind) {
+        Case c;
+        const uint8_t tos = uint8_t(rng()), last = uint8_t(2 + rng() % 2);
+        const size_t payload = 18 + rng() % 40;
+        const uint32_t to_p1 = v4(10, 0, 2, 2), src = v4(10, 0, 1, last);
+        const Bytes e = eth(kP0, kH1, kEtherTypeIpv4);
+        c.frame = cat(e, udp4(src, to_p1, 64, payload, tos));
+        auto wrong = [&] { c.frame[14 + 10] ^= 0x5A; };
+        switch (kind) {
+            case Kind::udp:
+                break;
+            case Kind::roce:
+                c.frame = cat(
+                    e, ipv4(src, v4(10, 9, uint8_t(rng()), 1), kProtoUdp,
+                            roce_l4(uint16_t(49152 + rng() % 64), rng() & 0xFFFFFF, 7), 64, tos));
+                break;
+            case Kind::csum_wrong:
+                wrong();
+                break;
+            case Kind::options: {  // IHL 6: one word of NOP options
+                Bytes ip = udp4(src, to_p1, 64, payload, tos);
+                ip.insert(ip.begin() + 20, {1, 1, 1, 1});
+                ip[0] = 0x46;
+                wr16(&ip[2], uint16_t(ip.size()));
+                wr16(&ip[10], 0);
+                wr16(&ip[10], csum_finish(csum_partial(ip.data(), 24)));
+                c.frame = cat(e, ip);
+                break;
+            }
+            case Kind::tagged:
+                c.frame = cat(eth(kP0, kH1, kEtherTypeIpv4, 3), udp4(src, to_p1, 64, payload, tos));
+                break;
+            case Kind::v6:
+                c.frame =
+                    cat(eth(kP0, kH1, kEtherTypeIpv6), ipv6(ip6(0xfd00, 1, last), ip6(0xfd00, 2, 2),
+                                                            kProtoUdp, udp_payload(1, 2, payload)));
+                c.order = 2;
+                break;
+            case Kind::arp:
+                c.frame = cat(eth({0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, kH1, kEtherTypeArp),
+                              arp_request(kH1, src, v4(10, 0, 1, 1)));
+                c.order = 0;
+                break;
+            case Kind::echo:
+                // Routed to the switch's address (a local next hop): the reply in IPv4's order.
+                c.frame =
+                    cat(e, ipv4(src, v4(10, 0, 1, 1), kProtoIcmp, {8, 0, 0xf7, 0xfd, 0, 1, 0, 1}));
+                break;
+            case Kind::short_frame:
+                c.frame = cat(e, udp4(src, to_p1, 64, rng() % 18, tos));
+                break;
+            case Kind::ttl1:
+                c.frame = cat(e, udp4(src, to_p1, 1, payload, tos));
+                break;
+            case Kind::ttl2:
+                c.frame = cat(e, udp4(src, to_p1, 2, payload, tos));
+                break;
+            case Kind::other_mac:
+                c.frame = cat(eth(kH2, kH1, kEtherTypeIpv4), udp4(src, to_p1));
+                break;
+            case Kind::mcast:
+                c.frame = cat(eth({0x01, 0, 0x5e, 0, 0, 5}, kH1, kEtherTypeIpv4),
+                              udp4(src, v4(224, 0, 0, 5)));
+                break;
+            case Kind::no_route:
+                c.frame = cat(e, udp4(src, v4(192, 168, 1, 1)));
+                break;
+            case Kind::back_out:
+                c.frame = cat(e, udp4(v4(10, 0, 2, 2), v4(10, 0, 1, 2), 64, payload, tos));
+                break;
+            case Kind::two_segments:
+                c.two_segments = true;
+                break;
+            case Kind::verdict_bad:
+                c.verdict = RTE_MBUF_F_RX_IP_CKSUM_BAD;
+                break;
+            case Kind::good_wrong:
+                c.verdict = RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+                wrong();
+                break;
+            case Kind::none_good:
+                c.verdict = RTE_MBUF_F_RX_IP_CKSUM_NONE;
+                break;
+            case Kind::none_wrong:
+                c.verdict = RTE_MBUF_F_RX_IP_CKSUM_NONE;
+                wrong();
+                break;
+            case Kind::count:
+                break;
+        }
+        return c;
+    };
+    auto mbuf = [&](const Case &c) {
+        rte_mbuf *m = rte_pktmbuf_alloc(ports->pool());
+        EXPECT_NE(m, nullptr);
+        const size_t first = c.two_segments ? 30 : c.frame.size();
+        std::memcpy(rte_pktmbuf_append(m, uint16_t(first)), c.frame.data(), first);
+        if (c.two_segments) {
+            rte_mbuf *t = rte_pktmbuf_alloc(ports->pool());
+            EXPECT_NE(t, nullptr);
+            std::memcpy(rte_pktmbuf_append(t, uint16_t(c.frame.size() - first)),
+                        c.frame.data() + first, c.frame.size() - first);
+            EXPECT_EQ(rte_pktmbuf_chain(m, t), 0);
+        }
+        m->ol_flags |= c.verdict;
+        return m;
+    };
+    // Both ports' counters, in one list.
+    auto snapshot = [&] {
+        std::vector<uint64_t> s;
+        for (size_t p = 0; p < 2; p++) {
+            const PortTotals t = sum_port(counters, 1, p);
+            s.insert(s.end(), {t.rx_packets, t.rx_bytes, t.tx_packets, t.tx_bytes, t.local_packets,
+                               t.local_replies, t.punted, t.forwarded, t.forwarded_out});
+            s.insert(s.end(), t.drops.begin(), t.drops.end());
+        }
+        return s;
+    };
+    auto diff = [](const std::vector<uint64_t> &a, const std::vector<uint64_t> &b) {
+        std::vector<uint64_t> d(a.size());
+        for (size_t i = 0; i < a.size(); i++) d[i] = b[i] - a[i];
+        return d;
+    };
+    int fast = 0, general = 0;
+    for (const bool verify : {true, false}) {
+        dp->ctx().ports[0].parse.verify_ipv4_checksum = verify;
+        for (int round = 0; round < 200; round++) {
+            SCOPED_TRACE(testing::Message() << "verify " << verify << ", round " << round);
+            const uint16_t n = uint16_t(1 + rng() % 32);
+            std::vector<Case> cases;
+            // Fast-path packets in most rounds' majority, as traffic has them.
+            const unsigned fast_share = rng() % 4;
+            for (uint16_t i = 0; i < n; i++) {
+                const Kind kind = Kind(rng() % 4 < fast_share ? rng() % 2 : rng() % kKinds);
+                (kind == Kind::udp || kind == Kind::roce ? fast : general)++;
+                cases.push_back(make(kind));
+            }
+            // Each alone.
+            std::vector<Bytes> want[2][3];
+            std::vector<uint64_t> want_ctr(snapshot().size(), 0);
+            for (const Case &c : cases) {
+                const std::vector<uint64_t> before = snapshot();
+                rte_mbuf *m = mbuf(c);
+                worker->process_burst(0, &m, 1, now_ns);
+                worker->poll_once(now_ns);  // egress flush
+                const std::vector<uint64_t> d = diff(before, snapshot());
+                for (size_t i = 0; i < d.size(); i++) want_ctr[i] += d[i];
+                for (uint16_t p = 0; p < 2; p++)
+                    for (Bytes &f : ports->take_tx(p)) want[p][c.order].push_back(std::move(f));
+            }
+            // The burst.
+            rte_mbuf *pkts[32];
+            for (uint16_t i = 0; i < n; i++) pkts[i] = mbuf(cases[i]);
+            const std::vector<uint64_t> before = snapshot();
+            worker->process_burst(0, pkts, n, now_ns);
+            worker->poll_once(now_ns);
+            EXPECT_EQ(diff(before, snapshot()), want_ctr);
+            for (uint16_t p = 0; p < 2; p++) {
+                std::vector<Bytes> expect;
+                for (auto &part : want[p]) expect.insert(expect.end(), part.begin(), part.end());
+                EXPECT_EQ(ports->take_tx(p), expect) << "port " << p;
+            }
+        }
+    }
+    EXPECT_GT(fast, 2000);
+    EXPECT_GT(general, 1000);
 }
 
 // One burst mixing every way out of the route stage: single-path IPv4 and IPv6, VLAN-tagged
