@@ -327,7 +327,7 @@ inline void Worker::route(rte_mbuf *const *pkts, size_t n, NhOf nh_of, uint16_t 
             close_run(run);  // nothing live across the call
             const size_t begin = i;
             while (nh_of(++i) == id) {}
-            lb_.add(pkts + begin, uint32_t(i - begin), nh.group);
+            lb_.add(pkts + begin, uint32_t(i - begin), nh.group, kL3);
         } else {
             close_run(run);  // route_other may deliver locally, to out_[in_port]
             do route_other(pkts[i], in_port, nh);
