@@ -47,8 +47,9 @@ void LoadBalancer::update_util(uint64_t now_ns) {
 
 // Packet i leaves by member `slot` of `g`: the output, and the member's packets and bytes in
 // the tally of the group being emitted to (fold_tally adds them to the member counters and, as
-// the bytes of the member's port, to burst_bytes_ when another group's packet comes and at the
-// end of resolve: the policies of this burst read util_bytes_ as it was before the burst).
+// the bytes of the member's port, to burst_bytes_ when another group's packet comes, and the
+// end of resolve_burst to util_bytes_: the policies of this burst read util_bytes_ as it was
+// before the burst).
 // `flowlet` (0 or 1): the packet starts a flowlet on the member.
 inline void LoadBalancer::emit(uint32_t i, const EcmpGroup &g, uint8_t slot, uint32_t len,
                                const LbMember **out, uint64_t flowlet) {
@@ -67,7 +68,8 @@ inline void LoadBalancer::emit_tallied(uint32_t i, const EcmpGroup &g, uint8_t s
     tally(slot, len, flowlet);
 }
 
-void LoadBalancer::fold_tally(const EcmpGroup *next) {
+inline uint32_t LoadBalancer::fold_tally_into(const EcmpGroup *next, uint64_t *port_bytes) {
+    uint32_t ports = 0;
     if (const EcmpGroup *g = tally_g_) {
         // The group's fields, the counters' base and the port mask in locals: the counters'
         // atomic stores would otherwise reload them for every slot.
@@ -75,8 +77,6 @@ void LoadBalancer::fold_tally(const EcmpGroup *next) {
         const LbMember *const members = g->members.data();
         LbMemberCounters *const mcs = &ctr_.member(g->id, 0);
         uint64_t *const tally = tally_.data();
-        uint64_t *const burst_bytes = burst_bytes_.data();
-        uint32_t ports = 0;
         for (uint32_t s = 0; s < n_slots; s++) {
             const uint64_t t = tally[s];
             if (!t) continue;
@@ -89,12 +89,16 @@ void LoadBalancer::fold_tally(const EcmpGroup *next) {
             mc.bytes.add(bytes);
             if (const uint64_t fl = t >> kTallyFlowletShift) mc.flowlets.add(fl);
             const uint8_t port = members[s].port;
-            burst_bytes[port] += bytes;
+            port_bytes[port] += bytes;
             ports |= 1u << port;
         }
-        burst_ports_ |= ports;
     }
     tally_g_ = next;
+    return ports;
+}
+
+void LoadBalancer::fold_tally(const EcmpGroup *next) {
+    burst_ports_ |= fold_tally_into(next, burst_bytes_.data());
 }
 
 // The end of the run of ids equal to ids[begin]: four ids per compare where SSE2 is there.
@@ -128,7 +132,7 @@ inline uint32_t LoadBalancer::tag_at(size_t k) const {
 // flow-granularity groups (`hash`) the member itself. Runs of flowlet- and packet-granularity
 // groups go to runs_ (a run right after one of the same group extends it) with their hashes in
 // hash_, and their flowlet buckets in bucket_, prefetched.
-template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, bool kIpv4>
 void LoadBalancer::hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id, uint64_t seed) {
     const size_t begin = n_, end = begin + n;
     n_ = uint16_t(end);
@@ -137,10 +141,14 @@ void LoadBalancer::hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id,
     const LbMember **const out = out_.data();
     const auto hash_of = [&](rte_mbuf *m) {
         const PacketMeta *meta = meta_of(m);
-        const auto l3 = [m, meta] {
-            return rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
-        };
-        return flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
+        if constexpr (kIpv4) {
+            return flow_hash_ipv4_t<kFn, kSymmetric, kDestQp>(*meta, seed);
+        } else {
+            const auto l3 = [m, meta] {
+                return rte_pktmbuf_mtod(m, const uint8_t *) + meta->l3_offset;
+            };
+            return flow_hash_t<kFn, kSymmetric, kDestQp>(*meta, l3, seed);
+        }
     };
     const EcmpGroup *g = groups_.group(group_id);
     if (!g || g->n_alive == 0) [[unlikely]] {
@@ -198,25 +206,22 @@ void LoadBalancer::hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id,
         runs_[nr_++] = Run{g, uint16_t(begin), uint16_t(end), pol, flowlet};
 }
 
-void LoadBalancer::add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id) {
+void LoadBalancer::add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id, L3Type family) {
     if (!n_) burst_s_ = &groups_.settings();
     const LbSettings &s = *burst_s_;
     with_flow_hash({s.seed, s.symmetric, s.hash_dest_qp, s.hash_function},
                    [&]<FlowHashFn kFn, bool kS, bool kQ>() {
-                       hash_run<kFn, kS, kQ>(pkts, n, group_id, s.seed);
+                       if (family == L3Type::ipv4)
+                           hash_run<kFn, kS, kQ, true>(pkts, n, group_id, s.seed);
+                       else
+                           hash_run<kFn, kS, kQ, false>(pkts, n, group_id, s.seed);
                    });
 }
 
-// Pass 2 from packet i of the run st.g, which is not a flowlet hit, on until the next flowlet
-// hit (left to the caller's loop) or the run's end; returns where it stopped. A packet whose
-// entry is pending (an earlier packet of this burst asked for its flowlet) joins that request
-// (joins_); any other packet is a request to the run's policy. The burst's counts in locals:
-// stores to the request arrays could otherwise alias them.
-uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
+// The built-in flowlet policy's LetFlow runs go to pass2_letflow here, not in the caller's hit
+// loop, whose values stay in registers without the test.
+uint32_t LoadBalancer::pass2_miss(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
                                   const LbMember **out) {
-    static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32 && kLbMaxBurst <= 256);
-    // The built-in flowlet policy's LetFlow runs (here, not in the caller's hit loop, whose
-    // values stay in registers without the test).
     if (st.pol == uint8_t(LbPolicyId::flowlet) && letflow_ && !st.s->chooser_least_loaded) {
         const bool record = trace_ || st.s->trace_path_changes;
         if (st.g->buckets_alive)
@@ -225,6 +230,17 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
         return record ? pass2_letflow<true, true>(i, end, st)
                       : pass2_letflow<true, false>(i, end, st);
     }
+    return pass2_rest(pkts, i, end, st, out);
+}
+
+// Pass 2 from packet i of the run st.g, which is not a flowlet hit, on until the next flowlet
+// hit (left to the caller's loop) or the run's end; returns where it stopped. A packet whose
+// entry is pending (an earlier packet of this burst asked for its flowlet) joins that request
+// (joins_); any other packet is a request to the run's policy. The burst's counts in locals:
+// stores to the request arrays could otherwise alias them. Not for LetFlow runs (pass2_miss).
+uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
+                                  const LbMember **out) {
+    static_assert(kMaxLbPolicies <= 32 && kMaxPorts <= 32 && kLbMaxBurst <= 256);
     const EcmpGroup *const g = st.g;
     const uint16_t gid = g->id;
     const uint8_t pol = st.pol;
@@ -462,8 +478,9 @@ void LoadBalancer::resolve_burst(uint64_t now_ns) {
     // and a request to the policy for each decision; packets of a flow whose request is already
     // made go to joins_. A flowlet hit (the steady state) is handled here; the rest
     // (new flows and flowlets, pending entries, packet granularity, a full bucket) by
-    // pass2_rest, out of line so that the hit loop keeps its values in registers.
-    // The run's values also in locals: pass2_rest may change st, so the compiler would reload
+    // pass2_miss (pass2_letflow, pass2_rest) and pass2_rest, out of line so that the hit loop
+    // keeps its values in registers.
+    // The run's values also in locals: those may change st, so the compiler would reload
     // it from memory after every store of the hit loop.
     Pass2 st{};
     st.now_us = now_us;
@@ -512,8 +529,8 @@ void LoadBalancer::resolve_burst(uint64_t now_ns) {
                 // A hit: the first entry with the flow's tag is this group's (so valid and
                 // find()'s result: an invalid entry's group is kFlowletNoGroup, no group's
                 // id), its slot alive (its member in run_member_), no gap since its last
-                // packet; the flowlet goes on on its member. Anything else: pass2_rest, which
-                // finds the entry with find().
+                // packet; the flowlet goes on on its member. Anything else: pass2_miss, whose
+                // callees find the entry with find().
                 FlowletEntry *e = bucket[i]->find_tag(flowlet_tag(hash[i]));
                 if (!e || e->group != gid) [[unlikely]]
                     break;
@@ -525,7 +542,7 @@ void LoadBalancer::resolve_burst(uint64_t now_ns) {
                 out[i] = m;
                 tally(slot, pkts[i]->pkt_len, 0);
             }
-            if (i < end) i = pass2_rest(pkts, uint32_t(i), uint32_t(end), st, out);
+            if (i < end) i = pass2_miss(pkts, uint32_t(i), uint32_t(end), st, out);
         }
     }
     const uint32_t pol_mask = st.pol_mask;
@@ -543,14 +560,18 @@ void LoadBalancer::resolve_burst(uint64_t now_ns) {
         const PathRequest &q = reqs_[j.req >> 8][j.req & 0xFF];
         emit(j.pkt, *q.group, q.choice, pkts[j.pkt]->pkt_len, out, 0);
     }
-    fold_tally(nullptr);
-    // This burst's bytes join the utilization now that the policies have read it.
+    // This burst's bytes join the utilization now that the policies have read it: the last
+    // tally's straight (inline: no call for the one fold of a burst of one group), then those
+    // of the tallies folded before.
+    const uint32_t last_ports = fold_tally_into(nullptr, util_bytes_.data());
     for (uint32_t ports = burst_ports_; ports; ports &= ports - 1) {
         const uint32_t p = uint32_t(__builtin_ctz(ports));
         util_bytes_[p] += burst_bytes_[p];
         burst_bytes_[p] = 0;
     }
-    util_ports_ |= burst_ports_;
+    // Every member's tally is folded: the ports of all of them.
+    out_ports_ = burst_ports_ | last_ports;
+    util_ports_ |= out_ports_;
     burst_ports_ = 0;  // pass 1 of the next burst may fold a tally (add())
 }
 

@@ -24,6 +24,7 @@
 #include "lb/flowlet_table.h"
 #include "lb/flowlet_policy.h"
 #include "lb/policy.h"
+#include "pkt/meta.h"  // L3Type: add()'s family
 
 struct rte_mbuf;
 
@@ -90,12 +91,18 @@ class LoadBalancer {
     // (flow hashes, flowlet prefetches; flow-granularity members); resolve_burst() decides the
     // rest. burst_packets()[k] then leaves by burst_members()[k] (null: no alive member,
     // counted in no_member; burst_all_members(): none is null), until clear_burst().
-    void add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id);
+    // `family` L3Type::ipv4: every packet is IPv4 (the route stage's IPv4 list), so that the
+    // flow hash does not test each packet's (the same values); anything else: any family.
+    void add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id,
+             L3Type family = L3Type::none);
     void resolve_burst(uint64_t now_ns);
     uint16_t burst_size() const { return n_; }
     rte_mbuf *const *burst_packets() const { return pkts_.data(); }
     const LbMember *const *burst_members() const { return out_.data(); }
     bool burst_all_members() const { return !burst_no_member_; }
+    // The ports of the resolved burst's members (bit p: port p), from its member tallies:
+    // one bit when every packet with a member leaves by one port.
+    uint32_t burst_ports() const { return out_ports_; }
     void clear_burst() {
         n_ = 0;
         burst_no_member_ = false;
@@ -111,8 +118,8 @@ class LoadBalancer {
   private:
     void update_util(uint64_t now_ns);
     uint32_t tag_at(size_t k) const;  // flowlet_tag(hash_[k])
-    // Pass 1 of add (flow hash parameters fixed at compile time).
-    template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+    // Pass 1 of add (flow hash parameters fixed at compile time; kIpv4: add()'s family).
+    template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, bool kIpv4>
     void hash_run(rte_mbuf *const *src, uint32_t n, uint32_t group_id, uint64_t seed);
     // Pass 2's state: the burst's, and the current run's (one group's consecutive packets).
     struct Pass2 {
@@ -131,7 +138,13 @@ class LoadBalancer {
     };
     [[gnu::noinline]] uint32_t pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
                                           Pass2 &st, const LbMember **out);
-    // pass2_rest for a run of the built-in flowlet policy with the LetFlow chooser (pass2_rest
+    // Pass 2 from packet i of a flowlet run that is not a hit: pass2_letflow for a run of the
+    // built-in flowlet policy with the LetFlow chooser, else pass2_rest. Only the test, each
+    // call a tail call: no frame of its own, and pass2_rest's saved registers are not paid for
+    // LetFlow runs.
+    [[gnu::noinline]] uint32_t pass2_miss(rte_mbuf *const *pkts, uint32_t i, uint32_t end,
+                                          Pass2 &st, const LbMember **out);
+    // pass2_rest for a run of the built-in flowlet policy with the LetFlow chooser (pass2_miss
     // calls it): the choice made in the loop, no request (the generic choose() is not called).
     // kCheckDead: the group's buckets may name a dead slot (not EcmpGroup::buckets_alive);
     // kRecord: path changes are traced or recorded (trace_ or LbSettings::trace_path_changes).
@@ -151,7 +164,11 @@ class LoadBalancer {
                       const LbMember **out, uint64_t flowlet);
     // One packet of `len` bytes on `slot` of the tallied group (`flowlet`: 0 or 1).
     void tally(uint8_t slot, uint32_t len, uint64_t flowlet);
-    // Adds the tally to the member counters and burst_bytes_, then tallies for `next`.
+    // Adds the tally to the member counters and its bytes to `port_bytes` by member port,
+    // then tallies for `next`; returns the ports it added bytes to.
+    uint32_t fold_tally_into(const EcmpGroup *next, uint64_t *port_bytes);
+    // fold_tally_into burst_bytes_ and burst_ports_ (a later policy call of the burst reads
+    // util_bytes_ as it was before the burst).
     [[gnu::noinline]] void fold_tally(const EcmpGroup *next);
     // The policy calls for the requests of the policies in `pol_mask`, and their packets' output.
     void decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now_ns, const LbSettings &s,
@@ -200,6 +217,7 @@ class LoadBalancer {
     std::array<Join, kLbMaxBurst> joins_{};
     std::array<uint64_t, kMaxPorts> burst_bytes_{};  // this burst's bytes per port, until folded
     uint32_t burst_ports_ = 0;                       // ports with burst_bytes_
+    uint32_t out_ports_ = 0;                         // burst_ports(): the last burst's ports
     // emit(): flowlets, packets and bytes per member slot of group tally_g_ not yet in the
     // counters, as flowlets << kTallyFlowletShift | packets << kTallyPacketShift | bytes (one
     // add per packet; a burst has at most 256 packets of at most 64 KiB: 256 < 2^16, 2^24 < 2^32).

@@ -58,10 +58,11 @@ struct FlowKey {
     bool v6;
 };
 
-template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+// kIpv4: the packet is IPv4 (the caller knows its family): no test of m.l3.
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, bool kIpv4 = false>
 [[gnu::always_inline]] inline FlowKey flow_key(const PacketMeta &m, const uint8_t *l3) {
     FlowKey k;
-    k.v6 = m.l3 == L3Type::ipv6;
+    k.v6 = !kIpv4 && m.l3 == L3Type::ipv6;
     if (k.v6) [[unlikely]] {
         std::memcpy(k.a, l3 + 8, 16);
         std::memcpy(k.b, l3 + 24, 16);
@@ -169,11 +170,11 @@ template <bool kDestQp>
     return flow_hash_crc32c4({k.a[0] << 32 | k.b[0], k.ports}, seed);
 }
 
-// The flow hash of a packet from its FlowKey: any address family, any parameters.
-template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+// The flow hash of a packet from its FlowKey: any address family (kIpv4: IPv4), any parameters.
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, bool kIpv4 = false>
 [[gnu::always_inline]] inline uint64_t flow_hash_key(const PacketMeta &m, const uint8_t *l3,
                                                      uint64_t seed) {
-    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp>(m, l3);
+    const FlowKey k = flow_key<kFn, kSymmetric, kDestQp, kIpv4>(m, l3);
     if constexpr (kFn == FlowHashFn::crc32c)
         return flow_hash_crc32c(k, seed);
     else
@@ -208,6 +209,17 @@ template <FlowHashFn kFn, bool kSymmetric, bool kDestQp, typename L3>
         return flow_hash_key_cold<kFn, kSymmetric, kDestQp>(m, l3_ptr(), seed);
     }
     return flow_hash_key<kFn, kSymmetric, kDestQp>(m, l3_ptr(), seed);
+}
+
+// flow_hash_t of an IPv4 packet (m.l3 == L3Type::ipv4, which the caller knows: the route
+// stage's IPv4 list), without the test of the family: the same value
+// (FlowHash.Ipv4VariantIsTheGeneralOne).
+template <FlowHashFn kFn, bool kSymmetric, bool kDestQp>
+[[gnu::always_inline]] inline uint64_t flow_hash_ipv4_t(const PacketMeta &m, uint64_t seed) {
+    if constexpr (kFn == FlowHashFn::crc32c && !kSymmetric)
+        return flow_hash_crc32c4(flow_key4<kDestQp>(m), seed);
+    else
+        return flow_hash_key<kFn, kSymmetric, kDestQp, true>(m, nullptr, seed);
 }
 
 // Calls f.template operator()<kFn, kSymmetric, kDestQp>() with the instantiation `p` selects:

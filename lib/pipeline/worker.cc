@@ -340,7 +340,7 @@ inline void Worker::route(rte_mbuf *const *pkts, size_t n, NhOf nh_of, uint16_t 
             close_run(run);  // nothing live across the call
             const size_t begin = i;
             while (nh_of(++i) == id) {}
-            lb_.add(pkts + begin, uint32_t(i - begin), nh.group);
+            lb_.add(pkts + begin, uint32_t(i - begin), nh.group, kL3);
         } else {
             close_run(run);  // route_other may deliver locally, to out_[in_port]
             do route_other(pkts[i], in_port, nh);
@@ -635,7 +635,20 @@ inline void Worker::forward_members(rte_mbuf *const *pkts, const LbMember *const
     close_run(run);
 }
 
-template <L3Type kL3, bool kPlain, bool kMaybeNull>
+template <L3Type kL3>
+inline void Worker::forward_members_to(rte_mbuf *const *pkts, const LbMember *const *members,
+                                       uint32_t i, uint32_t n, uint16_t in_port, uint8_t port) {
+    if (i == n) return;
+    OutRun run;
+    open_run(run, port);
+    if (run.plain)
+        forward_members_as<kL3, true, false, true>(pkts, members, i, n, in_port, run);
+    else
+        forward_members_as<kL3, false, false, true>(pkts, members, i, n, in_port, run);
+    close_run(run);
+}
+
+template <L3Type kL3, bool kPlain, bool kMaybeNull, bool kOnePort>
 inline uint32_t Worker::forward_members_as(rte_mbuf *const *pkts,
                                            const LbMember *const *members, uint32_t i,
                                            uint32_t n, uint16_t in_port, OutRun &run) {
@@ -649,7 +662,7 @@ inline uint32_t Worker::forward_members_as(rte_mbuf *const *pkts,
                 drop(pkts[i], in_port, DropReason::no_neighbour);
             continue;
         }
-        if (m->port != run.port) [[unlikely]] {
+        if (!kOnePort && m->port != run.port) [[unlikely]] {
             open_run(run, m->port);
             if (run.plain != kPlain) return i;
         }
@@ -667,8 +680,14 @@ void Worker::forward_groups(uint16_t in_port, uint64_t now_ns) {
     const uint32_t n = lb_.burst_size(), n4 = n_lb4_;
     rte_mbuf *const *const pkts = lb_.burst_packets();
     const LbMember *const *const members = lb_.burst_members();
-    // Without a null member (the balancer's word for the burst), loops without the test.
-    if (lb_.burst_all_members()) [[likely]] {
+    // Without a null member (the balancer's word for the burst), loops without the test; with
+    // every member on one port (a group's members on one port: rsw-full), without the port's.
+    const uint32_t ports = lb_.burst_ports();
+    if (lb_.burst_all_members() && std::has_single_bit(ports)) [[likely]] {
+        const uint8_t port = uint8_t(std::countr_zero(ports));
+        forward_members_to<L3Type::ipv4>(pkts, members, 0, n4, in_port, port);
+        forward_members_to<L3Type::ipv6>(pkts, members, n4, n, in_port, port);
+    } else if (lb_.burst_all_members()) {
         forward_members<L3Type::ipv4, false>(pkts, members, 0, n4, in_port);
         forward_members<L3Type::ipv6, false>(pkts, members, n4, n, in_port);
     } else {

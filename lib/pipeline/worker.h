@@ -143,9 +143,17 @@ class Worker {
     [[gnu::always_inline]] inline void forward_members(rte_mbuf *const *pkts,
                                                        const LbMember *const *members,
                                                        uint32_t i, uint32_t n, uint16_t in_port);
+    // forward_members when every member is on `port` (the balancer's burst_ports() has that
+    // one bit, and none is null): the run opened once, no compare of each member's port.
+    template <L3Type kL3>
+    [[gnu::always_inline]] inline void forward_members_to(rte_mbuf *const *pkts,
+                                                          const LbMember *const *members,
+                                                          uint32_t i, uint32_t n,
+                                                          uint16_t in_port, uint8_t port);
     // forward_members' loop for runs whose plain is kPlain: returns n, or the first packet
-    // whose new run is not (that run open).
-    template <L3Type kL3, bool kPlain, bool kMaybeNull>
+    // whose new run is not (that run open). kOnePort: every member is on run's port (no
+    // compare; forward_members_to).
+    template <L3Type kL3, bool kPlain, bool kMaybeNull, bool kOnePort = false>
     [[gnu::always_inline]] inline uint32_t forward_members_as(rte_mbuf *const *pkts,
                                                               const LbMember *const *members,
                                                               uint32_t i, uint32_t n,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -808,13 +809,15 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     // `split` gets each burst through the worker's interface, add() per piece: every run of
     // one group id cut at random points (one piece per packet at times), so consecutive pieces
     // of one group extend a run and pieces of no-member, hash, spray and flowlet groups mix.
+    // Each piece's family is IPv4 (the route stage's IPv4 list: the hash without the family
+    // test) or not given, at random: the flows are IPv4.
     LoadBalancer burst(0, groups), single(0, groups), split(0, groups);
     std::mt19937 rng(20);
     uint64_t now = 1'000'000'000;
     std::vector<rte_mbuf *> pkts(32);
     std::vector<uint32_t> ids(32);
     const LbMember *out_b[32], *out_s[32];
-    uint64_t hits_possible = 0;
+    uint64_t hits_possible = 0, one_port_bursts = 0;
     for (int round = 0; round < 600; round++) {
         // Group 1's slot 1 dies for 50 rounds in every 150, and comes back: republished, as
         // the RIB does when a neighbour goes or comes.
@@ -840,17 +843,22 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
             end = uint16_t(begin + 1);
             if (!pieces_of_one)
                 while (end < n && ids[end] == ids[begin] && rng() % 3) end++;
-            split.add(&pkts[begin], end - begin, ids[begin]);
+            split.add(&pkts[begin], end - begin, ids[begin],
+                      rng() % 2 ? L3Type::ipv4 : L3Type::none);
         }
         ASSERT_EQ(split.burst_size(), n);
         split.resolve_burst(now);
         bool all_members = true;
+        uint32_t ports = 0;  // burst_ports(): the members' ports
         for (uint16_t k = 0; k < n; k++) {
             ASSERT_EQ(split.burst_packets()[k], pkts[k]) << round << " " << k;
             ASSERT_EQ(split.burst_members()[k], out_b[k]) << round << " " << k;
             all_members &= out_b[k] != nullptr;
+            if (out_b[k]) ports |= 1u << out_b[k]->port;
         }
         ASSERT_EQ(split.burst_all_members(), all_members) << round;
+        ASSERT_EQ(split.burst_ports(), ports) << round;
+        one_port_bursts += std::has_single_bit(ports);
         split.clear_burst();
         ASSERT_EQ(split.burst_size(), 0);
         ASSERT_TRUE(same_flowlet_tables(burst.flowlets(), split.flowlets())) << round;
@@ -859,6 +867,8 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
         hits_possible += step < 5;
     }
     EXPECT_GT(hits_possible, 300u);
+    EXPECT_GT(one_port_bursts, 20u);  // burst_ports() with one bit, and with more
+    EXPECT_LT(one_port_bursts, 500u);
 
     const LbWorkerCounters &b = burst.counters(), &s = single.counters();
     expect_same_member_counters(b, s);

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "fixture.h"
 #include "lb_fixture.h"
@@ -956,6 +957,107 @@ TEST(WorkerRuns, MultipathBurstGivesThePacketAtATimeFramesAndCounters) {
     const AccountingReport r = check_accounting(
         take_accounting(accounting_sources(*together->dp, {"p0", "p1", "p2", "p3"})));
     EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+}
+
+// forward_groups' loop for a burst whose members are all on one port (forward_members_to: the
+// run opened once, no compare of each member's port) against the general one: groups whose
+// members are two gateways on one port each (p1 for 10.99.0.0/16, flowlet, and fd00:99::/32,
+// hash; p2 for 10.97.0.0/16, hash). `together` gets bursts of the p1 groups' packets alone,
+// IPv4 and IPv6, runs of one flow and of several: every member on p1, the one-port loop.
+// `tested` gets each of those packets in a poll of its own with a packet to the p2 group (two
+// ports: the general loop). The same frames on p1 and counters of p1, p0's drops and the p1
+// groups' member and policy counters, with p1's MTU at the ingress bound (plain runs, unless
+// the burst has an expired TTL or a tag) and at 200 (tested runs).
+TEST(WorkerRuns, OnePortMultipathBurstGivesTheGeneralPathsFramesAndCounters) {
+    const uint32_t host = v4(10, 0, 0, 2);
+    const Mac p0 = kLbP0;
+    auto m4 = [&](uint16_t sport, uint8_t ttl = 64, bool big = false, int vlan = -1,
+                  uint32_t dst = v4(10, 99, 0, 1)) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv4, vlan),
+                   ipv4(host, dst, kProtoUdp,
+                        big ? udp_payload(sport, 4791, 300) : roce_l4(sport, 17, 5), ttl));
+    };
+    auto m6 = [&](uint16_t sport, uint8_t hlim = 64, bool big = false) {
+        return cat(eth(p0, kLbHost, kEtherTypeIpv6),
+                   ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 0x99, 1), kProtoUdp,
+                        big ? udp_payload(sport, 4791, 300) : roce_l4(sport, 17, 5), hlim));
+    };
+    const Bytes companion = m4(7, 64, false, -1, v4(10, 97, 0, 1));
+    const std::vector<Bytes> plain = {m4(49152), m4(49152), m4(49153), m6(49152), m4(49154),
+                                      m6(49153), m6(49153), m4(49155), m4(49156), m4(49152),
+                                      m4(49157), m6(49154), m4(49158), m4(49159)};
+    std::vector<Bytes> tested_run = plain;  // an expired TTL and a tag: no plain run
+    tested_run.insert(tested_run.begin() + 3, m4(49160, 1));
+    tested_run.insert(tested_run.begin() + 6, m4(49152, 64, false, 3));
+    tested_run.insert(tested_run.begin() + 9, m4(49161, 64, true));
+    tested_run.insert(tested_run.begin() + 10, m6(49155, 1));
+    tested_run.insert(tested_run.begin() + 12, m6(49156, 64, true));
+    for (const uint32_t p1_mtu : {1500u, 200u}) {
+        SCOPED_TRACE(p1_mtu);
+        auto make = [&] {
+            auto sw = std::make_unique<LbSwitch>(2, LbConfig{}, LbSwitch::route(2));
+            sw->dp->ctx().ports[1].mtu = p1_mtu;
+            MacAddr mac3 = LbSwitch::gw_mac(1);
+            mac3.b[5] = 0x03;
+            sw->rib->add_neighbour(1, ipa("10.0.1.3"), mac3);
+            sw->rib->add_neighbour(1, ipa("fd00:1::3"), mac3);
+            sw->rib->add_neighbour(2, ipa("10.0.2.3"), mac3);
+            MultipathRouteConfig a4{*parse_prefix("10.99.0.0/16"), {}, "flowlet"};
+            a4.paths = {{ipa("10.0.1.2"), "p1", 1}, {ipa("10.0.1.3"), "p1", 1}};
+            MultipathRouteConfig a6{*parse_prefix("fd00:99::/32"), {}, "hash"};
+            a6.paths = {{ipa("fd00:1::2"), "p1", 1}, {ipa("fd00:1::3"), "p1", 1}};
+            MultipathRouteConfig b{*parse_prefix("10.97.0.0/16"), {}, "hash"};
+            b.paths = {{ipa("10.0.2.2"), "p2", 1}, {ipa("10.0.2.3"), "p2", 1}};
+            sw->rib->set_multipath({a4, a6, b});
+            EXPECT_EQ(sw->rib->sync(), 0u);
+            return sw;
+        };
+        auto lb_counters = [](const LbSwitch &sw) {
+            const LbWorkerCounters &c = sw.lbc();
+            std::vector<uint64_t> v;
+            for (const auto &g : sw.rib->groups()) {
+                if (g.members[0].port != 1) continue;
+                for (uint32_t sl = 0; sl < 2; sl++) {
+                    const LbMemberCounters &m = c.member(g.id, sl);
+                    v.insert(v.end(), {m.packets.load(), m.bytes.load(), m.flowlets.load()});
+                }
+            }
+            const LbPolicyCounters &f = c.policies[uint8_t(LbPolicyId::flowlet)];
+            v.insert(v.end(), {f.packets.load(), f.decisions.load(), f.path_changes.load(),
+                               f.fallbacks.load(), c.no_member.load()});
+            return v;
+        };
+        const std::vector<Bytes> *bursts[] = {&plain, &tested_run};
+        for (const std::vector<Bytes> *burst : bursts) {
+            ASSERT_LE(burst->size(), 32u);  // one RX burst
+            auto together = make(), tested = make();
+            for (const Bytes &f : *burst) together->ports->inject(0, f);
+            EXPECT_EQ(together->worker->poll_once(1000), burst->size());
+            EXPECT_EQ(together->worker->balancer().burst_ports(), 1u << 1);  // one port
+            // The worker forwards the burst's IPv4 multipath packets, then its IPv6 ones.
+            std::vector<Bytes> want, want6;
+            for (const Bytes &f : *burst) {
+                tested->ports->inject(0, f);
+                tested->ports->inject(0, companion);
+                EXPECT_EQ(tested->worker->poll_once(1000), 2u);
+                EXPECT_EQ(tested->worker->balancer().burst_ports() >> 2 & 1, 1u);  // with p2
+                const bool v6 = f[12] == 0x86;
+                for (Bytes &o : tested->ports->take_tx(1)) (v6 ? want6 : want).push_back(o);
+            }
+            want.insert(want.end(), want6.begin(), want6.end());
+            EXPECT_GE(want.size(), 12u);  // not a vacuous comparison
+            std::set<Bytes> macs;  // both members of each group
+            for (const Bytes &f : want) macs.insert(Bytes(f.begin(), f.begin() + 6));
+            EXPECT_EQ(macs.size(), 2u);
+            EXPECT_EQ(together->ports->take_tx(1), want);
+            EXPECT_EQ(tested->counters->ports[2].forwarded_out.load(), burst->size());
+            EXPECT_EQ(port_counter_values(*together->counters, 1),
+                      port_counter_values(*tested->counters, 1));
+            const auto &d1 = together->counters->ports[0].drops, &d2 = tested->counters->ports[0].drops;
+            for (size_t r = 0; r < d1.size(); r++) EXPECT_EQ(d1[r].load(), d2[r].load()) << r;
+            EXPECT_EQ(lb_counters(*together), lb_counters(*tested));
+        }
+    }
 }
 
 TEST_F(WorkerPipeline, DropsPacketLargerThanEgressMtu) {

@@ -243,9 +243,18 @@ struct PinnedFlows {
         for (int k = 0; k < 4; k++)
             for (int pc = 0; pc < 4; pc++) {
                 SCOPED_TRACE(testing::Message() << "meta " << k << " params " << pc);
-                EXPECT_EQ(flow_hash(*ms[k], l3, {0x5eed, bool(pc & 1), bool(pc & 2), fn}),
-                          want[k][pc]);
+                const FlowHashParams p{0x5eed, bool(pc & 1), bool(pc & 2), fn};
+                EXPECT_EQ(flow_hash(*ms[k], l3, p), want[k][pc]);
+                // The balancer's variant for packets known to be IPv4 (no family test).
+                if (ms[k]->l3 == L3Type::ipv4) {
+                    EXPECT_EQ(flow_hash_ipv4(*ms[k], p), want[k][pc]);
+                }
             }
+    }
+    static uint64_t flow_hash_ipv4(const PacketMeta &m, const FlowHashParams &p) {
+        return with_flow_hash(p, [&]<FlowHashFn kFn, bool kS, bool kQ>() {
+            return flow_hash_ipv4_t<kFn, kS, kQ>(m, p.seed);
+        });
     }
 };
 
@@ -284,6 +293,30 @@ TEST(FlowHash, Crc32cValuesArePinned) {
     rte_hash_crc_set_alg(CRC32_SW);
     PinnedFlows().expect(FlowHashFn::crc32c, want);
     rte_hash_crc_set_alg(CRC32_SSE42_x64);
+}
+
+// flow_hash_ipv4_t (the balancer's hash of the route stage's IPv4 packets, no test of the
+// family) is flow_hash for IPv4 packets of every shape: random addresses, ports, protocols, QPs
+// and flags (with and without L4 and RoCE), every function and parameter combination.
+TEST(FlowHash, Ipv4VariantIsTheGeneralOne) {
+    std::mt19937_64 rng(7);
+    for (int k = 0; k < 4000; k++) {
+        PacketMeta m{};
+        m.l3 = L3Type::ipv4;
+        m.flags = uint16_t(rng() & (kFlagL4 | kFlagRoce | kFlagFragment | kFlagVlan));
+        m.src_ip4 = uint32_t(rng());
+        m.dst_ip4 = k % 5 == 0 ? m.src_ip4 : uint32_t(rng());  // equal: the symmetric tie-break
+        m.src_port = uint16_t(rng());
+        m.dst_port = k % 7 == 0 ? m.src_port : uint16_t(rng());
+        m.ip_proto = uint8_t(rng());
+        m.dest_qp = uint32_t(rng()) & 0xFFFFFF;
+        for (int pc = 0; pc < 8; pc++) {
+            const FlowHashParams p{rng(), bool(pc & 1), bool(pc & 2),
+                                   pc & 4 ? FlowHashFn::mix64 : FlowHashFn::crc32c};
+            ASSERT_EQ(PinnedFlows::flow_hash_ipv4(m, p), flow_hash(m, nullptr, p))
+                << k << " " << pc;
+        }
+    }
 }
 
 // The balancer's CRC32C step (the instruction where the build targets SSE4.2) is DPDK's, table
