@@ -147,6 +147,11 @@ void TrafficManager::init(const std::string &name) {
                 n_ports ? uint16_t(PgAccounting::key(from, plan_.ports[from].cls.tc_to_pg[tc])) : 0;
             pg_tag_[in * kNumTc + tc] = slot_tag(pg_key_[in * kNumTc + tc], 0);
         }
+    for (size_t in = 0; in < kMaxPorts; in++)
+        for (size_t t1 = 0; t1 < kNumTc; t1++)
+            for (size_t t2 = 0; t2 < kNumTc; t2++)
+                if (pg_key_[in * kNumTc + t1] == pg_key_[in * kNumTc + t2])
+                    pg_mates_[in * kNumTc + t1] = uint8_t(pg_mates_[in * kNumTc + t1] | 1u << t2);
     for (auto &l : *pg_limit_) l.store(UINT64_MAX, std::memory_order_relaxed);
     for (size_t p = 0; p < n_ports; p++) {
         const PortQosPlan &pp = plan_.ports[p];
@@ -434,11 +439,12 @@ template <bool kSum>
         // next flush, as if it had come just after this one's drain.
         const bool idle = final && !ps.nonempty && !ps.staged_n && !ps.ct_pending &&
                           (!ps.handoff || rte_ring_empty(ps.handoff));
-        // admit_cut_through() gives up at the first packet of another queue, after a scan
-        // that costs a mixed burst (rsw-full's three classes) about 4 instructions a packet; so
-        // after a mixed burst (ct_mixed: what the last one was) the next idle one goes to
-        // cut_through_mixed(), which sends a one-queue burst too. What that declines is
-        // admitted, and cut through by cut_through() when it went to one queue.
+        // admit_cut_through() hands a burst to cut_through_mixed() at its first packet of
+        // another queue, after a scan that costs a mixed burst (rsw-full's three classes) about
+        // 4 instructions a packet; so after a mixed burst (ct_mixed: what the last one was) the
+        // next idle one goes to cut_through_mixed() directly, which sends a one-queue burst too.
+        // What either declines is admitted, and cut through by cut_through() when it went to
+        // one queue.
         if (idle) {
             if (!ps.ct_mixed) {
                 if (admit_cut_through<kSum>(port, pkts, n, now_ns, sum)) return;
@@ -658,16 +664,18 @@ struct QosEgress::BurstSums {
         ps.ring.drain(now_ns);
         ring_ahead = ps.ring.inflight_bytes();
     }
-    // Lossless packets: their PG's limit, with every byte of the burst of that PG charged.
+    // Lossless packets: their PG's limit, with every byte of the burst of that PG charged (its
+    // TCs in key_of's row: TrafficManager::pg_mates_).
     const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
+    const uint8_t *const mates = &tm_.pg_mates_[size_t(key_of - tm_.pg_key_.data())];
     for (unsigned left = lossless_tcs; left; left &= left - 1) {
-        const unsigned key = key_of[__builtin_ctz(left)];
+        const unsigned tc0 = unsigned(__builtin_ctz(left));
+        const unsigned key = key_of[tc0];
         const uint64_t lim = pg_limit[key].load(std::memory_order_relaxed);
         if (lim == UINT64_MAX) continue;
         uint64_t pg_burst = 0;
-        for (unsigned l2 = s.tcs; l2; l2 &= l2 - 1)
-            if (const unsigned tc = unsigned(__builtin_ctz(l2)); key_of[tc] == key)
-                pg_burst += s.tc_bytes(tc);
+        for (unsigned l2 = s.tcs & mates[tc0]; l2; l2 &= l2 - 1)
+            pg_burst += s.tc_bytes(unsigned(__builtin_ctz(l2)));
         if (pg_total(key) + pg_burst > lim) return false;
     }
     // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue
@@ -720,22 +728,28 @@ template <bool kThrough, class PerQueue, class AfterQueue>
         const uint32_t q_n = s.q_packets(qi);
         per_queue(q, qi, q_n);
         q.tail += q_n;
-        q.bytes += s.q_bytes(qi);
-        if (TrafficManager::Pool *const pool = q.pool) {
-            pool->shared_used += s.excess[qi] - q.excess;
-            pool->used += s.q_bytes(qi);
-        }
-        q.excess = s.excess[qi];
         if constexpr (kThrough) {
+            // The queue was empty: its bytes and excess stay 0; the pool holds the burst's.
+            if (TrafficManager::Pool *const pool = q.pool) {
+                pool->shared_used += s.excess[qi];
+                pool->used += s.q_bytes(qi);
+            }
             // admitted_to() but the depth gauges (0 before and after: the queue was empty and
-            // leaves empty); a watermark gauge is its watermark, stored when that rises.
+            // leaves empty); a watermark gauge is its watermark, stored when that rises (the
+            // queue's depth after the burst is the burst's share).
             QueueStats &qs = st.queues[qi];
-            if (q.bytes > q.wm_bytes) qs.watermark_bytes.set(q.wm_bytes = q.bytes);
-            if (q.size() > q.wm_packets) qs.watermark_packets.set(q.wm_packets = q.size());
+            if (s.q_bytes(qi) > q.wm_bytes) qs.watermark_bytes.set(q.wm_bytes = s.q_bytes(qi));
+            if (q_n > q.wm_packets) qs.watermark_packets.set(q.wm_packets = q_n);
             qs.enq_packets.add(q_n);
             qs.enq_bytes.add(s.q_bytes(qi));
             after_queue(q, qs, qi, q_n);
         } else {
+            q.bytes += s.q_bytes(qi);
+            if (TrafficManager::Pool *const pool = q.pool) {
+                pool->shared_used += s.excess[qi] - q.excess;
+                pool->used += s.q_bytes(qi);
+            }
+            q.excess = s.excess[qi];
             admitted_to(q, st.queues[qi], port, qi, q_n, s.q_bytes(qi), 0);
         }
     }
@@ -1652,9 +1666,10 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         qi = to_queue[tc0];
         key = tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc + tc0];
         // One queue and one PG key for the whole burst (a burst of mixed classes, rsw-full's,
-        // leaves here at its first packet of another class, before any other check): packets
-        // of the first one's TC and ingress port have them; others are looked up. And the
-        // burst's bytes and wire bytes.
+        // leaves here at its first packet of another class, before any other check, for
+        // cut_through_mixed(), which takes any burst to an idle port or declines having changed
+        // nothing): packets of the first one's TC and ingress port have them; others are looked
+        // up. And the burst's bytes and wire bytes.
         const uint32_t class0 = in_port_tc_word(meta0) & kInPortTc;
         // Packet 0 has them by definition.
         bytes = pkts[0]->pkt_len;
@@ -1669,7 +1684,7 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
                 const unsigned tc = meta->tc & (kNumTc - 1);
                 if (to_queue[tc] != qi ||
                     tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
-                    return false;
+                    return cut_through_mixed(port, pkts, n, now_ns);
             }
         }
     }
@@ -1987,20 +2002,28 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     if (int64_t(wire) > ps.ring.room()) return false;
     // The order: pick() as service() calls it, each queue then emptied by its run - which for a
     // DWRR queue needs a deficit covering all its bytes (take_run stops where it no longer covers
-    // the head frame). The turn and the deficits are restored if the burst is declined.
-    const unsigned dwrr = s.queues & ps.sched.dwrr_mask();
+    // the head frame). An idle port's queues owe nothing (an empty queue's deficit is 0), so the
+    // order usually follows from the masks and the turn (DwrrScheduler::order_of, applied at the
+    // commit by served_in_order); else the picks themselves, with the turn and the deficits
+    // restored if the burst is declined.
+    std::array<uint8_t, kNumQueues> order;
+    unsigned n_queues =
+        shortest ? ps.sched.order_of(uint8_t(s.queues),
+                                     [&s](unsigned qi) { return s.q_bytes(qi); }, order.data())
+                 : 0;
+    const bool picked = n_queues == 0;
+    const unsigned dwrr = picked ? s.queues & ps.sched.dwrr_mask() : 0;
     const unsigned turn0 = ps.sched.turn();
     std::array<int64_t, kNumQueues> deficit0;
     for (unsigned left = dwrr; left; left &= left - 1)
         deficit0[__builtin_ctz(left)] = ps.sched.deficit(int(__builtin_ctz(left)));
     const auto restore = [&] {
+        if (!picked) return;
         ps.sched.set_turn(turn0);
         for (unsigned left = dwrr; left; left &= left - 1)
             ps.sched.set_deficit(int(__builtin_ctz(left)), deficit0[__builtin_ctz(left)]);
     };
-    std::array<uint8_t, kNumQueues> order;
-    unsigned n_queues = 0;
-    for (unsigned eligible = s.queues; eligible;) {
+    for (unsigned eligible = picked ? s.queues : 0; eligible;) {
         const int qi = ps.sched.pick(uint8_t(eligible), [&](int i) { return stage[i][0]->pkt_len; });
         if ((dwrr >> qi & 1) && ps.sched.deficit(qi) < int64_t(s.q_bytes(unsigned(qi)))) {
             restore();
@@ -2046,7 +2069,11 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
 
     // Admitted (admit_in_sums's commit, the slots aside), with each queue's run counted and the
     // release its pool will owe (at the flush); then service()'s steps on the queues holding the
-    // burst (the watermark clear, PFC honoring), and the queues emptied.
+    // burst (the watermark clear, PFC honoring), and the queues emptied. The watermark clear
+    // comes first: on the idle port's queues it leaves every watermark 0, and the commit then
+    // raises those of the burst's queues to their shares - the watermarks and gauges a clear
+    // after the commit leaves (each queue's depth then).
+    apply_watermark_clear(port);
     unsigned pool_queues = 0;
     commit_sums<true>(
         port, ps, key_of, s, [](Queue &, unsigned, uint32_t) {},
@@ -2055,23 +2082,22 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
             qs.deq_bytes.add(s.q_bytes(qi));
             if (q.pool) {
                 pool_queues |= 1u << qi;
-                ps.ct_q_bytes[qi] = q.bytes;
-                ps.ct_q_excess[qi] = q.excess;
+                ps.ct_q_bytes[qi] = s.q_bytes(qi);
+                ps.ct_q_excess[qi] = s.excess[qi];
             }
         });
-    apply_watermark_clear(port);
     if (!ps.pfc_inert) pfc_honor(port, now_ns);  // inert: pauses nothing, changes nothing
     PortQosStats &st = *tm_.stats_[port];
     for (unsigned left = s.queues; left; left &= left - 1) {
         Queue &q = ps.q[__builtin_ctz(left)];
         q.head = q.tail;
-        q.bytes = q.excess = 0;
     }
     for (unsigned left = s.tcs; left; left &= left - 1)
         ps.ct_tc_bytes[__builtin_ctz(left)] = s.tc_bytes(unsigned(__builtin_ctz(left)));
     ps.ct_pool_queues = uint8_t(pool_queues);
     ps.ct_tcs = uint8_t(s.tcs);
     ps.ct_keys = key_of;
+    if (!picked) ps.sched.served_in_order(uint8_t(s.queues), order.data(), n_queues);
     ps.ct_mixed_held = true;
     mixed_held_ = true;
     ps.ct_pending = true;  // release_cut_through() releases nothing of it

@@ -258,8 +258,9 @@ class TrafficManager final : public Injector {
         // ct_sent frames the device took.
         bool ct_pending = false;
         // The last burst that found the port idle went to several queues (QosEgress::enqueue):
-        // the next one skips admit_cut_through's scan (a mixed burst leaves it anyway) and is
-        // admitted and cut through (or not) by admit() and cut_through(), with the same result.
+        // the next one skips admit_cut_through's scan (a mixed burst leaves it for
+        // cut_through_mixed anyway) and goes to cut_through_mixed, which sends a one-queue burst
+        // too, or to admit() and cut_through(), with the same result.
         bool ct_mixed = false;
         uint16_t ct_sent = 0;
         uint16_t ct_pg_key = 0;
@@ -306,6 +307,9 @@ class TrafficManager final : public Injector {
     std::unique_ptr<std::array<std::atomic<uint64_t>, PgAccounting::kSize>> pg_limit_;
     // PgAccounting key of (ingress port, TC): the ingress port's TC_TO_PRIORITY_GROUP_MAP.
     std::array<uint16_t, kMaxPorts * kNumTc> pg_key_{};
+    // Per (ingress port, TC): the TCs whose PgAccounting key in that row is the TC's (bit t),
+    // so that QosEgress::sums_admissible sums a PG's bytes over those TCs alone.
+    std::array<uint8_t, kMaxPorts * kNumTc> pg_mates_{};
     // The same keys as a Slot's pg_key and ecn_ip in one native word, ecn_ip 0
     // (QosEgress::admit_in_sums ors the packet's ecn_ip in and stores the word).
     std::array<uint32_t, kMaxPorts * kNumTc> pg_tag_{};
@@ -395,15 +399,16 @@ class QosEgress final : public Egress {
                                                        uint64_t now_ns);
     // The admission of a burst whose sums passed: tails, bytes, excess, pools, counters, PG bytes;
     // per_queue(q, qi, packets) first for each queue (admit_in_sums: its slots). kThrough: the
-    // queues leave again (cut_through_mixed): their depth gauges and the pool gauges are not set
-    // (they end where they are), nonempty is not; after_queue(q, counters, qi, packets) last for
-    // each queue.
+    // queues were empty and leave again (cut_through_mixed, an idle port): their bytes and
+    // excess stay 0 (the pools are charged the burst's), their depth gauges and the pool gauges
+    // are not set (they end where they are), nonempty is not; after_queue(q, counters, qi,
+    // packets) last for each queue.
     template <bool kThrough, class PerQueue, class AfterQueue>
     [[gnu::always_inline]] inline void commit_sums(uint16_t port, TrafficManager::Port &ps,
                                                    const uint16_t *key_of, const BurstSums &s,
                                                    PerQueue &&per_queue, AfterQueue &&after_queue);
-    // Cut-through for a final burst to an idle port whose packets go to several queues (or come
-    // after such a burst): admitted in sums without slots and sent in the order service() would
+    // Cut-through for a final burst to an idle port whose packets go to several queues
+    // (admit_cut_through hands it over) or that comes after such a burst: admitted in sums without slots and sent in the order service() would
     // take them (strict queues, then DWRR from its turn), with service()'s state and counters,
     // when service() would send the whole burst in one pass (doc/qos.md, "Cut-through"). Returns
     // false, having changed nothing, otherwise.
@@ -439,8 +444,9 @@ class QosEgress final : public Egress {
     // exactly what the flush would do (doc/qos.md, "Cut-through"); else leaves it queued.
     void cut_through(uint16_t port, uint64_t now_ns);
     // The same for a burst whose admission can refuse, draw or mark nothing (one queue, within
-    // its reservation, below every curve): admitted in sums, without slots, and sent. Returns
-    // false, having changed nothing, when the burst needs the per-packet admission. kSum: `sum`
+    // its reservation, below every curve): admitted in sums, without slots, and sent. A burst
+    // of several queues goes to cut_through_mixed(), whose result it returns. Returns false,
+    // having changed nothing, when the burst needs the per-packet admission. kSum: `sum`
     // gives every packet's class and the burst's bytes (no pass over the packets for them).
     template <bool kSum>
     bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,

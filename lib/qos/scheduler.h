@@ -60,6 +60,41 @@ class DwrrScheduler {
         deficit_[size_t(q)] = 0;
     }
 
+    // The order in which pick() and emptied() serve the queues of `eligible` when each holds
+    // frames of non-zero length, `bytes(q)` in all, and is emptied on its first visit - when
+    // that order follows from the masks and the turn alone: every eligible DWRR queue's
+    // deficit is 0 and its quantum covers its bytes. Then pick() takes the strict queues from
+    // the highest, then the DWRR queues cyclically from the one after the turn (the turn's own
+    // queue, its deficit short of any frame, comes last), each on the quantum it gets when its
+    // turn comes; its run empties it and it forfeits the rest. Writes the order to order[] and
+    // returns its length, or 0 when it does not follow from the masks (the caller picks).
+    // A strict queue's deficit is never changed from 0 (only DWRR queues are charged or given
+    // a quantum), so emptied() on one changes nothing; served_in_order() leaves the state.
+    template <typename Bytes>
+    unsigned order_of(uint8_t eligible, Bytes &&bytes, uint8_t *order) const {
+        const unsigned d = eligible & dwrr_;
+        for (unsigned left = d; left; left &= left - 1) {
+            const unsigned q = unsigned(__builtin_ctz(left));
+            if (deficit_[q] != 0 || quantum_[q] < int64_t(bytes(q))) return 0;
+        }
+        unsigned n = 0;
+        for (unsigned s = eligible & strict_; s;) {
+            const unsigned q = 31u - unsigned(__builtin_clz(s));
+            order[n++] = uint8_t(q);
+            s &= ~(1u << q);
+        }
+        const unsigned after = d & ~((2u << cur_) - 1);  // the DWRR queues after the turn
+        for (unsigned left = after; left; left &= left - 1) order[n++] = uint8_t(__builtin_ctz(left));
+        for (unsigned left = d & ~after; left; left &= left - 1)
+            order[n++] = uint8_t(__builtin_ctz(left));
+        return n;
+    }
+    // The state pick() and emptied() leave after serving order_of()'s order (of `eligible`,
+    // n queues): the turn at the last DWRR queue (the order's last), every deficit still 0.
+    void served_in_order(uint8_t eligible, const uint8_t *order, unsigned n) {
+        if (eligible & dwrr_) cur_ = order[n - 1];
+    }
+
     // A queue's deficit, for a caller that charges a run of frames from one queue at once
     // (QosEgress::service): deficit(q), then set_deficit(q, d - the run's bytes).
     int64_t deficit(int q) const { return deficit_[size_t(q)]; }

@@ -1529,14 +1529,24 @@ Script mixed_script(uint32_t seed, int steps) {
 }
 
 // rsw-full's shape (32 frames of 60 bytes: 80 % lossless queue 3, 10 % strict queue 6, 10 %
-// DWRR queue 0) and other mixes: after the first mixed burst (queued: admit_cut_through() finds
-// it mixed) every burst cuts through in service()'s order, with the frames and counters of the
+// DWRR queue 0) and other mixes: every burst cuts through in service()'s order (the first one
+// handed from admit_cut_through() to cut_through_mixed()), with the frames and counters of the
 // queued path and of cut-through off.
 TEST_F(CutThrough, MixedBurstsInServiceOrder) {
     const Script full =
         mixed_bursts(32, 60, [](int k) { return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3); });
-    EXPECT_EQ(same_mixed(full, 10000, ""), 29u);
-    EXPECT_EQ(same(full), 29u * 32);
+    EXPECT_EQ(same_mixed(full, 10000, ""), 30u);
+    EXPECT_EQ(same(full), 30u * 32);
+    // Strict queues only (7 and 6): the order from the masks, no DWRR turn to move.
+    const Script strict = mixed_bursts(20, 200, [](int k) { return uint8_t(k % 3 ? 6 : 7); });
+    EXPECT_EQ(same_mixed(strict, 10000, ""), 30u);
+    EXPECT_EQ(same(strict), 30u * 20);
+    // DWRR queues only (0, 2 of weight 1 and 4 of weight 1): the turn moves on every burst.
+    const Script dwrr = mixed_bursts(12, 150, [](int k) {
+        const uint8_t d[] = {0, 2, 4, 0};
+        return d[k % 4];
+    });
+    EXPECT_EQ(same_mixed(dwrr, 10000, ""), 30u);
     // Strict 7 and 6, DWRR 0, 3 and 2 (weight 1: 3 frames of 300 bytes fit its quantum).
     const Script five = mixed_bursts(15, 300, [](int k) {
         const uint8_t d[] = {0, 7, 3, 6, 2};
@@ -1544,17 +1554,16 @@ TEST_F(CutThrough, MixedBurstsInServiceOrder) {
     });
     // (ECN on queue 3's bytes alone: with the TX ring's bytes ahead its frames would reach the
     // marking depth, and the flush decides those.)
-    EXPECT_EQ(same_mixed(five, 10000, ", ecn_depth: queue"), 29u);
-    EXPECT_EQ(same(five, 10000, ", ecn_depth: queue"), 29u * 15);
+    EXPECT_EQ(same_mixed(five, 10000, ", ecn_depth: queue"), 30u);
+    EXPECT_EQ(same(five, 10000, ", ecn_depth: queue"), 30u * 15);
     EXPECT_EQ(same_mixed(five, 10000, ""), 0u) << "queue 3 at the marking depth with the ring";
 }
 
 // Queue 3's dequeue marking depth (3000 bytes) crossed one burst at a time: four strict frames
 // (queue 6), five ECT(0) frames of 600 + i bytes (queue 3), two DWRR frames (queue 0), step i.
 // On the queue's bytes alone (ecn_depth: queue) the first queue-3 frame leaves 2400 + 4 i bytes
-// behind: exactly the bursts of i < 150 cut through (but the first, queued: admit_cut_through()
-// finds it mixed), the others would be marked and take the queued path. With the TX ring's bytes
-// ahead (the default) the depth is reached earlier.
+// behind: exactly the bursts of i < 150 cut through, the others would be marked and take the
+// queued path. With the TX ring's bytes ahead (the default) the depth is reached earlier.
 TEST_F(CutThrough, MixedBurstsAtTheMarkingDepth) {
     Script s;
     uint16_t seq = 0;
@@ -1567,10 +1576,37 @@ TEST_F(CutThrough, MixedBurstsAtTheMarkingDepth) {
         st.step_ns = 20'000;
         s.push_back(st);
     }
-    EXPECT_EQ(same_mixed(s, 10000, ", ecn_depth: queue"), 149u);
+    EXPECT_EQ(same_mixed(s, 10000, ", ecn_depth: queue"), 150u);
     const uint64_t ring = same_mixed(s, 10000, "");
     EXPECT_GT(ring, 0u);
-    EXPECT_LT(ring, 149u);
+    EXPECT_LT(ring, 150u);
+}
+
+// One-class and mixed bursts in turns (one and one, then two and two), Not-ECT (no marking
+// depth): a mixed burst after a one-class one is handed from admit_cut_through() to
+// cut_through_mixed() at its first packet of another queue, a burst after a mixed one goes to
+// cut_through_mixed() directly (Port::ct_mixed), a one-class burst after a one-class one takes
+// admit_cut_through(). Every burst cuts through, and exactly those that are mixed or follow a
+// mixed one by the mixed path.
+TEST_F(CutThrough, MixedBurstAfterOneClassBurst) {
+    Script s;
+    uint16_t seq = 0;
+    const int n = 48;
+    uint64_t by_mixed_path = 0;
+    bool prev_mix = false;
+    for (int i = 0; i < n; i++) {
+        Step st;
+        const bool mix = i < n / 2 ? i % 2 == 1 : (i / 2) % 2 == 1;
+        const uint8_t one = uint8_t(i % 3 == 0 ? 3 : i % 3 == 1 ? 0 : 6);
+        for (int k = 0; k < 16; k++)
+            st.rx[0].push_back(udp(0, mix ? uint8_t(k % 3 == 0 ? 6 : k % 3 == 1 ? 3 : 0) : one, 0,
+                                   200 + 20 * (k % 5), seq++));
+        by_mixed_path += mix || prev_mix;
+        prev_mix = mix;
+        s.push_back(st);
+    }
+    EXPECT_EQ(same_mixed(s, 10000, ""), by_mixed_path);
+    EXPECT_EQ(same(s), uint64_t(n) * 16);
 }
 
 TEST_F(CutThrough, MixedBurstsNearEveryLimit) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <deque>
+#include <random>
 
 #include "qos/scheduler.h"
 
@@ -90,6 +91,63 @@ TEST(DwrrScheduler, JumboFrameInLowWeightQueueStillGoes) {
         sent0 = q == 0;
     }
     EXPECT_TRUE(sent0);
+}
+
+// order_of() against pick() and emptied() themselves (QosEgress::cut_through_mixed's order):
+// random strict/DWRR plans and quanta, turns, deficits (mostly 0, as an idle port's) and queues'
+// bytes (some beyond their quantum); where order_of() gives an order it is pick()'s, each DWRR
+// queue's deficit covers its bytes at its pick, and served_in_order() leaves pick()'s turn and
+// deficits; where it gives none, a DWRR queue's deficit is not 0 or its quantum short.
+TEST(DwrrScheduler, OrderFromTheMasksIsPicksOrder) {
+    std::mt19937 rng(7);
+    auto pick_n = [&](uint32_t n) { return uint32_t(rng() % n); };
+    unsigned ordered = 0, declined = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+        std::array<int, kNumQueues> w{};
+        for (int &x : w) x = pick_n(3) == 0 ? 0 : 1 + int(pick_n(pick_n(2) ? 2 : 255));
+        const uint32_t quantum = pick_n(2) ? 1024 : 64;
+        DwrrScheduler a(queues(w), quantum);
+        a.set_turn(pick_n(kNumQueues));
+        for (int q = 0; q < int(kNumQueues); q++)
+            if (w[size_t(q)] && pick_n(5) == 0) a.set_deficit(q, pick_n(4000));
+        const uint8_t eligible = uint8_t(1 + pick_n(255));
+        std::array<uint32_t, kNumQueues> bytes{}, head{};
+        for (unsigned q = 0; q < kNumQueues; q++) {
+            bytes[q] = 1 + pick_n(pick_n(2) ? 3000 : 300);
+            head[q] = 1 + pick_n(bytes[q]);
+        }
+        DwrrScheduler b = a;
+        uint8_t order[kNumQueues];
+        const unsigned n = b.order_of(eligible, [&](unsigned q) { return bytes[q]; }, order);
+        if (!n) {
+            declined++;
+            bool short_or_owed = false;
+            for (unsigned q = 0; q < kNumQueues; q++)
+                if ((eligible >> q & 1) && w[q])
+                    short_or_owed |= a.deficit(int(q)) != 0 || int64_t(quantum) * w[q] < bytes[q];
+            EXPECT_TRUE(short_or_owed) << "trial " << trial;
+            continue;
+        }
+        ordered++;
+        b.served_in_order(eligible, order, n);
+        unsigned k = 0;
+        for (uint8_t left = eligible; left; k++) {
+            const int q = a.pick(left, [&](int i) { return head[size_t(i)]; });
+            ASSERT_LT(k, n) << "trial " << trial;
+            ASSERT_EQ(q, order[k]) << "trial " << trial << ", pick " << k;
+            if (w[size_t(q)]) {
+                EXPECT_GE(a.deficit(q), int64_t(bytes[size_t(q)])) << "trial " << trial;
+            }
+            a.emptied(q);
+            left = uint8_t(left & ~(1u << q));
+        }
+        EXPECT_EQ(k, n) << "trial " << trial;
+        EXPECT_EQ(a.turn(), b.turn()) << "trial " << trial;
+        for (int q = 0; q < int(kNumQueues); q++)
+            EXPECT_EQ(a.deficit(q), b.deficit(q)) << "trial " << trial << ", queue " << q;
+    }
+    EXPECT_GT(ordered, 5000u);
+    EXPECT_GT(declined, 2000u);
 }
 
 }  // namespace
