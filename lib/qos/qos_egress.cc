@@ -147,11 +147,6 @@ void TrafficManager::init(const std::string &name) {
                 n_ports ? uint16_t(PgAccounting::key(from, plan_.ports[from].cls.tc_to_pg[tc])) : 0;
             pg_tag_[in * kNumTc + tc] = slot_tag(pg_key_[in * kNumTc + tc], 0);
         }
-    for (size_t in = 0; in < kMaxPorts; in++)
-        for (size_t t1 = 0; t1 < kNumTc; t1++)
-            for (size_t t2 = 0; t2 < kNumTc; t2++)
-                if (pg_key_[in * kNumTc + t1] == pg_key_[in * kNumTc + t2])
-                    pg_mates_[in * kNumTc + t1] = uint8_t(pg_mates_[in * kNumTc + t1] | 1u << t2);
     for (auto &l : *pg_limit_) l.store(UINT64_MAX, std::memory_order_relaxed);
     for (size_t p = 0; p < n_ports; p++) {
         const PortQosPlan &pp = plan_.ports[p];
@@ -664,18 +659,16 @@ struct QosEgress::BurstSums {
         ps.ring.drain(now_ns);
         ring_ahead = ps.ring.inflight_bytes();
     }
-    // Lossless packets: their PG's limit, with every byte of the burst of that PG charged (its
-    // TCs in key_of's row: TrafficManager::pg_mates_).
+    // Lossless packets: their PG's limit, with every byte of the burst of that PG charged.
     const std::atomic<uint64_t> *const pg_limit = tm_.pg_limit_->data();
-    const uint8_t *const mates = &tm_.pg_mates_[size_t(key_of - tm_.pg_key_.data())];
     for (unsigned left = lossless_tcs; left; left &= left - 1) {
-        const unsigned tc0 = unsigned(__builtin_ctz(left));
-        const unsigned key = key_of[tc0];
+        const unsigned key = key_of[__builtin_ctz(left)];
         const uint64_t lim = pg_limit[key].load(std::memory_order_relaxed);
         if (lim == UINT64_MAX) continue;
         uint64_t pg_burst = 0;
-        for (unsigned l2 = s.tcs & mates[tc0]; l2; l2 &= l2 - 1)
-            pg_burst += s.tc_bytes(unsigned(__builtin_ctz(l2)));
+        for (unsigned l2 = s.tcs; l2; l2 &= l2 - 1)
+            if (const unsigned tc = unsigned(__builtin_ctz(l2)); key_of[tc] == key)
+                pg_burst += s.tc_bytes(tc);
         if (pg_total(key) + pg_burst > lim) return false;
     }
     // Per queue: no storm drop, no WRED draw (a drop curve from its final bytes on), no enqueue

@@ -307,9 +307,6 @@ class TrafficManager final : public Injector {
     std::unique_ptr<std::array<std::atomic<uint64_t>, PgAccounting::kSize>> pg_limit_;
     // PgAccounting key of (ingress port, TC): the ingress port's TC_TO_PRIORITY_GROUP_MAP.
     std::array<uint16_t, kMaxPorts * kNumTc> pg_key_{};
-    // Per (ingress port, TC): the TCs whose PgAccounting key in that row is the TC's (bit t),
-    // so that QosEgress::sums_admissible sums a PG's bytes over those TCs alone.
-    std::array<uint8_t, kMaxPorts * kNumTc> pg_mates_{};
     // The same keys as a Slot's pg_key and ecn_ip in one native word, ecn_ip 0
     // (QosEgress::admit_in_sums ors the packet's ecn_ip in and stores the word).
     std::array<uint32_t, kMaxPorts * kNumTc> pg_tag_{};
