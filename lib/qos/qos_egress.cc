@@ -1938,12 +1938,12 @@ void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, u
 // from the highest, then the DWRR queues from the scheduler's turn - and hand them to tx_burst
 // in one call when the burst fits one TX burst, PFC is quiet (nothing paused: pick() sees every
 // queue), the shaper stays ready up to its last frame and the TX ring model has room for all of
-// it, each DWRR queue's deficit on its turn covers all its bytes (its run takes it whole and it
-// forfeits the rest: no queue is split over two visits), and no frame reaches a dequeue marking
+// it, and no frame reaches a dequeue marking
 // depth (no random draw: the draws would come before those of later admissions). Then this
 // admits the burst in sums (admit_in_sums's checks, no slots: each queue's packets are kept in
 // order in a local array) and sends it in that order, with admission's and service()'s state and
-// counters: the picks are the scheduler's own (pick(), emptied()), the watermark clear and PFC
+// counters: the picks are the scheduler's own (pick(), emptied(); a DWRR queue whose deficit
+// does not cover its share is taken in several runs, as take_run would), the watermark clear and PFC
 // honoring run on the queues holding the burst, the runs' counters per queue, the shaper and
 // ring charges, refusals staged. The buffer the burst held (PG bytes, pools) is released in the
 // port's turn of the flush (release_mixed), as for a one-queue burst.
@@ -1993,12 +1993,14 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     // The ring model takes frame after frame while the bytes so far plus the frame's fit its
     // room (RunLimits): all of them when all fit.
     if (int64_t(wire) > ps.ring.room()) return false;
-    // The order: pick() as service() calls it, each queue then emptied by its run - which for a
-    // DWRR queue needs a deficit covering all its bytes (take_run stops where it no longer covers
-    // the head frame). An idle port's queues owe nothing (an empty queue's deficit is 0), so the
-    // order usually follows from the masks and the turn (DwrrScheduler::order_of, applied at the
-    // commit by served_in_order); else the picks themselves, with the turn and the deficits
-    // restored if the burst is declined.
+    // The order: pick() as service() calls it, then each queue's run as take_run takes it - the
+    // whole queue, which then forfeits its deficit (emptied()), or for a DWRR queue whose deficit
+    // does not cover its bytes the frames it covers, charged, after which pick() moves the turn
+    // on (a queue's share of a large-frame burst can span several DWRR quanta: 4 KB frames). An
+    // idle port's queues owe nothing (an empty queue's deficit is 0), so when every DWRR queue's
+    // quantum covers its share the order follows from the masks and the turn, one whole-queue
+    // run each (DwrrScheduler::order_of, applied at the commit by served_in_order); else the
+    // picks themselves, with the turn and the deficits restored if the burst is declined.
     std::array<uint8_t, kNumQueues> order;
     unsigned n_queues =
         shortest ? ps.sched.order_of(uint8_t(s.queues),
@@ -2016,31 +2018,47 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         for (unsigned left = dwrr; left; left &= left - 1)
             ps.sched.set_deficit(int(__builtin_ctz(left)), deficit0[__builtin_ctz(left)]);
     };
+    MixedRun runs[kSumBurst];  // every run takes at least one frame
+    unsigned n_runs = 0;
+    for (unsigned i = 0; i < n_queues; i++)
+        runs[n_runs++] = {order[i], 0, uint8_t(s.q_packets(order[i]))};
+    std::array<uint8_t, kNumQueues> taken{};  // each queue's frames in runs so far
     for (unsigned eligible = picked ? s.queues : 0; eligible;) {
-        const int qi = ps.sched.pick(uint8_t(eligible), [&](int i) { return stage[i][0]->pkt_len; });
-        if ((dwrr >> qi & 1) && ps.sched.deficit(qi) < int64_t(s.q_bytes(unsigned(qi)))) {
-            restore();
-            return false;
+        const int qi = ps.sched.pick(uint8_t(eligible),
+                                     [&](int i) { return stage[i][taken[size_t(i)]]->pkt_len; });
+        const unsigned from = taken[size_t(qi)], q_n = s.q_packets(unsigned(qi));
+        unsigned to = q_n;
+        if (dwrr >> qi & 1) {
+            int64_t d = ps.sched.deficit(qi);
+            if (d < int64_t(s.q_bytes(unsigned(qi)))) [[unlikely]] {
+                // take_run's test per frame (its deficit covers the head frame: pick()).
+                for (to = from; to < q_n && d >= int64_t(stage[qi][to]->pkt_len); to++)
+                    d -= stage[qi][to]->pkt_len;
+                ps.sched.set_deficit(qi, d);
+            }
         }
-        ps.sched.emptied(qi);
-        order[n_queues++] = uint8_t(qi);
-        eligible &= ~(1u << qi);
+        runs[n_runs++] = {uint8_t(qi), uint8_t(from), uint8_t(to - from)};
+        taken[size_t(qi)] = uint8_t(to);
+        if (to == q_n) {
+            ps.sched.emptied(qi);
+            eligible &= ~(1u << qi);
+        }
     }
-    // The burst in that order: each queue's packets two at a time (one 16-byte copy; an odd
-    // count copies one more, which the next queue's first overwrites: out and each row of stage
-    // have a spare slot).
+    // The burst in that order: each run's packets two at a time (one 16-byte copy; an odd count
+    // copies one more, which the next run's first overwrites: out and each row of stage have a
+    // spare slot).
     rte_mbuf *out[kSumBurst + 1];
     {
         rte_mbuf **o = out;
-        for (unsigned i = 0; i < n_queues; i++) {
-            const unsigned qi = order[i];
-            rte_mbuf **const end = o + s.q_packets(qi);
+        for (unsigned i = 0; i < n_runs; i++) {
+            const MixedRun r = runs[i];
+            rte_mbuf **const end = o + r.n;
 #if defined(__SSE2__)
-            for (rte_mbuf **from = stage[qi]; o < end; o += 2, from += 2)
+            for (rte_mbuf **from = stage[r.q] + r.from; o < end; o += 2, from += 2)
                 _mm_storeu_si128(reinterpret_cast<__m128i *>(o),
                                  _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
 #else
-            for (rte_mbuf **from = stage[qi]; o < end;) *o++ = *from++;
+            for (rte_mbuf **from = stage[r.q] + r.from; o < end;) *o++ = *from++;
 #endif
             o = end;
         }
@@ -2055,7 +2073,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
                  q.deq_mark_min;
     }
     if (!ps.shaper.ready_after(wire - tm_.plan_.wire_bytes(out[n - 1]->pkt_len)) ||
-        (marks && mixed_would_mark(ps, order.data(), n_queues, s, out, ring0))) {
+        (marks && mixed_would_mark(ps, runs, n_runs, s, out, ring0))) {
         restore();
         return false;
     }
@@ -2116,21 +2134,24 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
 }
 
 // take_tested's dequeue marking test for every frame of out[0..n) as service() would take them
-// (the queues in `order`, each whole): an ECT frame of a queue that marks at dequeue, at or
-// above its marking depth - the queue's bytes behind it, plus with the ring the ring's bytes
-// ahead of it (ring0, then every frame before it).
-bool QosEgress::mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *order,
-                                 unsigned n_queues, const BurstSums &s, rte_mbuf *const *out,
+// (the runs in order): an ECT frame of a queue that marks at dequeue, at or above its marking
+// depth - the queue's bytes behind it, plus with the ring the ring's bytes ahead of it (ring0,
+// then every frame before it).
+bool QosEgress::mixed_would_mark(const TrafficManager::Port &ps, const MixedRun *runs,
+                                 unsigned n_runs, const BurstSums &s, rte_mbuf *const *out,
                                  uint64_t ring0) const {
     uint64_t ahead = ring0;
-    for (unsigned i = 0; i < n_queues; i++) {
-        const TrafficManager::Queue &q = ps.q[order[i]];
-        uint64_t behind = s.q_bytes(order[i]);  // the queue's bytes: it was empty
-        for (uint32_t j = 0; j < s.q_packets(order[i]); j++) {
+    std::array<uint64_t, kNumQueues> behind;  // each queue's bytes: it was empty
+    for (unsigned left = s.queues; left; left &= left - 1)
+        behind[size_t(__builtin_ctz(left))] = s.q_bytes(unsigned(__builtin_ctz(left)));
+    for (unsigned i = 0; i < n_runs; i++) {
+        const TrafficManager::Queue &q = ps.q[runs[i].q];
+        uint64_t &b = behind[runs[i].q];
+        for (uint32_t j = 0; j < runs[i].n; j++) {
             rte_mbuf *const m = *out++;
-            behind -= m->pkt_len;
+            b -= m->pkt_len;
             const unsigned ecn_ip = ecn_ip_of(meta_of(m));
-            if (behind + (ahead & q.deq_ring) >= q.deq_mark_min &&
+            if (b + (ahead & q.deq_ring) >= q.deq_mark_min &&
                 (ecn_ip == (4 | kEcnEct0) || ecn_ip == (4 | kEcnEct1)))
                 return true;
             ahead += tm_.plan_.wire_bytes(m->pkt_len);

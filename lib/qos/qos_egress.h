@@ -416,8 +416,12 @@ class QosEgress final : public Egress {
                                          rte_mbuf **out, uint32_t sent, uint32_t n);
     // Whether service() would draw for or mark a frame of out[0..n) at dequeue (cut_through_mixed's
     // exact check when its bound does not rule it out).
-    [[gnu::noinline]] bool mixed_would_mark(const TrafficManager::Port &ps, const uint8_t *order,
-                                            unsigned n_queues, const BurstSums &s,
+    // One run of cut_through_mixed's order: frames [from, from + n) of queue q's share.
+    struct MixedRun {
+        uint8_t q, from, n;
+    };
+    [[gnu::noinline]] bool mixed_would_mark(const TrafficManager::Port &ps, const MixedRun *runs,
+                                            unsigned n_runs, const BurstSums &s,
                                             rte_mbuf *const *out, uint64_t ring0) const;
     // The flush's release of the mixed cut-throughs (Port::ct_mixed_held), after its services.
     [[gnu::noinline]] void release_mixed_all();

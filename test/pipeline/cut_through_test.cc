@@ -1609,6 +1609,54 @@ TEST_F(CutThrough, MixedBurstAfterOneClassBurst) {
     EXPECT_EQ(same(s), uint64_t(n) * 16);
 }
 
+// rsw-full's shape with large frames (as tools/bench's 4 KB ones, whose ~26 lossless frames a
+// burst are more than queue 3's quantum of 50 x 1024 bytes): here 1500-byte Not-ECT frames and a
+// quantum of 512 bytes a weight (25 600 for queue 3), so queue 3's 26 frames (39 000 bytes) leave
+// in two runs with queue 0's between them, the turn and deficits carried from burst to burst.
+// Every burst cuts through, in that order.
+TEST_F(CutThrough, MixedBurstsSplitOverDwrrTurns) {
+    Script s;
+    uint16_t seq = 0;
+    for (int i = 0; i < 30; i++) {
+        Step st;
+        for (int k = 0; k < 32; k++) {
+            const uint8_t dscp = k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3;
+            st.rx[0].push_back(udp(0, dscp, 0, 1500 - uint32_t(i % 3), seq++));
+        }
+        st.step_ns = 20'000;
+        s.push_back(st);
+    }
+    const std::string quantum = kTables + "ROCESW:\n  dwrr_quantum_bytes: 512\n";
+    tables_ = &quantum;
+    EXPECT_EQ(same_mixed(s, 100000, "pfc_enable: \"3\""), 30u);
+    EXPECT_EQ(same(s, 100000, "pfc_enable: \"3\""), 30u * 32);
+    // The marking depth across the split: queue 3's first 17 frames (its first run) Not-ECT, the
+    // last 9 ECT(0), marking at dequeue from 20 000 bytes of the queue's own: an ECT frame leaves
+    // at most 12 000 bytes behind it (the second run's), so nothing is marked and every burst cuts
+    // through - counting the second run's frames from the queue's whole share
+    // (up to 37 500 bytes behind) would decline them all.
+    Script ect;
+    seq = 0;
+    for (int i = 0; i < 30; i++) {
+        Step st;
+        for (int k = 0, q3 = 0; k < 32; k++) {
+            const uint8_t dscp = k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3;
+            const uint8_t ecn = dscp == 3 && q3++ >= 17 ? 2 : 0;
+            st.rx[0].push_back(udp(0, dscp, ecn, 1500, seq++));
+        }
+        st.step_ns = 20'000;
+        ect.push_back(st);
+    }
+    std::string deeper = quantum;
+    for (const auto &[from, to] : {std::pair<std::string, std::string>{
+                                       "green_min_threshold: 3000", "green_min_threshold: 20000"},
+                                   {"green_max_threshold: 30000", "green_max_threshold: 60000"}})
+        deeper.replace(deeper.find(from), from.size(), to);
+    tables_ = &deeper;
+    EXPECT_EQ(same_mixed(ect, 100000, "pfc_enable: \"3\", ecn_depth: queue"), 30u);
+    tables_ = nullptr;
+}
+
 TEST_F(CutThrough, MixedBurstsNearEveryLimit) {
     uint64_t total = 0;
     for (uint32_t seed : {81u, 82u, 83u, 84u, 85u, 86u}) {
