@@ -67,6 +67,25 @@ TEST_F(WorkerPipeline, RoutesIpv6PrefixViaGateway) {
     EXPECT_EQ(ports->take_tx(1).size(), 1u);
 }
 
+// `frame` as a received mbuf from `pool`: one segment, or (two_segments) its first `first`
+// bytes and the rest chained; the NIC's checksum verdict in ol_flags.
+rte_mbuf *received(rte_mempool *pool, const Bytes &frame, bool two_segments, size_t first,
+                   uint64_t verdict) {
+    rte_mbuf *m = rte_pktmbuf_alloc(pool);
+    EXPECT_NE(m, nullptr);
+    if (!two_segments) first = frame.size();
+    std::memcpy(rte_pktmbuf_append(m, uint16_t(first)), frame.data(), first);
+    if (two_segments) {
+        rte_mbuf *t = rte_pktmbuf_alloc(pool);
+        EXPECT_NE(t, nullptr);
+        std::memcpy(rte_pktmbuf_append(t, uint16_t(frame.size() - first)), frame.data() + first,
+                    frame.size() - first);
+        EXPECT_EQ(rte_pktmbuf_chain(m, t), 0);
+    }
+    m->ol_flags |= verdict;
+    return m;
+}
+
 // The same pipeline over the compact (RIB-only) FIB, as the simulator runs it: IPv4 and IPv6
 // forward alike, and a miss is a no_route drop on both.
 struct CompactFibPipeline : SwitchFixture {
@@ -267,19 +286,7 @@ TEST_F(WorkerPipeline, ReceiveLoopGivesEachPacketsOwnResultForEveryBurstLength) 
         return c;
     };
     auto mbuf = [&](const Case &c) {
-        rte_mbuf *m = rte_pktmbuf_alloc(ports->pool());
-        EXPECT_NE(m, nullptr);
-        const size_t first = c.two_segments ? 20 : c.frame.size();
-        std::memcpy(rte_pktmbuf_append(m, uint16_t(first)), c.frame.data(), first);
-        if (c.two_segments) {
-            rte_mbuf *t = rte_pktmbuf_alloc(ports->pool());
-            EXPECT_NE(t, nullptr);
-            std::memcpy(rte_pktmbuf_append(t, uint16_t(c.frame.size() - first)),
-                        c.frame.data() + first, c.frame.size() - first);
-            EXPECT_EQ(rte_pktmbuf_chain(m, t), 0);
-        }
-        m->ol_flags |= c.verdict;
-        return m;
+        return received(ports->pool(), c.frame, c.two_segments, 20, c.verdict);
     };
     for (const bool verify : {true, false}) {
         dp->ctx().ports[0].parse.verify_ipv4_checksum = verify;
@@ -451,19 +458,7 @@ TEST_F(WorkerPipeline, MixedBurstsGiveEachPacketsOwnResultInOrder) {
         return c;
     };
     auto mbuf = [&](const Case &c) {
-        rte_mbuf *m = rte_pktmbuf_alloc(ports->pool());
-        EXPECT_NE(m, nullptr);
-        const size_t first = c.two_segments ? 30 : c.frame.size();
-        std::memcpy(rte_pktmbuf_append(m, uint16_t(first)), c.frame.data(), first);
-        if (c.two_segments) {
-            rte_mbuf *t = rte_pktmbuf_alloc(ports->pool());
-            EXPECT_NE(t, nullptr);
-            std::memcpy(rte_pktmbuf_append(t, uint16_t(c.frame.size() - first)),
-                        c.frame.data() + first, c.frame.size() - first);
-            EXPECT_EQ(rte_pktmbuf_chain(m, t), 0);
-        }
-        m->ol_flags |= c.verdict;
-        return m;
+        return received(ports->pool(), c.frame, c.two_segments, 30, c.verdict);
     };
     // Both ports' counters, in one list.
     auto snapshot = [&] {
