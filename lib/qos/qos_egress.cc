@@ -1938,13 +1938,13 @@ void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, u
 // from the highest, then the DWRR queues from the scheduler's turn - and hand them to tx_burst
 // in one call when the burst fits one TX burst, PFC is quiet (nothing paused: pick() sees every
 // queue), the shaper stays ready up to its last frame and the TX ring model has room for all of
-// it, and no frame reaches a dequeue marking
-// depth (no random draw: the draws would come before those of later admissions). Then this
+// it, and no frame reaches a dequeue marking depth (no random draw: the draws would come before
+// those of later admissions). Then this
 // admits the burst in sums (admit_in_sums's checks, no slots: each queue's packets are kept in
 // order in a local array) and sends it in that order, with admission's and service()'s state and
 // counters: the picks are the scheduler's own (pick(), emptied(); a DWRR queue whose deficit
-// does not cover its share is taken in several runs, as take_run would), the watermark clear and PFC
-// honoring run on the queues holding the burst, the runs' counters per queue, the shaper and
+// does not cover its share is taken in several runs, as take_run would), the watermark clear
+// and PFC honoring run on the queues holding the burst, the runs' counters per queue, the shaper and
 // ring charges, refusals staged. The buffer the burst held (PG bytes, pools) is released in the
 // port's turn of the flush (release_mixed), as for a one-queue burst.
 bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
