@@ -77,6 +77,22 @@ uint32_t in_port_tc_word(const PacketMeta *meta) {
 constexpr uint32_t kInPort = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0xFF, 0, 0, 0});
 constexpr uint32_t kInPortTc = std::bit_cast<uint32_t>(std::array<uint8_t, 4>{0xFF, 0, 0xFF, 0});
 
+// The packets of tc_of[0..n) (n <= 64) equal to tc, as a mask (bit i: packet i).
+uint64_t packets_of_tc(const uint8_t *tc_of, unsigned n, unsigned tc) {
+    uint64_t mask = 0;
+#if defined(__SSE2__)
+    // 16 packets a compare; tc_of holds 0 past n up to the next multiple of 16.
+    const __m128i want = _mm_set1_epi8(char(tc));
+    for (unsigned i = 0; i < n; i += 16) {
+        const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i *>(tc_of + i));
+        mask |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(v, want)))) << i;
+    }
+#else
+    for (unsigned i = 0; i < n; i++) mask |= uint64_t(tc_of[i] == tc) << i;
+#endif
+    return n >= 64 ? mask : mask & ((uint64_t(1) << n) - 1);
+}
+
 // A slot's ecn_ip (TrafficManager::Slot): the ECN codepoint, bit 2 for IPv4/IPv6 (ECN only
 // means something there); from a table by L3Type: two loads and an or, no compare.
 constexpr std::array<uint8_t, 256> kIpBit = [] {
@@ -1956,17 +1972,20 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         (!ps.pfc_inert && !tm_.pfc_.quiet(port, now_ns)))
         return false;
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
-    // Each queue's packets in arrival order, and the sums (as admit_in_sums).
-    rte_mbuf *stage[kNumQueues][kSumBurst + 1];
-    std::array<rte_mbuf **, kNumQueues> dst;
-#pragma GCC unroll 8
-    for (unsigned qi = 0; qi < kNumQueues; qi++) dst[qi] = stage[qi];
+    // Each packet's TC and length in arrays, then each TC's packets as a mask and its sum, and
+    // each queue's packets as a mask (in arrival order: the mask's bits from the lowest). No
+    // per-queue pointer or per-TC sum is updated in memory packet after packet: a packet of the
+    // class of the one before it would wait for that store to be forwarded (a chain of loads
+    // and stores through one address, several cycles a packet).
     constexpr uint64_t kPacket = BurstSums::kPacket;
     BurstSums s;
+    alignas(16) std::array<uint8_t, kSumBurst> tc_of{};
+    std::array<uint32_t, kSumBurst> len_of;
     uint32_t in_or = 0, in_and = ~0u;
     uint32_t shortest = UINT32_MAX;
-    for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
-        rte_mbuf *m = *p;
+    unsigned tcs = 0;
+    for (unsigned i = 0; i < n; i++) {
+        rte_mbuf *m = pkts[i];
         const PacketMeta *meta = meta_of(m);
         const unsigned tc = meta->tc & (kNumTc - 1);
         const uint32_t word = in_port_tc_word(meta);
@@ -1974,8 +1993,18 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         in_and &= word;
         const uint32_t len = m->pkt_len;
         shortest = std::min(shortest, len);
-        *dst[to_queue[tc]]++ = m;
-        s.tc[tc] += len + kPacket;
+        tc_of[i] = uint8_t(tc);
+        len_of[i] = len;
+        tcs |= 1u << tc;
+    }
+    std::array<uint64_t, kNumQueues> q_mask{};
+    for (unsigned left = tcs; left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        const uint64_t mask = packets_of_tc(tc_of.data(), n, tc);
+        uint64_t bytes = 0;
+        for (uint64_t k = mask; k; k &= k - 1) bytes += len_of[size_t(__builtin_ctzll(k))];
+        s.tc[tc] = bytes + uint64_t(__builtin_popcountll(mask)) * kPacket;
+        q_mask[to_queue[tc]] |= mask;
     }
     if ((in_or ^ in_and) & kInPort) return false;
     s.by_queue(to_queue);
@@ -2021,47 +2050,42 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     MixedRun runs[kSumBurst];  // every run takes at least one frame
     unsigned n_runs = 0;
     for (unsigned i = 0; i < n_queues; i++)
-        runs[n_runs++] = {order[i], 0, uint8_t(s.q_packets(order[i]))};
-    std::array<uint8_t, kNumQueues> taken{};  // each queue's frames in runs so far
+        runs[n_runs++] = {q_mask[order[i]], order[i], uint8_t(s.q_packets(order[i]))};
+    // Each queue's frames not in a run yet: the lowest bit is its head frame.
+    std::array<uint64_t, kNumQueues> rest = q_mask;
     for (unsigned eligible = picked ? s.queues : 0; eligible;) {
-        const int qi = ps.sched.pick(uint8_t(eligible),
-                                     [&](int i) { return stage[i][taken[size_t(i)]]->pkt_len; });
-        const unsigned from = taken[size_t(qi)], q_n = s.q_packets(unsigned(qi));
-        unsigned to = q_n;
+        const int qi = ps.sched.pick(uint8_t(eligible), [&](int i) {
+            return len_of[size_t(__builtin_ctzll(rest[size_t(i)]))];
+        });
+        const uint64_t left = rest[size_t(qi)];
+        uint64_t run = left;
         if (dwrr >> qi & 1) {
             int64_t d = ps.sched.deficit(qi);
             if (d < int64_t(s.q_bytes(unsigned(qi)))) [[unlikely]] {
                 // take_run's test per frame (its deficit covers the head frame: pick()).
-                for (to = from; to < q_n && d >= int64_t(stage[qi][to]->pkt_len); to++)
-                    d -= stage[qi][to]->pkt_len;
+                run = 0;
+                for (uint64_t k = left; k; k &= k - 1) {
+                    const uint32_t len = len_of[size_t(__builtin_ctzll(k))];
+                    if (d < int64_t(len)) break;
+                    d -= len;
+                    run |= k & -k;
+                }
                 ps.sched.set_deficit(qi, d);
             }
         }
-        runs[n_runs++] = {uint8_t(qi), uint8_t(from), uint8_t(to - from)};
-        taken[size_t(qi)] = uint8_t(to);
-        if (to == q_n) {
+        runs[n_runs++] = {run, uint8_t(qi), uint8_t(__builtin_popcountll(run))};
+        rest[size_t(qi)] = left & ~run;
+        if (run == left) {
             ps.sched.emptied(qi);
             eligible &= ~(1u << qi);
         }
     }
-    // The burst in that order: each run's packets two at a time (one 16-byte copy; an odd count
-    // copies one more, which the next run's first overwrites: out and each row of stage have a
-    // spare slot).
-    rte_mbuf *out[kSumBurst + 1];
+    // The burst in that order: each run's packets from its mask.
+    rte_mbuf *out[kSumBurst];
     {
         rte_mbuf **o = out;
-        for (unsigned i = 0; i < n_runs; i++) {
-            const MixedRun r = runs[i];
-            rte_mbuf **const end = o + r.n;
-#if defined(__SSE2__)
-            for (rte_mbuf **from = stage[r.q] + r.from; o < end; o += 2, from += 2)
-                _mm_storeu_si128(reinterpret_cast<__m128i *>(o),
-                                 _mm_loadu_si128(reinterpret_cast<const __m128i *>(from)));
-#else
-            for (rte_mbuf **from = stage[r.q] + r.from; o < end;) *o++ = *from++;
-#endif
-            o = end;
-        }
+        for (unsigned i = 0; i < n_runs; i++)
+            for (uint64_t k = runs[i].mask; k; k &= k - 1) *o++ = pkts[__builtin_ctzll(k)];
     }
     // The shaper stays ready up to the last frame; no frame at a dequeue marking depth (a queue's
     // frames' depth is below its bytes plus the ring's and the burst's wire bytes: bound first).

@@ -1559,6 +1559,46 @@ TEST_F(CutThrough, MixedBurstsInServiceOrder) {
     EXPECT_EQ(same_mixed(five, 10000, ""), 0u) << "queue 3 at the marking depth with the ring";
 }
 
+// Two classes in one queue (TC 5 and TC 0 both to queue 0, in PGs 5 and 0), their frames
+// interleaved in the burst: the mixed cut-through sends the queue's frames of both classes in
+// arrival order and charges each TC and PG its own bytes, as the queued path does - rsw-full's
+// shape with TC 5 frames among queue 0's, and large frames that split queues 3 and 0 over DWRR
+// turns (a quantum of 512 bytes a weight).
+TEST_F(CutThrough, MixedBurstsWithTwoClassesInOneQueue) {
+    std::string maps = qos_maps_yaml();
+    const std::string identity = "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
+    ASSERT_NE(maps.find(identity), std::string::npos);
+    maps.replace(maps.find(identity), identity.size(),
+                 "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 0, 6: 6, 7: 7}\n"
+                 "TC_TO_PRIORITY_GROUP_MAP:\n  G: {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 5, 6: 6, 7: 7}\n");
+    const std::string profile = maps + kTables +
+                                "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: M, dot1p_to_tc_map: M,"
+                                " tc_to_queue_map: M, tc_to_pg_map: G, pfc_enable: \"3\"}\n";
+    profile_ = &profile;
+    const auto dscp = [](int k) {
+        const int d = k % 10;
+        return uint8_t(d == 0 ? 6 : d == 1 || d == 5 ? 0 : d == 7 || d == 8 ? 5 : 3);
+    };
+    const Script small = mixed_bursts(32, 60, dscp);
+    EXPECT_EQ(same_mixed(small, 10000, ""), 30u);
+    EXPECT_EQ(same(small), 30u * 32);
+    Script large;
+    uint16_t seq = 0;
+    for (int i = 0; i < 30; i++) {
+        Step st;
+        for (int k = 0; k < 32; k++) st.rx[0].push_back(udp(0, dscp(k), 0, 1500 - uint32_t(i % 3), seq++));
+        st.step_ns = 20'000;
+        large.push_back(st);
+    }
+    const std::string quantum = kTables + "ROCESW:\n  dwrr_quantum_bytes: 512\n";
+    std::string quantum_profile = profile;
+    quantum_profile.replace(quantum_profile.find(kTables), kTables.size(), quantum);
+    profile_ = &quantum_profile;
+    EXPECT_EQ(same_mixed(large, 100000, ""), 30u);
+    EXPECT_EQ(same(large, 100000, ""), 30u * 32);
+    profile_ = nullptr;
+}
+
 // Queue 3's dequeue marking depth (3000 bytes) crossed one burst at a time: four strict frames
 // (queue 6), five ECT(0) frames of 600 + i bytes (queue 3), two DWRR frames (queue 0), step i.
 // On the queue's bytes alone (ecn_depth: queue) the first queue-3 frame leaves 2400 + 4 i bytes
