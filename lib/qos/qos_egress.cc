@@ -1984,6 +1984,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     uint32_t in_or = 0, in_and = ~0u;
     uint32_t shortest = UINT32_MAX;
     unsigned tcs = 0;
+    uint64_t all_bytes = 0;
     for (unsigned i = 0; i < n; i++) {
         rte_mbuf *m = pkts[i];
         const PacketMeta *meta = meta_of(m);
@@ -1995,17 +1996,34 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         shortest = std::min(shortest, len);
         tc_of[i] = uint8_t(tc);
         len_of[i] = len;
+        all_bytes += len;
         tcs |= 1u << tc;
     }
+    // The TC with the most packets gets the burst's bytes less the others' (no pass over its
+    // packets).
     std::array<uint64_t, kNumQueues> q_mask{};
+    std::array<uint64_t, kNumTc> tc_mask;
+    unsigned major = 0, major_n = 0;
     for (unsigned left = tcs; left; left &= left - 1) {
         const unsigned tc = unsigned(__builtin_ctz(left));
         const uint64_t mask = packets_of_tc(tc_of.data(), n, tc);
+        tc_mask[tc] = mask;
+        q_mask[to_queue[tc]] |= mask;
+        if (const unsigned tc_n = unsigned(__builtin_popcountll(mask)); tc_n > major_n) {
+            major = tc;
+            major_n = tc_n;
+        }
+    }
+    uint64_t major_bytes = all_bytes;
+    for (unsigned left = tcs & ~(1u << major); left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        const uint64_t mask = tc_mask[tc];
         uint64_t bytes = 0;
         for (uint64_t k = mask; k; k &= k - 1) bytes += len_of[size_t(__builtin_ctzll(k))];
         s.tc[tc] = bytes + uint64_t(__builtin_popcountll(mask)) * kPacket;
-        q_mask[to_queue[tc]] |= mask;
+        major_bytes -= bytes;
     }
+    s.tc[major] = major_bytes + uint64_t(major_n) * kPacket;
     if ((in_or ^ in_and) & kInPort) return false;
     s.by_queue(to_queue);
     const uint16_t *key_of = &tm_.pg_key_[(meta_of(pkts[0])->in_port & (kMaxPorts - 1)) * kNumTc];
