@@ -1599,6 +1599,74 @@ TEST_F(CutThrough, MixedBurstsWithTwoClassesInOneQueue) {
     profile_ = nullptr;
 }
 
+// One lossless PG for two classes (TCs 3 and 4 in PG 3, PFC on priorities 3 and 4; queues 3
+// and 4, both lossless): the PG's bytes are both TCs' and its XOFF pauses both priorities. Random bursts of
+// both classes with others, calm and congested (a 1G egress: the PG crosses its XOFF
+// threshold in the congested phases), through the mixed cut-through on and off, admission in sums and per packet, and
+// cut-through on and off: the same frames and counters.
+TEST_F(CutThrough, LosslessPgSharedByTwoClasses) {
+    std::string maps = qos_maps_yaml();
+    const std::string identity = "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
+    ASSERT_NE(maps.find(identity), std::string::npos);
+    maps.replace(maps.find(identity), identity.size(),
+                 identity + "TC_TO_PRIORITY_GROUP_MAP:\n  G: {0: 0, 1: 0, 2: 0, 3: 3, 4: 3, 5: 0, 6: 6, 7: 7}\n");
+    // Queue 4 lossless too (the lossless egress pool).
+    std::string tables = kTables;
+    const std::string lossy4 = "  default|4-7: {profile: egress_lossy_profile}\n";
+    ASSERT_NE(tables.find(lossy4), std::string::npos);
+    tables.replace(tables.find(lossy4), lossy4.size(),
+                   "  default|4: {profile: egress_lossless_profile}\n"
+                   "  default|5-7: {profile: egress_lossy_profile}\n");
+    const std::string profile = maps + tables +
+                                "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: M, dot1p_to_tc_map: M,"
+                                " tc_to_queue_map: M, tc_to_pg_map: G, pfc_enable: \"3,4\"}\n";
+    profile_ = &profile;
+    uint64_t mixed = 0, sums = 0;
+    for (uint32_t seed : {71u, 72u, 73u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        std::mt19937 rng(seed);
+        auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
+        Script s;
+        uint16_t seq = 0;
+        const uint8_t dscps[] = {3, 4, 3, 4, 0, 6};
+        for (int i = 0; i < 200; i++) {
+            Step st;
+            const bool congested = (i / 20) % 2 == 1;
+            const uint32_t n = congested ? 20 + pick(13) : 2 + pick(16);
+            for (uint32_t k = 0; k < n; k++)
+                st.rx[0].push_back(udp(0, dscps[pick(sizeof dscps)], uint8_t(pick(3)),
+                                       congested ? 800 + pick(700) : 60 + pick(200), seq++));
+            // Calm: a burst leaves at 1 Gb/s before the next (at most 17 x 260 bytes, 36 us).
+            st.step_ns = congested ? 2'000 + pick(3'000) : 40'000 + pick(40'000);
+            s.push_back(st);
+        }
+        mixed += same_mixed(s, 1000, "");
+        sums += same_admission(s, 1000, "");
+        same(s, 1000, "");
+        // Both priorities paused from the one PG.
+        const Outcome o = run(s, true, 1000, "", {});
+        // Both priorities paused from the one PG, and the PG at its limit (the senders of a
+        // script do not pause): its headroom exhausted, the bursts near it declined by the
+        // checks in sums with both TCs' bytes charged to it.
+        double xoff3 = 0, xoff4 = 0, headroom_drops = 0;
+        for (const auto &[k, v] : parse_exposition(o.scrape)) {
+            if (k.rfind("rocesw_pfc_frames_sent_total", 0) == 0) {
+                if (k.find("priority=\"3\"") != std::string::npos) xoff3 += v;
+                if (k.find("priority=\"4\"") != std::string::npos) xoff4 += v;
+            }
+            if (k.rfind("rocesw_pg_headroom_drops_total", 0) == 0) headroom_drops += v;
+        }
+        EXPECT_GT(xoff3, 0);
+        EXPECT_EQ(xoff3, xoff4);
+        EXPECT_GT(headroom_drops, 0);
+    }
+    std::printf("mixed cut-throughs %lu, bursts admitted in sums %lu\n", (unsigned long)mixed,
+                (unsigned long)sums);
+    EXPECT_GT(mixed, 30u);
+    EXPECT_GT(sums, 30u);
+    profile_ = nullptr;
+}
+
 // Queue 3's dequeue marking depth (3000 bytes) crossed one burst at a time: four strict frames
 // (queue 6), five ECT(0) frames of 600 + i bytes (queue 3), two DWRR frames (queue 0), step i.
 // On the queue's bytes alone (ecn_depth: queue) the first queue-3 frame leaves 2400 + 4 i bytes
