@@ -1001,20 +1001,33 @@ TEST_F(CutThrough, DequeueRunsAcrossTheEndOfTheSlots) {
     }
 }
 
+// A QoS file with qos_maps_yaml()'s DSCP and PCP maps, TC_TO_QUEUE_MAP M {tc_to_queue},
+// TC_TO_PRIORITY_GROUP_MAP G {tc_to_pg}, `tables` and PFC on the priorities `pfc_enable`.
+std::string profile_with_maps(const std::string &tc_to_queue, const std::string &tc_to_pg,
+                              const std::string &tables, const std::string &pfc_enable) {
+    std::string maps = qos_maps_yaml();
+    const std::string identity =
+        "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
+    const size_t at = maps.find(identity);
+    EXPECT_NE(at, std::string::npos);
+    maps.replace(at, identity.size(),
+                 "TC_TO_QUEUE_MAP:\n  M: {" + tc_to_queue + "}\nTC_TO_PRIORITY_GROUP_MAP:\n  G: {" +
+                     tc_to_pg + "}\n");
+    return maps + tables +
+           "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: M, dot1p_to_tc_map: M, tc_to_queue_map: M,"
+           " tc_to_pg_map: G, pfc_enable: \"" + pfc_enable + "\"}\n";
+}
+
+// TCs 0 and 5 to queue 0 in PGs 0 and 5, PFC on priority 3.
+const char kQueue0TwoTcs[] = "0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 0, 6: 6, 7: 7";
+const char kPg5OfTc5[] = "0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 5, 6: 6, 7: 7";
+
 // Queue::one_key (admit_in_sums: every frame queued has one PG key; the dequeue run's copy then
 // tests no key) where one burst holds two PGs' frames for one queue: TC 5 (PG 5) and TC 0 (PG 0)
 // both to queue 0, with both ingress ports' bursts in some polls (two keys from two bursts),
 // against every frame tested and against admission per packet.
 TEST_F(CutThrough, DequeueRunsOfOneQueueWithTwoPgsInOneBurst) {
-    std::string maps = qos_maps_yaml();
-    const std::string identity = "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
-    ASSERT_NE(maps.find(identity), std::string::npos);
-    maps.replace(maps.find(identity), identity.size(),
-                 "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 0, 6: 6, 7: 7}\n"
-                 "TC_TO_PRIORITY_GROUP_MAP:\n  G: {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 5, 6: 6, 7: 7}\n");
-    const std::string profile = maps + kTables +
-                                "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: M, dot1p_to_tc_map: M,"
-                                " tc_to_queue_map: M, tc_to_pg_map: G, pfc_enable: \"3\"}\n";
+    const std::string profile = profile_with_maps(kQueue0TwoTcs, kPg5OfTc5, kTables, "3");
     profile_ = &profile;
     for (uint32_t seed : {61u, 62u}) {
         SCOPED_TRACE("seed " + std::to_string(seed));
@@ -1565,15 +1578,7 @@ TEST_F(CutThrough, MixedBurstsInServiceOrder) {
 // shape with TC 5 frames among queue 0's, and large frames that split queues 3 and 0 over DWRR
 // turns (a quantum of 512 bytes a weight).
 TEST_F(CutThrough, MixedBurstsWithTwoClassesInOneQueue) {
-    std::string maps = qos_maps_yaml();
-    const std::string identity = "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
-    ASSERT_NE(maps.find(identity), std::string::npos);
-    maps.replace(maps.find(identity), identity.size(),
-                 "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 0, 6: 6, 7: 7}\n"
-                 "TC_TO_PRIORITY_GROUP_MAP:\n  G: {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 5, 6: 6, 7: 7}\n");
-    const std::string profile = maps + kTables +
-                                "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: M, dot1p_to_tc_map: M,"
-                                " tc_to_queue_map: M, tc_to_pg_map: G, pfc_enable: \"3\"}\n";
+    const std::string profile = profile_with_maps(kQueue0TwoTcs, kPg5OfTc5, kTables, "3");
     profile_ = &profile;
     const auto dscp = [](int k) {
         const int d = k % 10;
@@ -1590,9 +1595,8 @@ TEST_F(CutThrough, MixedBurstsWithTwoClassesInOneQueue) {
         st.step_ns = 20'000;
         large.push_back(st);
     }
-    const std::string quantum = kTables + "ROCESW:\n  dwrr_quantum_bytes: 512\n";
-    std::string quantum_profile = profile;
-    quantum_profile.replace(quantum_profile.find(kTables), kTables.size(), quantum);
+    const std::string quantum_profile = profile_with_maps(
+        kQueue0TwoTcs, kPg5OfTc5, kTables + "ROCESW:\n  dwrr_quantum_bytes: 512\n", "3");
     profile_ = &quantum_profile;
     EXPECT_EQ(same_mixed(large, 100000, ""), 30u);
     EXPECT_EQ(same(large, 100000, ""), 30u * 32);
@@ -1605,11 +1609,6 @@ TEST_F(CutThrough, MixedBurstsWithTwoClassesInOneQueue) {
 // threshold in the congested phases), through the mixed cut-through on and off, admission in sums and per packet, and
 // cut-through on and off: the same frames and counters.
 TEST_F(CutThrough, LosslessPgSharedByTwoClasses) {
-    std::string maps = qos_maps_yaml();
-    const std::string identity = "TC_TO_QUEUE_MAP:\n  M: {0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7}\n";
-    ASSERT_NE(maps.find(identity), std::string::npos);
-    maps.replace(maps.find(identity), identity.size(),
-                 identity + "TC_TO_PRIORITY_GROUP_MAP:\n  G: {0: 0, 1: 0, 2: 0, 3: 3, 4: 3, 5: 0, 6: 6, 7: 7}\n");
     // Queue 4 lossless too (the lossless egress pool).
     std::string tables = kTables;
     const std::string lossy4 = "  default|4-7: {profile: egress_lossy_profile}\n";
@@ -1617,9 +1616,9 @@ TEST_F(CutThrough, LosslessPgSharedByTwoClasses) {
     tables.replace(tables.find(lossy4), lossy4.size(),
                    "  default|4: {profile: egress_lossless_profile}\n"
                    "  default|5-7: {profile: egress_lossy_profile}\n");
-    const std::string profile = maps + tables +
-                                "PORT_QOS_MAP:\n  default: {dscp_to_tc_map: M, dot1p_to_tc_map: M,"
-                                " tc_to_queue_map: M, tc_to_pg_map: G, pfc_enable: \"3,4\"}\n";
+    const std::string profile =
+        profile_with_maps("0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 7",
+                          "0: 0, 1: 0, 2: 0, 3: 3, 4: 3, 5: 0, 6: 6, 7: 7", tables, "3,4");
     profile_ = &profile;
     uint64_t mixed = 0, sums = 0;
     for (uint32_t seed : {71u, 72u, 73u}) {
