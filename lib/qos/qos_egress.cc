@@ -657,75 +657,6 @@ struct QosEgress::BurstSums {
     }
 };
 
-// A burst's packets by class, for admission in sums (admit_in_sums, cut_through_mixed): each
-// packet's TC and length, each queue's packets as a bit mask of the burst (bit i: packet i, in
-// arrival order from the lowest bit), and the sums. No per-queue pointer or per-TC sum is
-// updated in memory packet after packet: a packet of the class of the one before it would wait
-// for that store to be forwarded to its load (a chain through one address, several cycles a
-// packet).
-struct QosEgress::BurstClasses {
-    alignas(16) std::array<uint8_t, kSumBurst> tc_of{};  // 0 past n: packets_of_tc's compares
-    std::array<uint32_t, kSumBurst> len_of;
-    std::array<uint64_t, kNumQueues> q_mask{};
-    uint32_t shortest = UINT32_MAX;
-
-    // Reads pkts[0..n) (n <= kSumBurst) once, calling per_packet(i, meta, tc) for each; then
-    // each TC's packets as a mask (packets_of_tc) and its sum, the TC with the most packets
-    // getting the burst's bytes less the others' (no second pass over its packets), and s's
-    // queues (by_queue). Returns false, s and the masks not set, when the packets come from
-    // more than one ingress port.
-    template <class PerPacket>
-    [[gnu::always_inline]] bool scan(rte_mbuf *const *pkts, unsigned n, const uint8_t *to_queue,
-                                     BurstSums &s, PerPacket &&per_packet) {
-        constexpr uint64_t kPacket = BurstSums::kPacket;
-        uint32_t in_or = 0, in_and = ~0u;
-        unsigned tcs = 0;
-        uint64_t all_bytes = 0;
-        for (unsigned i = 0; i < n; i++) {
-            rte_mbuf *m = pkts[i];
-            const PacketMeta *meta = meta_of(m);
-            const unsigned tc = meta->tc & (kNumTc - 1);
-            // Every packet's ingress port is packet 0's when the or and the and of their words
-            // agree there.
-            const uint32_t word = in_port_tc_word(meta);
-            in_or |= word;
-            in_and &= word;
-            const uint32_t len = m->pkt_len;
-            shortest = std::min(shortest, len);
-            tc_of[i] = uint8_t(tc);
-            len_of[i] = len;
-            all_bytes += len;
-            tcs |= 1u << tc;
-            per_packet(i, meta, tc);
-        }
-        if ((in_or ^ in_and) & kInPort) return false;
-        std::array<uint64_t, kNumTc> tc_mask;
-        unsigned major = 0, major_n = 0;
-        for (unsigned left = tcs; left; left &= left - 1) {
-            const unsigned tc = unsigned(__builtin_ctz(left));
-            const uint64_t mask = packets_of_tc(tc_of.data(), n, tc);
-            tc_mask[tc] = mask;
-            q_mask[to_queue[tc]] |= mask;
-            if (const unsigned tc_n = unsigned(__builtin_popcountll(mask)); tc_n > major_n) {
-                major = tc;
-                major_n = tc_n;
-            }
-        }
-        uint64_t major_bytes = all_bytes;
-        for (unsigned left = tcs & ~(1u << major); left; left &= left - 1) {
-            const unsigned tc = unsigned(__builtin_ctz(left));
-            const uint64_t mask = tc_mask[tc];
-            uint64_t bytes = 0;
-            for (uint64_t k = mask; k; k &= k - 1) bytes += len_of[size_t(__builtin_ctzll(k))];
-            s.tc[tc] = bytes + uint64_t(__builtin_popcountll(mask)) * kPacket;
-            major_bytes -= bytes;
-        }
-        s.tc[major] = major_bytes + uint64_t(major_n) * kPacket;
-        s.by_queue(to_queue);
-        return true;
-    }
-};
-
 // The checks of admission in sums (admit_in_sums, cut_through_mixed): each queue's share of the
 // burst once against the admission limits at the state after the whole burst, in one pass that
 // charges nothing. Along a burst a queue's bytes and excess and a pool's shared use only grow
@@ -843,15 +774,15 @@ template <bool kThrough, class PerQueue, class AfterQueue>
 
 // Admission in sums, for a burst of which admit_each() would refuse, draw for or mark no
 // packet - the common case of a mixed burst (rsw-full's three classes) on uncongested queues.
-// One pass over the burst reads each packet once (BurstClasses: its TC, length and slot tag;
-// then each TC's and queue's packets as masks and the sums); each queue's share is checked
-// once against admission()'s limits at the state after the whole burst (sums_admissible()).
-// Then each queue's slots are written at its tail from its mask (into free slots: every queue
-// has room for the whole burst, checked first), and the tails, queue bytes, pools and PG bytes
-// move by the sums - the state, slots and counters admit_each() leaves (commit_sums()).
+// One pass over the burst reads each packet once, writes its slot at its queue's tail (into
+// free slots: every queue has room for the whole burst, checked first) and adds its length to
+// its TC's sum; then each queue's share is checked once against admission()'s limits at the
+// state after the whole burst (sums_admissible()). Then the tails, queue bytes, pools and PG
+// bytes move by the sums - the state, slots and counters admit_each() leaves (commit_sums()).
 // Returns false when the burst needs admit_each() (packets from several ingress ports, a queue
 // without room for the whole burst, a check that does not pass), having changed nothing but
-// the TX ring model's drain to now (which it does too).
+// free slots (which admit_each() writes again) and the TX ring model's drain to now (which it
+// does too).
 bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
     using Queue = TrafficManager::Queue;
     using Slot = TrafficManager::Slot;
@@ -864,46 +795,57 @@ bool QosEgress::admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64
     if (n > cap || n > kSumBurst) return false;
     for (unsigned left = ps.nonempty; left; left &= left - 1)
         if (ps.q[__builtin_ctz(left)].size() + n > cap) return false;
+    // Where each queue's next slot is written: from its tail on, without the wrap (the scratch
+    // slots past the queue's end take what wraps; copied to its start below) - a pointer a
+    // packet, not a tail, a mask and a base.
+    std::array<Slot *, kNumQueues> dst;
+#pragma GCC unroll 8
+    for (unsigned qi = 0; qi < kNumQueues; qi++) dst[qi] = ps.q[qi].slots + (ps.q[qi].tail & mask);
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
     const PacketMeta *meta0 = meta_of(pkts[0]);
     // One ingress port: a packet's PG key is its TC's in this row.
     const uint16_t *key_of = &tm_.pg_key_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
     const uint32_t *tag_of = &tm_.pg_tag_[(meta0->in_port & (kMaxPorts - 1)) * kNumTc];
-    // Each packet's slot tag (the slot admit_each() writes: {m, len, key_of[tc],
-    // ecn_ip_of(meta)}, its last two fields as one word).
-    std::array<uint32_t, kSumBurst> tag;
+    // (One register: else GCC keeps the row's offset from tm_ and adds it for every packet.)
+    asm("" : "+r"(tag_of));
+    // Per TC, its bytes and packets (BurstSums): the TCs present come from the sums, not from
+    // one more step per packet.
+    constexpr uint64_t kPacket = BurstSums::kPacket;
     BurstSums s;
-    BurstClasses c;
-    if (!c.scan(pkts, n, to_queue, s, [&](unsigned i, const PacketMeta *meta, unsigned tc) {
-            tag[i] = tag_of[tc] | ecn_tag(meta);
-        }))
-        return false;
+    // Every packet's ingress port is packet 0's when the or and the and of their words agree
+    // there (not a xor with packet 0's word: GCC then peels packet 0 and loads each mbuf
+    // pointer twice).
+    uint32_t in_or = 0, in_and = ~0u;
+    for (rte_mbuf **p = pkts, **const end = pkts + n; p != end; p++) {
+        rte_mbuf *m = *p;
+        const PacketMeta *meta = meta_of(m);
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        const uint32_t word = in_port_tc_word(meta);  // masked to the ingress port below
+        in_or |= word;
+        in_and &= word;
+        const uint32_t len = m->pkt_len;
+        // The slot admit_each() writes: {m, len, key_of[tc], ecn_ip_of(meta)}, its last two
+        // fields as one word.
+        const uint32_t tag = tag_of[tc] | ecn_tag(meta);
+        Slot *const sl = dst[to_queue[tc]]++;
+        sl->m = m;
+        sl->len = len;
+        // (Kept two plain stores: without the barrier GCC merges them through an SSE register,
+        // three more instructions a packet.)
+        asm("" ::: "memory");
+        std::memcpy(reinterpret_cast<uint8_t *>(sl) + offsetof(Slot, pg_key), &tag, sizeof tag);
+        s.tc[tc] += len + kPacket;
+    }
+    if ((in_or ^ in_and) & kInPort) return false;
+    s.by_queue(to_queue);
     if (!sums_admissible(ps, key_of, s, now_ns)) return false;
 
-    // Admitted, every packet: each queue's slots from its tail on, without the wrap (the scratch
-    // slots past the queue's end take what wraps; copied to its start below), its packets in
-    // order from its mask; then the tails, queues, pools and PG bytes move.
-    std::array<const Slot *, kNumQueues> last;  // each queue's last slot written
-    for (unsigned left = s.queues; left; left &= left - 1) {
-        const unsigned qi = unsigned(__builtin_ctz(left));
-        Slot *sl = ps.q[qi].slots + (ps.q[qi].tail & mask);
-        for (uint64_t k = c.q_mask[qi]; k; k &= k - 1, sl++) {
-            const unsigned i = unsigned(__builtin_ctzll(k));
-            sl->m = pkts[i];
-            sl->len = c.len_of[i];
-            // (Kept two plain stores: without the barrier GCC merges them through an SSE
-            // register.)
-            asm("" ::: "memory");
-            std::memcpy(reinterpret_cast<uint8_t *>(sl) + offsetof(Slot, pg_key), &tag[i],
-                        sizeof tag[i]);
-        }
-        last[qi] = sl - 1;
-    }
+    // Admitted, every packet: the slots are written; the tails, queues, pools and PG bytes move.
     commit_sums<false>(port, ps, key_of, s, [&](Queue &q, unsigned qi, uint32_t q_n) {
         // Queue::one_key: the burst's frames for the queue have one key when its TCs have one
-        // PG (Queue::one_pg_mask; one ingress port), its last frame's; the queue keeps one key
-        // if it was empty or held only frames of that key.
-        const uint32_t burst_key = (Queue::kOneKey | last[qi]->pg_key) & q.one_pg_mask;
+        // PG (Queue::one_pg_mask; one ingress port), its last frame's (at dst[qi] - 1); the
+        // queue keeps one key if it was empty or held only frames of that key.
+        const uint32_t burst_key = (Queue::kOneKey | dst[qi][-1].pg_key) & q.one_pg_mask;
         q.one_key = q.head == q.tail || q.one_key == burst_key ? burst_key : 0;
         // The slots written past the queue's end belong at its start.
         if (const uint32_t at = q.tail & mask; at + q_n > cap)
@@ -2030,13 +1972,60 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         (!ps.pfc_inert && !tm_.pfc_.quiet(port, now_ns)))
         return false;
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
+    // Each packet's TC and length in arrays, then each TC's packets as a mask and its sum, and
+    // each queue's packets as a mask (in arrival order: the mask's bits from the lowest). No
+    // per-queue pointer or per-TC sum is updated in memory packet after packet: a packet of the
+    // class of the one before it would wait for that store to be forwarded (a chain of loads
+    // and stores through one address, several cycles a packet).
+    constexpr uint64_t kPacket = BurstSums::kPacket;
     BurstSums s;
-    BurstClasses c;
-    if (!c.scan(pkts, n, to_queue, s, [](unsigned, const PacketMeta *, unsigned) {}))
-        return false;
-    const uint32_t shortest = c.shortest;
-    const std::array<uint32_t, kSumBurst> &len_of = c.len_of;
-    const std::array<uint64_t, kNumQueues> &q_mask = c.q_mask;
+    alignas(16) std::array<uint8_t, kSumBurst> tc_of{};
+    std::array<uint32_t, kSumBurst> len_of;
+    uint32_t in_or = 0, in_and = ~0u;
+    uint32_t shortest = UINT32_MAX;
+    unsigned tcs = 0;
+    uint64_t all_bytes = 0;
+    for (unsigned i = 0; i < n; i++) {
+        rte_mbuf *m = pkts[i];
+        const PacketMeta *meta = meta_of(m);
+        const unsigned tc = meta->tc & (kNumTc - 1);
+        const uint32_t word = in_port_tc_word(meta);
+        in_or |= word;
+        in_and &= word;
+        const uint32_t len = m->pkt_len;
+        shortest = std::min(shortest, len);
+        tc_of[i] = uint8_t(tc);
+        len_of[i] = len;
+        all_bytes += len;
+        tcs |= 1u << tc;
+    }
+    // The TC with the most packets gets the burst's bytes less the others' (no pass over its
+    // packets).
+    std::array<uint64_t, kNumQueues> q_mask{};
+    std::array<uint64_t, kNumTc> tc_mask;
+    unsigned major = 0, major_n = 0;
+    for (unsigned left = tcs; left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        const uint64_t mask = packets_of_tc(tc_of.data(), n, tc);
+        tc_mask[tc] = mask;
+        q_mask[to_queue[tc]] |= mask;
+        if (const unsigned tc_n = unsigned(__builtin_popcountll(mask)); tc_n > major_n) {
+            major = tc;
+            major_n = tc_n;
+        }
+    }
+    uint64_t major_bytes = all_bytes;
+    for (unsigned left = tcs & ~(1u << major); left; left &= left - 1) {
+        const unsigned tc = unsigned(__builtin_ctz(left));
+        const uint64_t mask = tc_mask[tc];
+        uint64_t bytes = 0;
+        for (uint64_t k = mask; k; k &= k - 1) bytes += len_of[size_t(__builtin_ctzll(k))];
+        s.tc[tc] = bytes + uint64_t(__builtin_popcountll(mask)) * kPacket;
+        major_bytes -= bytes;
+    }
+    s.tc[major] = major_bytes + uint64_t(major_n) * kPacket;
+    if ((in_or ^ in_and) & kInPort) return false;
+    s.by_queue(to_queue);
     const uint16_t *key_of = &tm_.pg_key_[(meta_of(pkts[0])->in_port & (kMaxPorts - 1)) * kNumTc];
     if (!sums_admissible(ps, key_of, s, now_ns)) return false;
 

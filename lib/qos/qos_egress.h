@@ -389,7 +389,6 @@ class QosEgress final : public Egress {
     bool admit_in_sums(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
     // A burst of one ingress port in sums, by TC and by queue (admit_in_sums, cut_through_mixed).
     struct BurstSums;
-    struct BurstClasses;  // a burst's packets by TC and queue, for the sums
     // admit_in_sums's checks on the sums: whether admit_each() would admit every packet without
     // a random draw or a mark; fills s.excess. Changes nothing (but the TX ring model's drain).
     [[gnu::always_inline]] inline bool sums_admissible(TrafficManager::Port &ps,
