@@ -2105,14 +2105,18 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         for (unsigned i = 0; i < n_runs; i++)
             for (uint64_t k = runs[i].mask; k; k &= k - 1) *o++ = pkts[__builtin_ctzll(k)];
     }
-    // The shaper stays ready up to the last frame; no frame at a dequeue marking depth (a queue's
-    // frames' depth is below its bytes plus the ring's and the burst's wire bytes: bound first).
+    // The shaper stays ready up to the last frame; no frame at a dequeue marking depth (bound
+    // first). A frame's depth is its queue's bytes behind it plus, with the ring (deq_ring), the
+    // ring's bytes and the burst's wire bytes ahead of it: every other frame of the burst is
+    // either ahead of it (its wire bytes) or behind it (its bytes, if of its queue), never both,
+    // so the depth is below ring0 + wire with the ring, and below the queue's share without it.
     const uint64_t ring0 = ps.ring.inflight_bytes();
     bool marks = false;
     for (unsigned left = s.queues & ps.mark_deq_queues; left; left &= left - 1) {
         const Queue &q = ps.q[__builtin_ctz(left)];
-        marks |= s.q_bytes(unsigned(__builtin_ctz(left))) + ((ring0 + wire) & q.deq_ring) >=
-                 q.deq_mark_min;
+        const uint64_t bound =
+            ((ring0 + wire) & q.deq_ring) | (s.q_bytes(unsigned(__builtin_ctz(left))) & ~q.deq_ring);
+        marks |= bound >= q.deq_mark_min;
     }
     if (!ps.shaper.ready_after(wire - tm_.plan_.wire_bytes(out[n - 1]->pkt_len)) ||
         (marks && mixed_would_mark(ps, runs, n_runs, s, out, ring0))) {
