@@ -1999,6 +1999,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         all_bytes += len;
         tcs |= 1u << tc;
     }
+    if ((in_or ^ in_and) & kInPort) return false;
     // The TC with the most packets gets the burst's bytes less the others' (no pass over its
     // packets).
     std::array<uint64_t, kNumQueues> q_mask{};
@@ -2024,7 +2025,6 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         major_bytes -= bytes;
     }
     s.tc[major] = major_bytes + uint64_t(major_n) * kPacket;
-    if ((in_or ^ in_and) & kInPort) return false;
     s.by_queue(to_queue);
     const uint16_t *key_of = &tm_.pg_key_[(meta_of(pkts[0])->in_port & (kMaxPorts - 1)) * kNumTc];
     if (!sums_admissible(ps, key_of, s, now_ns)) return false;
@@ -2114,8 +2114,8 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     bool marks = false;
     for (unsigned left = s.queues & ps.mark_deq_queues; left; left &= left - 1) {
         const Queue &q = ps.q[__builtin_ctz(left)];
-        const uint64_t bound =
-            ((ring0 + wire) & q.deq_ring) | (s.q_bytes(unsigned(__builtin_ctz(left))) & ~q.deq_ring);
+        const uint64_t share = s.q_bytes(unsigned(__builtin_ctz(left)));
+        const uint64_t bound = ((ring0 + wire) & q.deq_ring) | (share & ~q.deq_ring);
         marks |= bound >= q.deq_mark_min;
     }
     if (!ps.shaper.ready_after(wire - tm_.plan_.wire_bytes(out[n - 1]->pkt_len)) ||

@@ -414,14 +414,14 @@ class QosEgress final : public Egress {
     // them: uncharged and staged for the next flush (service() sends staged frames first).
     [[gnu::noinline]] void stage_refused(TrafficManager::Port &ps, PortQosStats &st,
                                          rte_mbuf **out, uint32_t sent, uint32_t n);
-    // Whether service() would draw for or mark a frame of out[0..n) at dequeue (cut_through_mixed's
-    // exact check when its bound does not rule it out).
     // One run of cut_through_mixed's order: the n frames of queue q's share whose bits are set
     // in mask (bit i: the burst's packet i), in the burst's order.
     struct MixedRun {
         uint64_t mask;
         uint8_t q, n;
     };
+    // Whether service() would draw for or mark a frame of out[0..n) at dequeue (cut_through_mixed's
+    // exact check when its bound does not rule it out).
     [[gnu::noinline]] bool mixed_would_mark(const TrafficManager::Port &ps, const MixedRun *runs,
                                             unsigned n_runs, const BurstSums &s,
                                             rte_mbuf *const *out, uint64_t ring0) const;

@@ -1591,7 +1591,8 @@ TEST_F(CutThrough, MixedBurstsWithTwoClassesInOneQueue) {
     uint16_t seq = 0;
     for (int i = 0; i < 30; i++) {
         Step st;
-        for (int k = 0; k < 32; k++) st.rx[0].push_back(udp(0, dscp(k), 0, 1500 - uint32_t(i % 3), seq++));
+        for (int k = 0; k < 32; k++)
+            st.rx[0].push_back(udp(0, dscp(k), 0, 1500 - uint32_t(i % 3), seq++));
         st.step_ns = 20'000;
         large.push_back(st);
     }
@@ -1604,10 +1605,10 @@ TEST_F(CutThrough, MixedBurstsWithTwoClassesInOneQueue) {
 }
 
 // One lossless PG for two classes (TCs 3 and 4 in PG 3, PFC on priorities 3 and 4; queues 3
-// and 4, both lossless): the PG's bytes are both TCs' and its XOFF pauses both priorities. Random bursts of
-// both classes with others, calm and congested (a 1G egress: the PG crosses its XOFF
-// threshold in the congested phases), through the mixed cut-through on and off, admission in sums and per packet, and
-// cut-through on and off: the same frames and counters.
+// and 4, both lossless): the PG's bytes are both TCs' and its XOFF pauses both priorities.
+// Random bursts of both classes with others, calm and congested (a 1G egress: the PG crosses
+// its XOFF threshold in the congested phases), through the mixed cut-through on and off,
+// admission in sums and per packet, and cut-through on and off: the same frames and counters.
 TEST_F(CutThrough, LosslessPgSharedByTwoClasses) {
     // Queue 4 lossless too (the lossless egress pool).
     std::string tables = kTables;
@@ -1642,7 +1643,6 @@ TEST_F(CutThrough, LosslessPgSharedByTwoClasses) {
         mixed += same_mixed(s, 1000, "");
         sums += same_admission(s, 1000, "");
         same(s, 1000, "");
-        // Both priorities paused from the one PG.
         const Outcome o = run(s, true, 1000, "", {});
         // Both priorities paused from the one PG, and the PG at its limit (the senders of a
         // script do not pause): its headroom exhausted, the bursts near it declined by the
