@@ -586,7 +586,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     // flush_outputs then finds the port that got n, if one did.
     if ((summary_tcs_[in_port] != -1 || summary_plan_ != ctx_.qos) && defer_ &&
         !general_seen_ && !n_dropped_ && !n_replies_)
-        hold_summary(in_port, n, bytes);
+        hold_summary(in_port, n, bytes + rare_bytes);
     flush_outputs(in_port, now_ns);
 }
 

@@ -86,6 +86,8 @@ Bytes pfc3(uint16_t quanta) {
 // (UINT32_MAX: none), then the poll at now + step_ns (each worker, in turn).
 struct Step {
     std::vector<Bytes> rx[2];
+    // Per frame of rx[0], when not empty: the length of its first segment, 0 for one segment.
+    std::vector<uint16_t> first0;
     std::vector<Bytes> host[2];
     uint32_t tx_budget1 = UINT32_MAX;
     uint64_t step_ns = 10'000;
@@ -194,7 +196,12 @@ class CutThrough : public SwitchFixture {
             };
             for (const Step &s : script) {
                 for (uint16_t p = 0; p < 2; p++)
-                    for (const Bytes &f : s.rx[p]) tp.inject(p, f);
+                    for (size_t i = 0; i < s.rx[p].size(); i++) {
+                        if (p == 0 && i < s.first0.size() && s.first0[i])
+                            tp.inject_two_segments(p, s.rx[p][i], s.first0[i]);
+                        else
+                            tp.inject(p, s.rx[p][i]);
+                    }
                 for (uint16_t p = 0; p < 2; p++)
                     for (const Bytes &f : s.host[p]) host_frame(d, tp, p, f);
                 tp.set_tx_budget(1, s.tx_budget1);
@@ -1358,9 +1365,10 @@ std::string uniform_profile(int tc, const std::string &tables, const std::string
 // burst); frames shorter than 60 bytes (the general parser's; sometimes the whole burst);
 // local echo requests (a reply in out_[in port]); VLAN-tagged frames (the tag stripped: 4
 // bytes fewer at the egress than received); IPv6 (hop limits 64, 2, 1); random DSCP, ECN and
-// lengths.
+// lengths. One burst in six has frames of two segments (a NIC's scattered RX: linearized, then
+// the port's fast path), drawn from a generator of their own.
 Script summary_script(uint32_t seed, int steps) {
-    std::mt19937 rng(seed);
+    std::mt19937 rng(seed), seg_rng(seed ^ 0x5e65u);
     auto pick = [&](uint32_t n) { return uint32_t(rng() % n); };
     Script s;
     uint16_t seq = 0;
@@ -1407,6 +1415,13 @@ Script summary_script(uint32_t seed, int steps) {
                                            pick(2) ? 0 : 1, 64));
         if (pick(20) == 0) st.tx_budget1 = pick(20);
         st.step_ns = pick(4) == 0 ? 1'000 + pick(3'000) : 20'000 + pick(40'000);
+        if (seg_rng() % 6 == 0) {
+            const bool all = seg_rng() % 2 == 0;
+            for (const Bytes &f : st.rx[0])
+                st.first0.push_back(all || seg_rng() % 4 == 0
+                                        ? uint16_t(1 + seg_rng() % (f.size() - 1))
+                                        : uint16_t(0));
+        }
         s.push_back(st);
     }
     return s;

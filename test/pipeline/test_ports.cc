@@ -59,6 +59,23 @@ void TestPorts::inject(uint16_t port, const Frame &f) {
     }
 }
 
+void TestPorts::inject_two_segments(uint16_t port, const Frame &f, size_t first) {
+    if (first == 0 || first >= f.size()) throw std::runtime_error("not two segments");
+    rte_mbuf *m = rte_pktmbuf_alloc(pool_);
+    rte_mbuf *t = m ? rte_pktmbuf_alloc(pool_) : nullptr;
+    if (!t) {
+        rte_pktmbuf_free(m);
+        throw std::runtime_error("test pool empty");
+    }
+    std::memcpy(rte_pktmbuf_append(m, uint16_t(first)), f.data(), first);
+    std::memcpy(rte_pktmbuf_append(t, uint16_t(f.size() - first)), f.data() + first,
+                f.size() - first);
+    if (rte_pktmbuf_chain(m, t) != 0 || rte_ring_enqueue(rx_[port], m) != 0) {
+        rte_pktmbuf_free(m);
+        throw std::runtime_error("rx ring full");
+    }
+}
+
 std::vector<Frame> TestPorts::take_tx(uint16_t port) {
     std::vector<Frame> out;
     rte_mbuf *m;

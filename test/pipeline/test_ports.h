@@ -25,6 +25,8 @@ class TestPorts final : public PortIo {
     uint16_t tx_burst(uint16_t port, uint16_t queue, rte_mbuf **pkts, uint16_t n) override;
 
     void inject(uint16_t port, const Frame &f);
+    // `f` as two chained segments, its first `first` bytes and the rest (a NIC's scattered RX).
+    void inject_two_segments(uint16_t port, const Frame &f, size_t first);
     std::vector<Frame> take_tx(uint16_t port);
     // Limits how many packets port `port` accepts in total from now on (UINT32_MAX: no limit).
     void set_tx_budget(uint16_t port, uint32_t budget) { tx_budget_[port] = budget; }
