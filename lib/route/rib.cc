@@ -279,9 +279,31 @@ void Rib::add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
     std::lock_guard lk(mu_);
     auto [it, fresh] = neighbours_.try_emplace(NeighKey{port, ip}, mac);
     if (!fresh && it->second == mac) return;
+    const MacAddr from = it->second;
     it->second = mac;
     neigh_ports_[host_prefix(ip)].insert(port);
+    // A MAC change resolves nothing anew: when the next hop itself could change, the routes
+    // through the neighbour stay as they are (routes() reads an installed route's next hop
+    // from its id; a recompute for another reason finds the same id).
+    if (!fresh && rekey_forward(port, from, mac)) return;
     dirty_neighbour(port, ip);
+}
+
+bool Rib::rekey_forward(uint8_t port, const MacAddr &from, const MacAddr &to) {
+    const auto old = nh_by_key_.find(NhKey{NextHopKind::forward, port, from, 0});
+    if (old == nh_by_key_.end() || nh_by_key_.count(NhKey{NextHopKind::forward, port, to, 0}))
+        return false;
+    // Every route with that next hop resolved through a neighbour on the port with MAC `from`
+    // (want_for, group_join's one-path fallback): none may be left but the one that changed.
+    for (auto n = neighbours_.lower_bound(NeighKey{port, IpAddr{}});
+         n != neighbours_.end() && n->first.port == port; ++n)
+        if (n->second == from) return false;
+    const NhSlot slot = old->second;
+    nh_by_key_.erase(old);
+    nh_at_id_[slot.id] = nh_by_key_.emplace(NhKey{NextHopKind::forward, port, to, 0}, slot).first;
+    pending_nh_ops_.push_back(
+        FibOp{FibOp::Type::set_nexthop, {}, slot.id, NextHop{NextHopKind::forward, port, to, 0}});
+    return true;
 }
 
 void Rib::del_neighbour(uint8_t port, const IpAddr &ip) {
@@ -751,7 +773,9 @@ size_t Rib::sync() {
     }
     last_ = SyncStats{todo.size(), 0, publish_groups_locked()};
 
-    std::vector<FibOp> ops;
+    // The next hops rekey_forward changed first: the routes below may keep pointing at them.
+    std::vector<FibOp> ops = std::move(pending_nh_ops_);
+    pending_nh_ops_.clear();
     std::vector<uint32_t> released;
     std::vector<const IpPrefix *> gone;  // recomputed, no longer wanted
     auto w = wanted_.begin();
@@ -819,7 +843,10 @@ std::vector<RouteView> Rib::routes() const {
     std::vector<RouteView> out;
     for (const auto &[p, w] : wanted_) {
         auto it = installed_.find(p);
-        out.push_back(RouteView{p, w.source, w.origin, w.via, w.nh,
+        NextHop nh = w.nh;
+        // An installed forward's MAC is its id's (rekey_forward changes it without the Want).
+        if (it != installed_.end() && nh.kind == NextHopKind::forward) nh.dst_mac = nh_mac(it->second);
+        out.push_back(RouteView{p, w.source, w.origin, w.via, nh,
                                 it == installed_.end() ? 0 : it->second,
                                 it != installed_.end()});
     }

@@ -208,6 +208,14 @@ class Rib {
     size_t publish_groups_locked();
     uint32_t nh_acquire(const NextHop &nh, std::vector<FibOp> &ops);
     void nh_release(uint32_t id);
+    // A neighbour on `port` changed its MAC `from` -> `to`: when no other neighbour there has
+    // `from` and no next hop forwards to `to` there yet, the next hop (forward, port, from)
+    // becomes (forward, port, to) under its id (a set_nexthop in pending_nh_ops_) and this
+    // returns true: the routes through it keep their id, and no sync recomputes or rewrites
+    // them (their Wants keep the old MAC, which routes() does not show). Else false.
+    bool rekey_forward(uint8_t port, const MacAddr &from, const MacAddr &to);
+    // The MAC of next-hop id `id` (in use).
+    MacAddr nh_mac(uint32_t id) const { return nh_at_id_[id]->first.mac; }
 
     Fib &fib_;
     std::vector<RibPort> ports_;
@@ -222,6 +230,7 @@ class Rib {
     // route's next hop is no scan of every next hop.
     std::vector<std::map<NhKey, NhSlot>::iterator> nh_at_id_;
     std::vector<uint32_t> free_ids_, pending_free_;
+    std::vector<FibOp> pending_nh_ops_;  // rekey_forward's, committed first by the next sync
     // By group key: a configured multipath route has its own group ("route <prefix>"); learned
     // routes with the same next hops share one ("paths <port/via/weight>..."), as BGP gives
     // thousands of prefixes the same few next hops.

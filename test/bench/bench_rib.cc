@@ -6,7 +6,9 @@
 // - BM_RibSyncOneRoute: one learned route changes its next hop (single-path table: its gateway
 //   moves between the two ports; multipath table: one path's weight moves between 1 and 2), then
 //   one sync; time per sync;
-// - BM_RibSyncNeighbour: an unrelated host neighbour appears or goes away, then one sync.
+// - BM_RibSyncNeighbour: an unrelated host neighbour appears or goes away, then one sync;
+// - BM_RibSyncNeighbourMac: the gateway 10.0.2.2 changes its MAC (a BGP peer's NIC replaced,
+//   a VRRP failover), then one sync: every route through it (arg 0) or its group (arg 1).
 // Arg 0: single-path routes via 10.0.2.2; arg 1: two-path routes (an ECMP group). The initial
 // sync also with the routes as config (a route file at start-up: set_static and set_multipath,
 // then one sync, all timed, as Dataplane does): arg 2 single-path, arg 3 two-path.
@@ -140,6 +142,26 @@ void BM_RibSyncNeighbour(benchmark::State &st) {
     st.counters["routes"] = t.routes;
 }
 BENCHMARK(BM_RibSyncNeighbour)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void BM_RibSyncNeighbourMac(benchmark::State &st) {
+    const bool multipath = st.range(0) != 0;
+    Table t(multipath ? "bm_rib_mac_mp" : "bm_rib_mac", multipath);
+    bool other = false;
+    size_t ops = 0, evaluated = 0, syncs = 0;
+    for (auto _ : st) {
+        other = !other;
+        t.rib->add_neighbour(1, v4(10, 0, 2, 2),
+                             MacAddr{{0x02, 0, 0, 0, 0xbb, uint8_t(other ? 0x03 : 0x02)}});
+        benchmark::DoNotOptimize(t.rib->sync());
+        ops += t.rib->last_sync().ops;
+        evaluated += t.rib->last_sync().evaluated;
+        syncs++;
+    }
+    st.counters["routes"] = t.routes;
+    st.counters["fib_ops_per_sync"] = double(ops) / double(syncs ? syncs : 1);
+    st.counters["evaluated_per_sync"] = double(evaluated) / double(syncs ? syncs : 1);
+}
+BENCHMARK(BM_RibSyncNeighbourMac)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace rocesw::bench

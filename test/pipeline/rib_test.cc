@@ -48,6 +48,58 @@ TEST_F(RibResolution, StaticRouteOverridesNeighbourHostRoute) {
     EXPECT_EQ(m.at("10.0.2.2/32").nh.port, 0);
 }
 
+// A neighbour's MAC change (a BGP peer's NIC replaced, a VRRP failover) with no other neighbour
+// on its port sharing the old MAC: one next-hop rewrite in the Fib, no route recomputed or
+// rewritten, every route through it on the new MAC (views, Fib), and a full recompute then
+// changes nothing. With a dual-stack neighbour still on the old MAC, the routes move one by
+// one to the new MAC's next hop and the other family's stay.
+TEST_F(RibResolution, NeighbourMacChangeRewritesOneNextHop) {
+    const LearnedRoute via_h2{"bgp", {{1, ipa("10.0.2.2"), 1}}};
+    constexpr int kRoutes = 200;
+    for (int i = 0; i < kRoutes; i++)
+        rib->set_learned(IpPrefix{IpAddr{false, (20u << 24) + (uint32_t(i) << 8), {}}, 24}, via_h2);
+    rib->del_neighbour(1, ipa("fd00:2::2"));  // 10.0.2.2 alone on bb:02
+    rib->sync();
+    auto m = by_prefix(*rib);
+    const uint32_t id = m.at("20.0.0.0/24").nexthop_id;
+    auto expect_all = [&](const MacAddr &mac) {
+        auto now = by_prefix(*rib);
+        int n = 0;
+        for (const auto &[p, v] : now) {
+            if (v.nh.kind != NextHopKind::forward || v.nh.port != 1 || p.find(':') != p.npos)
+                continue;
+            EXPECT_EQ(v.nh.dst_mac, mac) << p;
+            EXPECT_EQ(fib->reader()->nexthops[v.nexthop_id].dst_mac, mac) << p;
+            n++;
+        }
+        EXPECT_EQ(n, kRoutes + 2);  // the learned routes, 10.9.0.0/16 and the host route
+    };
+    expect_all(maca("02:00:00:00:bb:02"));
+
+    rib->add_neighbour(1, ipa("10.0.2.2"), maca("02:00:00:00:bb:0a"));
+    rib->sync();
+    EXPECT_EQ(rib->last_sync().ops, 1u) << "one set_nexthop";
+    EXPECT_EQ(rib->last_sync().evaluated, 0u) << "no route recomputed";
+    expect_all(maca("02:00:00:00:bb:0a"));
+    EXPECT_EQ(by_prefix(*rib).at("20.0.199.0/24").nexthop_id, id);
+    rib->mark_all_dirty();
+    rib->sync();
+    EXPECT_EQ(rib->last_sync().ops, 0u) << "a full recompute changes nothing";
+
+    // fd00:2::2 back on the new MAC: the v6 routes share the id. Then 10.0.2.2 moves on alone.
+    rib->add_neighbour(1, ipa("fd00:2::2"), maca("02:00:00:00:bb:0a"));
+    rib->sync();
+    EXPECT_EQ(by_prefix(*rib).at("fd00:9::/32").nexthop_id, id);
+    rib->add_neighbour(1, ipa("10.0.2.2"), maca("02:00:00:00:bb:0b"));
+    rib->sync();
+    EXPECT_GE(rib->last_sync().ops, size_t(kRoutes) + 2) << "each IPv4 route moved";
+    expect_all(maca("02:00:00:00:bb:0b"));
+    m = by_prefix(*rib);
+    EXPECT_EQ(m.at("fd00:9::/32").nh.dst_mac, maca("02:00:00:00:bb:0a"));
+    EXPECT_EQ(m.at("fd00:9::/32").nexthop_id, id);
+    EXPECT_EQ(fib->reader()->nexthops[id].dst_mac, maca("02:00:00:00:bb:0a"));
+}
+
 TEST_F(RibResolution, NeighbourRemovalUnresolvesAndIdsAreRecycled) {
     rib->del_neighbour(1, ipa("10.0.2.2"));
     rib->del_neighbour(1, ipa("fd00:2::2"));
