@@ -844,8 +844,12 @@ std::vector<RouteView> Rib::routes() const {
     for (const auto &[p, w] : wanted_) {
         auto it = installed_.find(p);
         NextHop nh = w.nh;
-        // An installed forward's MAC is its id's (rekey_forward changes it without the Want).
-        if (it != installed_.end() && nh.kind == NextHopKind::forward) nh.dst_mac = nh_mac(it->second);
+        // An installed forward's MAC is its id's (rekey_forward changes it without the Want);
+        // not when the route's last add was refused and another next hop is still installed.
+        if (it != installed_.end() && nh.kind == NextHopKind::forward) {
+            const NhKey &k = nh_at_id_[it->second]->first;
+            if (k.kind == NextHopKind::forward && k.port == nh.port) nh.dst_mac = k.mac;
+        }
         out.push_back(RouteView{p, w.source, w.origin, w.via, nh,
                                 it == installed_.end() ? 0 : it->second,
                                 it != installed_.end()});

@@ -214,8 +214,6 @@ class Rib {
     // returns true: the routes through it keep their id, and no sync recomputes or rewrites
     // them (their Wants keep the old MAC, which routes() does not show). Else false.
     bool rekey_forward(uint8_t port, const MacAddr &from, const MacAddr &to);
-    // The MAC of next-hop id `id` (in use).
-    MacAddr nh_mac(uint32_t id) const { return nh_at_id_[id]->first.mac; }
 
     Fib &fib_;
     std::vector<RibPort> ports_;
