@@ -519,8 +519,8 @@ class Loader : YamlReader {
     }
 
     // A route file (`route_files`): one route per line,
-    // `PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]`, blank lines and `#` comments
-    // ignored; streamed, so a million routes need no YAML tree. One gateway and no policy is a
+    // `PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]` or the `nexthop` form
+    // (parse_nexthop_line), blank lines and `#` comments ignored; streamed, so a million routes need no YAML tree. One gateway and no policy is a
     // single-path route; several gateways, or a policy, a multipath one, as in `routes`. The
     // checks and messages are those of `routes`, from "<file>:<line>: <field>: ".
     void parse_route_file(const std::string &given, const std::string &p) {
@@ -562,7 +562,12 @@ class Loader : YamlReader {
             std::array<std::string_view, kMaxRoutePaths + 1> gw;
             size_t ngw = 0;
             std::string_view port_w, policy_w;
-            bool ok = next() == "via";
+            const std::string_view second = next();
+            if (second == "nexthop") {
+                parse_nexthop_line(prefix_w, v, next);
+                continue;
+            }
+            bool ok = second == "via";
             std::string_view w = next();
             auto keyword = [](std::string_view k) { return k == "port" || k == "policy"; };
             // A gateway is a word with a dot or colon: `dev p1` is bad syntax, not two gateways.
@@ -639,6 +644,90 @@ class Loader : YamlReader {
         }
         set_text_origin(nullptr, 0);
         if (in.bad()) fail(p, name + ": cannot read file");
+    }
+
+    // A route file's line in the `nexthop` form, after its prefix (prefix_w) and the first
+    // `nexthop` word: `nexthop via GATEWAY [port NAME] [weight N]`, once per path (at most
+    // kMaxRoutePaths), then `[policy NAME]`; a multipath route with each path's own port and
+    // weight, as YAML `nexthops`. `next` gives the line's following words (empty at its end).
+    template <class Next>
+    void parse_nexthop_line(std::string_view prefix_w, std::string_view line, Next &next) {
+        struct Words {
+            std::string_view via, port, weight;
+        };
+        std::array<Words, kMaxRoutePaths + 1> hops;
+        size_t nh = 0;
+        std::string_view policy_w;
+        auto keyword = [](std::string_view k) {
+            return k == "nexthop" || k == "via" || k == "port" || k == "weight" || k == "policy";
+        };
+        // Syntax first: each `nexthop` is followed by `via GATEWAY`, then `port` and `weight`
+        // in either order, each at most once; `policy` ends the line.
+        bool ok = true;
+        std::string_view w = "nexthop";
+        while (ok && w == "nexthop") {
+            Words h;
+            ok = next() == "via";
+            h.via = next();
+            ok = ok && !h.via.empty() && !keyword(h.via);
+            for (w = next(); ok && (w == "port" || w == "weight"); w = next()) {
+                std::string_view &slot = w == "port" ? h.port : h.weight;
+                std::string_view value = next();
+                ok = slot.empty() && !value.empty() && !keyword(value);
+                slot = value;
+            }
+            if (nh < hops.size())
+                hops[nh++] = h;
+            else
+                nh = hops.size();  // more than enough to fail on
+        }
+        if (ok && w == "policy") {
+            policy_w = next();
+            ok = !policy_w.empty() && !keyword(policy_w);
+            w = next();
+        }
+        if (!ok || !w.empty()) {
+            size_t b = line.find_first_not_of(" \t"), e = line.find_last_not_of(" \t\r");
+            fail("",
+                 "expected 'PREFIX nexthop via GATEWAY [port NAME] [weight N] [nexthop ...] "
+                 "[policy NAME]', got '" +
+                     std::string(line.substr(b, e + 1 - b)) + "'");
+        }
+        IpPrefix prefix = route_prefix(std::string(prefix_w), "prefix");
+        MultipathRouteConfig mp{prefix, {}, {}};
+        mp.paths.reserve(std::min(nh, kMaxRoutePaths));
+        for (size_t i = 0; i < nh; i++) {
+            const std::string at_hop = "nexthop " + std::to_string(i + 1) + ": ";
+            if (i == kMaxRoutePaths)
+                fail("nexthop", "more than " + std::to_string(kMaxRoutePaths) + " next hops");
+            const Words &h = hops[i];
+            std::string via(h.via);
+            auto a = parse_ip(via);
+            if (!a) fail(at_hop + "via", "'" + via + "' is not an IP address");
+            if (a->is_v6 != prefix.addr.is_v6)
+                fail(at_hop + "via", a->str() + " is " + (a->is_v6 ? "IPv6" : "IPv4") +
+                                         " but the prefix is " + (a->is_v6 ? "IPv4" : "IPv6"));
+            int port = -1;
+            if (!h.port.empty()) {
+                std::string pn(h.port);
+                port = cfg_.port_index(pn);
+                if (port < 0) fail(at_hop + "port", "no port named '" + pn + "'");
+            }
+            uint32_t weight = 1;
+            if (!h.weight.empty()) weight = uint32_t(integer(h.weight, at_hop + "weight", 1, 1000));
+            RoutePath rp{*a, cfg_.ports[resolve_port(*a, port, at_hop + "via")].name, weight};
+            for (const auto &o : mp.paths)
+                if (o.via == rp.via && o.port == rp.port)
+                    fail(at_hop + "via", rp.via.str() + " is listed twice");
+            mp.paths.push_back(std::move(rp));
+        }
+        if (!policy_w.empty()) {
+            mp.policy = std::string(policy_w);
+            policy_ref(mp.policy, route_files_.back().second + ":" + std::to_string(file_line_) +
+                                      ": policy");
+        }
+        route_lines_.push_back(file_line_);
+        cfg_.multipath_routes.push_back(std::move(mp));
     }
 
     void parse_route(const YAML::Node &node, const std::string &p) {

@@ -1005,6 +1005,116 @@ TEST_F(RouteFiles, RejectsMoreGatewaysThanAGroupHolds) {
     EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: via: more than 32 next hops");
 }
 
+// The `nexthop` form: each path with its own port and weight, as YAML `nexthops`; the same
+// routes from either give the same Config.
+TEST_F(RouteFiles, LoadsNexthopLinesAsYamlNexthops) {
+    std::string f = write("n.routes",
+                          "10.0.3.0/24 nexthop via 10.0.2.2 weight 3 nexthop via 10.0.1.2\n"
+                          "10.0.4.0/24 nexthop via 10.0.2.2 port p1 weight 1000 "
+                          "nexthop via 10.0.2.3 policy flowlet  # comment\n"
+                          "::/0 nexthop via fe80::1 port p0 nexthop via fe80::1 weight 2 port p1\n"
+                          "10.0.5.0/24\tnexthop via 10.0.1.2\n");
+    const std::string yaml_routes =
+        "routes:\n"
+        "  - {prefix: 10.0.3.0/24, nexthops: [{via: 10.0.2.2, weight: 3}, {via: 10.0.1.2}]}\n"
+        "  - {prefix: 10.0.4.0/24, policy: flowlet, nexthops: [{via: 10.0.2.2, port: p1, "
+        "weight: 1000}, {via: 10.0.2.3}]}\n"
+        "  - {prefix: \"::/0\", nexthops: [{via: \"fe80::1\", port: p0}, {via: \"fe80::1\", "
+        "port: p1, weight: 2}]}\n"
+        "  - {prefix: 10.0.5.0/24, nexthops: [{via: 10.0.1.2}]}\n";
+    Config c = load_config_string(with_files({f}), "t.yaml");
+    Config y = load_config_string(yaml({.tail = yaml_routes}), "t.yaml");
+    ASSERT_EQ(c.routes.size(), 0u);
+    ASSERT_EQ(c.multipath_routes.size(), 4u);
+    ASSERT_EQ(y.multipath_routes.size(), 4u);
+    for (size_t i = 0; i < 4; i++) {
+        const MultipathRouteConfig &a = c.multipath_routes[i], &b = y.multipath_routes[i];
+        EXPECT_EQ(a.prefix.str(), b.prefix.str()) << i;
+        EXPECT_EQ(a.policy, b.policy) << i;
+        ASSERT_EQ(a.paths.size(), b.paths.size()) << i;
+        for (size_t j = 0; j < a.paths.size(); j++) {
+            EXPECT_EQ(a.paths[j].via.str(), b.paths[j].via.str()) << i << "/" << j;
+            EXPECT_EQ(a.paths[j].port, b.paths[j].port) << i << "/" << j;
+            EXPECT_EQ(a.paths[j].weight, b.paths[j].weight) << i << "/" << j;
+        }
+    }
+    // The values themselves, not only their agreement.
+    const MultipathRouteConfig &r0 = c.multipath_routes[0];
+    EXPECT_EQ(r0.paths[0].via.str(), "10.0.2.2");
+    EXPECT_EQ(r0.paths[0].port, "p1");  // from its connected subnet
+    EXPECT_EQ(r0.paths[0].weight, 3u);
+    EXPECT_EQ(r0.paths[1].port, "p0");
+    EXPECT_EQ(r0.paths[1].weight, 1u);
+    EXPECT_EQ(r0.policy, "");  // lb.default_policy
+    EXPECT_EQ(c.multipath_routes[1].paths[0].weight, 1000u);
+    EXPECT_EQ(c.multipath_routes[1].policy, "flowlet");
+    // One link-local gateway on two ports: two paths.
+    const MultipathRouteConfig &v6 = c.multipath_routes[2];
+    EXPECT_EQ(v6.paths[0].port, "p0");
+    EXPECT_EQ(v6.paths[1].port, "p1");
+    EXPECT_EQ(v6.paths[1].weight, 2u);
+    EXPECT_EQ(c.multipath_routes[3].paths.size(), 1u);  // one nexthop: a one-member group
+    ASSERT_EQ(c.lb_policy_refs.size(), 1u);
+    EXPECT_EQ(c.lb_policy_refs[0].where, f + ":2: policy");
+}
+
+TEST_F(RouteFiles, RejectsBadNexthopLines) {
+    const std::string form =
+        ":1: expected 'PREFIX nexthop via GATEWAY [port NAME] [weight N] [nexthop ...] "
+        "[policy NAME]', got '";
+    for (const char *line :
+         {"10.0.3.0/24 nexthop", "10.0.3.0/24 nexthop 10.0.2.2",
+          "10.0.3.0/24 nexthop via", "10.0.3.0/24 nexthop via port p1",
+          "10.0.3.0/24 nexthop via 10.0.2.2 port", "10.0.3.0/24 nexthop via 10.0.2.2 weight",
+          "10.0.3.0/24 nexthop via 10.0.2.2 weight 2 weight 2",
+          "10.0.3.0/24 nexthop via 10.0.2.2 port p1 port p1",
+          "10.0.3.0/24 nexthop via 10.0.2.2 10.0.2.3",
+          "10.0.3.0/24 nexthop via 10.0.2.2 nexthop",
+          "10.0.3.0/24 nexthop via 10.0.2.2 policy",
+          "10.0.3.0/24 nexthop via 10.0.2.2 policy hash nexthop via 10.0.2.3",
+          "10.0.3.0/24 nexthop via 10.0.2.2 policy hash policy hash",
+          "10.0.3.0/24 nexthop via 10.0.2.2 dev p1",
+          "10.0.3.0/24 nexthop via 10.0.2.2 port weight 2"}) {
+        std::string f = write("t", std::string(line) + "\n");
+        EXPECT_CONFIG_ERROR(with_files({f}), f + form + line + "'");
+    }
+    struct Case {
+        const char *line, *error;
+    } cases[] = {
+        {"10.0.3.0/24 nexthop via 10.0.2.2 nexthop via 10.0.2.x",
+         "nexthop 2: via: '10.0.2.x' is not an IP address"},
+        {"10.0.3.0/24 nexthop via fd00:2::2", "nexthop 1: via: fd00:2::2 is IPv6 but the prefix is IPv4"},
+        {"10.0.3.0/24 nexthop via 10.0.2.2 port p9", "nexthop 1: port: no port named 'p9'"},
+        {"10.0.3.0/24 nexthop via 10.0.2.2 port p0",
+         "nexthop 1: via: 10.0.2.2 is not in a connected subnet of port p0"},
+        {"fd00:3::/64 nexthop via fe80::1", "nexthop 1: via: fe80::1 is link-local, so 'port' is required"},
+        {"10.0.3.0/24 nexthop via 10.0.2.2 weight 0", "nexthop 1: weight: 0 is out of range 1..1000"},
+        {"10.0.3.0/24 nexthop via 10.0.2.2 weight 1001",
+         "nexthop 1: weight: 1001 is out of range 1..1000"},
+        {"10.0.3.0/24 nexthop via 10.0.2.2 nexthop via 10.0.2.2 weight 2",
+         "nexthop 2: via: 10.0.2.2 is listed twice"},
+        {"10.0.3.1/24 nexthop via 10.0.2.2", "prefix: host bits set in 10.0.3.1/24"},
+    };
+    for (const Case &k : cases) {
+        std::string f = write("u", std::string(k.line) + "\n");
+        EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: " + k.error);
+    }
+    // Weights are integers, as in YAML.
+    std::string f = write("w", "10.0.3.0/24 nexthop via 10.0.2.2 weight 1.5\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: nexthop 1: weight: expected an integer, got '1.5'");
+    f = write("x", "10.0.3.0/24 nexthop via 10.0.2.2 weight -1\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":1: nexthop 1: weight: -1 is out of range 1..1000");
+    // More paths than a group holds.
+    std::string hops;
+    for (size_t i = 0; i < kMaxRoutePaths; i++) hops += " nexthop via 10.0.2." + std::to_string(10 + i);
+    f = write("m", "10.0.3.0/24" + hops + "\n10.0.4.0/24" + hops + " nexthop via 10.0.2.99\n");
+    EXPECT_CONFIG_ERROR(with_files({f}), f + ":2: nexthop: more than 32 next hops");
+    // A prefix a `nexthop` line routes is taken, as any other's.
+    f = write("d", "10.0.3.0/24 nexthop via 10.0.2.2\n10.0.3.0/24 via 10.0.2.3\n");
+    EXPECT_CONFIG_ERROR(with_files({f}),
+                        f + ":2: prefix: 10.0.3.0/24 is already routed by " + f + ":1");
+}
+
 // lib/lb owns the policy names and checks them (lb_config_test); the loader records each one
 // with the place a message names.
 TEST_F(RouteFiles, RecordsEachPolicyNameWithItsFileAndLine) {
