@@ -3,7 +3,7 @@
 // must either return a config whose file routes are consistent, or throw ConfigError naming the
 // YAML source or "<file>:<line>"; nothing else may escape. What it must hold for an accepted
 // file: every prefix with host bits clear and routed once, gateways of the prefix's family, a
-// known port, 1..kMaxRoutePaths paths, and no more routes than lines.
+// known port, 1..kMaxRoutePaths paths of weight 1..1000, and no more routes than lines.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -79,6 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (m.paths.empty() || m.paths.size() > rocesw::kMaxRoutePaths) std::abort();
             for (const auto &p : m.paths) {
                 if (p.via.is_v6 != m.prefix.addr.is_v6) std::abort();
+                if (p.weight < 1 || p.weight > 1000) std::abort();
                 check_port(c, p.port);
             }
         }
