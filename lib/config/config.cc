@@ -518,6 +518,24 @@ class Loader : YamlReader {
         return route_files_[f].second + ":" + std::to_string(route_lines_[i - yaml_routes_]);
     }
 
+    // A route-file line that is not of `form`: the message quotes the line, trimmed.
+    [[noreturn]] void fail_route_syntax(std::string_view line, const char *form) const {
+        size_t b = line.find_first_not_of(" \t"), e = line.find_last_not_of(" \t\r");
+        fail("", std::string("expected '") + form + "', got '" +
+                     std::string(line.substr(b, e + 1 - b)) + "'");
+    }
+
+    // A route-file gateway word: an IP address of the prefix's family.
+    IpAddr route_gateway(std::string_view s, const IpPrefix &prefix, const std::string &path) const {
+        std::string via(s);
+        auto a = parse_ip(via);
+        if (!a) fail(path, "'" + via + "' is not an IP address");
+        if (a->is_v6 != prefix.addr.is_v6)
+            fail(path, a->str() + " is " + (a->is_v6 ? "IPv6" : "IPv4") + " but the prefix is " +
+                           (a->is_v6 ? "IPv4" : "IPv6"));
+        return *a;
+    }
+
     // A route file (`route_files`): one route per line,
     // `PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]` or the `nexthop` form
     // (parse_nexthop_line), blank lines and `#` comments ignored; streamed, so a million routes need no YAML tree. One gateway and no policy is a
@@ -586,24 +604,10 @@ class Loader : YamlReader {
                 slot = value;
                 w = next();
             }
-            if (!ok) {
-                size_t b = v.find_first_not_of(" \t"), e = v.find_last_not_of(" \t\r");
-                fail("",
-                     "expected 'PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]', "
-                     "got '" +
-                         std::string(v.substr(b, e + 1 - b)) + "'");
-            }
+            if (!ok)
+                fail_route_syntax(v, "PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]");
             IpPrefix prefix = route_prefix(std::string(prefix_w), "prefix");
-            auto gateway = [&](std::string_view s) {
-                std::string via(s);
-                auto a = parse_ip(via);
-                if (!a) fail("via", "'" + via + "' is not an IP address");
-                if (a->is_v6 != prefix.addr.is_v6)
-                    fail("via", a->str() + " is " + (a->is_v6 ? "IPv6" : "IPv4") +
-                                    " but the prefix is " + (a->is_v6 ? "IPv4" : "IPv6"));
-                return *a;
-            };
-            for (size_t i = 0; i < ngw; i++) vias[i] = gateway(gw[i]);
+            for (size_t i = 0; i < ngw; i++) vias[i] = route_gateway(gw[i], prefix, "via");
             int port = -1;
             if (!port_w.empty()) {
                 std::string pn(port_w);
@@ -686,13 +690,9 @@ class Loader : YamlReader {
             ok = !policy_w.empty() && !keyword(policy_w);
             w = next();
         }
-        if (!ok || !w.empty()) {
-            size_t b = line.find_first_not_of(" \t"), e = line.find_last_not_of(" \t\r");
-            fail("",
-                 "expected 'PREFIX nexthop via GATEWAY [port NAME] [weight N] [nexthop ...] "
-                 "[policy NAME]', got '" +
-                     std::string(line.substr(b, e + 1 - b)) + "'");
-        }
+        if (!ok || !w.empty())
+            fail_route_syntax(line, "PREFIX nexthop via GATEWAY [port NAME] [weight N] "
+                                    "[nexthop ...] [policy NAME]");
         IpPrefix prefix = route_prefix(std::string(prefix_w), "prefix");
         MultipathRouteConfig mp{prefix, {}, {}};
         mp.paths.reserve(std::min(nh, kMaxRoutePaths));
@@ -701,12 +701,7 @@ class Loader : YamlReader {
             if (i == kMaxRoutePaths)
                 fail("nexthop", "more than " + std::to_string(kMaxRoutePaths) + " next hops");
             const Words &h = hops[i];
-            std::string via(h.via);
-            auto a = parse_ip(via);
-            if (!a) fail(at_hop + "via", "'" + via + "' is not an IP address");
-            if (a->is_v6 != prefix.addr.is_v6)
-                fail(at_hop + "via", a->str() + " is " + (a->is_v6 ? "IPv6" : "IPv4") +
-                                         " but the prefix is " + (a->is_v6 ? "IPv4" : "IPv6"));
+            const IpAddr a = route_gateway(h.via, prefix, at_hop + "via");
             int port = -1;
             if (!h.port.empty()) {
                 std::string pn(h.port);
@@ -715,7 +710,7 @@ class Loader : YamlReader {
             }
             uint32_t weight = 1;
             if (!h.weight.empty()) weight = uint32_t(integer(h.weight, at_hop + "weight", 1, 1000));
-            RoutePath rp{*a, cfg_.ports[resolve_port(*a, port, at_hop + "via")].name, weight};
+            RoutePath rp{a, cfg_.ports[resolve_port(a, port, at_hop + "via")].name, weight};
             for (const auto &o : mp.paths)
                 if (o.via == rp.via && o.port == rp.port)
                     fail(at_hop + "via", rp.via.str() + " is listed twice");
