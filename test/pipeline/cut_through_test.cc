@@ -122,6 +122,9 @@ struct Outcome {
     // Both ports' queue watermark gauges (bytes, packets) after every poll: a watermark clear
     // applied at another poll shows here even when later frames hide it from the final scrape.
     std::vector<uint64_t> wm_gauges;
+    // Both ports' PG watermarks (as ingress ports) after every poll, the same way: a PG
+    // watermark clear at a poll's flush reads the PGs' bytes then.
+    std::vector<uint64_t> pg_wm_gauges;
     std::vector<uint64_t> paused_gauges;  // PfcPortStats::paused_queues, the same way
     uint64_t cut_through_packets = 0;
     uint64_t cut_through_scraped = 0;  // rocesw_port_cut_through_packets_total, all ports
@@ -186,6 +189,8 @@ class CutThrough : public SwitchFixture {
                             r.wm_gauges.push_back(q.watermark_packets.load());
                         }
                         r.paused_gauges.push_back(d.tm().pfc().stats(p).paused_queues.load());
+                        for (uint8_t pg = 0; pg < kNumPg; pg++)
+                            r.pg_wm_gauges.push_back(d.tm().pg_watermark(p, pg));
                     }
                 }
             };
@@ -397,6 +402,7 @@ class CutThrough : public SwitchFixture {
         }
         EXPECT_EQ(on.ring_gauges, off.ring_gauges) << "TX ring gauges after each poll";
         EXPECT_TRUE(on.wm_gauges == off.wm_gauges) << "queue watermarks after each poll";
+        EXPECT_TRUE(on.pg_wm_gauges == off.pg_wm_gauges) << "PG watermarks after each poll";
         EXPECT_EQ(on.paused_gauges, off.paused_gauges) << "paused queues after each poll";
         EXPECT_EQ(on.scrape, off.scrape);
         if (on.scrape != off.scrape) {
@@ -1565,6 +1571,11 @@ TEST_F(CutThrough, MixedBurstsInServiceOrder) {
         mixed_bursts(32, 60, [](int k) { return uint8_t(k % 10 == 0 ? 6 : k % 10 == 1 ? 0 : 3); });
     EXPECT_EQ(same_mixed(full, 10000, ""), 30u);
     EXPECT_EQ(same(full), 30u * 32);
+    // With the ingress port's watermarks cleared before every third poll: the flush's PG
+    // watermark clear reads the PGs' bytes while the burst holds them (QosEgress::commit_deferred).
+    Script cleared = full;
+    for (size_t k = 0; k < cleared.size(); k += 3) cleared[k].clear_wm = 0;
+    EXPECT_EQ(same_mixed(cleared, 10000, ""), 30u);
     // Strict queues only (7 and 6): the order from the masks, no DWRR turn to move.
     const Script strict = mixed_bursts(20, 200, [](int k) { return uint8_t(k % 3 ? 6 : 7); });
     EXPECT_EQ(same_mixed(strict, 10000, ""), 30u);
