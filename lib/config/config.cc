@@ -525,6 +525,14 @@ class Loader : YamlReader {
                      std::string(line.substr(b, e + 1 - b)) + "'");
     }
 
+    // A route-file port word: the index of the port it names.
+    int route_port(std::string_view word, const std::string &path) const {
+        std::string name(word);
+        int port = cfg_.port_index(name);
+        if (port < 0) fail(path, "no port named '" + name + "'");
+        return port;
+    }
+
     // A route-file gateway word: an IP address of the prefix's family.
     IpAddr route_gateway(std::string_view s, const IpPrefix &prefix, const std::string &path) const {
         std::string via(s);
@@ -538,8 +546,8 @@ class Loader : YamlReader {
 
     // A route file (`route_files`): one route per line,
     // `PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]` or the `nexthop` form
-    // (parse_nexthop_line), blank lines and `#` comments ignored; streamed, so a million routes need no YAML tree. One gateway and no policy is a
-    // single-path route; several gateways, or a policy, a multipath one, as in `routes`. The
+    // (parse_nexthop_line), blank lines and `#` comments ignored; streamed, so a million routes
+    // need no YAML tree. One gateway and no policy is a single-path route; several gateways, or a policy, a multipath one, as in `routes`. The
     // checks and messages are those of `routes`, from "<file>:<line>: <field>: ".
     void parse_route_file(const std::string &given, const std::string &p) {
         std::filesystem::path fp(given);
@@ -608,12 +616,7 @@ class Loader : YamlReader {
                 fail_route_syntax(v, "PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]");
             IpPrefix prefix = route_prefix(std::string(prefix_w), "prefix");
             for (size_t i = 0; i < ngw; i++) vias[i] = route_gateway(gw[i], prefix, "via");
-            int port = -1;
-            if (!port_w.empty()) {
-                std::string pn(port_w);
-                port = cfg_.port_index(pn);
-                if (port < 0) fail("port", "no port named '" + pn + "'");
-            }
+            const int port = port_w.empty() ? -1 : route_port(port_w, "port");
             // With `port`, every gateway must be on it; without, each one's connected subnet
             // names its port.
             auto port_of = [&](const IpAddr &a) -> const std::string & {
@@ -702,12 +705,7 @@ class Loader : YamlReader {
                 fail("nexthop", "more than " + std::to_string(kMaxRoutePaths) + " next hops");
             const Words &h = hops[i];
             const IpAddr a = route_gateway(h.via, prefix, at_hop + "via");
-            int port = -1;
-            if (!h.port.empty()) {
-                std::string pn(h.port);
-                port = cfg_.port_index(pn);
-                if (port < 0) fail(at_hop + "port", "no port named '" + pn + "'");
-            }
+            const int port = h.port.empty() ? -1 : route_port(h.port, at_hop + "port");
             uint32_t weight = 1;
             if (!h.weight.empty()) weight = uint32_t(integer(h.weight, at_hop + "weight", 1, 1000));
             RoutePath rp{a, cfg_.ports[resolve_port(a, port, at_hop + "via")].name, weight};
