@@ -18,10 +18,13 @@ namespace rocesw {
 // egress need not read each packet for it: PacketMeta in_port and tc, the sum of the packets'
 // pkt_len, and a bound below every pkt_len.
 struct BurstSummary {
+    // tc: the packets' TCs may differ (the ingress port's DSCP map has several): only bytes,
+    // min_len and in_port hold for every packet.
+    static constexpr uint8_t kSeveralTcs = 0xFF;
     uint64_t bytes = 0;    // the sum of pkt_len
     uint32_t min_len = 0;  // every pkt_len is at least this
     uint8_t in_port = 0;   // every packet's PacketMeta::in_port
-    uint8_t tc = 0;        // every packet's PacketMeta::tc
+    uint8_t tc = 0;        // every packet's PacketMeta::tc, or kSeveralTcs
 };
 
 class Egress {

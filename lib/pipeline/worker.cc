@@ -580,31 +580,29 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     if (lb_.burst_size()) forward_groups(in_port, now_ns);
     // With no packet through the general parser, every packet took the port's fast path
     // (untagged IPv4 from in_port, at least PortFastPath::kMinFrame bytes, its tc from
-    // fast_tc); when fast_tc has one TC they all have it. With none dropped, punted or
-    // answered, a port that got n packets got all of them: held, they go to the egress with
-    // that summary (enqueue_held).
+    // fast_tc); when fast_tc has one TC they all have it, else the summary says kSeveralTcs.
+    // With none dropped, punted or answered, a port that got n packets got all of them: held,
+    // they go to the egress with that summary (enqueue_held).
     // flush_outputs then finds the port that got n, if one did.
-    if ((summary_tcs_[in_port] != -1 || summary_plan_ != ctx_.qos) && defer_ &&
-        !general_seen_ && !n_dropped_ && !n_replies_)
+    if (defer_ && !general_seen_ && !n_dropped_ && !n_replies_)
         hold_summary(in_port, n, bytes + rare_bytes);
     flush_outputs(in_port, now_ns);
 }
 
 void Worker::hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes) {
     const int tc = summary_tcs_[in_port];
-    if (tc < 0 || summary_plan_ != ctx_.qos) [[unlikely]] {
-        // -1: no single TC for this plan; else not known yet (kTcUnknown or another plan).
-        if (tc != -1 || summary_plan_ != ctx_.qos) hold_summary_first(in_port, n, bytes);
-        return;
-    }
-    summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port), uint8_t(tc)};
+    if (tc == kTcUnknown || summary_plan_ != ctx_.qos) [[unlikely]]
+        return hold_summary_first(in_port, n, bytes);  // not known yet for this plan
+    // -1: the port's DSCP map has several TCs.
+    summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port),
+                tc < 0 ? BurstSummary::kSeveralTcs : uint8_t(tc)};
     summary_n_ = n;
 }
 
 void Worker::hold_summary_first(uint16_t in_port, uint16_t n, uint64_t bytes) {
     const int tc = summary_tc(in_port);
-    if (tc < 0) return;
-    summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port), uint8_t(tc)};
+    summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port),
+                tc < 0 ? BurstSummary::kSeveralTcs : uint8_t(tc)};
     summary_n_ = n;
 }
 

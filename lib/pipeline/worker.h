@@ -172,8 +172,9 @@ class Worker {
     [[gnu::always_inline]] inline void outputs_done(uint16_t in_port, uint32_t forwarded);
     // process_burst, for a burst of n packets (`bytes` in all) from in_port that all took the
     // port's fast path, none dropped, punted or answered locally, before flush_outputs holds
-    // them (defer_): when the port's fast-path TC table has one TC, the burst's summary_ and
-    // summary_n_ = n (flush_outputs then finds the port that got all n, if one did).
+    // them (defer_): the burst's summary_ (its TC when the port's fast-path TC table has one,
+    // else BurstSummary::kSeveralTcs) and summary_n_ = n (flush_outputs then finds the port
+    // that got all n, if one did).
     [[gnu::noinline]] void hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes);
     // hold_summary when in_port's TC is not known yet for this plan (its only call, so that
     // hold_summary itself saves no register).
@@ -230,8 +231,8 @@ class Worker {
     // process_burst: a packet of the burst took the general parser (flush_outputs clears it).
     bool general_seen_ = false;
     // Per ingress port: the TC every DSCP of its fast-path table (untagged_ip_tc_table, plan
-    // summary_plan_) maps to (uniform_tc), -1 when they differ, kTcUnknown not looked at yet:
-    // process_burst asks flush_outputs for a summary only for a port whose table may have one TC.
+    // summary_plan_) maps to (uniform_tc), -1 when they differ (the summary's kSeveralTcs),
+    // kTcUnknown not looked at yet.
     static constexpr int8_t kTcUnknown = -2;
     const QosPlan *summary_plan_ = nullptr;
     std::array<int8_t, kMaxPorts> summary_tcs_ = [] {

@@ -425,7 +425,9 @@ void QosEgress::enqueue_summed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint6
 void QosEgress::enqueue_last(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
                              const BurstSummary *sum) {
     final_ = false;
-    if (sum && summed_ct_ && cut_through_plain(port, pkts, n, now_ns, *sum)) return;
+    if (sum && summed_ct_ && sum->tc != BurstSummary::kSeveralTcs &&
+        cut_through_plain(port, pkts, n, now_ns, *sum))
+        return;
     if (sum && burst_summary_)
         enqueue_burst<true>(port, pkts, n, now_ns, *sum, cut_through_);
     else
@@ -454,12 +456,16 @@ template <bool kSum>
         // another queue, after a scan that costs a mixed burst (rsw-full's three classes) about
         // 4 instructions a packet; so after a mixed burst (ct_mixed: what the last one was) the
         // next idle one goes to cut_through_mixed() directly, which sends a one-queue burst too.
+        // A summary of several TCs (kSeveralTcs) goes with the burst to cut_through_mixed().
         // What either declines is admitted, and cut through by cut_through() when it went to
         // one queue.
         if (idle) {
+            const bool several = kSum && sum.tc == BurstSummary::kSeveralTcs;
             if (!ps.ct_mixed) {
-                if (admit_cut_through<kSum>(port, pkts, n, now_ns, sum)) return;
-            } else if (cut_through_mixed(port, pkts, n, now_ns)) {
+                if (several ? admit_cut_through<false>(port, pkts, n, now_ns, sum)
+                            : admit_cut_through<kSum>(port, pkts, n, now_ns, sum))
+                    return;
+            } else if (cut_through_mixed(port, pkts, n, now_ns, several ? &sum : nullptr)) {
                 return;
             }
         }
@@ -1693,7 +1699,9 @@ bool QosEgress::admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
                 const unsigned tc = meta->tc & (kNumTc - 1);
                 if (to_queue[tc] != qi ||
                     tm_.pg_key_[(meta->in_port & (kMaxPorts - 1)) * kNumTc + tc] != key)
-                    return cut_through_mixed(port, pkts, n, now_ns);
+                    return cut_through_mixed(
+                        port, pkts, n, now_ns,
+                        sum.tc == BurstSummary::kSeveralTcs ? &sum : nullptr);
             }
         }
     }
@@ -1963,7 +1971,8 @@ void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, u
 // and PFC honoring run on the queues holding the burst, the runs' counters per queue, the shaper and
 // ring charges, refusals staged. The buffer the burst held (PG bytes, pools) is released in the
 // port's turn of the flush (release_mixed), as for a one-queue burst.
-bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns) {
+bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                                  const BurstSummary *sum) {
     using Queue = TrafficManager::Queue;
     TrafficManager::Port &ps = *tm_.ports_[port];
     // One TX burst (n <= burst_), room in every (empty) queue (n <= queue_packets), in sums.
@@ -1972,34 +1981,48 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         (!ps.pfc_inert && !tm_.pfc_.quiet(port, now_ns)))
         return false;
     const uint8_t *to_queue = tm_.plan_.ports[port].cls.tc_to_queue.data();
-    // Each packet's TC and length in arrays, then each TC's packets as a mask and its sum, and
-    // each queue's packets as a mask (in arrival order: the mask's bits from the lowest). No
+    // Each packet's TC in an array, then each TC's packets as a mask and its sum, and each
+    // queue's packets as a mask (in arrival order: the mask's bits from the lowest). No
     // per-queue pointer or per-TC sum is updated in memory packet after packet: a packet of the
     // class of the one before it would wait for that store to be forwarded (a chain of loads
-    // and stores through one address, several cycles a packet).
+    // and stores through one address, several cycles a packet). With the worker's summary
+    // (kSeveralTcs: one ingress port, the burst's bytes, a bound below every length) only each
+    // packet's TC is read here; else also its ingress port and length.
     constexpr uint64_t kPacket = BurstSums::kPacket;
     BurstSums s;
     alignas(16) std::array<uint8_t, kSumBurst> tc_of{};
-    std::array<uint32_t, kSumBurst> len_of;
-    uint32_t in_or = 0, in_and = ~0u;
-    uint32_t shortest = UINT32_MAX;
-    unsigned tcs = 0;
-    uint64_t all_bytes = 0;
-    for (unsigned i = 0; i < n; i++) {
-        rte_mbuf *m = pkts[i];
-        const PacketMeta *meta = meta_of(m);
-        const unsigned tc = meta->tc & (kNumTc - 1);
-        const uint32_t word = in_port_tc_word(meta);
-        in_or |= word;
-        in_and &= word;
-        const uint32_t len = m->pkt_len;
-        shortest = std::min(shortest, len);
-        tc_of[i] = uint8_t(tc);
-        len_of[i] = len;
-        all_bytes += len;
-        tcs |= 1u << tc;
+    uint32_t shortest;
+    unsigned tcs = 0, in_port;
+    uint64_t all_bytes;
+    if (sum) {
+        for (unsigned i = 0; i < n; i++) {
+            const unsigned tc = meta_of(pkts[i])->tc & (kNumTc - 1);
+            tc_of[i] = uint8_t(tc);
+            tcs |= 1u << tc;
+        }
+        shortest = sum->min_len;
+        all_bytes = sum->bytes;
+        in_port = sum->in_port;
+    } else {
+        uint32_t in_or = 0, in_and = ~0u;
+        shortest = UINT32_MAX;
+        all_bytes = 0;
+        for (unsigned i = 0; i < n; i++) {
+            rte_mbuf *m = pkts[i];
+            const PacketMeta *meta = meta_of(m);
+            const unsigned tc = meta->tc & (kNumTc - 1);
+            const uint32_t word = in_port_tc_word(meta);
+            in_or |= word;
+            in_and &= word;
+            const uint32_t len = m->pkt_len;
+            shortest = std::min(shortest, len);
+            tc_of[i] = uint8_t(tc);
+            all_bytes += len;
+            tcs |= 1u << tc;
+        }
+        if ((in_or ^ in_and) & kInPort) return false;
+        in_port = meta_of(pkts[0])->in_port;
     }
-    if ((in_or ^ in_and) & kInPort) return false;
     // The TC with the most packets gets the burst's bytes less the others' (no pass over its
     // packets).
     std::array<uint64_t, kNumQueues> q_mask{};
@@ -2020,13 +2043,13 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
         const unsigned tc = unsigned(__builtin_ctz(left));
         const uint64_t mask = tc_mask[tc];
         uint64_t bytes = 0;
-        for (uint64_t k = mask; k; k &= k - 1) bytes += len_of[size_t(__builtin_ctzll(k))];
+        for (uint64_t k = mask; k; k &= k - 1) bytes += pkts[__builtin_ctzll(k)]->pkt_len;
         s.tc[tc] = bytes + uint64_t(__builtin_popcountll(mask)) * kPacket;
         major_bytes -= bytes;
     }
     s.tc[major] = major_bytes + uint64_t(major_n) * kPacket;
     s.by_queue(to_queue);
-    const uint16_t *key_of = &tm_.pg_key_[(meta_of(pkts[0])->in_port & (kMaxPorts - 1)) * kNumTc];
+    const uint16_t *key_of = &tm_.pg_key_[(in_port & (kMaxPorts - 1)) * kNumTc];
     if (!sums_admissible(ps, key_of, s, now_ns)) return false;
 
     // service()'s first steps (the same now: done once), then what its pass would take.
@@ -2073,7 +2096,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     std::array<uint64_t, kNumQueues> rest = q_mask;
     for (unsigned eligible = picked ? s.queues : 0; eligible;) {
         const int qi = ps.sched.pick(uint8_t(eligible), [&](int i) {
-            return len_of[size_t(__builtin_ctzll(rest[size_t(i)]))];
+            return pkts[__builtin_ctzll(rest[size_t(i)])]->pkt_len;
         });
         const uint64_t left = rest[size_t(qi)];
         uint64_t run = left;
@@ -2083,7 +2106,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
                 // take_run's test per frame (its deficit covers the head frame: pick()).
                 run = 0;
                 for (uint64_t k = left; k; k &= k - 1) {
-                    const uint32_t len = len_of[size_t(__builtin_ctzll(k))];
+                    const uint32_t len = pkts[__builtin_ctzll(k)]->pkt_len;
                     if (d < int64_t(len)) break;
                     d -= len;
                     run |= k & -k;
@@ -2164,6 +2187,7 @@ bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, ui
     ps.ct_mixed = (s.queues & (s.queues - 1)) != 0;
     st.cut_through_packets.add(n);
     mixed_cut_throughs_++;
+    if (sum) summed_cut_throughs_++;
     ps.shaper.consume(wire);
     ps.ring.add(wire);
     const uint16_t sent = send(port, out, n, bytes);

@@ -369,7 +369,8 @@ class QosEgress final : public Egress {
     uint64_t idle_skips() const { return idle_skips_; }
     // Bursts admitted in sums (admit_in_sums), for tests and benchmarks.
     uint64_t sum_admissions() const { return sum_admissions_; }
-    // Bursts that cut through on their BurstSummary (enqueue_summed), for tests and benchmarks.
+    // Bursts that cut through on their BurstSummary (enqueue_summed; cut_through_mixed's with a
+    // summary of several TCs too), for tests and benchmarks.
     uint64_t summed_cut_throughs() const { return summed_cut_throughs_; }
     // Bursts that cut through by cut_through_mixed (several queues or after a mixed burst), for
     // tests and benchmarks.
@@ -408,8 +409,10 @@ class QosEgress final : public Egress {
     // (admit_cut_through hands it over) or that comes after such a burst: admitted in sums without slots and sent in the order service() would
     // take them (strict queues, then DWRR from its turn), with service()'s state and counters,
     // when service() would send the whole burst in one pass (doc/qos.md, "Cut-through"). Returns
-    // false, having changed nothing, otherwise.
-    bool cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns);
+    // false, having changed nothing, otherwise. `sum`: the worker's summary (kSeveralTcs), whose
+    // bytes, bound and ingress port are then not read from the packets.
+    bool cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
+                           const BurstSummary *sum = nullptr);
     // Frames out[sent, n) the device refused after a cut-through charged the TX ring model for
     // them: uncharged and staged for the next flush (service() sends staged frames first).
     [[gnu::noinline]] void stage_refused(TrafficManager::Port &ps, PortQosStats &st,
@@ -450,7 +453,8 @@ class QosEgress final : public Egress {
     // its reservation, below every curve): admitted in sums, without slots, and sent. A burst
     // of several queues goes to cut_through_mixed(), whose result it returns. Returns false,
     // having changed nothing, when the burst needs the per-packet admission. kSum: `sum`
-    // gives every packet's class and the burst's bytes (no pass over the packets for them).
+    // gives every packet's class and the burst's bytes (no pass over the packets for them);
+    // else a summary of several TCs (kSeveralTcs) goes on to cut_through_mixed().
     template <bool kSum>
     bool admit_cut_through(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
                            const BurstSummary &sum);

@@ -1790,6 +1790,26 @@ TEST_F(CutThrough, MixedBurstsSplitOverDwrrTurns) {
     tables_ = nullptr;
 }
 
+// A mixed burst's summary (BurstSummary::kSeveralTcs: the ingress port's DSCP map has several
+// TCs) gives cut_through_mixed its bytes, a bound below its lengths and its ingress port: the
+// mixed scripts with the summary used and ignored (each packet read), and the summary used with
+// the mixed path against queued, one worker, two, and host interfaces.
+TEST_F(CutThrough, MixedBurstsOnTheirSummary) {
+    uint64_t summed = 0;
+    for (uint32_t seed : {91u, 92u, 93u}) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const Script s = mixed_script(seed, 300);
+        const char *fields[] = {"", ", shaper_burst_bytes: 6000, tx_ring_bytes: 8000",
+                                ", ecn_depth: queue"};
+        summed += same_summary(s, seed == 92 ? 1000 : 10000);
+        EXPECT_GT(same_mixed(s, seed == 92 ? 1000 : 10000, fields[seed % 3]), 10u);
+    }
+    EXPECT_GT(summed, 50u) << "mixed bursts cut through on their summary";
+    const Script s = mixed_script(94, 200);
+    same_summary(s, 10000, {2, true, true});
+    same_summary(s, 10000, {1, true, false});
+}
+
 TEST_F(CutThrough, MixedBurstsNearEveryLimit) {
     uint64_t total = 0;
     for (uint32_t seed : {81u, 82u, 83u, 84u, 85u, 86u}) {
