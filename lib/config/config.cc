@@ -547,8 +547,9 @@ class Loader : YamlReader {
     // A route file (`route_files`): one route per line,
     // `PREFIX via GATEWAY [GATEWAY ...] [port NAME] [policy NAME]` or the `nexthop` form
     // (parse_nexthop_line), blank lines and `#` comments ignored; streamed, so a million routes
-    // need no YAML tree. One gateway and no policy is a single-path route; several gateways, or a policy, a multipath one, as in `routes`. The
-    // checks and messages are those of `routes`, from "<file>:<line>: <field>: ".
+    // need no YAML tree. One gateway and no policy is a single-path route; several gateways, or
+    // a policy, a multipath one, as in `routes`. The checks and messages are those of `routes`,
+    // from "<file>:<line>: <field>: ".
     void parse_route_file(const std::string &given, const std::string &p) {
         std::filesystem::path fp(given);
         if (fp.is_relative()) fp = std::filesystem::path(source_).parent_path() / fp;

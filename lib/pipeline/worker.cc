@@ -593,14 +593,15 @@ void Worker::hold_summary(uint16_t in_port, uint16_t n, uint64_t bytes) {
     const int tc = summary_tcs_[in_port];
     if (tc == kTcUnknown || summary_plan_ != ctx_.qos) [[unlikely]]
         return hold_summary_first(in_port, n, bytes);  // not known yet for this plan
-    // -1: the port's DSCP map has several TCs.
-    summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port),
-                tc < 0 ? BurstSummary::kSeveralTcs : uint8_t(tc)};
-    summary_n_ = n;
+    set_summary(in_port, n, bytes, tc);
 }
 
 void Worker::hold_summary_first(uint16_t in_port, uint16_t n, uint64_t bytes) {
-    const int tc = summary_tc(in_port);
+    set_summary(in_port, n, bytes, summary_tc(in_port));
+}
+
+inline void Worker::set_summary(uint16_t in_port, uint16_t n, uint64_t bytes, int tc) {
+    // tc -1: the port's DSCP map has several TCs.
     summary_ = {bytes, PortFastPath::kMinFrame, uint8_t(in_port),
                 tc < 0 ? BurstSummary::kSeveralTcs : uint8_t(tc)};
     summary_n_ = n;

@@ -182,6 +182,8 @@ class Worker {
     // The TC every DSCP of in_port's fast-path table maps to (summary_tcs_, worked out once
     // per port and plan), or -1.
     int summary_tc(uint16_t in_port);
+    // summary_ and summary_n_ for a burst of n from in_port whose TC is tc (summary_tc's).
+    void set_summary(uint16_t in_port, uint16_t n, uint64_t bytes, int tc);
     void keep_held();                        // poll_once: out_ to out_all_, before a burst
     // poll_once, after the poll's bursts: out_all_'s segments (enqueue_segments, when there
     // are any), then out_ (enqueue_held, when a port holds some).
