@@ -75,6 +75,14 @@ struct alignas(kCacheLine) PgAccounting {
     std::array<Gauge, kSize> bytes;
     std::array<Gauge, kSize> watermark;
     std::array<Counter, kSize> drops;  // lossless packets refused (headroom_exhausted)
+
+    // key's bytes up by n, and its watermark raised to them: the sum from a register, not read
+    // back from the store just made.
+    void charge(size_t key, uint64_t n) {
+        const uint64_t b = bytes[key].v + n;
+        bytes[key].set(b);
+        watermark[key].max(b);
+    }
 };
 
 // A plain copy of one queue's counters, for readers.
