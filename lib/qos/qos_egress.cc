@@ -1970,9 +1970,9 @@ void QosEgress::cut_through_refused(uint16_t port, rte_mbuf **out, uint16_t n, u
 // order in a local array) and sends it in that order, with admission's and service()'s state and
 // counters: the picks are the scheduler's own (pick(), emptied(); a DWRR queue whose deficit
 // does not cover its share is taken in several runs, as take_run would), the watermark clear
-// and PFC honoring run on the queues holding the burst, the runs' counters per queue, the shaper and
-// ring charges, refusals staged. The buffer the burst held (PG bytes, pools) is released in the
-// port's turn of the flush (release_mixed), as for a one-queue burst.
+// and PFC honoring run on the queues holding the burst, the runs' counters per queue, the
+// shaper and ring charges, refusals staged. The buffer the burst held (PG bytes, pools) is
+// released in the port's turn of the flush (release_mixed), as for a one-queue burst.
 bool QosEgress::cut_through_mixed(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t now_ns,
                                   const BurstSummary *sum) {
     using Queue = TrafficManager::Queue;
