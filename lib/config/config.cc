@@ -533,14 +533,33 @@ class Loader : YamlReader {
         return port;
     }
 
+    // A route's gateway (any form: YAML `via`, `nexthops`, route-file lines) is of its prefix's
+    // family.
+    void check_gateway_family(const IpAddr &a, const IpPrefix &prefix,
+                              const std::string &path) const {
+        if (a.is_v6 != prefix.addr.is_v6)
+            fail(path, a.str() + " is " + (a.is_v6 ? "IPv6" : "IPv4") + " but the prefix is " +
+                           (a.is_v6 ? "IPv4" : "IPv6"));
+    }
+
+    // A multipath route's next path (any form): not one it lists already (`path`), and at most
+    // kMaxRoutePaths of them (`limit_path`).
+    void add_route_path(MultipathRouteConfig &mp, RoutePath rp, const std::string &path,
+                        const std::string &limit_path) const {
+        for (const auto &o : mp.paths)
+            if (o.via == rp.via && o.port == rp.port)
+                fail(path, rp.via.str() + " is listed twice");
+        if (mp.paths.size() == kMaxRoutePaths)
+            fail(limit_path, "more than " + std::to_string(kMaxRoutePaths) + " next hops");
+        mp.paths.push_back(std::move(rp));
+    }
+
     // A route-file gateway word: an IP address of the prefix's family.
     IpAddr route_gateway(std::string_view s, const IpPrefix &prefix, const std::string &path) const {
         std::string via(s);
         auto a = parse_ip(via);
         if (!a) fail(path, "'" + via + "' is not an IP address");
-        if (a->is_v6 != prefix.addr.is_v6)
-            fail(path, a->str() + " is " + (a->is_v6 ? "IPv6" : "IPv4") + " but the prefix is " +
-                           (a->is_v6 ? "IPv4" : "IPv6"));
+        check_gateway_family(*a, prefix, path);
         return *a;
     }
 
@@ -634,15 +653,8 @@ class Loader : YamlReader {
             }
             MultipathRouteConfig mp{prefix, {}, {}};
             mp.paths.reserve(std::min(ngw, kMaxRoutePaths));
-            for (size_t i = 0; i < ngw; i++) {
-                RoutePath rp{vias[i], port_of(vias[i]), 1};
-                for (const auto &o : mp.paths)
-                    if (o.via == rp.via && o.port == rp.port)
-                        fail("via", rp.via.str() + " is listed twice");
-                if (mp.paths.size() == kMaxRoutePaths)
-                    fail("via", "more than " + std::to_string(kMaxRoutePaths) + " next hops");
-                mp.paths.push_back(std::move(rp));
-            }
+            for (size_t i = 0; i < ngw; i++)
+                add_route_path(mp, RoutePath{vias[i], port_of(vias[i]), 1}, "via", "via");
             if (!policy_w.empty()) {
                 mp.policy = std::string(policy_w);
                 policy_ref(mp.policy, *file + ":" + std::to_string(file_line_) + ": policy");
@@ -702,6 +714,7 @@ class Loader : YamlReader {
         mp.paths.reserve(std::min(nh, kMaxRoutePaths));
         for (size_t i = 0; i < nh; i++) {
             const std::string at_hop = "nexthop " + std::to_string(i + 1) + ": ";
+            // The limit before the words of a path past it.
             if (i == kMaxRoutePaths)
                 fail("nexthop", "more than " + std::to_string(kMaxRoutePaths) + " next hops");
             const Words &h = hops[i];
@@ -709,11 +722,8 @@ class Loader : YamlReader {
             const int port = h.port.empty() ? -1 : route_port(h.port, at_hop + "port");
             uint32_t weight = 1;
             if (!h.weight.empty()) weight = uint32_t(integer(h.weight, at_hop + "weight", 1, 1000));
-            RoutePath rp{a, cfg_.ports[resolve_port(a, port, at_hop + "via")].name, weight};
-            for (const auto &o : mp.paths)
-                if (o.via == rp.via && o.port == rp.port)
-                    fail(at_hop + "via", rp.via.str() + " is listed twice");
-            mp.paths.push_back(std::move(rp));
+            const std::string &port_name = cfg_.ports[resolve_port(a, port, at_hop + "via")].name;
+            add_route_path(mp, RoutePath{a, port_name, weight}, at_hop + "via", "nexthop");
         }
         if (!policy_w.empty()) {
             mp.policy = std::string(policy_w);
@@ -736,15 +746,9 @@ class Loader : YamlReader {
         if (!via && !nhs) fail(at(p, "via"), "required field missing");
         MultipathRouteConfig mp{rc.prefix, {}, {}};
         auto add_path = [&](const IpAddr &a, int port, uint32_t weight, const std::string &ap) {
-            if (a.is_v6 != rc.prefix.addr.is_v6)
-                fail(ap, a.str() + " is " + (a.is_v6 ? "IPv6" : "IPv4") + " but the prefix is " +
-                             (a.is_v6 ? "IPv4" : "IPv6"));
-            RoutePath rp{a, cfg_.ports[resolve_port(a, port, ap)].name, weight};
-            for (const auto &o : mp.paths)
-                if (o.via == rp.via && o.port == rp.port) fail(ap, a.str() + " is listed twice");
-            if (mp.paths.size() == kMaxRoutePaths)
-                fail(ap, "more than " + std::to_string(kMaxRoutePaths) + " next hops");
-            mp.paths.push_back(rp);
+            check_gateway_family(a, rc.prefix, ap);
+            add_route_path(mp, RoutePath{a, cfg_.ports[resolve_port(a, port, ap)].name, weight}, ap,
+                           ap);
         };
         if (via && via->IsSequence()) {
             if (f.find("port"))
@@ -768,9 +772,7 @@ class Loader : YamlReader {
             }
         } else {
             rc.via = ip(*via, at(p, "via"));
-            if (rc.via.is_v6 != rc.prefix.addr.is_v6)
-                fail(at(p, "via"), rc.via.str() + " is " + (rc.via.is_v6 ? "IPv6" : "IPv4") +
-                                       " but the prefix is " + (rc.via.is_v6 ? "IPv4" : "IPv6"));
+            check_gateway_family(rc.via, rc.prefix, at(p, "via"));
             int port = port_ref(f, p);
             rc.port = cfg_.ports[resolve_port(rc.via, port, at(p, "via"))].name;
         }

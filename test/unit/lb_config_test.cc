@@ -108,6 +108,22 @@ TEST(LbConfig, ErrorsNameTheField) {
         "sw.yaml: routes[0].nexthops[0].weight: 0 is out of range 1..1000");
     EXPECT_EQ(error_of("routes:\n  - {prefix: 10.99.0.0/16, via: ['fd00:1::2']}\n"),
               "sw.yaml: routes[0].via[0]: fd00:1::2 is IPv6 but the prefix is IPv4");
+    // The checks every route form shares (route files: config_test): the family of a
+    // nexthops entry and of a single via, a path listed twice, the path limit.
+    EXPECT_EQ(error_of("routes:\n  - prefix: 10.99.0.0/16\n    nexthops: [{via: 10.0.2.2}, "
+                       "{via: 'fd00:1::2'}]\n"),
+              "sw.yaml: routes[0].nexthops[1].via: fd00:1::2 is IPv6 but the prefix is IPv4");
+    EXPECT_EQ(error_of("routes:\n  - {prefix: 10.99.0.0/16, via: 'fd00:1::2'}\n"),
+              "sw.yaml: routes[0].via: fd00:1::2 is IPv6 but the prefix is IPv4");
+    EXPECT_EQ(error_of("routes:\n  - prefix: 10.99.0.0/16\n    nexthops: [{via: 10.0.2.2}, "
+                       "{via: 10.0.2.2, weight: 3}]\n"),
+              "sw.yaml: routes[0].nexthops[1].via: 10.0.2.2 is listed twice");
+    {
+        std::string vias;
+        for (int i = 0; i <= 32; i++) vias += (i ? ", 10.0.2." : "10.0.2.") + std::to_string(i + 2);
+        EXPECT_EQ(error_of("routes:\n  - {prefix: 10.99.0.0/16, via: [" + vias + "]}\n"),
+                  "sw.yaml: routes[0].via[32]: more than 32 next hops");
+    }
     EXPECT_EQ(error_of("routes:\n  - {prefix: 10.99.0.0/16, via: [10.0.2.2]}\n"
                        "  - {prefix: 10.99.0.0/16, via: 10.0.2.2}\n"),
               "sw.yaml: routes[1].prefix: 10.99.0.0/16 is already routed by routes[0]");
