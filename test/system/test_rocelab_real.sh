@@ -174,17 +174,18 @@ out = sys.argv[1]
 s = json.load(open(out + "/summary.json"))
 e = s["events_applied"][1]
 print("slow receiver:", e)
-assert e["host"] == "host2" and e["held_frames"] > 0, e
+assert e["host"] == "host2", e
 ev = [r for r in csv.DictReader(open(out + "/pfc_events.csv")) if r["node"] == "2"]
 if e["held_max_bytes"] < 32768:
     # Never 32 KB waiting at host2 in its 38 ms: only when the run's loops stalled (the
-    # switches' and rocehost's, named in its distortion; in one CI run on two shared cores at
-    # most 19 frames, 20 KB, waited). Then its NIC must not have paused.
+    # switches' and rocehost's, named in its distortion; two CI runs on two shared cores had
+    # 19 frames, 20 KB, and none waiting, against >= 32 KB in the nine before). Then its NIC
+    # must not have paused.
     assert s["distorted"], ("an undistorted run held less than 32 KB", e)
     assert e["pfc_xoff_tx"] == 0 and e["pfc_xon_tx"] == 0 and ev == [], (e, ev)
     print("slow receiver: below its 32 KB XOFF threshold in a distorted run: no pause, as due")
     sys.exit(0)
-assert e["pfc_xoff_tx"] >= 1 and e["pfc_xon_tx"] == 1, e
+assert e["held_frames"] > 0 and e["pfc_xoff_tx"] >= 1 and e["pfc_xon_tx"] == 1, e
 assert len(ev) == e["pfc_xoff_tx"] + e["pfc_xon_tx"] and ev[-1]["event"] == "xon", ev[-3:]
 # on the scenario's clock: from 2 ms (the first XOFF once 32 KB wait) to 40 ms (the XON)
 assert 2e6 <= int(ev[0]["time_ns"]) and 40e6 <= int(ev[-1]["time_ns"]) < 40e6 + 5e8, ev[-1]
