@@ -75,7 +75,8 @@ class BenchPorts final : public PortIo {
         if (rte_pktmbuf_alloc_bulk(pool_, pkts, n) != 0) return 0;
         for (uint16_t i = 0; i < n; i++) {
             const auto &f = frames_[next_++ & 1023];
-            std::memcpy(rte_pktmbuf_mtod(pkts[i], uint8_t *), f.data(), f.size());
+            std::memcpy(rte_pktmbuf_mtod(pkts[i], uint8_t *), f.data(),
+                        header_copy ? std::min<size_t>(f.size(), 64) : f.size());
             pkts[i]->data_len = uint16_t(f.size());
             pkts[i]->pkt_len = uint32_t(f.size());
         }
@@ -88,6 +89,10 @@ class BenchPorts final : public PortIo {
         return n;
     }
     uint64_t rx_ = 0, tx_ = 0;
+    // Copy only each frame's first cache line (its headers; lengths as the frame's): the
+    // pipeline at a frame size without the copy emptying the caches (doc/performance.md,
+    // "Memory per packet").
+    bool header_copy = false;
 
   private:
     rte_mempool *pool_;
@@ -885,9 +890,24 @@ void BM_WorkerPollFullBenchRate(benchmark::State &st) {
 }
 BENCHMARK(BM_WorkerPollFullBenchRate)->Arg(60)->Arg(4092);
 
+// The same with only each frame's headers copied: at 4 KB, what the pipeline costs when the
+// port's copy (32 x 4 KB a burst) has not pushed its state out of the caches first. Against
+// BM_IoFloorHeaderCopy, its pipeline; BM_WorkerPollFullBenchRate/4092 against BM_IoFloor/4092,
+// the same with the copy.
+void BM_WorkerPollFullBenchRateHeaderCopy(benchmark::State &st) {
+    std::vector<uint32_t> dests;
+    const Fib &fib = fib_full(&dests);
+    Switch sw(fib, uint32_t(st.range(0)), dests, EgressKind::qos, true, true, &nvidia_plan(),
+              bench_pfc_pool());
+    sw.ports.header_copy = true;
+    time_polls(st, sw, true, 2800);
+}
+BENCHMARK(BM_WorkerPollFullBenchRateHeaderCopy)->Arg(4092);
+
 // RX (alloc + copy) and TX (free) without the pipeline: the I/O floor of the above.
-void BM_IoFloor(benchmark::State &st) {
+void io_floor(benchmark::State &st, bool header_copy) {
     BenchPorts ports(uint32_t(st.range(0)), destinations(1024, 1u << 20, 3));
+    ports.header_copy = header_copy;
     rte_mbuf *pkts[kBurst];
     uint64_t cycles = 0, n = 0;
     for (auto _ : st) {
@@ -899,7 +919,10 @@ void BM_IoFloor(benchmark::State &st) {
     }
     report_cycles(st, cycles, n);
 }
-BENCHMARK(BM_IoFloor)->Arg(60)->Arg(1020);
+void BM_IoFloor(benchmark::State &st) { io_floor(st, false); }
+BENCHMARK(BM_IoFloor)->Arg(60)->Arg(1020)->Arg(4092);
+void BM_IoFloorHeaderCopy(benchmark::State &st) { io_floor(st, true); }
+BENCHMARK(BM_IoFloorHeaderCopy)->Arg(4092);
 
 }  // namespace
 }  // namespace rocesw::bench
