@@ -881,27 +881,22 @@ BENCHMARK(BM_WorkerPollFull)->Arg(60)->Arg(1020);
 // faster than ~50 ns/packet, and always at 4 KB: /4092 is tools/bench's 4 KB frame, whose
 // RoCE share of a burst (~26 x 4 KB) is more than queue 3's DWRR quantum (50 x 1024 B), so
 // the scheduler splits it over two turns.
-void BM_WorkerPollFullBenchRate(benchmark::State &st) {
+void full_bench_rate(benchmark::State &st, bool header_copy) {
     std::vector<uint32_t> dests;
     const Fib &fib = fib_full(&dests);
     Switch sw(fib, uint32_t(st.range(0)), dests, EgressKind::qos, true, true, &nvidia_plan(),
               bench_pfc_pool());
+    sw.ports.header_copy = header_copy;
     time_polls(st, sw, true, 2800);
 }
+void BM_WorkerPollFullBenchRate(benchmark::State &st) { full_bench_rate(st, false); }
 BENCHMARK(BM_WorkerPollFullBenchRate)->Arg(60)->Arg(4092);
 
 // The same with only each frame's headers copied: at 4 KB, what the pipeline costs when the
 // port's copy (32 x 4 KB a burst) has not pushed its state out of the caches first. Against
 // BM_IoFloorHeaderCopy, its pipeline; BM_WorkerPollFullBenchRate/4092 against BM_IoFloor/4092,
 // the same with the copy.
-void BM_WorkerPollFullBenchRateHeaderCopy(benchmark::State &st) {
-    std::vector<uint32_t> dests;
-    const Fib &fib = fib_full(&dests);
-    Switch sw(fib, uint32_t(st.range(0)), dests, EgressKind::qos, true, true, &nvidia_plan(),
-              bench_pfc_pool());
-    sw.ports.header_copy = true;
-    time_polls(st, sw, true, 2800);
-}
+void BM_WorkerPollFullBenchRateHeaderCopy(benchmark::State &st) { full_bench_rate(st, true); }
 BENCHMARK(BM_WorkerPollFullBenchRateHeaderCopy)->Arg(4092);
 
 // RX (alloc + copy) and TX (free) without the pipeline: the I/O floor of the above.
