@@ -496,21 +496,48 @@ void Rib::group_join(const IpPrefix &prefix, Want &w) {
             retry_.insert(prefix);
             return;
         }
-        GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0, 0, {}, true};
+        GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0, 0, {}, true, {}, false};
         it = groups_.emplace(key, std::move(fresh)).first;
         group_of_id_[id] = &it->second;
     }
     GroupState &gs = it->second;
-    if (gs.users++ == 0 || !gs.first_known || PrefixLess{}(prefix, gs.first)) gs.first = prefix;
-    gs.first_known = true;
+    const PrefixLess less;
+    if (gs.users++ == 0 || !gs.first_known) {  // the first (dense_: every route joins in order)
+        gs.first = prefix;
+        gs.first_known = true;
+        gs.second_known = false;
+    } else if (less(prefix, gs.first)) {
+        gs.second = gs.first;
+        gs.second_known = true;
+        gs.first = prefix;
+    } else if (gs.users == 2 || (gs.second_known && less(prefix, gs.second))) {
+        gs.second = prefix;
+        gs.second_known = true;
+    }
     w.nh.group = gs.id;
 }
 
 void Rib::group_leave(const IpPrefix &prefix, uint16_t id) {
     GroupState *gs = group_of_id_[id];
-    if (!gs || --gs->users == 0 || PrefixLess{}(gs->first, prefix)) return;
+    if (!gs) return;
+    const PrefixLess less;
+    if (--gs->users == 0) {
+        gs->second_known = false;
+        return;
+    }
+    if (less(gs->first, prefix)) {  // another than the first leaves
+        if (gs->users == 1 || (gs->second_known && !less(gs->second, prefix)))
+            gs->second_known = false;  // the second left (or no second is left)
+        return;
+    }
     if (dense_) {  // every route is recomputed in order: the first to join again is the first
         gs->first_known = false;
+        gs->second_known = false;
+        return;
+    }
+    if (gs->second_known) {  // the second is the first now; the next is not known
+        gs->first = gs->second;
+        gs->second_known = false;
         return;
     }
     // The first user leaves: the next one is the next wanted route pointing at the group (the

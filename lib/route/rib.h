@@ -160,6 +160,10 @@ class Rib {
         size_t users = 0;  // the wanted routes pointing at it now
         IpPrefix first;    // the first of them (prefix order)
         bool first_known = true;  // false: the next route to join is the first
+        // The second of them, when second_known (users >= 2): the first when the first leaves,
+        // so that a flapping first route costs no scan of the routes up to the next user.
+        IpPrefix second;
+        bool second_known = false;
     };
     struct NhKey {
         NextHopKind kind;

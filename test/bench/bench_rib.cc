@@ -8,7 +8,9 @@
 //   one sync; time per sync;
 // - BM_RibSyncNeighbour: an unrelated host neighbour appears or goes away, then one sync;
 // - BM_RibSyncNeighbourMac: the gateway 10.0.2.2 changes its MAC (a BGP peer's NIC replaced,
-//   a VRRP failover), then one sync: every route through it (arg 0) or its group (arg 1).
+//   a VRRP failover), then one sync: every route through it (arg 0) or its group (arg 1);
+// - BM_RibSyncFirstOfGroupFlaps: the first route of a group whose next route is the whole table
+//   away is withdrawn and announced again (two syncs).
 // Arg 0: single-path routes via 10.0.2.2; arg 1: two-path routes (an ECMP group). The initial
 // sync also with the routes as config (a route file at start-up: set_static and set_multipath,
 // then one sync, all timed, as Dataplane does): arg 2 single-path, arg 3 two-path.
@@ -162,6 +164,27 @@ void BM_RibSyncNeighbourMac(benchmark::State &st) {
     st.counters["evaluated_per_sync"] = double(evaluated) / double(syncs ? syncs : 1);
 }
 BENCHMARK(BM_RibSyncNeighbourMac)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// A group's first route flaps: the two-path table (one group) plus a group of two routes of
+// their own paths, one before the table (31.0.0.0/24) and one after it (48.0.0.0/24). The first
+// is withdrawn and announced again, a sync after each: the group's first moves to the route
+// after the table and back, whose distance is the whole table.
+void BM_RibSyncFirstOfGroupFlaps(benchmark::State &st) {
+    Table t("bm_rib_flap", true);
+    const LearnedRoute other{"bgp", {{0, v4(10, 0, 1, 3), 1}, {1, v4(10, 0, 2, 3), 1}}};
+    const IpPrefix first{v4(31, 0, 0, 0), 24}, last{v4(48, 0, 0, 0), 24};
+    t.rib->set_learned(first, other);
+    t.rib->set_learned(last, other);
+    if (t.rib->sync() != 0) throw std::runtime_error("Fib refused routes");
+    for (auto _ : st) {
+        t.rib->del_learned(first);
+        benchmark::DoNotOptimize(t.rib->sync());
+        t.rib->set_learned(first, other);
+        benchmark::DoNotOptimize(t.rib->sync());
+    }
+    st.counters["routes"] = t.routes;
+}
+BENCHMARK(BM_RibSyncFirstOfGroupFlaps)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace rocesw::bench

@@ -374,6 +374,94 @@ void run_sequence(uint32_t seed, int steps) {
                 evaluated, ops);
 }
 
+// A group's first route (its `prefix`, what `rocectl lb groups` shows) as routes join and
+// leave, the first among them: a flapping first route, a route joining before the first or
+// between the first and the second, the second leaving, the first leaving when the next one is
+// known and when it is not. After every sync `inc` must equal the full recompute, and the
+// group's prefix must be its smallest route.
+TEST(RibIncremental, AGroupKeepsItsFirstRouteAsRoutesComeAndGo) {
+    Inputs in;
+    TestRib inc(in), full(in);
+    const LearnedRoute a{"bgp", {LearnedPath{0, ipa("10.0.1.2"), 1}, LearnedPath{1, ipa("10.0.2.2"), 1}}};
+    const LearnedRoute b{"bgp", {LearnedPath{1, ipa("10.0.2.3"), 1}, LearnedPath{2, ipa("10.0.3.3"), 1}}};
+    auto prefix = [](int i) {
+        return IpPrefix{IpAddr{false, (10u << 24) | (50u << 16) | (uint32_t(i) << 8), {}}, 24};
+    };
+    for (Rib *r : {inc.rib.get(), full.rib.get()}) {
+        r->add_neighbour(0, ipa("10.0.1.2"), maca("02:00:00:00:aa:01"));
+        r->add_neighbour(1, ipa("10.0.2.2"), maca("02:00:00:00:aa:02"));
+        for (int i = 0; i < 64; i++) r->set_learned(prefix(i), b);  // group b between a's routes
+    }
+    std::set<int> in_a;
+    int step = 0;
+    auto apply = [&](int i, bool add) {
+        for (Rib *r : {inc.rib.get(), full.rib.get()}) {
+            if (add) {
+                r->set_learned(prefix(i), a);
+            } else {
+                r->set_learned(prefix(i), b);
+            }
+        }
+        if (add) {
+            in_a.insert(i);
+        } else {
+            in_a.erase(i);
+        }
+        const std::string where = "step " + std::to_string(step++) + (add ? " +" : " -") +
+                                  std::to_string(i);
+        inc.rib->sync();
+        full.rib->mark_all_dirty();
+        full.rib->sync();
+        expect_identical(inc, full, where);
+        if (in_a.empty()) return;
+        const int first = *in_a.begin();
+        const auto routes = inc.rib->routes();
+        auto r = std::find_if(routes.begin(), routes.end(),
+                              [&](const RouteView &v) { return v.prefix == prefix(first); });
+        ASSERT_NE(r, routes.end()) << where;
+        ASSERT_EQ(r->nh.kind, NextHopKind::ecmp_group) << where;
+        bool found = false;
+        for (const auto &g : inc.rib->groups())
+            if (g.id == r->nh.group) {
+                found = true;
+                EXPECT_EQ(g.prefix, prefix(first)) << where;
+                EXPECT_EQ(g.routes, in_a.size()) << where;
+            }
+        EXPECT_TRUE(found) << where;
+    };
+    apply(30, true);  // a's only route
+    apply(50, true);  // a second
+    for (int k = 0; k < 3; k++) {  // the first flaps with its second known, and then not
+        apply(30, false);
+        apply(30, true);
+    }
+    apply(10, true);  // before the first: 10, 30, 50
+    apply(20, true);  // between the first and the second: 10, 20, 30, 50
+    apply(40, true);   // after the second
+    apply(10, false);  // the first leaves: its second is the first (20)
+    apply(10, true);   // 10, 20, 30, 40, 50
+    apply(20, false);  // the second leaves: not known
+    apply(10, false);  // the first leaves, the next found by the scan: 30
+    apply(30, false);  // and again: 40
+    apply(40, false);  // the last but one: 50 alone
+    apply(5, true);    // before it: 5, 50
+    apply(5, false);   // 50 alone again
+    apply(60, true);
+    apply(50, false);  // 60
+    apply(60, false);  // none: the group goes
+    apply(1, true);    // a group again
+    // A burst of changes in one sync: several of a's routes leave and join, the first twice.
+    for (int i : {3, 7, 9, 11}) apply(i, true);
+    for (Rib *r : {inc.rib.get(), full.rib.get()}) {
+        r->set_learned(prefix(1), b);
+        r->set_learned(prefix(3), b);
+        r->set_learned(prefix(2), a);
+        r->set_learned(prefix(9), b);
+    }
+    in_a = {2, 7, 11};
+    apply(63, true);
+}
+
 TEST(RibIncremental, MatchesTheFullRecomputeOverRandomSequences) {
     for (uint32_t seed = 1; seed <= 8; seed++) run_sequence(seed, 1500);
 }
