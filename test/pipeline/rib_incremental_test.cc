@@ -382,8 +382,10 @@ void run_sequence(uint32_t seed, int steps) {
 TEST(RibIncremental, AGroupKeepsItsFirstRouteAsRoutesComeAndGo) {
     Inputs in;
     TestRib inc(in), full(in);
-    const LearnedRoute a{"bgp", {LearnedPath{0, ipa("10.0.1.2"), 1}, LearnedPath{1, ipa("10.0.2.2"), 1}}};
-    const LearnedRoute b{"bgp", {LearnedPath{1, ipa("10.0.2.3"), 1}, LearnedPath{2, ipa("10.0.3.3"), 1}}};
+    const LearnedRoute a{"bgp",
+                         {LearnedPath{0, ipa("10.0.1.2"), 1}, LearnedPath{1, ipa("10.0.2.2"), 1}}};
+    const LearnedRoute b{"bgp",
+                         {LearnedPath{1, ipa("10.0.2.3"), 1}, LearnedPath{2, ipa("10.0.3.3"), 1}}};
     auto prefix = [](int i) {
         return IpPrefix{IpAddr{false, (10u << 24) | (50u << 16) | (uint32_t(i) << 8), {}}, 24};
     };
