@@ -11,9 +11,12 @@
 #     naming switch.mbufs and rx_desc (not a bare "Cannot allocate memory");
 #   - under UDP at h1's full rate into the 20 Mb/s port the device counts rx_nombuf (> 0) and the
 #     switch does not crash (alive, no critical/error log line);
-#   - exact: every frame the kernel handed to p0's TAP (its tx_packets in h1's namespace, an
-#     independent counter) is either received by the switch (p0 rx_packets) or counted as
-#     rx_nombuf (or rx_errors), nothing else;
+#   - exact: the switch counted every frame net_tap handed it (p0 rx_packets = net_tap's own
+#     receive count); and every frame the kernel handed to p0's TAP (its tx_packets in h1's
+#     namespace, an independent counter) is either received (p0 rx_packets) or counted as
+#     rx_nombuf (or rx_errors) by net_tap, except that DPDK 22.11's net_tap loses a frame
+#     uncounted now and then across the shortage (1 of ~6000 in 4 of 31 runs, its receive
+#     count then equal to the switch's): that difference may be at most 2, logged (doc/ports.md);
 #   - DPDK 22.11's net_tap would stop receiving for good after the shortage (see
 #     EthdevPorts::rearm_tap_rx): the switch re-arms it, counted (tap_rx_rearms) and logged once;
 #   - forwarding resumes when the load stops: 10 of 10 pings h1 -> h2; rx_nombuf no longer rises;
@@ -141,23 +144,28 @@ done
 check "ping h1 -> h2 after the overload (10 of 10)" rsw_ping_ok in1 ping -c 10 -i 0.1 -W 2 10.0.2.2
 check_eq "p0 rx_nombuf did not rise once the load stopped" "$(rsw_port_counter p0 rx_nombuf)" "$n2"
 
-# Exact: the kernel's count of frames given to the TAP = the switch's rx + rx_nombuf (+ the
-# PMD's rx_errors: a frame too long for its mbuf; 0 here). The kernel counts a frame when
-# net_tap reads it and the worker counts it once the burst is back, so a frame h1 sends
-# just as the counters are read (ARP, IPv6 housekeeping) can be in one and not yet in the
-# other: on a mismatch the three are read again (CI once saw 17207 against 17206), a real
-# uncounted loss stays.
+# The kernel's count of frames given to the TAP = the switch's rx + rx_nombuf (+ the PMD's
+# rx_errors: a frame too long for its mbuf; 0 here). The kernel counts a frame when net_tap
+# reads it and the worker counts it once the burst is back, so a frame h1 sends just as the
+# counters are read (ARP, IPv6 housekeeping) can be in one and not yet in the other: on a
+# mismatch the counters are read again. What stays is net_tap's: a frame it read and counted
+# nowhere (its own receive count equals the switch's then), checked apart from ours.
 for _ in 1 2 3; do
     sleep 0.5
     k1="$(tap_tx)"
     r1="$(rsw_port_counter p0 rx_packets)"
+    q1="$(rsw_port_counter p0 rx_queue_packets | tr -d '[] ' | tr ',' '+')"
     n3="$(rsw_port_counter p0 rx_nombuf)"
     e1="$(rsw_port_counter p0 rx_errors)"
     [ "$((k1 - k0))" = "$((r1 - r0 + n3 - n0 + e1 - e0))" ] && break
-    rsw_log "    TAP tx delta $((k1 - k0)) != rx $((r1 - r0)) + rx_nombuf $((n3 - n0)) + rx_errors $((e1 - e0)): reading again"
+    rsw_log "    TAP tx delta $((k1 - k0)) != rx $((r1 - r0)) + rx_nombuf $((n3 - n0)) + rx_errors $((e1 - e0)): reading again (net_tap's own receive count $((q1)), the switch's $r1; re-arms $(rsw_port_counter p0 tap_rx_rearms))"
 done
-check_eq "h1's TAP tx_packets delta = p0 rx_packets delta + rx_nombuf delta + rx_errors ($((r1 - r0)) + $((n3 - n0)) + $((e1 - e0)))" \
-    "$((k1 - k0))" "$((r1 - r0 + n3 - n0 + e1 - e0))"
+check_eq "p0 rx_packets = net_tap's own receive count (the switch counted every frame the PMD gave it)" \
+    "$r1" "$((q1))"
+lost=$(( (k1 - k0) - (r1 - r0 + n3 - n0 + e1 - e0) ))
+[ "$lost" = 0 ] || rsw_log "    net_tap read $lost frame(s) it counted nowhere (DPDK 22.11: doc/ports.md, \"6. net_tap stops receiving\")"
+check "h1's TAP tx_packets delta = p0 rx_packets delta + rx_nombuf delta + rx_errors ($((k1 - k0)) = $((r1 - r0)) + $((n3 - n0)) + $((e1 - e0)) + net_tap's uncounted $lost, at most 2)" \
+    test "$lost" -ge 0 -a "$lost" -le 2
 rsw_assert_accounting
 check_fails "no critical or error line in the switch log" grep -E " (critical|error) " "$LOG"
 
