@@ -82,6 +82,13 @@ struct LatencyClassSnapshot {
         sum += h.sum.load();
         max = std::max(max, h.max.load());
     }
+    // Another reader's copy added in (histograms of several switches, as one).
+    void add(const LatencyClassSnapshot &o) {
+        for (unsigned i = 0; i < kLatBuckets; i++) buckets[i] += o.buckets[i];
+        count += o.count;
+        sum += o.sum;
+        max = std::max(max, o.max);
+    }
     // This minus an earlier snapshot of the same histograms (a "clear" baseline).
     LatencyClassSnapshot since(const LatencyClassSnapshot &base) const {
         LatencyClassSnapshot d;

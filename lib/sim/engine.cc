@@ -713,6 +713,28 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
                          (unsigned long)(d.received - d.sent));
         std::fclose(f);
     }
+    // Each switch's time per class (SimSwitch::latency), and all switches' as one histogram.
+    f = open_out(out_, "switch_latency.csv");
+    std::fprintf(f, "node,tc,packets,p50_ns,p99_ns,p999_ns,max_ns,mean_ns\n");
+    std::array<LatencyClassSnapshot, kLatClasses> all_latency;
+    auto latency_row = [](const LatencyClassSnapshot &c) {
+        char b[160];
+        std::snprintf(b, sizeof b, "%lu,%lu,%lu,%lu,%lu,%lu", (unsigned long)c.count,
+                      (unsigned long)c.quantile(0.5), (unsigned long)c.quantile(0.99),
+                      (unsigned long)c.quantile(0.999), (unsigned long)c.max,
+                      (unsigned long)(c.count ? c.sum / c.count : 0));
+        return std::string(b);
+    };
+    for (uint32_t n = 0; n < nodes_.size(); n++) {
+        if (!nodes_[n].sw) continue;
+        const LatencySnapshot l = nodes_[n].sw->latency();
+        for (unsigned c = 0; c < kLatClasses; c++) {
+            if (!l.tc[c].count) continue;
+            std::fprintf(f, "%u,%u,%s\n", n, c, latency_row(l.tc[c]).c_str());
+            all_latency[c].add(l.tc[c]);
+        }
+    }
+    std::fclose(f);
     f = open_out(out_, "summary.json");
     std::fprintf(f, "{\n");
     std::fprintf(f, "  \"simulated_time_ns\": %lu,\n", (unsigned long)ns(st_.now));
@@ -770,6 +792,20 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
                  "\"cut_through_packets\": %lu},\n",
                  (unsigned long)marks, (unsigned long)tx_pause, (unsigned long)tx_xon,
                  (unsigned long)storms, (unsigned long)restores, (unsigned long)cut_through);
+    std::fprintf(f, "  \"switch_latency\": {");
+    first = true;
+    for (unsigned c = 0; c < kLatClasses; c++) {
+        const LatencyClassSnapshot &l = all_latency[c];
+        if (!l.count) continue;
+        std::fprintf(f,
+                     "%s\"%u\": {\"packets\": %lu, \"p50_ns\": %lu, \"p99_ns\": %lu, "
+                     "\"p999_ns\": %lu, \"max_ns\": %lu, \"mean_ns\": %lu}",
+                     first ? "" : ", ", c, (unsigned long)l.count, (unsigned long)l.quantile(0.5),
+                     (unsigned long)l.quantile(0.99), (unsigned long)l.quantile(0.999),
+                     (unsigned long)l.max, (unsigned long)(l.sum / l.count));
+        first = false;
+    }
+    std::fprintf(f, "},\n");
     // The accounting identity of every switch (doc/accounting.md); the verdict must be
     // "balanced" at the end of every run.
     const AccountingSummary acct = accounting();

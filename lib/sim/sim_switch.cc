@@ -64,6 +64,9 @@ SimSwitch::SimSwitch(const SimSwitchSpec &spec, const QosPlan &plan, PortIo &io,
     // the queues where ECN and PFC see them. With 1, at most one frame waits in "the device".
     o.egress_burst = 1;
     o.pfc_pool = pool;
+    latency_ = std::make_unique<LatencyHist>();
+    latency_io_ = std::make_unique<LatencyPortIo>(io, *latency_, &SimSwitch::clock_ns, this);
+    o.worker_io = {latency_io_.get()};
     dp_ = std::make_unique<Dataplane>(ds, &plan, io, std::move(o));
 }
 

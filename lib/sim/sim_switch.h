@@ -12,7 +12,11 @@
 //    set share one ECMP group (kMaxEcmpGroups is 512 per switch);
 //  - the QoS plan's port rate is the link's exact rate, and the TX ring model is capped at a
 //    few frames (see doc/rocesim.md, "How the link rate reaches the egress");
-//  - the egress hands the device one frame at a time (egress burst 1).
+//  - the egress hands the device one frame at a time (egress burst 1);
+//  - the worker's PortIo is always the latency-stamping wrapper (pipeline/latency_io.h) with
+//    the virtual clock in ns: each class's time in the switch, from the poll that received a
+//    frame (its last bit's arrival) to the one that handed it to the wire (doc/rocesim.md,
+//    "Switch latency per class"). roceswd inserts it only with telemetry.latency.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +25,11 @@
 #include <vector>
 
 #include "common/counters.h"
+#include "common/latency_hist.h"
 #include "config/config.h"
 #include "pipeline/accounting.h"
 #include "pipeline/dataplane.h"
+#include "pipeline/latency_io.h"
 #include "port/port_io.h"
 #include "qos/qos_config.h"
 #include "qos/qos_egress.h"
@@ -67,7 +73,10 @@ class SimSwitch {
     SimSwitch &operator=(const SimSwitch &) = delete;
 
     // One worker pass (RX of every port, pipeline, egress flush) at `now_ns`.
-    uint32_t poll(uint64_t now_ns) { return dp_->poll(0, now_ns); }
+    uint32_t poll(uint64_t now_ns) {
+        now_ns_ = now_ns;  // the latency wrapper's clock
+        return dp_->poll(0, now_ns);
+    }
     uint32_t backlog() const { return dp_->egress(0).backlog(); }
     // When the egress next wants to run (Egress::next_event_ns).
     uint64_t next_event_ns(uint64_t now_ns) const { return dp_->egress(0).next_event_ns(now_ns); }
@@ -88,6 +97,8 @@ class SimSwitch {
     // Frames that left by egress cut-through (doc/qos.md, "Cut-through").
     uint64_t cut_through_packets() const { return dp_->qos_egress(0)->cut_through_packets(); }
     const WorkerCounters &counters() const { return dp_->counters(0); }
+    // Per class, the ns each forwarded frame spent in this switch (received to sent).
+    LatencySnapshot latency() const { return latency_snapshot(latency_.get(), 1); }
     // The accounting identity over this switch's counters (doc/accounting.md): between polls,
     // as the engine always reads it, exact.
     AccountingReport accounting() const;
@@ -95,7 +106,11 @@ class SimSwitch {
     size_t route_count() const { return dp_->rib().route_count(false); }
 
   private:
+    static uint64_t clock_ns(void *self) { return static_cast<SimSwitch *>(self)->now_ns_; }
     SimSwitchSpec spec_;
+    uint64_t now_ns_ = 0;
+    std::unique_ptr<LatencyHist> latency_;
+    std::unique_ptr<LatencyPortIo> latency_io_;  // before dp_, which transmits through it
     std::unique_ptr<Dataplane> dp_;
     std::vector<IpPrefix> installed_;  // prefixes with a learned route
 };

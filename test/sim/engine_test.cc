@@ -2,6 +2,7 @@
 // and delays alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -59,6 +60,17 @@ TEST(SimEngine, OneFlowDelayIsSerialisationPlusPropagation) {
     for (const auto &d : e.udp().deliveries()) EXPECT_EQ(d.received - d.sent, expect) << d.seq;
     EXPECT_EQ(e.stats().repolls, 0u);
     for (auto r : e.drops()) EXPECT_EQ(r, 0u);
+    // The switch sent each frame in the ns it arrived: 123 frames of class 1 (DSCP 0 in
+    // SONiC's default map), 0 ns each.
+    const LatencySnapshot lat = e.switch_at(2)->latency();
+    EXPECT_EQ(lat.tc[1].count, 123u);
+    EXPECT_EQ(lat.tc[1].max, 0u);
+    EXPECT_EQ(lat.tc[1].sum, 0u);
+    for (unsigned c = 0; c < kLatClasses; c++) {
+        if (c != 1) {
+            EXPECT_EQ(lat.tc[c].count, 0u) << c;
+        }
+    }
 }
 
 // Two hosts send back to back at 100 Gb/s (1000-byte frames: S = 81.92 ns apart) into one
@@ -120,6 +132,21 @@ TEST(SimEngine, DropTailBottleneckFollowsTheRates) {
         if (x.flow == 1 && x.seq >= 10) {
             EXPECT_EQ(x.received - x.sent, 2 * d + 13 * S) << x.seq;
         }
+    // The switch's latency histogram (class 0) holds each delivered frame's time in it: from
+    // its last bit's arrival (sent + S + d) to its first bit's departure (received - S - d),
+    // each on the switch's ns clock; the queue's wait is at most 11 S.
+    uint64_t lat_sum = 0, lat_max = 0;
+    for (const auto &x : e.udp().deliveries()) {
+        const uint64_t ns_in = (x.sent + S + d) / kPsPerNs, ns_out = (x.received - S - d) / kPsPerNs;
+        lat_sum += ns_out - ns_in;
+        lat_max = std::max(lat_max, ns_out - ns_in);
+    }
+    EXPECT_GE(lat_max, 11 * S / kPsPerNs);  // 901.12 ns on the ns clock: 901 or 902
+    EXPECT_LE(lat_max, 11 * S / kPsPerNs + 1);
+    const LatencySnapshot lat = e.switch_at(3)->latency();
+    EXPECT_EQ(lat.tc[0].count, N + 11);
+    EXPECT_EQ(lat.tc[0].sum, lat_sum);
+    EXPECT_EQ(lat.tc[0].max, lat_max);
     EXPECT_EQ(e.stats().repolls, 0u);
     std::filesystem::remove_all(dir);
 }
@@ -199,7 +226,8 @@ TEST(SimEngine, SameRunTwiceGivesIdenticalFiles) {
         e.finish(0.25 * run, 0.5 * run, 1000 * run);
     }
     for (const char *f :
-         {"fct.txt", "pfc_events.csv", "queue_depth.csv", "udp_flows.csv", "udp_delays.csv"}) {
+         {"fct.txt", "pfc_events.csv", "queue_depth.csv", "udp_flows.csv", "udp_delays.csv",
+          "switch_latency.csv"}) {
         const std::string a = slurp(dirs[0] + "/" + f), b = slurp(dirs[1] + "/" + f);
         EXPECT_EQ(a, b) << f;
         if (std::string(f) == "udp_delays.csv") {
@@ -252,6 +280,15 @@ TEST(SimEngine, LosslessIncastPausesSendersWithoutDrops) {
         EXPECT_EQ(f.sent, 2442u);  // 200 us / 81.92 ns
         EXPECT_EQ(f.received, f.sent);
     }
+    // Every frame crossed the switch in class 3; the summary and switch_latency.csv say so.
+    EXPECT_EQ(e.switch_at(3)->latency().tc[3].count, 2 * 2442u);
+    EXPECT_NE(summary.find("\"switch_latency\": {\"3\": {\"packets\": 4884, \"p50_ns\": "),
+              std::string::npos)
+        << summary;
+    const std::string lat = slurp(dir + "/switch_latency.csv");
+    EXPECT_EQ(lat.rfind("node,tc,packets,p50_ns,p99_ns,p999_ns,max_ns,mean_ns\n3,3,4884,", 0), 0u)
+        << lat;
+    EXPECT_EQ(std::count(lat.begin(), lat.end(), '\n'), 2) << lat;
     const std::string ev = slurp(dir + "/pfc_events.csv");
     EXPECT_NE(ev.find(",3,0,3,xoff,65535\n"), std::string::npos) << ev.substr(0, 200);
     EXPECT_NE(ev.find(",3,0,3,xon,0\n"), std::string::npos);
