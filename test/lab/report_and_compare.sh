@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$lab" run "$root/config/scenarios/victim-flow.yaml" --out "$tmp/victim" >/dev/null
 for f in report.html fabric.png flow_rates.png queue_depth.png pause_timeline.png \
          ecn_marks.png fct_slowdown.png link_load.png fct.txt summary.json links.csv \
-         port_samples.csv topology.txt rocelab.json; do
+         port_samples.csv topology.txt rocelab.json switch_latency.csv; do
   [ -s "$tmp/victim/$f" ] || fail "run wrote no $f"
 done
 [ "$(grep -c 'src="data:image/png;base64,' "$tmp/victim/report.html")" -eq 7 ] || fail "7 inline figures"
@@ -40,6 +40,16 @@ cat "$tmp/cmp.txt"
 grep -E "^pfc_frames .*DIFFERS" "$tmp/cmp.txt" >/dev/null || fail "PFC frames not flagged"
 grep -E "^FCT slowdown median 1MB-10MB " "$tmp/cmp.txt" >/dev/null || fail "no FCT row"
 grep -E "^load sw8->h0 " "$tmp/cmp.txt" >/dev/null || fail "no per-link load row"
+# Each switch's time per class (switch_latency.csv): the incast's lossless class (TC 3) at its
+# switch waits longer behind PFC's deep queue than behind DCQCN's ECN-held one.
+grep -E "^latency p99 sw8 TC3 \(us\) " "$tmp/cmp.txt" >/dev/null || fail "no per-class latency row"
+/usr/bin/python3 - "$tmp/dcqcn/switch_latency.csv" "$tmp/pfc/switch_latency.csv" <<'PY' || fail "latency: PFC's queue not the longer wait"
+import csv, sys
+p99 = [{(r["node"], r["tc"]): int(r["p99_ns"]) for r in csv.DictReader(open(f))} for f in sys.argv[1:]]
+print("sw8 TC3 p99: dcqcn %d ns, pfc %d ns" % (p99[0][("8", "3")], p99[1][("8", "3")]))
+assert 0 < p99[0][("8", "3")] < p99[1][("8", "3")], p99
+PY
+grep -q "Time in each switch, per class" "$tmp/victim/report.html" || fail "no latency table in the report"
 [ -s "$tmp/cmp.html" ] || fail "compare.html"
 # Two seeds of one scenario (the seed moves the ECMP-independent random streams only).
 "$lab" run "$root/config/scenarios/incast-dcqcn.yaml" --out "$tmp/seed2" --seed 2 --no-report >/dev/null

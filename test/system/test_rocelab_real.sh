@@ -10,7 +10,9 @@
 #     no switch dropped anything; every switch exited cleanly; links.csv, topology.txt and
 #     rocesim's totals in summary.json are written (so report and compare read the run), and
 #     compare names a distorted run. It runs with --engine both: rocesim and the real switches
-#     send every flow over the same spine (the same ECMP member keys).
+#     send every flow over the same spine (the same ECMP member keys). Both write
+#     switch_latency.csv with the flows' class at the same switches; in the real run each
+#     switch's latency packets are exactly the frames it forwarded and sent (its accounting).
 #     The link-down run uses --routing static: the engine moves the routes at the scenario's
 #     convergence time (BGP's own handling of a link down: test_rocelab_bgp.sh).
 #  2. Clean-up: no process of the run is left, its work directory (memif and control sockets)
@@ -102,6 +104,31 @@ assert s["pfc_frames"] == t["pfc_xoff_sent"] + t["pfc_xon_sent"], s["pfc_frames"
 assert s["roce"]["completed"] == s["completed"] and s["switch_drops"] == {}, s["roce"]
 assert 0 < s["run_ns"] < 90e9, s["run_ns"]
 assert open(out + "/topology.txt").readline().split() == ["8", "4", "8"]
+PY
+check "switch_latency.csv: each switch's time per class, every frame it forwarded and sent, the flows' class at the switches rocesim's run has it" \
+    "$RSW_PYTHON" - "$d/ls" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+head = "node,tc,packets,p50_ns,p99_ns,p999_ns,max_ns,mean_ns"
+rows = {}
+for engine in ("sim", "real"):
+    with open(out + "/" + engine + "/switch_latency.csv") as f:
+        assert f.readline().strip() == head, engine
+    rows[engine] = list(csv.DictReader(open(out + "/" + engine + "/switch_latency.csv")))
+s = json.load(open(out + "/real/summary.json"))
+for name, sw in s["switches"].items():
+    acc = json.load(open(out + "/real/switches/" + name + ".json"))["accounting"]["total"]["sent"]
+    sent = acc["forwarded"] - acc["dropped"] - acc["queued"]
+    lat = sw["latency"]
+    print(name, "forwarded and sent", sent, "latency", {c: (v["packets"], v["p99_ns"]) for c, v in lat.items()})
+    assert sum(v["packets"] for v in lat.values()) == sent > 0, (name, lat, acc)
+    assert all(0 < v["p50_ns"] <= v["p99_ns"] <= v["p999_ns"] for v in lat.values()), lat
+    assert all(v["max_ns"] >= v["p999_ns"] for v in lat.values()), lat
+# The flows' class (3) crosses the same switches in both engines; CNPs (class 6) follow each
+# engine's own ECN marks.
+pairs = {e: sorted((int(r["node"]), int(r["tc"])) for r in rows[e] if r["tc"] == "3") for e in rows}
+assert pairs["sim"] == pairs["real"] == [(4, 3), (5, 3), (6, 3), (7, 3)], pairs
+assert all(int(r["packets"]) > 0 for e in rows for r in rows[e])
 PY
 rc=0
 "$LAB" compare "$d/real" "$d/real" > "$d/cmp.txt" 2>&1 || rc=$?

@@ -269,6 +269,35 @@ def queue_classes(socks):
     return out
 
 
+LATENCY_COLUMNS = ["node", "tc", "packets", "p50_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns"]
+
+
+def switch_latency(socks, out):
+    """Each switch's time per class (rocectl show latency: telemetry.latency, RX burst to TX
+    burst, doc/observability.md "Latency") into OUT/switch_latency.csv, rocesim's columns (node
+    = the switch's node id, ns; the maximum is the exact all-time one, as rocesim's). `socks`:
+    node id -> (name, control socket). Returns name -> {tc: row} for summary.json."""
+    rows, per_switch = [], {}
+    for node, (name, sock) in sorted(socks.items()):
+        lat = ctl(sock, "show", "latency")
+        per_switch[name] = {}
+        if not lat.get("enabled"):
+            continue
+        for c in lat["classes"]:
+            if not c["packets"]:
+                continue
+            r = {"node": node, "tc": c["tc"], "packets": c["packets"],
+                 **{f"{k}_ns": round(c[f"{k}_us"] * 1000) for k in ("p50", "p99", "p999", "mean")},
+                 "max_ns": round(c["max_all_us"] * 1000)}
+            rows.append(r)
+            per_switch[name][str(c["tc"])] = {k: r[k] for k in LATENCY_COLUMNS[2:]}
+    with open(os.path.join(out, "switch_latency.csv"), "w") as f:
+        f.write(",".join(LATENCY_COLUMNS) + "\n")
+        for r in rows:
+            f.write(",".join(str(r[k]) for k in LATENCY_COLUMNS) + "\n")
+    return per_switch
+
+
 def check_jobs_supported(lab):
     """Collective jobs run in rocehost (doc/rocehost.md "Collective jobs"), with the hosts'
     class: a job with a pg of its own is refused (flows with one run in their class)."""
@@ -447,7 +476,8 @@ def _run(a, lab, tag, work, out, procs, t0):
             static_routes=False,  # static: installed over the control socket once it runs
             host_interfaces=use_bgp,  # bgp: TAPs p0.. in the switch's namespace, BIRD on them
             allow=("port_link",) if use_bgp else ("route_learn", "port_link"),
-            telemetry=[f"prometheus: {{listen: \"{prom[sw['name']]}\"}}",
+            telemetry=["latency: true",  # each class's time in the switch: switch_latency.csv
+                       f"prometheus: {{listen: \"{prom[sw['name']]}\"}}",
                        f"trace: {{file: {json.dumps(trace_path(out, sw))}, "
                        f"interval_ms: {trace_interval_ms(lab, a.timeout)}}}"],
             header=f"# rocelab real engine: switch {sw['name']} (node {sw['id']}) of {lab['source']}")
@@ -676,6 +706,9 @@ def _run(a, lab, tag, work, out, procs, t0):
         switches[sw["name"]] = switch_summary(sw, nodes, views)
     for name, qs in queue_classes({sw["name"]: ctl_sock[sw["id"]] for sw in sws}).items():
         switches[name]["queues"] = qs
+    for name, lat in switch_latency({sw["id"]: (sw["name"], ctl_sock[sw["id"]]) for sw in sws},
+                                    out).items():
+        switches[name]["latency"] = lat
     if use_bgp:  # the sessions at the end (a link set down leaves its session down)
         routing_info["bgp"]["sessions_at_end"] = {
             n: bgp.sessions(bird_sock[n]) for n in bird_sock}

@@ -89,6 +89,28 @@ def _flows_table(r):
                                          "slowdown"], rows)
 
 
+LATENCY_ROWS = 40  # the report's table: switches x classes beyond this keep the highest p99
+
+
+def _latency_table(r):
+    """Each switch's time per class (switch_latency.csv): where the queues held which class."""
+    rows = r.switch_latency
+    if not rows:
+        return ""
+    note = ""
+    if len(rows) > LATENCY_ROWS:
+        note = ("<p>The %d (switch, class) pairs with the highest p99 of %d.</p>"
+                % (LATENCY_ROWS, len(rows)))
+        rows = sorted(rows, key=lambda x: -x["p99_ns"])[:LATENCY_ROWS]
+    us = lambda ns: "%.2f" % (ns / 1000)  # noqa: E731
+    return ("<h2>Time in each switch, per class</h2>\n" + note + _table(
+        ["switch", "class", "packets", "p50 (us)", "p99 (us)", "p99.9 (us)", "max (us)",
+         "mean (us)"],
+        [(r.topo.name(x["node"]), x["tc"], x["packets"], us(x["p50_ns"]), us(x["p99_ns"]),
+          us(x["p999_ns"]), us(x["max_ns"]), us(x["mean_ns"]))
+         for x in sorted(rows, key=lambda x: (x["node"], x["tc"]))]))
+
+
 def write_index(out_dir, names):
     """DIR/index.html for several scenarios run into DIR/NAME: one row of totals each, with a
     link to each report (the variants of a scenario side by side)."""
@@ -159,6 +181,7 @@ def write_report(out_dir):
                          for b in r.fct_bins()]))
     parts.append(_flows_table(r))
     parts.append(_jobs_table(r))
+    parts.append(_latency_table(r))
     for name, caption, b64 in figs:
         parts.append("<h2>%s</h2>" % html.escape(caption))
         parts.append("<img alt=\"%s\" src=\"data:image/png;base64,%s\">" % (html.escape(name), b64))

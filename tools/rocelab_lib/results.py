@@ -14,6 +14,8 @@ comparison works on whatever an engine wrote. Times are ns, sizes bytes, rates b
                         wd_stormed (cumulative counters; a row when one changed)
     links.csv           per link: ends, rate, delay, up, per direction frames/bytes/lost
     jobs.csv            per collective job and iteration: start, end, duration
+    switch_latency.csv  node,tc,packets,p50_ns,p99_ns,p999_ns,max_ns,mean_ns: each switch's
+                        time per class (rocesim: virtual time; real: roceswd's RX to TX)
     rocelab.json        what rocelab ran: scenario, engine, seed, wall time
 """
 import collections
@@ -151,6 +153,8 @@ class Results:
         self.links = [{k: int(v) for k, v in r.items()}
                       for r in _csv_rows(os.path.join(path, "links.csv"))]
         self.jobs = _csv_rows(os.path.join(path, "jobs.csv"))
+        self.switch_latency = [{k: int(v) for k, v in r.items()}
+                               for r in _csv_rows(os.path.join(path, "switch_latency.csv"))]
 
     def _read_fct(self):
         p = os.path.join(self.path, "fct.txt")
