@@ -717,20 +717,19 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     f = open_out(out_, "switch_latency.csv");
     std::fprintf(f, "node,tc,packets,p50_ns,p99_ns,p999_ns,max_ns,mean_ns\n");
     std::array<LatencyClassSnapshot, kLatClasses> all_latency;
-    auto latency_row = [](const LatencyClassSnapshot &c) {
-        char b[160];
-        std::snprintf(b, sizeof b, "%lu,%lu,%lu,%lu,%lu,%lu", (unsigned long)c.count,
-                      (unsigned long)c.quantile(0.5), (unsigned long)c.quantile(0.99),
-                      (unsigned long)c.quantile(0.999), (unsigned long)c.max,
-                      (unsigned long)(c.count ? c.sum / c.count : 0));
-        return std::string(b);
+    // packets, p50, p99, p99.9, max, mean (ns): the CSV's columns and the summary's keys.
+    auto latency_figures = [](const LatencyClassSnapshot &c) {
+        return std::array<unsigned long, 6>{c.count,           c.quantile(0.5), c.quantile(0.99),
+                                            c.quantile(0.999), c.max,           c.sum / c.count};
     };
     for (uint32_t n = 0; n < nodes_.size(); n++) {
         if (!nodes_[n].sw) continue;
         const LatencySnapshot l = nodes_[n].sw->latency();
         for (unsigned c = 0; c < kLatClasses; c++) {
             if (!l.tc[c].count) continue;
-            std::fprintf(f, "%u,%u,%s\n", n, c, latency_row(l.tc[c]).c_str());
+            const auto v = latency_figures(l.tc[c]);
+            std::fprintf(f, "%u,%u,%lu,%lu,%lu,%lu,%lu,%lu\n", n, c, v[0], v[1], v[2], v[3], v[4],
+                         v[5]);
             all_latency[c].add(l.tc[c]);
         }
     }
@@ -795,14 +794,12 @@ void Engine::finish(double setup_s, double wall_s, long peak_rss_kb) {
     std::fprintf(f, "  \"switch_latency\": {");
     first = true;
     for (unsigned c = 0; c < kLatClasses; c++) {
-        const LatencyClassSnapshot &l = all_latency[c];
-        if (!l.count) continue;
+        if (!all_latency[c].count) continue;
+        const auto v = latency_figures(all_latency[c]);
         std::fprintf(f,
                      "%s\"%u\": {\"packets\": %lu, \"p50_ns\": %lu, \"p99_ns\": %lu, "
                      "\"p999_ns\": %lu, \"max_ns\": %lu, \"mean_ns\": %lu}",
-                     first ? "" : ", ", c, (unsigned long)l.count, (unsigned long)l.quantile(0.5),
-                     (unsigned long)l.quantile(0.99), (unsigned long)l.quantile(0.999),
-                     (unsigned long)l.max, (unsigned long)(l.sum / l.count));
+                     first ? "" : ", ", c, v[0], v[1], v[2], v[3], v[4], v[5]);
         first = false;
     }
     std::fprintf(f, "},\n");

@@ -137,7 +137,8 @@ TEST(SimEngine, DropTailBottleneckFollowsTheRates) {
     // each on the switch's ns clock; the queue's wait is at most 11 S.
     uint64_t lat_sum = 0, lat_max = 0;
     for (const auto &x : e.udp().deliveries()) {
-        const uint64_t ns_in = (x.sent + S + d) / kPsPerNs, ns_out = (x.received - S - d) / kPsPerNs;
+        const uint64_t ns_in = (x.sent + S + d) / kPsPerNs;
+        const uint64_t ns_out = (x.received - S - d) / kPsPerNs;
         lat_sum += ns_out - ns_in;
         lat_max = std::max(lat_max, ns_out - ns_in);
     }
