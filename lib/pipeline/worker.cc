@@ -1,7 +1,5 @@
 #include "pipeline/worker.h"
 
-#include <rte_fib6.h>
-#include <rte_lpm6.h>
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
@@ -363,8 +361,8 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
     uint32_t v4_dst[kMaxBurst];
     // One more next-hop slot each: the list's end mark (kNoNhId) for route()'s run scan.
     uint64_t v4_nh[kMaxBurst + 1];
-    uint8_t v6_dst[kMaxBurst][RTE_LPM6_IPV6_ADDR_SIZE];
-    int32_t v6_nh[kMaxBurst + 1];
+    uint8_t v6_dst[kMaxBurst][16];
+    uint32_t v6_nh[kMaxBurst + 1];
     // Not uint16_t: no 16-bit loads and stores per packet; pointer-sized: an index as it is.
     size_t n4 = 0, n6 = 0;
     uint64_t bytes = 0;
@@ -441,7 +439,7 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
         }
         if (l2_group) return drop(m, in_port, DropReason::l3_multicast);
         v6[c6] = m;
-        std::memcpy(v6_dst[c6++], dst, RTE_LPM6_IPV6_ADDR_SIZE);
+        std::memcpy(v6_dst[c6++], dst, 16);
     };
     // A packet the receive loop leaves (receive), out of line, so that the loop keeps no
     // register across it for what only this needs (the worker, the port's options, cls, the
@@ -562,20 +560,10 @@ void Worker::process_burst(uint16_t in_port, rte_mbuf **pkts, uint16_t n, uint64
                             nexthops);
     }
     if (n6) {
-        if (fib->lpm6) {
-            rte_lpm6_lookup_bulk_func(fib->lpm6, v6_dst, v6_nh, n6);
-        } else {  // compact FIB (RIB-only): a miss reads kNoRouteNh
-            uint64_t nh64[kMaxBurst];
-            rte_fib6_lookup_bulk(fib->fib6, v6_dst, nh64, n6);
-            for (uint16_t i = 0; i < n6; i++)
-                v6_nh[i] = nh64[i] == kNoRouteNh ? -1 : int32_t(nh64[i]);
-        }
-        v6_nh[n6] = int32_t(kNoNhId);
         // A miss reads the "::/0" slot (kNoRouteNh, drop_no_route, when there is none).
-        const uint32_t v6_default = fib->v6_default;
-        route<L3Type::ipv6>(
-            v6, n6, [&](size_t i) { return v6_nh[i] < 0 ? v6_default : uint32_t(v6_nh[i]); },
-            in_port, nexthops);
+        fib_lookup6_bulk(fib, v6_dst, v6_nh, n6);
+        v6_nh[n6] = kNoNhId;
+        route<L3Type::ipv6>(v6, n6, [&](size_t i) { return v6_nh[i]; }, in_port, nexthops);
     }
     if (lb_.burst_size()) forward_groups(in_port, now_ns);
     // With no packet through the general parser, every packet took the port's fast path

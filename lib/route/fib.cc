@@ -179,4 +179,26 @@ std::vector<bool> Fib::commit(const std::vector<FibOp> &ops) {
     return ok;
 }
 
+void fib_lookup6_bulk(const FibTables *t, const uint8_t (*dst)[16], uint32_t *ids, unsigned n) {
+    constexpr unsigned kChunk = 64;
+    const uint32_t dflt = t->v6_default;
+    if (t->lpm6) {
+        static_assert(sizeof(int32_t) == sizeof(uint32_t));
+        int32_t nh[kChunk];
+        for (unsigned off = 0; off < n; off += kChunk) {
+            const unsigned k = std::min(kChunk, n - off);
+            // Neither writes the addresses; the prototypes lack the const.
+            rte_lpm6_lookup_bulk_func(t->lpm6, const_cast<uint8_t (*)[16]>(dst + off), nh, k);
+            for (unsigned i = 0; i < k; i++) ids[off + i] = nh[i] < 0 ? dflt : uint32_t(nh[i]);
+        }
+        return;
+    }
+    uint64_t nh[kChunk];  // compact (RIB-only): a miss reads kNoRouteNh
+    for (unsigned off = 0; off < n; off += kChunk) {
+        const unsigned k = std::min(kChunk, n - off);
+        rte_fib6_lookup_bulk(t->fib6, const_cast<uint8_t (*)[16]>(dst + off), nh, int(k));
+        for (unsigned i = 0; i < k; i++) ids[off + i] = nh[i] == kNoRouteNh ? dflt : uint32_t(nh[i]);
+    }
+}
+
 }  // namespace rocesw

@@ -198,4 +198,10 @@ inline void fib_lookup4_bulk(const FibTables *t, const uint32_t *dst, uint64_t *
     rte_fib_lookup_bulk(t->fib4, const_cast<uint32_t *>(dst), ids, int(n));
 }
 
+// IPv6 lookup of a burst as the worker does it: `ids[i]` is the next-hop id for `dst[i]`, the
+// "::/0" slot (FibTables::v6_default, kNoRouteNh when there is none) when no other route covers
+// it. rte_lpm6 (or, compact, rte_fib6) and the default in one place: the worker, the tests and
+// the benchmarks all call this.
+void fib_lookup6_bulk(const FibTables *t, const uint8_t (*dst)[16], uint32_t *ids, unsigned n);
+
 }  // namespace rocesw

@@ -1,6 +1,4 @@
 #include <gtest/gtest.h>
-#include <rte_fib6.h>
-#include <rte_lpm6.h>
 #include <rte_malloc.h>
 
 #include <chrono>
@@ -20,18 +18,11 @@ int lookup4(const Fib &f, uint32_t ip) {
     return nh == kNoRouteNh ? -1 : int(nh);
 }
 int lookup6(const Fib &f, const IpAddr &a) {
+    uint8_t ip[1][16];
+    std::memcpy(ip[0], a.v6.data(), 16);
     uint32_t nh;
-    const FibTables *t = f.reader();
-    if (t->fib6) {  // compact
-        uint8_t ip[1][16];
-        std::memcpy(ip[0], a.v6.data(), 16);
-        uint64_t nh64;
-        rte_fib6_lookup_bulk(t->fib6, ip, &nh64, 1);
-        if (nh64 != kNoRouteNh) return int(nh64);
-    } else if (rte_lpm6_lookup(t->lpm6, a.v6.data(), &nh) == 0) {
-        return int(nh);
-    }
-    return t->v6_default != kNoRouteNh ? int(t->v6_default) : -1;  // as the worker does
+    fib_lookup6_bulk(f.reader(), ip, &nh, 1);  // as the worker does
+    return nh == kNoRouteNh ? -1 : int(nh);
 }
 
 // EAL memory of this process that pages are resident for: --no-huge memory is a shared memfd

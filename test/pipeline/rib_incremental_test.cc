@@ -15,8 +15,6 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include <rte_fib6.h>
-#include <rte_lpm6.h>
 
 #include <cstring>
 
@@ -78,10 +76,9 @@ uint32_t lookup(const Fib &f, const IpAddr &a) {
     }
     uint8_t ip[1][16];
     std::memcpy(ip[0], a.v6.data(), 16);
-    uint64_t nh64;
-    rte_fib6_lookup_bulk(t->fib6, ip, &nh64, 1);
-    if (nh64 != kNoRouteNh) return uint32_t(nh64);
-    return t->v6_default;
+    uint32_t nh;
+    fib_lookup6_bulk(t, ip, &nh, 1);
+    return nh;
 }
 
 // A next hop as text, a group by what it holds (its id depends on the history).
