@@ -1,5 +1,6 @@
 #include "pkt/parser.h"
 
+#include <bit>
 #include <cstring>
 
 #include "pkt/bytes.h"
@@ -84,8 +85,13 @@ std::optional<DropReason> parse_ipv6(const uint8_t *ip, uint32_t avail, const Pa
     if (total > avail) return DropReason::ipv6_length_bad;
     if (total > opt.max_l3_len) return DropReason::frame_too_long;
     const uint8_t *src = ip + 8;
-    static constexpr uint8_t kLoopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    if (src[0] == 0xFF || std::memcmp(src, kLoopback, 16) == 0) return DropReason::ipv6_src_bad;
+    // Multicast (ff00::/8) or the loopback ::1, as two 8-byte words: GCC calls memcmp for a
+    // 16-byte compare (~8 cycles a packet with the call, BM_WorkerPollPass6).
+    uint64_t src_hi, src_lo;
+    std::memcpy(&src_hi, src, 8);
+    std::memcpy(&src_lo, src + 8, 8);
+    constexpr uint64_t kOneLo = std::endian::native == std::endian::little ? uint64_t(1) << 56 : 1;
+    if (src[0] == 0xFF || (src_hi == 0 && src_lo == kOneLo)) return DropReason::ipv6_src_bad;
 
     uint8_t tclass = static_cast<uint8_t>((ip[0] & 0x0F) << 4 | ip[1] >> 4);
     m->l3 = L3Type::ipv6;

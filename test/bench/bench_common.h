@@ -20,6 +20,11 @@ inline void report_cycles(benchmark::State &st, uint64_t cycles, uint64_t packet
 std::vector<uint8_t> roce_frame(uint32_t dst, uint16_t sport, uint32_t len,
                                 const uint8_t dst_mac[6]);
 
+// The same over IPv6 (>= 78 bytes): from fd00:1::2 to 2001:db8:D:D::2, where D:D is `dst`'s 32
+// bits, traffic class DSCP 26 ECT(0), hop limit 64, UDP checksum 0.
+std::vector<uint8_t> roce_frame6(uint32_t dst, uint16_t sport, uint32_t len,
+                                 const uint8_t dst_mac[6]);
+
 // tools/bench's class mix (gen_bench_pcaps.py) over `dests`: `n` frames of `len` bytes, of every
 // 10 frames 8 RoCEv2 WRITEs (DSCP 26, ECT(0)), 1 CNP (opcode 0x81, DSCP 48, Not-ECT), 1 plain
 // UDP to port 5001 (DSCP 0, Not-ECT); UDP source ports 0xC000 | i; valid IPv4 checksums.

@@ -59,6 +59,48 @@ std::vector<uint8_t> roce_frame(uint32_t dst, uint16_t sport, uint32_t len,
     return f;
 }
 
+std::vector<uint8_t> roce_frame6(uint32_t dst, uint16_t sport, uint32_t len,
+                                 const uint8_t dst_mac[6]) {
+    std::vector<uint8_t> f(len < 78 ? 78 : len, 0);
+    uint8_t *p = f.data();
+    for (int i = 0; i < 6; i++) p[i] = dst_mac[i];
+    const uint8_t src_mac[6] = {0x02, 0, 0, 0, 0x01, 0x02};
+    for (int i = 0; i < 6; i++) p[6 + i] = src_mac[i];
+    p[12] = 0x86;
+    p[13] = 0xDD;
+    uint8_t *ip = p + 14;
+    const uint32_t payload = uint32_t(f.size()) - 14 - 40;
+    const uint8_t tc = uint8_t((26 << 2) | 2);  // DSCP 26, ECT(0)
+    ip[0] = uint8_t(0x60 | tc >> 4);
+    ip[1] = uint8_t((tc & 0x0F) << 4);
+    ip[4] = uint8_t(payload >> 8);
+    ip[5] = uint8_t(payload);
+    ip[6] = 17;
+    ip[7] = 64;
+    const uint8_t src[16] = {0xfd, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    for (int i = 0; i < 16; i++) ip[8 + i] = src[i];
+    uint8_t *d = ip + 24;
+    d[0] = 0x20;
+    d[1] = 0x01;
+    d[2] = 0x0d;
+    d[3] = 0xb8;
+    for (int i = 0; i < 4; i++) d[4 + i] = uint8_t(dst >> (24 - 8 * i));
+    d[15] = 2;
+    uint8_t *udp = ip + 40;
+    udp[0] = uint8_t(sport >> 8);
+    udp[1] = uint8_t(sport);
+    udp[2] = 4791 >> 8;
+    udp[3] = 4791 & 0xFF;
+    udp[4] = uint8_t(payload >> 8);
+    udp[5] = uint8_t(payload);
+    uint8_t *bth = udp + 8;
+    bth[0] = 0x07;           // RC RDMA WRITE middle
+    bth[2] = bth[3] = 0xFF;  // P_Key
+    bth[7] = 0x42;           // dest QP
+    bth[11] = 0x01;          // PSN
+    return f;
+}
+
 namespace {
 void set_tos(uint8_t *ip, uint8_t tos) {
     ip[1] = tos;

@@ -465,6 +465,10 @@ bad("ipv6_src_multicast", Ether(src=MAC_SRC, dst=MAC_DST) / IPv6(src="ff02::1", 
     UDP() / Raw(PAYLOAD16), "ipv6_src_bad")
 bad("ipv6_src_loopback", Ether(src=MAC_SRC, dst=MAC_DST) / IPv6(src="::1", dst=IP6_DST) /
     UDP() / Raw(PAYLOAD16), "ipv6_src_bad")
+# Sources one 8-byte word away from ::1 are routable (the parser compares the two words).
+ok_ipv6("ipv6_src_low_word_one", src="1::1")
+ok_ipv6("ipv6_src_high_word_one", src="0:0:0:1::")
+ok_ipv6("ipv6_src_two", src="::2")
 
 # UDP
 udp4b = raw(UDP(sport=1111, dport=2222) / Raw(PAYLOAD16))
