@@ -15,15 +15,31 @@
 
 namespace rocesw::bench {
 
+namespace {
+// Ethernet header: `dst_mac`, source 02:00:00:00:01:02, `ethertype`.
+void put_eth(uint8_t *p, const uint8_t dst_mac[6], uint16_t ethertype) {
+    const uint8_t src_mac[6] = {0x02, 0, 0, 0, 0x01, 0x02};
+    for (int i = 0; i < 6; i++) {
+        p[i] = dst_mac[i];
+        p[6 + i] = src_mac[i];
+    }
+    p[12] = uint8_t(ethertype >> 8);
+    p[13] = uint8_t(ethertype);
+}
+// The BTH of an RC RDMA WRITE middle to QP 0x42, PSN 1 (the rest of the frame zero).
+void put_bth(uint8_t *bth) {
+    bth[0] = 0x07;           // RC RDMA WRITE middle
+    bth[2] = bth[3] = 0xFF;  // P_Key
+    bth[7] = 0x42;           // dest QP
+    bth[11] = 0x01;          // PSN
+}
+}  // namespace
+
 std::vector<uint8_t> roce_frame(uint32_t dst, uint16_t sport, uint32_t len,
                                 const uint8_t dst_mac[6]) {
     std::vector<uint8_t> f(len < 60 ? 60 : len, 0);
     uint8_t *p = f.data();
-    for (int i = 0; i < 6; i++) p[i] = dst_mac[i];
-    const uint8_t src_mac[6] = {0x02, 0, 0, 0, 0x01, 0x02};
-    for (int i = 0; i < 6; i++) p[6 + i] = src_mac[i];
-    p[12] = 0x08;
-    p[13] = 0x00;
+    put_eth(p, dst_mac, 0x0800);
     uint8_t *ip = p + 14;
     const uint32_t ip_len = uint32_t(f.size()) - 14;
     const uint32_t src = (10u << 24) | (1u << 8) | 2u;
@@ -51,11 +67,7 @@ std::vector<uint8_t> roce_frame(uint32_t dst, uint16_t sport, uint32_t len,
     udp[3] = 4791 & 0xFF;
     udp[4] = uint8_t(udp_len >> 8);
     udp[5] = uint8_t(udp_len);
-    uint8_t *bth = udp + 8;
-    bth[0] = 0x07;           // RC RDMA WRITE middle
-    bth[2] = bth[3] = 0xFF;  // P_Key
-    bth[7] = 0x42;           // dest QP
-    bth[11] = 0x01;          // PSN
+    put_bth(udp + 8);
     return f;
 }
 
@@ -63,11 +75,7 @@ std::vector<uint8_t> roce_frame6(uint32_t dst, uint16_t sport, uint32_t len,
                                  const uint8_t dst_mac[6]) {
     std::vector<uint8_t> f(len < 78 ? 78 : len, 0);
     uint8_t *p = f.data();
-    for (int i = 0; i < 6; i++) p[i] = dst_mac[i];
-    const uint8_t src_mac[6] = {0x02, 0, 0, 0, 0x01, 0x02};
-    for (int i = 0; i < 6; i++) p[6 + i] = src_mac[i];
-    p[12] = 0x86;
-    p[13] = 0xDD;
+    put_eth(p, dst_mac, 0x86DD);
     uint8_t *ip = p + 14;
     const uint32_t payload = uint32_t(f.size()) - 14 - 40;
     const uint8_t tc = uint8_t((26 << 2) | 2);  // DSCP 26, ECT(0)
@@ -93,11 +101,7 @@ std::vector<uint8_t> roce_frame6(uint32_t dst, uint16_t sport, uint32_t len,
     udp[3] = 4791 & 0xFF;
     udp[4] = uint8_t(payload >> 8);
     udp[5] = uint8_t(payload);
-    uint8_t *bth = udp + 8;
-    bth[0] = 0x07;           // RC RDMA WRITE middle
-    bth[2] = bth[3] = 0xFF;  // P_Key
-    bth[7] = 0x42;           // dest QP
-    bth[11] = 0x01;          // PSN
+    put_bth(udp + 8);
     return f;
 }
 

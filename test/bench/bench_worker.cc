@@ -108,40 +108,48 @@ IfAddr if_addr(const char *s) {
     return *a;
 }
 
-// 8 routes covering 32.0.0.0/4 as /7s and 2001:db8::/32, next hop 1 = port 1.
+// A Fib named `name` with 8 routes covering 32.0.0.0/4 as /7s and 2001:db8::/32 (roce_frame6's
+// destinations), all to next hop 1 = `nh`; `prepare` runs before the routes go in. Never
+// destroyed: it must outlive nothing but EAL.
+Fib *make_small_fib(const char *name, const NextHop &nh, void (*prepare)(Fib &) = nullptr) {
+    FibParams p;
+    p.ipv4_max_routes = 1024;
+    p.ipv4_tbl8s = 64;
+    p.ipv6_max_routes = 1024;
+    p.ipv6_tbl8s = 64;
+    p.max_nexthops = 1024;
+    auto *f = new Fib(name, p, nullptr);
+    if (prepare) prepare(*f);
+    std::vector<FibOp> ops;
+    FibOp set{};
+    set.type = FibOp::Type::set_nexthop;
+    set.nexthop = 1;
+    set.nh = nh;
+    ops.push_back(set);
+    for (uint32_t i = 0; i < 8; i++) {
+        FibOp op{};
+        op.type = FibOp::Type::add_route;
+        op.prefix.addr.v4 = (32u + 2 * i) << 24;
+        op.prefix.len = 7;
+        op.nexthop = 1;
+        ops.push_back(op);
+    }
+    FibOp v6{};
+    v6.type = FibOp::Type::add_route;
+    v6.prefix.addr.is_v6 = true;
+    v6.prefix.addr.v6 = {0x20, 0x01, 0x0d, 0xb8};
+    v6.prefix.len = 32;
+    v6.nexthop = 1;
+    ops.push_back(v6);
+    for (bool ok : f->commit(ops))
+        if (!ok) throw std::runtime_error(std::string(name) + ": a route was refused");
+    return f;
+}
+
+// make_small_fib's routes to port 1.
 const Fib &fib_small() {
-    static Fib *fib = [] {  // never destroyed: it must outlive nothing but EAL
-        FibParams p;
-        p.ipv4_max_routes = 1024;
-        p.ipv4_tbl8s = 64;
-        p.ipv6_max_routes = 1024;
-        p.ipv6_tbl8s = 64;
-        p.max_nexthops = 1024;
-        auto *f = new Fib("bench_fib_small", p, nullptr);
-        std::vector<FibOp> ops;
-        FibOp nh{};
-        nh.type = FibOp::Type::set_nexthop;
-        nh.nexthop = 1;
-        nh.nh = NextHop{NextHopKind::forward, 1, MacAddr{{0x02, 0, 0, 0, 0x02, 0x02}}};
-        ops.push_back(nh);
-        for (uint32_t i = 0; i < 8; i++) {
-            FibOp op{};
-            op.type = FibOp::Type::add_route;
-            op.prefix.addr.v4 = (32u + 2 * i) << 24;
-            op.prefix.len = 7;
-            op.nexthop = 1;
-            ops.push_back(op);
-        }
-        FibOp v6{};  // 2001:db8::/32, roce_frame6's destinations
-        v6.type = FibOp::Type::add_route;
-        v6.prefix.addr.is_v6 = true;
-        v6.prefix.addr.v6 = {0x20, 0x01, 0x0d, 0xb8};
-        v6.prefix.len = 32;
-        v6.nexthop = 1;
-        ops.push_back(v6);
-        f->commit(ops);
-        return f;
-    }();
+    static Fib *fib = make_small_fib(
+        "bench_fib_small", NextHop{NextHopKind::forward, 1, MacAddr{{0x02, 0, 0, 0, 0x02, 0x02}}});
     return *fib;
 }
 
@@ -424,39 +432,8 @@ void publish_flowlet_group(Fib &f) {
 // on port 1, different gateway MACs), as tools/bench's rsw-full has them. Every flow is
 // revisited every 32 polls of 1 us, within flowlet_gap_us (50 us): the flowlet-table hit path.
 const Fib &fib_flowlet() {
-    static Fib *fib = [] {
-        FibParams p;
-        p.ipv4_max_routes = 1024;
-        p.ipv4_tbl8s = 64;
-        p.ipv6_max_routes = 1024;
-        p.ipv6_tbl8s = 64;
-        p.max_nexthops = 1024;
-        auto *f = new Fib("bench_fl", p, nullptr);
-        publish_flowlet_group(*f);
-        std::vector<FibOp> ops;
-        FibOp nh{};
-        nh.type = FibOp::Type::set_nexthop;
-        nh.nexthop = 1;
-        nh.nh = NextHop{NextHopKind::ecmp_group, 0, MacAddr{}, 1};
-        ops.push_back(nh);
-        for (uint32_t i = 0; i < 8; i++) {
-            FibOp op{};
-            op.type = FibOp::Type::add_route;
-            op.prefix.addr.v4 = (32u + 2 * i) << 24;
-            op.prefix.len = 7;
-            op.nexthop = 1;
-            ops.push_back(op);
-        }
-        FibOp v6{};  // 2001:db8::/32, roce_frame6's destinations
-        v6.type = FibOp::Type::add_route;
-        v6.prefix.addr.is_v6 = true;
-        v6.prefix.addr.v6 = {0x20, 0x01, 0x0d, 0xb8};
-        v6.prefix.len = 32;
-        v6.nexthop = 1;
-        ops.push_back(v6);
-        f->commit(ops);
-        return f;
-    }();
+    static Fib *fib = make_small_fib("bench_fl", NextHop{NextHopKind::ecmp_group, 0, MacAddr{}, 1},
+                                     publish_flowlet_group);
     return *fib;
 }
 
