@@ -129,7 +129,8 @@ class Worker {
     [[gnu::cold, gnu::noinline]] void route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh);
     // forward_to's TTL expired or MTU exceeded (TTL first): punted or dropped.
     [[gnu::cold, gnu::noinline]] void ttl_or_mtu(rte_mbuf *m, uint16_t in_port);
-    // A tagged packet to forward: the tag removed; returns the frame's new start.
+    // A tagged packet to forward: the tag trimmed off (forward_to then writes the whole Ethernet
+    // header); returns the frame's new start.
     [[gnu::noinline]] uint8_t *strip_vlan(rte_mbuf *m, PacketMeta *meta);
     // The packets given to the balancer (route: a run of one ECMP next hop at a time, to
     // LoadBalancer::add): their members, then forward_members per address family.

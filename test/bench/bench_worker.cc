@@ -859,6 +859,27 @@ void BM_WorkerPollPass6(benchmark::State &st) {
 }
 BENCHMARK(BM_WorkerPollPass6)->Arg(80)->Arg(1040);
 
+// The same over IPv4 with an 802.1Q tag (PCP 3, VID 100; forwarding strips it), 4 bytes longer
+// than BM_WorkerPollPass's frames (/64 against /60): tagged frames, as dot1p trust has them,
+// take the general parser too.
+void BM_WorkerPollPassTagged(benchmark::State &st) {
+    const auto dests = destinations(1024, 1u << 20, 3);
+    const uint32_t len = uint32_t(st.range(0));
+    Switch sw(fib_small(), len, dests, EgressKind::qos, true, false, &pass_plan());
+    std::vector<std::vector<uint8_t>> frames;
+    for (uint32_t i = 0; i < 1024; i++) {
+        std::vector<uint8_t> f = roce_frame(dests[i % dests.size()], uint16_t(0xC000 | i), len - 4, kP0Mac);
+        const uint8_t tag[4] = {0x81, 0x00, uint8_t(3 << 5), 100};
+        f.insert(f.begin() + 12, tag, tag + 4);
+        frames.push_back(std::move(f));
+    }
+    sw.ports.use_frames(std::move(frames));
+    time_polls(st, sw, true);
+    if (sw.dp.qos_egress(0)->cut_through_packets() != sw.ports.rx_)  // warm-up polls included
+        st.SkipWithError("not every packet cut through");
+}
+BENCHMARK(BM_WorkerPollPassTagged)->Arg(64)->Arg(1024);
+
 // tools/bench's rsw-full in one worker (doc/performance.md, "Method"): the 1 M /24 routes of
 // fib_1m() (ROCESW_BENCH_LPM_ROUTES), every one through one 2-member flowlet ECMP group on port
 // 1; config/qos/nvidia-roce.yaml on two 800G ports (DSCP 26 -> TC3 lossless with PFC priority 3
