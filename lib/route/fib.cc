@@ -183,7 +183,6 @@ void fib_lookup6_bulk(const FibTables *t, const uint8_t (*dst)[16], uint32_t *id
     constexpr unsigned kChunk = 64;
     const uint32_t dflt = t->v6_default;
     if (t->lpm6) {
-        static_assert(sizeof(int32_t) == sizeof(uint32_t));
         int32_t nh[kChunk];
         for (unsigned off = 0; off < n; off += kChunk) {
             const unsigned k = std::min(kChunk, n - off);
