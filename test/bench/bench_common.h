@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <rte_cycles.h>
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -13,6 +14,11 @@ namespace rocesw::bench {
 inline void report_cycles(benchmark::State &st, uint64_t cycles, uint64_t packets) {
     st.counters["cyc/pkt"] = packets ? double(cycles) / double(packets) : 0.0;
     st.SetItemsProcessed(int64_t(packets));
+}
+
+// Seconds of the steady clock since `t0` (the benchmarks' add rates).
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // A RoCEv2 RDMA WRITE (DSCP 26, ECT(0)) from 10.0.1.2 to `dst` (host order), `len` bytes

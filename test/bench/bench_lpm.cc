@@ -47,10 +47,6 @@ uint32_t route_addr(uint32_t i, uint32_t routes) {
     return (32u << 24) + ((i * (kSpan / routes)) << 8);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 FibParams bench_params(uint32_t routes) {
     FibParams p;
     p.ipv4_max_routes = routes + 64;

@@ -48,10 +48,6 @@ Addr6 masked(Addr6 a, unsigned len) {
     return a;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 struct Tables6 {
     uint32_t routes = 16384;
     std::unique_ptr<Fib> fib;

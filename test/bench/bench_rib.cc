@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_common.h"
 #include "route/rib.h"
 
 namespace rocesw::bench {
@@ -84,8 +85,7 @@ struct Table {
             rib->set_static(single, neigh);
             rib->set_multipath(mp);
             if (rib->sync() != 0) throw std::runtime_error("Fib refused routes");
-            initial_sync_s =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            initial_sync_s = seconds_since(t0);
             return;
         }
         rib->add_neighbour(0, v4(10, 0, 1, 2), MacAddr{{0x02, 0, 0, 0, 0xaa, 0x01}});

@@ -830,14 +830,25 @@ const QosPlan &pass_plan() {
     return plan;
 }
 
-void BM_WorkerPollPass(benchmark::State &st) {
+// rsw-pass's worker over `frame(dst, sport, len)`'s 1024 frames (null: BenchPorts' own RoCEv2
+// WRITEs), every packet cut through.
+using PassFrame = std::vector<uint8_t> (*)(uint32_t dst, uint16_t sport, uint32_t len);
+void run_pass(benchmark::State &st, PassFrame frame = nullptr) {
     const auto dests = destinations(1024, 1u << 20, 3);
-    Switch sw(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, false,
-              &pass_plan());
+    const uint32_t len = uint32_t(st.range(0));
+    Switch sw(fib_small(), len, dests, EgressKind::qos, true, false, &pass_plan());
+    if (frame) {
+        std::vector<std::vector<uint8_t>> frames;
+        for (uint32_t i = 0; i < 1024; i++)
+            frames.push_back(frame(dests[i % dests.size()], uint16_t(0xC000 | i), len));
+        sw.ports.use_frames(std::move(frames));
+    }
     time_polls(st, sw, true);
     if (sw.dp.qos_egress(0)->cut_through_packets() != sw.ports.rx_)  // warm-up polls included
         st.SkipWithError("not every packet cut through");
 }
+
+void BM_WorkerPollPass(benchmark::State &st) { run_pass(st); }
 BENCHMARK(BM_WorkerPollPass)->Arg(60)->Arg(1020);
 
 // The same over IPv6: RoCEv2 WRITEs to 2001:db8:D:D::2 (the D:D of BM_WorkerPollPass's
@@ -845,17 +856,9 @@ BENCHMARK(BM_WorkerPollPass)->Arg(60)->Arg(1020);
 // BM_WorkerPollPass's for the same payload (/80 against /60, /1040 against /1020). IPv6 takes
 // the general parser (the port's fast path is untagged IPv4's).
 void BM_WorkerPollPass6(benchmark::State &st) {
-    const auto dests = destinations(1024, 1u << 20, 3);
-    Switch sw(fib_small(), uint32_t(st.range(0)), dests, EgressKind::qos, true, false,
-              &pass_plan());
-    std::vector<std::vector<uint8_t>> frames;
-    for (uint32_t i = 0; i < 1024; i++)
-        frames.push_back(roce_frame6(dests[i % dests.size()], uint16_t(0xC000 | i),
-                                     uint32_t(st.range(0)), kP0Mac));
-    sw.ports.use_frames(std::move(frames));
-    time_polls(st, sw, true);
-    if (sw.dp.qos_egress(0)->cut_through_packets() != sw.ports.rx_)  // warm-up polls included
-        st.SkipWithError("not every packet cut through");
+    run_pass(st, [](uint32_t dst, uint16_t sport, uint32_t len) {
+        return roce_frame6(dst, sport, len, kP0Mac);
+    });
 }
 BENCHMARK(BM_WorkerPollPass6)->Arg(80)->Arg(1040);
 
@@ -863,20 +866,12 @@ BENCHMARK(BM_WorkerPollPass6)->Arg(80)->Arg(1040);
 // than BM_WorkerPollPass's frames (/64 against /60): tagged frames, as dot1p trust has them,
 // take the general parser too.
 void BM_WorkerPollPassTagged(benchmark::State &st) {
-    const auto dests = destinations(1024, 1u << 20, 3);
-    const uint32_t len = uint32_t(st.range(0));
-    Switch sw(fib_small(), len, dests, EgressKind::qos, true, false, &pass_plan());
-    std::vector<std::vector<uint8_t>> frames;
-    for (uint32_t i = 0; i < 1024; i++) {
-        std::vector<uint8_t> f = roce_frame(dests[i % dests.size()], uint16_t(0xC000 | i), len - 4, kP0Mac);
+    run_pass(st, [](uint32_t dst, uint16_t sport, uint32_t len) {
+        std::vector<uint8_t> f = roce_frame(dst, sport, len - 4, kP0Mac);
         const uint8_t tag[4] = {0x81, 0x00, uint8_t(3 << 5), 100};
         f.insert(f.begin() + 12, tag, tag + 4);
-        frames.push_back(std::move(f));
-    }
-    sw.ports.use_frames(std::move(frames));
-    time_polls(st, sw, true);
-    if (sw.dp.qos_egress(0)->cut_through_packets() != sw.ports.rx_)  // warm-up polls included
-        st.SkipWithError("not every packet cut through");
+        return f;
+    });
 }
 BENCHMARK(BM_WorkerPollPassTagged)->Arg(64)->Arg(1024);
 
