@@ -7,6 +7,7 @@
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
@@ -318,6 +319,57 @@ Parsed parse_route(uint16_t type, uint16_t nl_flags, std::span<const uint8_t> p)
     return m;
 }
 
+// RTM_NEWNEXTHOP / RTM_DELNEXTHOP: struct nhmsg, then NHA_* attributes. A group's NHA_GROUP is
+// an array of struct nexthop_grp (8 bytes each); a deletion carries at least NHA_ID.
+Parsed parse_nexthop(uint16_t type, std::span<const uint8_t> p) {
+    const auto nh = fixed<nhmsg>(p, "nhmsg");
+    if (nh.nh_family != AF_INET && nh.nh_family != AF_INET6 && nh.nh_family != AF_UNSPEC)
+        return std::nullopt;
+    NexthopMsg m;
+    m.op = type == RTM_NEWNEXTHOP ? Op::add : Op::del;
+    m.family = nh.nh_family;
+    m.protocol = nh.nh_protocol;
+    m.flags = uint8_t(nh.nh_flags & 0xff);
+    m.onlink = nh.nh_flags & RTNH_F_ONLINK;
+    bool fdb = false;
+    for (const auto &a : attrs(p.subspan(NLMSG_ALIGN(sizeof(nhmsg))), "")) {
+        switch (a.type) {
+            case NHA_ID:
+                m.id = attr_u32(a, "NHA_ID");
+                break;
+            case NHA_OIF:
+                m.ifindex = int32_t(attr_u32(a, "NHA_OIF"));
+                break;
+            case NHA_GATEWAY:
+                if (nh.nh_family == AF_UNSPEC) bad("NHA_GATEWAY with nh_family AF_UNSPEC");
+                m.gateway = ip_from(a.data, nh.nh_family, "NHA_GATEWAY");
+                break;
+            case NHA_BLACKHOLE:
+                m.blackhole = true;
+                break;
+            case NHA_FDB:
+                fdb = true;
+                break;
+            case NHA_GROUP: {
+                constexpr size_t kEntry = sizeof(nexthop_grp);
+                if (a.data.empty() || a.data.size() % kEntry)
+                    bad("NHA_GROUP length " + std::to_string(a.data.size()) +
+                        " is not a positive multiple of " + std::to_string(kEntry));
+                for (size_t off = 0; off < a.data.size(); off += kEntry) {
+                    const auto g = load<nexthop_grp>(a.data.data() + off);
+                    if (g.id == 0)
+                        bad("NHA_GROUP entry " + std::to_string(off / kEntry + 1) + " has id 0");
+                    m.group.push_back({g.id, uint32_t(g.weight) + 1});
+                }
+                break;
+            }
+        }
+    }
+    if (m.id == 0) bad("no NHA_ID");
+    if (fdb) return std::nullopt;
+    return m;
+}
+
 // NLMSG_ERROR payload: int error, the original header (and more), then with NLM_F_ACK_TLVS
 // extended-ACK attributes after the echoed request.
 void parse_error(uint16_t nl_flags, std::span<const uint8_t> p, ParseResult &r) {
@@ -407,6 +459,10 @@ ParseResult parse(std::span<const uint8_t> buf) {
                 case RTM_DELNEIGH:
                     m = parse_neigh(h.nlmsg_type, payload);
                     goto check;
+                case RTM_NEWNEXTHOP:
+                case RTM_DELNEXTHOP:
+                    m = parse_nexthop(h.nlmsg_type, payload);
+                    goto check;
                 case RTM_NEWROUTE:
                 case RTM_DELROUTE:
                     m = parse_route(h.nlmsg_type, h.nlmsg_flags, payload);
@@ -475,6 +531,10 @@ const char *msg_type_name(uint16_t type) {
             return "RTM_NEWNEIGH";
         case RTM_DELNEIGH:
             return "RTM_DELNEIGH";
+        case RTM_NEWNEXTHOP:
+            return "RTM_NEWNEXTHOP";
+        case RTM_DELNEXTHOP:
+            return "RTM_DELNEXTHOP";
         case RTM_NEWRULE:
             return "RTM_NEWRULE";
         case RTM_DELRULE:

@@ -108,20 +108,45 @@ struct RouteMsg {
     uint8_t scope = 0;      // RT_SCOPE_*
     IpPrefix dst;           // host bits cleared; default route = len 0
     uint32_t priority = 0;  // RTA_PRIORITY (metric)
-    uint32_t nh_id = 0;     // RTA_NH_ID: kernel nexthop objects; reported, not resolved here
+    uint32_t nh_id = 0;     // RTA_NH_ID: the route's kernel nexthop object (NexthopMsg)
     // One entry for a single-path route (RTA_OIF and/or RTA_GATEWAY/RTA_VIA), all of
     // RTA_MULTIPATH otherwise; empty for blackhole/unreachable/prohibit IPv4 routes and routes
-    // that only have nh_id.
+    // that only have nh_id (with net.ipv4.nexthop_compat_mode 1, the default, the kernel adds
+    // the object's next hops too).
     std::vector<NextHopMsg> nexthops;
     bool append = false;  // NLM_F_APPEND on the notification (IPv6 append; still the full route)
 };
 
-using Message = std::variant<LinkMsg, AddrMsg, NeighMsg, RouteMsg>;
+// RTM_NEWNEXTHOP / RTM_DELNEXTHOP: a kernel nexthop object (Linux 5.3+; FRR's zebra installs
+// its routes through them by default), either one next hop (NHA_OIF, NHA_GATEWAY), a blackhole
+// or a group of other objects' ids with weights (NHA_GROUP). FDB next hops (NHA_FDB, for VXLAN)
+// are skipped: no route uses them.
+struct NexthopMsg {
+    Op op;
+    uint32_t id = 0;                // NHA_ID, never 0
+    uint8_t family = 0;             // nh_family: AF_INET, AF_INET6, AF_UNSPEC (groups, blackholes)
+    uint8_t protocol = 0;           // nh_protocol (RTPROT_*)
+    int32_t ifindex = 0;            // NHA_OIF; 0 when absent
+    std::optional<IpAddr> gateway;  // NHA_GATEWAY (the object's family)
+    bool blackhole = false;         // NHA_BLACKHOLE
+    bool onlink = false;            // RTNH_F_ONLINK in nh_flags
+    uint8_t flags = 0;              // nh_flags' RTNH_F_* byte (DEAD, LINKDOWN, ONLINK, ...)
+    struct Member {
+        uint32_t id;
+        uint32_t weight;  // nexthop_grp.weight + 1, as rtnh_hops
+        bool operator==(const Member &) const = default;
+    };
+    std::vector<Member> group;  // NHA_GROUP; empty for a single next hop
+    bool is_group() const { return !group.empty(); }
+};
+
+using Message = std::variant<LinkMsg, AddrMsg, NeighMsg, RouteMsg, NexthopMsg>;
 
 struct ParseResult {
     std::vector<Message> msgs;
     // Well-formed messages of types/families we do not follow (AF_BRIDGE neigh and link,
-    // RTM_NEWRULE, routes with rtm_src_len > 0, cloned routes, unknown families).
+    // RTM_NEWRULE, routes with rtm_src_len > 0, cloned routes, FDB next hops, unknown
+    // families).
     size_t skipped = 0;
     // One line per malformed message, e.g. "RTM_NEWROUTE: RTA_MULTIPATH entry 2 length 4 <
     // 8 (message at offset 96)". Parsing continues with the next message while the outer

@@ -4,7 +4,8 @@
 In a throw-away network namespace (nlgen<pid>, deleted on every exit path) it builds veth
 pairs with addresses, neighbours and routes of every kind the switch follows, dumps links,
 addresses, neighbours and routes over a plain AF_NETLINK socket, then subscribes and captures
-the notifications for deletions and a link going down. The bytes are the kernel's; what the
+the notifications for deletions, kernel nexthop objects replaced and deleted, and a link going
+down. The bytes are the kernel's; what the
 messages should say comes from `ip -j` (iproute2, an independent decoder), normalised into
 expected.json. Nothing here encodes a route message itself.
 
@@ -24,12 +25,14 @@ OUT = os.path.join(HERE, "netlink")
 
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
-RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETNEIGH = 18, 22, 26, 30
+RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE, RTM_GETNEIGH, RTM_GETNEXTHOP = 18, 22, 26, 30, 106
 # RTMGRP_LINK | NEIGH | IPV4_IFADDR | IPV4_ROUTE | IPV6_IFADDR | IPV6_ROUTE
 GROUPS = 0x1 | 0x4 | 0x10 | 0x40 | 0x100 | 0x400
+SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_NEXTHOP = 270, 1, 32  # group 32: by setsockopt
 
-# Fixed header size of each dump request (ifinfomsg, ifaddrmsg, ndmsg, rtmsg), all zero = AF_UNSPEC.
-DUMP_HDR = {RTM_GETLINK: 16, RTM_GETADDR: 8, RTM_GETNEIGH: 12, RTM_GETROUTE: 12}
+# Fixed header size of each dump request (ifinfomsg, ifaddrmsg, ndmsg, rtmsg, nhmsg), all zero =
+# AF_UNSPEC.
+DUMP_HDR = {RTM_GETLINK: 16, RTM_GETADDR: 8, RTM_GETNEIGH: 12, RTM_GETROUTE: 12, RTM_GETNEXTHOP: 8}
 
 NUD = {"INCOMPLETE": 0x01, "REACHABLE": 0x02, "STALE": 0x04, "DELAY": 0x08, "PROBE": 0x10,
        "FAILED": 0x20, "NOARP": 0x40, "PERMANENT": 0x80, "NONE": 0x00}
@@ -96,6 +99,23 @@ SETUP = [
     "ip route add 10.6.0.0/24 nexthop via 192.0.2.1 dev d0 onlink nexthop via 10.2.0.2 dev d1",
     "ip route add 10.5.0.5/32 via 10.1.0.3",  # host route
     "ip -6 route add 2001:db8:50::/64 via 2001:db8:1::2",  # appended to in the monitor phase
+    # Kernel nexthop objects (FRR's zebra installs routes through them): single, IPv6, onlink,
+    # device only, a weighted group, a one-member group, a blackhole; routes naming them (the
+    # dump is in nexthop_compat_mode 1, the default: the route carries the object's next hops
+    # too).
+    "ip nexthop add id 11 via 10.1.0.2 dev d0",
+    "ip nexthop add id 12 via 10.1.0.3 dev d0",
+    "ip -6 nexthop add id 13 via 2001:db8:1::2 dev d0",
+    "ip nexthop add id 14 via 192.0.2.1 dev d0 onlink",
+    "ip nexthop add id 15 group 11/12,3",
+    "ip nexthop add id 16 blackhole",
+    "ip nexthop add id 17 group 12",
+    "ip nexthop add id 18 dev d0",
+    "ip route add 10.40.0.0/24 nhid 11 proto 186",
+    "ip route add 10.41.0.0/24 nhid 15 proto 186",
+    "ip -6 route add 2001:db8:41::/64 nhid 13 proto 186",
+    "ip route add 10.42.0.0/24 nhid 16",
+    "ip route add 10.44.0.0/24 nhid 17",
 ]
 # Source-routed IPv6 routes need CONFIG_IPV6_SUBTREES: best effort (they are skipped anyway).
 OPTIONAL = ["ip -6 route add 2001:db8:40::/64 from 2001:db8:99::/64 via 2001:db8:1::2"]
@@ -103,10 +123,12 @@ OPTIONAL = ["ip -6 route add 2001:db8:40::/64 from 2001:db8:99::/64 via 2001:db8
 
 # --- netlink -------------------------------------------------------------------------------
 
-def nl_socket(groups=0):
+def nl_socket(groups=0, nexthops=False):
     s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)  # NETLINK_ROUTE = 0
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
     s.bind((0, groups))
+    if nexthops:
+        s.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_NEXTHOP)
     return s
 
 
@@ -167,6 +189,7 @@ def ip_snapshot():
         "neigh": [norm_neigh(n, ifindex) for n in ipj("neigh show nud all")],
         "route": [norm_route(r, fam, ifindex) for fam in (4, 6)
                   for r in ipj(f"-{fam} -d -N route show table all")],
+        "nexthop": [norm_nexthop(n, ifindex) for n in ipj("nexthop show")],
     }
 
 
@@ -218,7 +241,14 @@ def norm_route(r, fam, ifindex):
     return {"kind": "route", "op": "add", "family": fam, "dst": norm_prefix(r["dst"], fam),
             "table": int(r["table"]), "protocol": int(r["protocol"]), "type": int(r["type"]),
             "scope": int(r["scope"]), "priority": r.get("metric", 0), "nexthops": hops,
-            "src_routed": "from" in r}
+            "nh_id": r.get("nhid", 0), "src_routed": "from" in r}
+
+
+def norm_nexthop(n, ifindex):
+    return {"kind": "nexthop", "op": "add", "id": n["id"],
+            "ifindex": ifindex[n["dev"]] if "dev" in n else 0, "gateway": n.get("gateway"),
+            "blackhole": "blackhole" in n, "onlink": "onlink" in n.get("flags", []),
+            "group": [{"id": g["id"], "weight": g.get("weight", 1)} for g in n.get("group", [])]}
 
 
 # --- capture ---------------------------------------------------------------------------------
@@ -246,7 +276,8 @@ def inner():
     time.sleep(0.3)  # let IPv6 link-local addresses and MLD entries settle
 
     # Dumps, bracketed by two identical ip -j snapshots so both describe the same state.
-    kinds = {"link": RTM_GETLINK, "addr": RTM_GETADDR, "neigh": RTM_GETNEIGH, "route": RTM_GETROUTE}
+    kinds = {"link": RTM_GETLINK, "addr": RTM_GETADDR, "neigh": RTM_GETNEIGH, "route": RTM_GETROUTE,
+             "nexthop": RTM_GETNEXTHOP}
     for attempt in range(5):
         before = ip_snapshot()
         raw = {k: dump(t, 1000 + i) for i, (k, t) in enumerate(kinds.items())}
@@ -268,7 +299,7 @@ def inner():
                        "skipped_min": sum(1 for o in snap[k] if o.get("src_routed"))}
 
     # Notifications. Each case: a command, then what must be among the messages it triggers.
-    mon = nl_socket(GROUPS)
+    mon = nl_socket(GROUPS, nexthops=True)
     cases = []
 
     def case(name, cmd, expect_fn):
@@ -289,6 +320,21 @@ def inner():
     case("append_route6", "ip -6 route append 2001:db8:50::/64 via 2001:db8:2::2",
          # The notification holds the whole route after the append, as ip -j shows it then.
          lambda pre, post: [find(post, "route", dst="2001:db8:50::/64")])
+    # Replacing an object: its notification, and in nexthop_compat_mode 1 one for each route
+    # naming it or a group holding it.
+    case("replace_nexthop", "ip nexthop replace id 11 via 10.1.0.5 dev d0",
+         lambda pre, post: [find(post, "nexthop", id=11), find(post, "route", dst="10.40.0.0/24"),
+                            find(post, "route", dst="10.41.0.0/24")])
+    # Deleting one: its own notification, the group it leaves (15, now one member) and the group
+    # it empties (17, deleted with it); the routes naming them go without a notification.
+    case("del_nexthop", "ip nexthop del id 12",
+         lambda pre, post: [{"kind": "nexthop", "op": "del", "id": 12},
+                            {"kind": "nexthop", "op": "del", "id": 17},
+                            find(post, "nexthop", id=15)])
+    # nexthop_compat_mode 0: the route names the object and carries no next hop of its own.
+    case("route_nhid_only", "sysctl -qw net.ipv4.nexthop_compat_mode=0 && "
+         "ip route add 10.43.0.0/24 nhid 15 proto 186",
+         lambda pre, post: [find(post, "route", dst="10.43.0.0/24")])
     # The kernel's delete notifications carry neither the state nor the MAC the entry had.
     case("del_neigh", "ip neigh del 10.1.0.3 dev d0",
          lambda pre, post: [deleted(find(pre, "neigh", ip="10.1.0.3"), "state", "usable", "mac")])

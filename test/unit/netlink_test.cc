@@ -12,12 +12,15 @@
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <set>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -85,6 +88,17 @@ json to_json(const Message &msg) {
                         {"state", m.state},
                         {"router", (m.flags & NTF_ROUTER) != 0},
                         {"usable", m.usable()}};
+            } else if constexpr (std::is_same_v<T, NexthopMsg>) {
+                json group = json::array();
+                for (const auto &g : m.group) group.push_back({{"id", g.id}, {"weight", g.weight}});
+                return {{"kind", "nexthop"},
+                        {"op", op},
+                        {"id", m.id},
+                        {"ifindex", m.ifindex},
+                        {"gateway", m.gateway ? json(m.gateway->str()) : json(nullptr)},
+                        {"blackhole", m.blackhole},
+                        {"onlink", m.onlink},
+                        {"group", group}};
             } else {
                 json hops = json::array();
                 for (const auto &h : m.nexthops)
@@ -101,7 +115,8 @@ json to_json(const Message &msg) {
                         {"type", m.type},
                         {"scope", m.scope},
                         {"priority", m.priority},
-                        {"nexthops", hops}};
+                        {"nexthops", hops},
+                        {"nh_id", m.nh_id}};
             }
         },
         msg);
@@ -166,8 +181,8 @@ TEST(NetlinkKernel, EveryCaptureMatchesIpJson) {
             EXPECT_GE(r.skipped, f.at("skipped_min").get<size_t>());
         }
     }
-    EXPECT_EQ(files, 13u);  // 4 dumps, 9 notification captures
-    EXPECT_GE(checked, 75u);
+    EXPECT_EQ(files, 17u);  // 5 dumps, 12 notification captures
+    EXPECT_GE(checked, 90u);
 }
 
 // The same captures, with exact values written out: what the lead's RIB code relies on.
@@ -281,7 +296,58 @@ TEST(NetlinkKernel, RoutesExactly) {
     EXPECT_EQ(loc->protocol, RTPROT_KERNEL);
     EXPECT_EQ(loc->scope, RT_SCOPE_HOST);
     EXPECT_EQ(find_route(rs, "10.1.0.255/32", RT_TABLE_LOCAL)->type, RTN_BROADCAST);
-    for (const auto &r : rs) EXPECT_EQ(r.nh_id, 0u) << r.dst.str();
+    // Routes naming kernel nexthop objects (nexthop_compat_mode 1: the object's next hops too).
+    const std::set<std::string> with_object = {"10.40.0.0/24", "10.41.0.0/24", "10.42.0.0/24",
+                                               "10.44.0.0/24", "2001:db8:41::/64"};
+    for (const auto &r : rs) {
+        if (with_object.count(r.dst.str())) continue;
+        EXPECT_EQ(r.nh_id, 0u) << r.dst.str();
+    }
+    const RouteMsg *obj = find_route(rs, "10.41.0.0/24");
+    EXPECT_EQ(obj->nh_id, 15u);
+    EXPECT_EQ(obj->protocol, 186);
+    ASSERT_EQ(obj->nexthops.size(), 2u);
+    EXPECT_EQ(obj->nexthops[0].gateway, ip("10.1.0.2"));
+    EXPECT_EQ(obj->nexthops[1].gateway, ip("10.1.0.3"));
+    EXPECT_EQ(obj->nexthops[1].weight, 3u);
+    EXPECT_EQ(find_route(rs, "10.40.0.0/24")->nh_id, 11u);
+    EXPECT_EQ(find_route(rs, "2001:db8:41::/64")->nh_id, 13u);
+    EXPECT_EQ(find_route(rs, "10.42.0.0/24")->type, RTN_BLACKHOLE);
+}
+
+// RTM_NEWNEXTHOP from the kernel's dump, every kind `ip nexthop` makes.
+TEST(NetlinkKernel, NexthopObjectsExactly) {
+    std::map<uint32_t, NexthopMsg> by_id;
+    const ParseResult r = parse_bytes(read_file("dump_nexthop.bin"));
+    EXPECT_TRUE(r.errors.empty());
+    for (const auto &m : r.msgs) {
+        const auto *nh = std::get_if<NexthopMsg>(&m);
+        ASSERT_NE(nh, nullptr);
+        EXPECT_TRUE(by_id.emplace(nh->id, *nh).second) << nh->id << " twice";
+    }
+    ASSERT_EQ(by_id.size(), 8u);
+    const int d0 = ifindex_of("d0");
+    const NexthopMsg &one = by_id.at(11);
+    EXPECT_EQ(one.op, Op::add);
+    EXPECT_EQ(one.family, AF_INET);
+    EXPECT_EQ(one.ifindex, d0);
+    EXPECT_EQ(one.gateway, ip("10.1.0.2"));
+    EXPECT_FALSE(one.is_group());
+    EXPECT_FALSE(one.blackhole);
+    EXPECT_EQ(by_id.at(13).family, AF_INET6);
+    EXPECT_EQ(by_id.at(13).gateway, ip("2001:db8:1::2"));
+    EXPECT_TRUE(by_id.at(14).onlink);
+    EXPECT_EQ(by_id.at(14).gateway, ip("192.0.2.1"));
+    const NexthopMsg &grp = by_id.at(15);
+    EXPECT_EQ(grp.family, AF_UNSPEC);
+    EXPECT_EQ(grp.ifindex, 0);
+    EXPECT_FALSE(grp.gateway);
+    const std::vector<NexthopMsg::Member> members = {{11, 1}, {12, 3}};
+    EXPECT_EQ(grp.group, members);  // nexthop_grp.weight is weight - 1, as rtnh_hops
+    EXPECT_TRUE(by_id.at(16).blackhole);
+    EXPECT_EQ(by_id.at(17).group.size(), 1u);
+    EXPECT_EQ(by_id.at(18).ifindex, d0);
+    EXPECT_FALSE(by_id.at(18).gateway);
 }
 
 TEST(NetlinkKernel, LinksAddrsNeighsExactly) {
@@ -723,6 +789,56 @@ TEST(NetlinkParse, NeighLladdrTruncated) {
                                .done(),
                            "past the message");
     expect_error_then_good(Msg(RTM_NEWNEIGH).fixed(nd4(NUD_REACHABLE)).done(), "no NDA_DST");
+}
+
+// Malformed nexthop objects (the well-formed ones are the kernel's, NexthopObjectsExactly).
+TEST(NetlinkParse, NexthopMalformed) {
+    nhmsg v4{};
+    v4.nh_family = AF_INET;
+    nhmsg any{};  // AF_UNSPEC: groups and blackholes
+    expect_error_then_good(Msg(RTM_NEWNEXTHOP).fixed(v4).attr32(NHA_OIF, 3).done(), "no NHA_ID");
+    expect_error_then_good(Msg(RTM_NEWNEXTHOP).fixed(v4).attr32(NHA_ID, 0).done(), "no NHA_ID");
+    expect_error_then_good(
+        Msg(RTM_NEWNEXTHOP).fixed(v4).attr32(NHA_ID, 5).attr(NHA_GATEWAY, {10, 0, 0}).done(),
+        "NHA_GATEWAY length 3, expected 4");
+    expect_error_then_good(
+        Msg(RTM_NEWNEXTHOP).fixed(any).attr32(NHA_ID, 5).attr(NHA_GATEWAY, {10, 0, 0, 1}).done(),
+        "NHA_GATEWAY with nh_family AF_UNSPEC");
+    // NHA_GROUP: 8-byte entries (id, weight - 1, reserved), none of id 0.
+    expect_error_then_good(Msg(RTM_NEWNEXTHOP)
+                               .fixed(any)
+                               .attr32(NHA_ID, 5)
+                               .attr(NHA_GROUP, {7, 0, 0, 0, 0, 0})
+                               .done(),
+                           "NHA_GROUP length 6 is not a positive multiple of 8");
+    expect_error_then_good(Msg(RTM_NEWNEXTHOP)
+                               .fixed(any)
+                               .attr32(NHA_ID, 5)
+                               .attr(NHA_GROUP, {7, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+                               .done(),
+                           "NHA_GROUP entry 2 has id 0");
+    expect_error_then_good(Msg(RTM_NEWNEXTHOP).fixed(any).attr(NHA_ID, {1, 2}).done(),
+                           "NHA_ID length 2, expected 4");
+    // FDB next hops (VXLAN) and other families are skipped, not errors.
+    const auto fdb = parse_bytes(
+        Msg(RTM_NEWNEXTHOP).fixed(v4).attr32(NHA_ID, 9).attr(NHA_FDB, {}).done());
+    EXPECT_TRUE(fdb.errors.empty());
+    EXPECT_TRUE(fdb.msgs.empty());
+    EXPECT_EQ(fdb.skipped, 1u);
+    nhmsg bridge{};
+    bridge.nh_family = AF_BRIDGE;
+    EXPECT_EQ(parse_bytes(Msg(RTM_NEWNEXTHOP).fixed(bridge).attr32(NHA_ID, 9).done()).skipped, 1u);
+    // A group's weights: weight - 1 in the byte.
+    const auto g = parse_bytes(Msg(RTM_NEWNEXTHOP)
+                                   .fixed(any)
+                                   .attr32(NHA_ID, 5)
+                                   .attr(NHA_GROUP, {7, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 254, 0, 0, 0})
+                                   .done());
+    ASSERT_TRUE(g.errors.empty()) << g.errors.front();
+    const std::vector<NexthopMsg::Member> want = {{7, 1}, {8, 255}};
+    EXPECT_EQ(std::get<NexthopMsg>(g.msgs.at(0)).group, want);
+    const auto del = parse_bytes(Msg(RTM_DELNEXTHOP).fixed(any).attr32(NHA_ID, 5).done());
+    EXPECT_EQ(std::get<NexthopMsg>(del.msgs.at(0)).op, Op::del);
 }
 
 TEST(NetlinkParse, LinkFields) {
