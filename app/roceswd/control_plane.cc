@@ -82,17 +82,27 @@ bool Switch::open_subscription(std::string *err) {
     return nl_sub_->open(true, size_t(cfg_.control_plane.netlink_rcvbuf_kb) * 1024, err);
 }
 
-// Dumps links, addresses, neighbours and routes (in that order: routes need the neighbours)
-// into the RIB; `resync` sweeps what the dump no longer has. Then syncs the FIB.
+// Dumps links, addresses, neighbours, kernel nexthop objects and routes (in that order: routes
+// need the neighbours and the objects they name) into the RIB; `resync` sweeps what the dump no
+// longer has. Then syncs the FIB. A kernel without nexthop objects (before 5.3) refuses their
+// dump: said once, and routes then name none.
 bool Switch::netlink_dump(bool resync, std::string *err) {
     nl::NetlinkSocket nl;
     if (!nl.open(false, 8 << 20, err)) return false;
     std::lock_guard lk(sync_mu_);
     if (resync) route_sync_->begin_resync();
     for (uint16_t type : {uint16_t(RTM_GETLINK), uint16_t(RTM_GETADDR), uint16_t(RTM_GETNEIGH),
-                          uint16_t(RTM_GETROUTE)}) {
+                          uint16_t(RTM_GETNEXTHOP), uint16_t(RTM_GETROUTE)}) {
         std::vector<nl::Message> msgs;
-        if (!nl.dump(type, &msgs, err)) return false;
+        if (!nl.dump(type, &msgs, err)) {
+            if (type != RTM_GETNEXTHOP) return false;
+            if (!nexthop_dump_warned_)
+                spdlog::warn("netlink: no kernel nexthop objects here ({}): routes naming "
+                             "one use the next hops they carry",
+                             *err);
+            nexthop_dump_warned_ = true;
+            continue;
+        }
         for (const auto &m : msgs) route_sync_->apply(m);
     }
     if (resync) route_sync_->end_resync();
@@ -310,6 +320,7 @@ json Switch::view_control() const {
                           {"changes", s.changes},
                           {"ignored", s.ignored},
                           {"unsupported", s.unsupported},
+                          {"nexthop_changes", s.nexthop_changes},
                           {"malformed", sync_errors_},
                           {"resyncs", s.resyncs},
                           {"routes_added", s.routes_added},

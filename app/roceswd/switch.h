@@ -149,6 +149,7 @@ class Switch {
     std::unique_ptr<nl::NetlinkSocket> nl_sub_;
     std::thread netlink_thread_;
     std::atomic<bool> netlink_stop_{false};
+    bool nexthop_dump_warned_ = false;  // under sync_mu_
     mutable std::mutex sync_mu_;  // route_sync_, sync_lat_, sync_errors_
     struct {
         uint64_t last_ns = 0, max_ns = 0, sum_ns = 0, batches = 0;

@@ -2,6 +2,7 @@
 
 #include <linux/if_addr.h>
 #include <linux/netlink.h>
+#include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <linux/neighbour.h>
 #include <poll.h>
@@ -97,6 +98,11 @@ bool fill_dump_request(Request &r, uint16_t rtm_type, std::string *err) {
         }
         case RTM_GETROUTE: {
             rtmsg m{};
+            r.put(&m, sizeof(m));
+            return true;
+        }
+        case RTM_GETNEXTHOP: {
+            nhmsg m{};
             r.put(&m, sizeof(m));
             return true;
         }
@@ -241,6 +247,14 @@ bool NetlinkSocket::open(bool subscribe, size_t rcvbuf_bytes, std::string *err) 
         set_err(err, errno_text("netlink bind"));
         close();
         return false;
+    }
+    // Kernel nexthop objects: group 32, beyond nl_groups' bits. A kernel without them (before
+    // 5.3) refuses the group; routes then never name an object either.
+    nexthops_ = false;
+    if (subscribe) {
+        const int grp = RTNLGRP_NEXTHOP;
+        nexthops_ =
+            ::setsockopt(fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) == 0;
     }
     buf_.resize(kRecvBuf);
     seq_ = fresh_seq();

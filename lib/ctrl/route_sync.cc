@@ -38,6 +38,7 @@ bool RouteSync::apply(const nl::Message &m) {
             if constexpr (std::is_same_v<T, nl::AddrMsg>) return on_addr(msg);
             if constexpr (std::is_same_v<T, nl::NeighMsg>) return on_neigh(msg);
             if constexpr (std::is_same_v<T, nl::RouteMsg>) return on_route(msg);
+            if constexpr (std::is_same_v<T, nl::NexthopMsg>) return on_nexthop(msg);
             return false;
         },
         m);
@@ -108,27 +109,51 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
         stats_.ignored++;
         return false;
     }
-    if (m.nh_id) {
+    forget_nh_route(m.dst);
+    if (m.op == nl::Op::del) return withdraw(m.dst);
+    if (!m.nh_id) return set_route(m.dst, m.protocol, m.nexthops);
+    nh_routes_[m.dst] = m;
+    nh_users_[m.nh_id].insert(m.dst);
+    if (auto nhs = object_nexthops(m.nh_id)) return set_route(m.dst, m.protocol, *nhs);
+    // An object we have not seen (a kernel whose objects cannot be dumped): the next hops the
+    // kernel adds to the route in nexthop_compat_mode, if any.
+    if (m.nexthops.empty()) {
         stats_.unsupported++;
         if (!warned_nh_id_)
-            spdlog::warn("route {} uses a kernel nexthop object (id {}): not supported; with FRR "
-                         "set `zebra nexthop kernel disable` (doc/control-plane.md)",
+            spdlog::warn("route {} names kernel nexthop object {}, which the switch has not "
+                         "seen: not installed",
                          m.dst.str(), m.nh_id);
         warned_nh_id_ = true;
-        return false;
     }
-    if (m.op == nl::Op::del) {
-        if (!learned_.erase(m.dst)) return false;
-        rib_.del_learned(m.dst);
-        stats_.routes_removed++;
-        return true;
+    return set_route(m.dst, m.protocol, m.nexthops);
+}
+
+void RouteSync::forget_nh_route(const IpPrefix &dst) {
+    auto it = nh_routes_.find(dst);
+    if (it == nh_routes_.end()) return;
+    auto users = nh_users_.find(it->second.nh_id);
+    if (users != nh_users_.end()) {
+        users->second.erase(dst);
+        if (users->second.empty()) nh_users_.erase(users);
     }
+    nh_routes_.erase(it);
+}
+
+bool RouteSync::withdraw(const IpPrefix &dst) {
+    if (!learned_.erase(dst)) return false;
+    rib_.del_learned(dst);
+    stats_.routes_removed++;
+    return true;
+}
+
+bool RouteSync::set_route(const IpPrefix &dst, uint8_t protocol,
+                          const std::vector<nl::NextHopMsg> &nhs) {
     LearnedRoute r;
-    r.origin = nl::rt_protocol_name(m.protocol);
-    for (const auto &nh : m.nexthops) {
+    r.origin = nl::rt_protocol_name(protocol);
+    for (const auto &nh : nhs) {
         auto port = port_of_(nh.ifindex);
         if (!port) continue;  // through another interface of the namespace: not ours
-        if (m.nexthops.size() > 1 && !nh.gateway) {
+        if (nhs.size() > 1 && !nh.gateway) {
             stats_.unsupported++;  // a multipath member without a gateway
             continue;
         }
@@ -144,20 +169,114 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
     if (r.paths.empty()) {
         // Nothing through our ports (any more): a route we had is withdrawn.
         stats_.ignored++;
-        if (!learned_.erase(m.dst)) return false;
-        rib_.del_learned(m.dst);
-        stats_.routes_removed++;
-        return true;
+        return withdraw(dst);
     }
-    if (resyncing_) seen_routes_.insert(m.dst);
-    learned_.insert(m.dst);
-    if (!rib_.set_learned(m.dst, std::move(r))) return false;
+    if (resyncing_) seen_routes_.insert(dst);
+    learned_.insert(dst);
+    if (!rib_.set_learned(dst, std::move(r))) return false;
     stats_.routes_added++;
     return true;
 }
 
+std::optional<std::vector<nl::NextHopMsg>> RouteSync::object_nexthops(uint32_t id) const {
+    auto it = nh_objects_.find(id);
+    if (it == nh_objects_.end()) return std::nullopt;
+    const auto one = [](const nl::NexthopMsg &o, uint32_t weight) {
+        nl::NextHopMsg h;
+        h.ifindex = o.ifindex;
+        h.gateway = o.gateway;
+        h.weight = weight;
+        h.onlink = o.onlink;
+        h.flags = o.flags;
+        return h;
+    };
+    std::vector<nl::NextHopMsg> out;
+    const nl::NexthopMsg &o = it->second;
+    if (!o.is_group()) {
+        if (!o.blackhole) out.push_back(one(o, 1));
+        return out;
+    }
+    // The kernel allows no group inside a group; a member we have not seen is left out.
+    for (const auto &mb : o.group) {
+        auto m = nh_objects_.find(mb.id);
+        if (m != nh_objects_.end() && !m->second.is_group() && !m->second.blackhole)
+            out.push_back(one(m->second, mb.weight));
+    }
+    return out;
+}
+
+bool RouteSync::refresh_users(uint32_t id) {
+    std::set<uint32_t> ids{id};
+    if (auto g = nh_groups_of_.find(id); g != nh_groups_of_.end())
+        ids.insert(g->second.begin(), g->second.end());
+    bool changed = false;
+    for (uint32_t obj : ids) {
+        auto users = nh_users_.find(obj);
+        if (users == nh_users_.end()) continue;
+        for (const IpPrefix &dst : users->second) {
+            const nl::RouteMsg &r = nh_routes_.at(dst);
+            auto nhs = object_nexthops(obj);
+            changed |= set_route(dst, r.protocol, nhs ? *nhs : r.nexthops);
+        }
+    }
+    return changed;
+}
+
+bool RouteSync::on_nexthop(const nl::NexthopMsg &m) {
+    stats_.nexthop_changes++;
+    // The groups the object was in before (a replace changes its members).
+    if (auto old = nh_objects_.find(m.id); old != nh_objects_.end())
+        for (const auto &mb : old->second.group) {
+            auto g = nh_groups_of_.find(mb.id);
+            if (g == nh_groups_of_.end()) continue;
+            g->second.erase(m.id);
+            if (g->second.empty()) nh_groups_of_.erase(g);
+        }
+    if (m.op == nl::Op::add) {
+        nh_objects_[m.id] = m;
+        for (const auto &mb : m.group) nh_groups_of_[mb.id].insert(m.id);
+        return refresh_users(m.id);
+    }
+    // Deleted: the kernel drops it from its groups (deleting a group left empty) and deletes
+    // the routes naming it, not always with a notification of its own.
+    nh_objects_.erase(m.id);
+    bool changed = false;
+    if (auto g = nh_groups_of_.find(m.id); g != nh_groups_of_.end()) {
+        const std::set<uint32_t> groups = std::move(g->second);
+        nh_groups_of_.erase(g);
+        for (uint32_t gid : groups) {
+            auto grp = nh_objects_.find(gid);
+            if (grp == nh_objects_.end()) continue;
+            nl::NexthopMsg updated = grp->second;
+            std::erase_if(updated.group, [&](const auto &mb) { return mb.id == m.id; });
+            if (!updated.group.empty()) {
+                grp->second = std::move(updated);
+                changed |= refresh_users(gid);
+            } else {
+                nl::NexthopMsg del = grp->second;
+                del.op = nl::Op::del;
+                changed |= on_nexthop(del);
+            }
+        }
+    }
+    if (auto users = nh_users_.find(m.id); users != nh_users_.end()) {
+        const std::set<IpPrefix, PrefixLess> dsts = std::move(users->second);
+        nh_users_.erase(users);
+        for (const IpPrefix &dst : dsts) {
+            nh_routes_.erase(dst);
+            changed |= withdraw(dst);
+        }
+    }
+    return changed;
+}
+
 void RouteSync::begin_resync() {
     resyncing_ = true;
+    // The dump brings every object, then every route naming one, again.
+    nh_objects_.clear();
+    nh_groups_of_.clear();
+    nh_users_.clear();
+    nh_routes_.clear();
     seen_neighbours_.clear();
     seen_routes_.clear();
     for (auto &s : seen_addrs_) s.clear();

@@ -6,6 +6,13 @@
 // caller batches: apply() every message available, then Rib::sync() once. After a socket
 // overrun the caller re-dumps between begin_resync() and end_resync(), which removes whatever
 // the dump no longer mentions (mark and sweep), so the RIB and the kernel reconcile.
+//
+// Kernel nexthop objects (FRR's zebra installs its routes through them by default): a route
+// naming one (RTA_NH_ID) takes its next hops from the object, or from a group's members with
+// their weights. Replacing an object moves every route that names it, or a group holding it;
+// deleting one withdraws the routes that name it (the kernel deletes them, and with
+// net.ipv4.nexthop_compat_mode 0 says nothing) and drops it from its groups. The caller
+// dumps objects before routes.
 #pragma once
 
 #include <array>
@@ -27,7 +34,8 @@ struct RouteSyncStats {
     uint64_t messages = 0;      // messages seen
     uint64_t changes = 0;       // that changed the RIB
     uint64_t ignored = 0;       // other interfaces, tables, route types; `kernel` routes
-    uint64_t unsupported = 0;   // kernel nexthop objects (RTA_NH_ID), multipath device routes
+    uint64_t unsupported = 0;   // multipath device routes; routes naming an unknown nexthop object
+    uint64_t nexthop_changes = 0;  // kernel nexthop objects added, replaced or deleted
     uint64_t resyncs = 0;       // full re-dumps after a socket overrun
     uint64_t routes_added = 0, routes_removed = 0;
     uint64_t neighbours_added = 0, neighbours_removed = 0;
@@ -76,6 +84,16 @@ class RouteSync {
     bool on_addr(const nl::AddrMsg &m);
     bool on_neigh(const nl::NeighMsg &m);
     bool on_route(const nl::RouteMsg &m);
+    bool on_nexthop(const nl::NexthopMsg &m);
+    // The learned route for `dst` from next hops `nhs` (none: withdrawn).
+    bool set_route(const IpPrefix &dst, uint8_t protocol, const std::vector<nl::NextHopMsg> &nhs);
+    bool withdraw(const IpPrefix &dst);
+    // The next hops of object `id` (a group's members with their weights; none for a
+    // blackhole), or nullopt when the object is unknown.
+    std::optional<std::vector<nl::NextHopMsg>> object_nexthops(uint32_t id) const;
+    // Routes naming object `id` or a group holding it, resolved again.
+    bool refresh_users(uint32_t id);
+    void forget_nh_route(const IpPrefix &dst);
     struct NeighKey {
         uint16_t port;
         IpAddr ip;
@@ -99,6 +117,13 @@ class RouteSync {
     std::set<NeighKey> seen_neighbours_;
     std::set<IpPrefix, PrefixLess> seen_routes_;
     std::vector<std::set<IfAddr, AddrLess>> seen_addrs_;
+    // Nexthop objects by id; the groups holding each object; the routes naming each object
+    // (main table, unicast, any interface: an object replaced onto our ports brings them in)
+    // with their last message. Rebuilt by each dump (begin_resync clears them).
+    std::map<uint32_t, nl::NexthopMsg> nh_objects_;
+    std::map<uint32_t, std::set<uint32_t>> nh_groups_of_;
+    std::map<uint32_t, std::set<IpPrefix, PrefixLess>> nh_users_;
+    std::map<IpPrefix, nl::RouteMsg, PrefixLess> nh_routes_;
     RouteSyncStats stats_;
     bool warned_nh_id_ = false;
     bool resync_requested_ = false;

@@ -67,6 +67,34 @@ class RouteSyncTest : public SwitchFixture {
         }
         return m;
     }
+    // A kernel nexthop object: one next hop, or (ifindex 0, no gateway) a group of `members`.
+    static nl::NexthopMsg object(nl::Op op, uint32_t id, int ifindex, const char *gw,
+                                 std::vector<nl::NexthopMsg::Member> members = {}) {
+        nl::NexthopMsg m{};
+        m.op = op;
+        m.id = id;
+        m.ifindex = ifindex;
+        if (gw) m.gateway = ipa(gw);
+        m.family = gw ? (m.gateway->is_v6 ? 10 : 2) : 0;
+        m.group = std::move(members);
+        return m;
+    }
+    // A route naming object `id`, as zebra installs it (nexthop_compat_mode 0: no next hops).
+    static nl::RouteMsg route_nh(nl::Op op, const char *prefix, uint32_t id) {
+        nl::RouteMsg m = route(op, prefix, {}, RTPROT_BGP);
+        m.nh_id = id;
+        return m;
+    }
+    // The ECMP group `dst` resolves to: (port, weight) of each member.
+    std::vector<std::pair<int, uint32_t>> members_of(const char *dst) {
+        const NextHop nh = lookup(dst);
+        std::vector<std::pair<int, uint32_t>> out;
+        if (nh.kind != NextHopKind::ecmp_group) return out;
+        for (const auto &g : rib->groups())
+            if (g.id == nh.group)
+                for (const auto &mb : g.members) out.emplace_back(mb.port, mb.weight);
+        return out;
+    }
     static nl::LinkMsg link(int ifindex, const char *name, bool up) {
         nl::LinkMsg m{};
         m.op = nl::Op::add;
@@ -233,7 +261,9 @@ TEST_F(RouteSyncTest, IgnoresWhatIsNotOurs) {
     local_table.table = 100;
     auto blackhole = route(nl::Op::add, "10.72.0.0/16", {});
     blackhole.type = RTN_BLACKHOLE;
-    auto nh_obj = route(nl::Op::add, "10.73.0.0/16", {{kIf0, "10.0.1.2"}});
+    // A route naming a nexthop object never seen, with no next hop of its own
+    // (nexthop_compat_mode 0).
+    auto nh_obj = route(nl::Op::add, "10.73.0.0/16", {});
     nh_obj.nh_id = 7;
     const size_t before = rib->routes().size();
     for (const auto &m : {other_if, kernel, local_table, blackhole, nh_obj}) EXPECT_FALSE(apply(m));
@@ -244,8 +274,151 @@ TEST_F(RouteSyncTest, IgnoresWhatIsNotOurs) {
     EXPECT_FALSE(apply(addr(nl::Op::add, 99, "192.168.0.2/24")));
     rib->sync();
     EXPECT_EQ(rib->routes().size(), before);
-    EXPECT_EQ(sync->stats().unsupported, 1u);  // the nexthop object
+    EXPECT_EQ(sync->stats().unsupported, 1u);  // the unknown nexthop object
     EXPECT_GE(sync->stats().ignored, 8u);
+}
+
+// FRR's zebra installs routes through kernel nexthop objects: a route names an object (RTA_NH_ID)
+// and takes its next hop, or a group's members with their weights.
+TEST_F(RouteSyncTest, RoutesThroughKernelNexthopObjects) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(neigh(nl::Op::add, kIf1, "fe80::7", "02:00:00:00:bb:0e"));
+    EXPECT_FALSE(apply(object(nl::Op::add, 21, kIf0, "10.0.1.7")));  // no route names it yet
+    apply(object(nl::Op::add, 22, kIf1, "10.0.2.7"));
+    apply(object(nl::Op::add, 23, kIf1, "fe80::7"));  // RFC 5549: an IPv4 route via IPv6
+    apply(object(nl::Op::add, 30, 0, nullptr, {{21, 1}, {22, 3}}));
+    EXPECT_TRUE(apply(route_nh(nl::Op::add, "10.80.0.0/16", 21)));
+    EXPECT_TRUE(apply(route_nh(nl::Op::add, "10.81.0.0/16", 30)));
+    EXPECT_TRUE(apply(route_nh(nl::Op::add, "10.82.0.0/16", 23)));
+    EXPECT_TRUE(apply(route_nh(nl::Op::add, "fd00:81::/64", 23)));
+    ASSERT_EQ(rib->sync(), 0u);
+    NextHop one = lookup("10.80.1.1");
+    EXPECT_EQ(one.kind, NextHopKind::forward);
+    EXPECT_EQ(one.port, 0);
+    EXPECT_EQ(one.dst_mac, maca("02:00:00:00:aa:07"));
+    const std::vector<std::pair<int, uint32_t>> both = {{0, 1}, {1, 3}};
+    EXPECT_EQ(members_of("10.81.1.1"), both);
+    EXPECT_EQ(lookup("10.82.1.1").dst_mac, maca("02:00:00:00:bb:0e"));
+    EXPECT_EQ(lookup6("fd00:81::1").dst_mac, maca("02:00:00:00:bb:0e"));
+    EXPECT_EQ(routes().at("10.81.0.0/16").origin, "bgp");
+    EXPECT_EQ(sync->stats().unsupported, 0u);
+    EXPECT_EQ(sync->stats().nexthop_changes, 4u);
+
+    // A withdrawn route stops naming its object; the object stays.
+    EXPECT_TRUE(apply(route_nh(nl::Op::del, "10.82.0.0/16", 23)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.82.1.1").kind, NextHopKind::drop_no_route);
+    EXPECT_EQ(lookup6("fd00:81::1").kind, NextHopKind::forward);
+    // A route moving to another object, and to plain next hops, leaves the old one's users.
+    EXPECT_TRUE(apply(route_nh(nl::Op::add, "10.80.0.0/16", 22)));
+    EXPECT_TRUE(apply(route(nl::Op::add, "10.80.0.0/16", {{kIf0, "10.0.1.7"}})));
+    // 22 replaced: group 30 (10.81) follows, 10.80 (no longer naming it) does not.
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.8", "02:00:00:00:aa:08"));
+    EXPECT_TRUE(apply(object(nl::Op::add, 22, kIf0, "10.0.1.8")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.80.1.1").dst_mac, maca("02:00:00:00:aa:07"));
+    EXPECT_EQ(members_of("10.81.1.1"), (std::vector<std::pair<int, uint32_t>>{{0, 1}, {0, 3}}));
+}
+
+// Replacing an object moves every route naming it, or a group holding it, with no route message
+// (nexthop_compat_mode 0). Deleting one withdraws its routes (the kernel deletes them) and
+// drops it from its groups; a group left empty goes too.
+TEST_F(RouteSyncTest, NexthopObjectReplacedOrDeletedMovesItsRoutes) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.8", "02:00:00:00:bb:08"));
+    apply(object(nl::Op::add, 21, kIf0, "10.0.1.7"));
+    apply(object(nl::Op::add, 22, kIf1, "10.0.2.7"));
+    apply(object(nl::Op::add, 30, 0, nullptr, {{21, 1}, {22, 1}}));
+    apply(object(nl::Op::add, 31, 0, nullptr, {{22, 2}}));
+    apply(route_nh(nl::Op::add, "10.80.0.0/16", 22));
+    apply(route_nh(nl::Op::add, "10.81.0.0/16", 30));
+    apply(route_nh(nl::Op::add, "10.82.0.0/16", 31));
+    ASSERT_EQ(rib->sync(), 0u);
+    EXPECT_EQ(members_of("10.81.1.1"), (std::vector<std::pair<int, uint32_t>>{{0, 1}, {1, 1}}));
+
+    // 22 replaced by a gateway on the same port: its route and both groups follow.
+    EXPECT_TRUE(apply(object(nl::Op::add, 22, kIf1, "10.0.2.8")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.80.1.1").dst_mac, maca("02:00:00:00:bb:08"));
+    EXPECT_EQ(lookup("10.82.1.1").dst_mac, maca("02:00:00:00:bb:08"));  // group of one member
+    // The group replaced: one member now.
+    EXPECT_TRUE(apply(object(nl::Op::add, 30, 0, nullptr, {{21, 1}})));
+    rib->sync();
+    EXPECT_EQ(lookup("10.81.1.1").port, 0);
+    EXPECT_TRUE(apply(object(nl::Op::add, 30, 0, nullptr, {{21, 1}, {22, 5}})));
+    rib->sync();
+    EXPECT_EQ(members_of("10.81.1.1"), (std::vector<std::pair<int, uint32_t>>{{0, 1}, {1, 5}}));
+
+    // 22 deleted: 10.80 (naming it) goes, group 30 keeps 21, group 31 (only 22) goes with 10.82.
+    EXPECT_TRUE(apply(object(nl::Op::del, 22, 0, nullptr)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.80.1.1").kind, NextHopKind::drop_no_route);
+    EXPECT_EQ(lookup("10.81.1.1").kind, NextHopKind::forward);
+    EXPECT_EQ(lookup("10.81.1.1").port, 0);
+    EXPECT_EQ(lookup("10.82.1.1").kind, NextHopKind::drop_no_route);
+    EXPECT_EQ(sync->learned_routes(), 1u);
+    // What the kernel says next (group 31's deletion, group 30's new members) changes nothing.
+    EXPECT_FALSE(apply(object(nl::Op::del, 31, 0, nullptr)));
+    EXPECT_FALSE(apply(object(nl::Op::add, 30, 0, nullptr, {{21, 1}})));
+    // A blackhole object: its routes go nowhere through our ports.
+    auto bh = object(nl::Op::add, 40, 0, nullptr);
+    bh.blackhole = true;
+    apply(bh);
+    EXPECT_FALSE(apply(route_nh(nl::Op::add, "10.83.0.0/16", 40)));
+    // An object replaced onto one of our ports brings its route in.
+    apply(object(nl::Op::add, 41, 99, "192.168.0.1"));
+    EXPECT_FALSE(apply(route_nh(nl::Op::add, "10.84.0.0/16", 41)));
+    EXPECT_TRUE(apply(object(nl::Op::add, 41, kIf0, "10.0.1.7")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.84.1.1").port, 0);
+}
+
+// With nexthop_compat_mode 1 (the default) the route also carries the object's next hops: used
+// when the object is unknown (a kernel whose objects cannot be dumped); the object wins when
+// known.
+TEST_F(RouteSyncTest, CompatNextHopsOnlyForAnUnknownObject) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    auto r = route(nl::Op::add, "10.80.0.0/16", {{kIf0, "10.0.1.7"}}, RTPROT_BGP);
+    r.nh_id = 50;
+    EXPECT_TRUE(apply(r));
+    rib->sync();
+    EXPECT_EQ(lookup("10.80.1.1").port, 0);
+    EXPECT_EQ(sync->stats().unsupported, 0u);
+    // The object arrives (another gateway than the route's copy): it is the truth.
+    EXPECT_TRUE(apply(object(nl::Op::add, 50, kIf1, "10.0.2.7")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.80.1.1").port, 1);
+    EXPECT_FALSE(apply(r));  // the same route again: the object still decides
+}
+
+// After an overrun the dump brings objects and routes again: objects the kernel no longer has
+// are gone with their routes.
+TEST_F(RouteSyncTest, ResyncRebuildsNexthopObjects) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(object(nl::Op::add, 21, kIf0, "10.0.1.7"));
+    apply(object(nl::Op::add, 22, kIf1, "10.0.2.7"));
+    apply(route_nh(nl::Op::add, "10.80.0.0/16", 21));
+    apply(route_nh(nl::Op::add, "10.81.0.0/16", 22));
+    rib->sync();
+    sync->begin_resync();
+    apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
+    apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
+    apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
+    apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(object(nl::Op::add, 21, kIf1, "10.0.2.7"));  // changed while notifications were lost
+    apply(route_nh(nl::Op::add, "10.80.0.0/16", 21));
+    EXPECT_TRUE(sync->end_resync());
+    rib->sync();
+    EXPECT_EQ(lookup("10.80.1.1").port, 1);
+    EXPECT_EQ(lookup("10.81.1.1").kind, NextHopKind::drop_no_route);
+    // Object 22 is gone: a later notification naming it changes nothing.
+    EXPECT_FALSE(apply(object(nl::Op::del, 22, 0, nullptr)));
 }
 
 TEST_F(RouteSyncTest, AddressesGiveConnectedRoutesButLinkLocalIsNeverRouted) {
