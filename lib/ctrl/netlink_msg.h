@@ -39,6 +39,13 @@
 //     only (peer down) keeps the routes, flagged RTNH_F_LINKDOWN, and clears oper_up.
 //   - Cached/cloned routes (RTM_F_CLONED: IPv6 exceptions, PMTU) only appear in dumps that
 //     ask for them; they are counted as skipped, like source-routed (rtm_src_len > 0) ones.
+//   - Kernel nexthop objects: a route naming one carries RTA_NH_ID, plus the object's next
+//     hops (RTA_GATEWAY/RTA_OIF or RTA_MULTIPATH) only with net.ipv4.nexthop_compat_mode 1 (the
+//     default, per namespace). Replacing an object is notified as RTM_NEWNEXTHOP, and as
+//     RTM_NEWROUTE for each route using it only in compat mode 1. Deleting one: RTM_DELNEXTHOP
+//     for it and for each group it leaves empty, RTM_NEWNEXTHOP for each group it leaves; the
+//     routes naming any of them are deleted WITHOUT RTM_DELROUTE in either mode. Group weights
+//     are stored less one (nexthop_grp.weight 2 is `weight 3`).
 #pragma once
 
 #include <cstddef>

@@ -961,19 +961,25 @@ bgp_multipath_mismatch() {
     bgp_have_ctl || return 0
     ip -n "$RSW_SW_NS" -j -4 route show proto "$BGP_KERNEL_PROTO" >"$RSW_TMP/mm-kernel.json"
     ip -n "$RSW_SW_NS" -j -6 route show proto "$BGP_KERNEL_PROTO" >"$RSW_TMP/mm-kernel6.json"
+    ip -n "$RSW_SW_NS" -j nexthop show >"$RSW_TMP/mm-nexthops.json" 2>/dev/null || echo '[]' >"$RSW_TMP/mm-nexthops.json"
     rsw_ctl --json show routes >"$RSW_TMP/mm-routes.json"
     rsw_ctl --json show lb >"$RSW_TMP/mm-lb.json"
     "$RSW_PYTHON" - "$RSW_TMP/mm-kernel.json" "$RSW_TMP/mm-routes.json" "$RSW_TMP/mm-lb.json" \
-        "$RSW_TMP/mm-kernel6.json" <<'EOF'
+        "$RSW_TMP/mm-kernel6.json" "$RSW_TMP/mm-nexthops.json" <<'EOF'
 import json, sys
 kernel = json.load(open(sys.argv[1])) + json.load(open(sys.argv[4]))
 routes = {r["prefix"]: r for r in json.load(open(sys.argv[2]))["routes"]}
 groups = json.load(open(sys.argv[3])).get("groups", [])
+objects = {o["id"]: o for o in (json.load(open(sys.argv[5])) or [])}
 by_prefix = {g.get("prefix"): g for g in groups}
 by_id = {str(g.get("id")): g for g in groups}
 for k in kernel:
     p = k["dst"] if "/" in k["dst"] else k["dst"] + ("/128" if ":" in k["dst"] else "/32")
     kp = len(k.get("nexthops", [])) or 1
+    # A route naming a kernel nexthop object (FRR's default) without its next hops in the
+    # route (nexthop_compat_mode 0): the object's group members.
+    if "nexthops" not in k and k.get("nhid") in objects:
+        kp = len(objects[k["nhid"]].get("group", [])) or 1
     r = routes.get(p)
     if r is None:
         sp = 0

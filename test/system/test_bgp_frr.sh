@@ -4,8 +4,11 @@
 # sync; FRR's zebra and bgpd run in the same namespace (by hand: own config, pid files and
 # sockets in the run's directory; Debian's frr.service plays no part) with the leaf template,
 # rendered for the test (only the TCP-MD5 password and the log target change: the template's
-# addresses, ASN, route maps, timers, GTSM and `no zebra nexthop kernel enable` are used as
-# shipped). A router r1 (BIRD, AS 65000) plays both spines of the template.
+# addresses, ASN, route maps, timers and GTSM are used as shipped; zebra keeps its default of
+# routes through kernel nexthop objects). The switch's namespace runs with
+# net.ipv4.nexthop_compat_mode 0, so the kernel's route messages name the object only and
+# roceswd must follow the objects. A router r1 (BIRD, AS 65000) plays both spines of the
+# template.
 #
 #   h1 10.10.1.2/24        p2 [10.10.1.1/24, fd00:10:1::1/64]   roceswd + FRR (leaf1, AS 65101)
 #   fd00:10:1::2/64 ---                                          p0 [10.1.1.1/31, fd00:1:1::1/127] --- r1 10.1.1.0, fd00:1:1::
@@ -15,8 +18,8 @@
 #   fd00:10:1::/64 (the template's HOSTS4/HOSTS6).
 #
 # Checks: both templates pass vtysh's dry run; FRR's 4 sessions Established; 10.20.0.0/24 and
-# fd00:20::/64 are `proto bgp` multipath kernel routes without kernel nexthop objects (nhid), and
-# ECMP routes of 2 paths in roceswd's FIB; ping and ping6 h1 -> h2, 64 UDP flows all delivered;
+# fd00:20::/64 are `proto bgp` kernel routes naming a kernel nexthop group of 2 (nhid, no next
+# hop in the route), and ECMP routes of 2 paths in roceswd's FIB; ping and ping6 h1 -> h2, 64 UDP flows all delivered;
 # r1 shuts one IPv4 session: the switch goes to 1 path, and back to 2; accounting balanced;
 # clean SIGTERM.
 #
@@ -108,6 +111,10 @@ ip netns exec "$R1" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwardin
     net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 >/dev/null
 bgp_redo_dad "$RSW_SW_NS"
 
+# Route messages that name a nexthop object and carry none of its next hops (zebra's objects
+# are then the only place the switch finds them).
+ip netns exec "$RSW_SW_NS" sysctl -qw net.ipv4.nexthop_compat_mode=0
+
 # FRR in the switch's namespace: the leaf template, rendered. The password is the one r1 uses;
 # the log goes to the run's directory instead of syslog.
 rsw_mktemp FRR_DIR
@@ -142,7 +149,28 @@ else
     tail -n 10 "$RSW_TMP/bird-r1.log" | sed 's/^/    | r1 bird: /'
 fi
 
-# Learned routes: zebra's kernel routes (multipath, next hops in the message) and the FIB.
+# kernel_paths PREFIX: the gateway of each path of PREFIX in the switch namespace's kernel, one a
+# line, through the route's nexthop object (a group's members) or the route itself.
+kernel_paths() {
+    local fam=-4
+    case "$1" in *:*) fam=-6 ;; esac
+    { ip -n "$RSW_SW_NS" -j "$fam" route show "$1"; echo; ip -n "$RSW_SW_NS" -j nexthop show; } |
+        "$RSW_PYTHON" -c '
+import json, sys
+route, objs = [json.loads(c) for c in sys.stdin.read().split("\n") if c.strip()]
+objs = {o["id"]: o for o in objs}
+r = route[0]
+if "nhid" in r:
+    o = objs[r["nhid"]]
+    hops = [objs[m["id"]] for m in o["group"]] if "group" in o else [o]
+else:
+    hops = r.get("nexthops", [r])
+for h in hops:
+    print(h.get("gateway", "-"))
+'
+}
+
+# Learned routes: zebra's kernel routes (through nexthop objects) and the FIB.
 for p in "$H2_NET" "$H2_NET6"; do
     if secs="$(bgp_wait_paths 2 15 "$p")"; then
         rsw_pass "$p is an ECMP route of 2 paths in the switch, $secs s after the sessions"
@@ -152,15 +180,19 @@ for p in "$H2_NET" "$H2_NET6"; do
     fam=-4; case "$p" in *:*) fam=-6 ;; esac
     kroute="$(ip -n "$RSW_SW_NS" "$fam" -d route show "$p")"
     rsw_log "  kernel of sw: $(printf '%s' "$kroute" | tr '\n\t' '  ')"
-    check_eq "kernel of sw: $p proto bgp with 2 nexthops in the route" "$(printf '%s\n' "$kroute" | grep -c 'nexthop via')" 2
-    check_eq "kernel of sw: $p refers to no kernel nexthop object (no zebra nexthop kernel enable)" \
-        "$(printf '%s\n' "$kroute" | grep -c 'nhid')" 0
+    check_eq "kernel of sw: $p names a kernel nexthop object (zebra's default)" \
+        "$(printf '%s\n' "$kroute" | grep -c 'nhid')" 1
+    check_eq "kernel of sw: $p carries no next hop in the route (nexthop_compat_mode 0)" \
+        "$(printf '%s\n' "$kroute" | grep -c 'nexthop via\| via ')" 0
+    check_eq "kernel of sw: $p's object is a group of 2 paths" "$(kernel_paths "$p" | grep -c .)" 2
 done
 # zebra installs the IPv6 route via the spines' link-local addresses (the BGP next hop's
 # link-local part), which nothing else resolves: roceswd asks the kernel to (netlink
 # "resolve_requests"), or the ECMP members would stay without a MAC.
 check_eq "kernel of sw: $H2_NET6 via 2 link-local next hops" \
-    "$(ip -n "$RSW_SW_NS" -6 route show "$H2_NET6" | grep -c 'nexthop via fe80::')" 2
+    "$(kernel_paths "$H2_NET6" | grep -c '^fe80::')" 2
+check_ge "roceswd followed kernel nexthop objects (show control: netlink nexthop_changes)" \
+    "$(rsw_ctl --json show control | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["netlink"]["nexthop_changes"])')" 3
 check_ge "roceswd asked the kernel to resolve next hops (show control: netlink resolve_requests)" \
     "$(rsw_ctl --json show control | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["netlink"]["resolve_requests"])')" 2
 rsw_log "  rocectl --json show routes, entry for $H2_NET:"
