@@ -112,7 +112,7 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
     forget_nh_route(m.dst);
     if (m.op == nl::Op::del) return withdraw(m.dst);
     if (!m.nh_id) return set_route(m.dst, m.protocol, m.nexthops);
-    nh_routes_[m.dst] = m;
+    nh_routes_[m.dst] = NhRoute{m.nh_id, m.protocol};
     nh_users_[m.nh_id].insert(m.dst);
     if (auto nhs = object_nexthops(m.nh_id)) return set_route(m.dst, m.protocol, *nhs);
     // An object we have not seen (a kernel whose objects cannot be dumped): the next hops the
@@ -131,7 +131,7 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
 void RouteSync::forget_nh_route(const IpPrefix &dst) {
     auto it = nh_routes_.find(dst);
     if (it == nh_routes_.end()) return;
-    auto users = nh_users_.find(it->second.nh_id);
+    auto users = nh_users_.find(it->second.id);
     if (users != nh_users_.end()) {
         users->second.erase(dst);
         if (users->second.empty()) nh_users_.erase(users);
@@ -213,11 +213,11 @@ bool RouteSync::refresh_users(uint32_t id) {
     for (uint32_t obj : ids) {
         auto users = nh_users_.find(obj);
         if (users == nh_users_.end()) continue;
-        for (const IpPrefix &dst : users->second) {
-            const nl::RouteMsg &r = nh_routes_.at(dst);
-            auto nhs = object_nexthops(obj);
-            changed |= set_route(dst, r.protocol, nhs ? *nhs : r.nexthops);
-        }
+        // Known: `id` is, and so is every group holding it.
+        const std::vector<nl::NextHopMsg> nhs = object_nexthops(obj).value_or(
+            std::vector<nl::NextHopMsg>{});
+        for (const IpPrefix &dst : users->second)
+            changed |= set_route(dst, nh_routes_.at(dst).protocol, nhs);
     }
     return changed;
 }

@@ -118,12 +118,17 @@ class RouteSync {
     std::set<IpPrefix, PrefixLess> seen_routes_;
     std::vector<std::set<IfAddr, AddrLess>> seen_addrs_;
     // Nexthop objects by id; the groups holding each object; the routes naming each object
-    // (main table, unicast, any interface: an object replaced onto our ports brings them in)
-    // with their last message. Rebuilt by each dump (begin_resync clears them).
+    // (main table, unicast, any interface: an object replaced onto our ports brings them in),
+    // and each such route's object and protocol. Rebuilt by each dump (begin_resync clears
+    // them).
+    struct NhRoute {
+        uint32_t id;
+        uint8_t protocol;
+    };
     std::map<uint32_t, nl::NexthopMsg> nh_objects_;
     std::map<uint32_t, std::set<uint32_t>> nh_groups_of_;
     std::map<uint32_t, std::set<IpPrefix, PrefixLess>> nh_users_;
-    std::map<IpPrefix, nl::RouteMsg, PrefixLess> nh_routes_;
+    std::map<IpPrefix, NhRoute, PrefixLess> nh_routes_;
     RouteSyncStats stats_;
     bool warned_nh_id_ = false;
     bool resync_requested_ = false;
