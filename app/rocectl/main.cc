@@ -411,14 +411,19 @@ int main(int argc, char **argv) {
             name.empty() ? rocesw::default_control_socket() : rocesw::control_socket_for_name(name);
 
     rocesw::ControlClient client;
-    if (!client.connect(socket_path, &err)) {
-        std::cerr << "rocectl: " << err << "; is roceswd running?\n";
-        return kExitNoServer;
+    if (is_watch) {
+        if (!client.connect(socket_path, &err)) {
+            std::cerr << "rocectl: " << err << "; is roceswd running?\n";
+            return kExitNoServer;
+        }
+        return rocesw::run_watch(client, watch);
     }
-    if (is_watch) return rocesw::run_watch(client, watch);
     rocesw::ControlReply reply;
-    if (client.request(cmd, cmd_args, &reply, &err) != rocesw::ControlStatus::kOk) {
-        std::cerr << "rocectl: " << err << "\n";
+    bool no_server = false;
+    // A switch at its client limit (a burst of rocectl calls) is asked again for up to 5 s.
+    if (client.call(socket_path, cmd, cmd_args, &reply, &err, &no_server) !=
+        rocesw::ControlStatus::kOk) {
+        std::cerr << "rocectl: " << err << (no_server ? "; is roceswd running?" : "") << "\n";
         return kExitNoServer;
     }
     if (!reply.ok) {

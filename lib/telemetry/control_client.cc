@@ -13,6 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
+#include <string_view>
+#include <thread>
 
 #include "telemetry/control_protocol.h"
 
@@ -185,6 +188,32 @@ ControlStatus ControlClient::request(const std::string &cmd, const std::vector<s
     }
     if (r != ControlStatus::kOk && err) *err = read_err;
     return r;
+}
+
+bool control_busy(const ControlReply &r) {
+    return !r.ok && std::string_view(r.error).starts_with(kControlBusyError);
+}
+
+ControlStatus ControlClient::call(const std::string &path, const std::string &cmd,
+                                  const std::vector<std::string> &args, ControlReply *reply,
+                                  std::string *err, bool *no_server, int timeout_ms) {
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    std::minstd_rand jitter(uint32_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+    *no_server = false;
+    for (int wait_ms = 5;; wait_ms = std::min(wait_ms * 2, 200)) {
+        const int left = remaining_ms(deadline);
+        if (!connect(path, err, std::max(left, 1))) {
+            *no_server = true;
+            return ControlStatus::kIoError;
+        }
+        const ControlStatus s = request(cmd, args, reply, err, std::max(remaining_ms(deadline), 1));
+        // Waits of 3/4 to all of wait_ms: clients refused together come back apart.
+        const int pause = wait_ms - int(jitter() % uint32_t(wait_ms / 4 + 1));
+        if (s != ControlStatus::kOk || !control_busy(*reply) || remaining_ms(deadline) <= pause)
+            return s;
+        close();
+        std::this_thread::sleep_for(std::chrono::milliseconds(pause));
+    }
 }
 
 std::string default_control_socket() {

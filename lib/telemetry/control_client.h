@@ -46,6 +46,16 @@ class ControlClient {
                           ControlReply *reply, std::string *err,
                           int timeout_ms = kDefaultTimeoutMs);
 
+    // One request on a new connection to `path`, as rocectl makes it. A server at its client
+    // limit refuses the connection with a kControlBusyError reply, a passing state (a burst of
+    // clients): this connects again after 5, 10, 20 ... 200 ms (each wait a little shortened at
+    // random, so a burst of clients spreads) until timeout_ms has passed, then returns that
+    // reply. *no_server: the connection itself failed (*err says why). Leaves the connection
+    // open.
+    ControlStatus call(const std::string &path, const std::string &cmd,
+                       const std::vector<std::string> &args, ControlReply *reply, std::string *err,
+                       bool *no_server, int timeout_ms = kDefaultTimeoutMs);
+
     // Lower level, for tests and tools: send bytes as they are; read the next reply line.
     ControlStatus send_raw(std::string_view bytes, std::string *err,
                            int timeout_ms = kDefaultTimeoutMs);
@@ -58,6 +68,9 @@ class ControlClient {
     std::string path_;
     std::string buf_;  // received bytes after the last complete reply line
 };
+
+// The server refused the connection for being at its client limit (kControlBusyError).
+bool control_busy(const ControlReply &r);
 
 // $ROCESW_SOCKET if set and non-empty, else /run/rocesw/rocesw.sock.
 std::string default_control_socket();

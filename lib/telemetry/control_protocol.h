@@ -15,6 +15,9 @@
 namespace rocesw {
 
 inline constexpr size_t kControlMaxRequestBytes = 64 * 1024;
+// The start of the error a server at its client limit answers a new connection with (then it
+// closes it): a passing state, so a client connects again a little later (ControlClient::call).
+inline constexpr const char *kControlBusyError = "too many control clients";
 // Where sockets live when neither --socket nor ROCESW_SOCKET names one: <dir>/<name>.sock.
 inline constexpr const char *kControlSocketDir = "/run/rocesw";
 inline constexpr const char *kControlDefaultName = "rocesw";

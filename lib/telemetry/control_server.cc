@@ -373,7 +373,8 @@ void ControlServer::accept_clients(uint64_t now_ms) {
         }
         if (clients_.size() >= kMaxClients) {
             std::string msg =
-                reply_error("too many control clients (limit " + std::to_string(kMaxClients) + ")");
+                reply_error(std::string(kControlBusyError) + " (limit " +
+                            std::to_string(kMaxClients) + ")");
             (void)!::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
             ::close(fd);
             refused_.fetch_add(1, std::memory_order_relaxed);

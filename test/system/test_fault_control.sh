@@ -7,7 +7,8 @@
 #     reads;
 #   - 200 rocectl clients started at once;
 #   - meanwhile 100 pings/s h1 -> h2.
-# Checks: every one of the 200 rocectl clients gets its answer; a further `rocectl show ports`
+# Checks: every one of the 200 rocectl clients gets its answer (the server refuses those beyond
+# its 64-client limit; rocectl asks again: ControlClient::call); a further `rocectl show ports`
 # answers (its time is reported, the check is only a generous timeout); the non-reading client
 # is disconnected once its unsent output stalls for 5 s (rocectl show control clients:
 # counted under disconnected.stalled), and the server logs it; no echo lost (received count

@@ -12,7 +12,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "telemetry/control_client.h"
 #include "telemetry/control_protocol.h"
@@ -488,6 +490,58 @@ TEST_F(ControlServerTest, DisconnectsAClientWhoseRepliesStallUnread) {
     json v = srv_.call("control_clients", {});
     EXPECT_EQ(v["disconnected"]["stalled"], 1u);
     EXPECT_EQ(v["accepted"], 1u);
+}
+
+// A server at its client limit refuses a new connection with kControlBusyError; ControlClient::
+// call (rocectl) connects again until a place frees up, within its timeout.
+TEST_F(ControlServerTest, ClientAtTheLimitIsRefusedAndCallRetriesUntilServed) {
+    start_server();
+    std::vector<std::unique_ptr<ControlClient>> idle;
+    for (size_t i = 0; i < ControlServer::kMaxClients; i++) {
+        idle.push_back(std::make_unique<ControlClient>());
+        connect(*idle.back());
+    }
+    for (int i = 0; i < 200 && srv_.client_count() < ControlServer::kMaxClients; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(srv_.client_count(), ControlServer::kMaxClients);
+    // A plain request gets the refusal.
+    ControlClient one;
+    connect(one);
+    ControlReply r;
+    std::string err;
+    ASSERT_EQ(one.request("echo", {"a"}, &r, &err), ControlStatus::kOk) << err;
+    EXPECT_TRUE(control_busy(r)) << r.error;
+    EXPECT_NE(r.error.find("limit 64"), std::string::npos) << r.error;
+    // call() gives up with that reply when no place frees up in time...
+    ControlClient two;
+    bool no_server = true;
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_EQ(two.call(path_, "echo", {"b"}, &r, &err, &no_server, 300), ControlStatus::kOk);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_FALSE(no_server);
+    EXPECT_TRUE(control_busy(r));
+    EXPECT_GE(waited, std::chrono::milliseconds(100));
+    EXPECT_LT(waited, std::chrono::milliseconds(2000));
+    const uint64_t refused = srv_.client_stats().refused;
+    EXPECT_GE(refused, 4u);  // the first refusal, then 5, 10, 20, 40 ... ms apart
+    // ...and is served once one does.
+    std::thread freeing([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        idle.pop_back();
+    });
+    ControlClient three;
+    ASSERT_EQ(three.call(path_, "echo", {"c"}, &r, &err, &no_server, 5000), ControlStatus::kOk)
+        << err;
+    freeing.join();
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.data["args"], json::array({"c"}));
+    EXPECT_GT(srv_.client_stats().refused, refused);
+    // No server at all: reported as such, without retrying.
+    ControlClient four;
+    EXPECT_EQ(four.call(dir_ + "/nobody.sock", "echo", {}, &r, &err, &no_server, 5000),
+              ControlStatus::kIoError);
+    EXPECT_TRUE(no_server);
+    EXPECT_NE(err.find("cannot connect"), std::string::npos) << err;
 }
 
 // One that reads, slowly, is never cut off: each byte that leaves restarts the stall time.
