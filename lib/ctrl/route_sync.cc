@@ -224,7 +224,8 @@ bool RouteSync::refresh_users(uint32_t id) {
 
 bool RouteSync::on_nexthop(const nl::NexthopMsg &m) {
     stats_.nexthop_changes++;
-    // The groups the object was in before (a replace changes its members).
+    // A group replaced or deleted no longer holds its old members (a replace adds the new ones
+    // below).
     if (auto old = nh_objects_.find(m.id); old != nh_objects_.end())
         for (const auto &mb : old->second.group) {
             auto g = nh_groups_of_.find(mb.id);
