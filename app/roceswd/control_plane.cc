@@ -268,6 +268,24 @@ void Switch::register_control_metrics() {
                   std::lock_guard lk(sync_mu_);
                   s.sample({}, double(route_sync_->stats().messages));
               });
+    m.counter("rocesw_netlink_events_total",
+              "What the route sync did with netlink messages (rocectl show control: netlink)",
+              [this](MetricSink &s) {
+                  std::lock_guard lk(sync_mu_);
+                  const RouteSyncStats &st = route_sync_->stats();
+                  const std::pair<const char *, uint64_t> events[] = {
+                      {"route_added", st.routes_added},
+                      {"route_removed", st.routes_removed},
+                      {"neighbour_added", st.neighbours_added},
+                      {"neighbour_removed", st.neighbours_removed},
+                      {"nexthop_change", st.nexthop_changes},
+                      {"resolve_request", st.resolve_requests},
+                      {"ignored", st.ignored},
+                      {"unsupported", st.unsupported},
+                      {"malformed", sync_errors_},
+                      {"resync", st.resyncs}};
+                  for (const auto &[event, n] : events) s.sample({{"event", event}}, double(n));
+              });
 }
 
 json Switch::view_punt() const {

@@ -193,6 +193,15 @@ check_eq "kernel of sw: $H2_NET6 via 2 link-local next hops" \
     "$(kernel_paths "$H2_NET6" | grep -c '^fe80::')" 2
 check_ge "roceswd followed kernel nexthop objects (show control: netlink nexthop_changes)" \
     "$(rsw_ctl --json show control | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["netlink"]["nexthop_changes"])')" 3
+# The same count on Prometheus (served inside the switch's namespace).
+PROM_PORT="$(sed -n 's/.*prometheus: serving http:[^ ]* (port \([0-9]*\)).*/\1/p' "$LOG" | head -n 1)"
+nh_events="$(ip netns exec "$RSW_SW_NS" "$RSW_PYTHON" -c '
+import re, sys, urllib.request
+body = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode()
+m = re.search(r"^rocesw_netlink_events_total\{event=\"nexthop_change\"\} (\S+)$", body, re.M)
+print(int(float(m.group(1))) if m else -1)' "${PROM_PORT:-0}" 2>/dev/null || echo -1)"
+check_ge "Prometheus (port ${PROM_PORT:-?}): rocesw_netlink_events_total{event=\"nexthop_change\"}" \
+    "$nh_events" 3
 check_ge "roceswd asked the kernel to resolve next hops (show control: netlink resolve_requests)" \
     "$(rsw_ctl --json show control | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["netlink"]["resolve_requests"])')" 2
 rsw_log "  rocectl --json show routes, entry for $H2_NET:"
