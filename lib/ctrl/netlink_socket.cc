@@ -250,11 +250,9 @@ bool NetlinkSocket::open(bool subscribe, size_t rcvbuf_bytes, std::string *err) 
     }
     // Kernel nexthop objects: group 32, beyond nl_groups' bits. A kernel without them (before
     // 5.3) refuses the group; routes then never name an object either.
-    nexthops_ = false;
     if (subscribe) {
         const int grp = RTNLGRP_NEXTHOP;
-        nexthops_ =
-            ::setsockopt(fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp)) == 0;
+        (void)::setsockopt(fd_, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp));
     }
     buf_.resize(kRecvBuf);
     seq_ = fresh_seq();

@@ -29,13 +29,12 @@ class NetlinkSocket {
 
     // With subscribe: RTMGRP_LINK | RTMGRP_NEIGH | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
     // RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE, and RTNLGRP_NEXTHOP where the kernel has nexthop
-    // objects (subscribed_nexthops()). rcvbuf_bytes is set with SO_RCVBUFFORCE (needs
+    // objects. rcvbuf_bytes is set with SO_RCVBUFFORCE (needs
     // CAP_NET_ADMIN), else SO_RCVBUF (capped by net.core.rmem_max); 0 keeps the default.
     // Non-blocking. NETLINK_NO_ENOBUFS is not set: overruns are reported by recv().
     bool open(bool subscribe, size_t rcvbuf_bytes, std::string *err);
     int fd() const { return fd_; }
     void close();
-    bool subscribed_nexthops() const { return nexthops_; }
 
     // Sends an RTM_GETLINK / RTM_GETADDR / RTM_GETNEIGH / RTM_GETROUTE / RTM_GETNEXTHOP dump request
     // (NLM_F_DUMP, AF_UNSPEC) on this socket; the replies arrive through recv(), interleaved
@@ -65,7 +64,6 @@ class NetlinkSocket {
 
   private:
     int fd_ = -1;
-    bool nexthops_ = false;
     uint32_t seq_ = 0;
     std::vector<uint8_t> buf_;
 };
