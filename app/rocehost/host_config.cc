@@ -352,14 +352,14 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
     }
     if (auto us = root["udp_flows"]) read_udp_flows(L, us, c);
     // jobs: [{kind, hosts, bytes, iterations, compute_gap_ns, step_gap_ns, schedule,
-    // start_ns}] (doc/rocehost.md, "Collective jobs").
+    // start_ns, class}] (doc/rocehost.md, "Collective jobs").
     if (auto js = root["jobs"]) {
         if (!js.IsSequence()) L.fail("jobs", "expected a list");
         for (size_t i = 0; i < js.size(); i++) {
             const std::string jp = at("jobs", i);
             L.check_keys(js[i], jp,
                          {"kind", "hosts", "bytes", "iterations", "compute_gap_ns", "step_gap_ns",
-                          "schedule", "start_ns"});
+                          "schedule", "start_ns", "class"});
             roce::JobConfig j;
             if (!js[i]["kind"]) L.fail(jp + ".kind", "required field missing");
             j.spec.kind = L.enumeration<roce::Collective>(
@@ -399,6 +399,32 @@ HostRunConfig load_host_config_string(const std::string &yaml, const std::string
             if (js[i]["start_ns"])
                 j.start_ns =
                     L.integer(js[i]["start_ns"], jp + ".start_ns", 0, 86'400'000'000'000ull);
+            // class: one class for every rank's flows, or a list of one per rank (in `hosts`'
+            // order; null: the run's `traffic`), as rocelab writes a pg resolved per switch port.
+            if (auto k = js[i]["class"]) {
+                const std::string kp = jp + ".class";
+                if (k.IsMap()) {
+                    j.rank_class.assign(j.spec.hosts.size(), read_flow_class(L, k, kp, c.traffic));
+                } else if (k.IsSequence()) {
+                    if (k.size() != j.spec.hosts.size())
+                        L.fail(kp, "one class per host is required (" +
+                                       std::to_string(j.spec.hosts.size()) + " hosts, " +
+                                       std::to_string(k.size()) + " given)");
+                    for (size_t r = 0; r < k.size(); r++) {
+                        if (k[r].IsNull())
+                            j.rank_class.emplace_back();
+                        else if (k[r].IsMap())
+                            j.rank_class.emplace_back(
+                                read_flow_class(L, k[r], at(kp, r), c.traffic));
+                        else
+                            L.fail(at(kp, r), "expected a class {data_dscp, data_priority, "
+                                              "ack_dscp, ack_priority} or null");
+                    }
+                } else {
+                    L.fail(kp, "expected a class {data_dscp, data_priority, ack_dscp, "
+                               "ack_priority} or a list of one per host");
+                }
+            }
             c.jobs.push_back(j);
         }
     }

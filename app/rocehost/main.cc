@@ -107,7 +107,7 @@ rocesw::Config port_config(const rocesw::rocehost::HostRunConfig &c) {
 class Jobs {
   public:
     Jobs(rocesw::roce::HostSet &hs, const rocesw::rocehost::HostRunConfig &cfg)
-        : hs_(hs), t0_(cfg.run.start_delay_ns) {
+        : hs_(hs), cfg_(cfg), t0_(cfg.run.start_delay_ns) {
         for (const auto &j : cfg.jobs) runner_.add(j.spec, j.start_ns);
         add(runner_.initial());
     }
@@ -133,10 +133,12 @@ class Jobs {
             spec.dst = f.dst;
             spec.size_bytes = f.size_bytes;
             spec.start_ns = st.at_ns;
+            spec.cls = cfg_.jobs[st.job].class_of(f.src);  // jobs added in cfg.jobs' order
             runner_.bind(hs_.add_flow(spec), st.job, st.flow);
         }
     }
     rocesw::roce::HostSet &hs_;
+    const rocesw::rocehost::HostRunConfig &cfg_;
     uint64_t t0_;
     rocesw::roce::JobRunner runner_;
     std::vector<uint32_t> done_;

@@ -109,6 +109,16 @@ struct UdpFlowConfig {
 struct JobConfig {
     CollectiveSpec spec;
     uint64_t start_ns = 0;
+    // Each rank's own class (in spec.hosts order; rocelab: the job's pg as rocesim resolves it
+    // at the rank's switch port), unset: the run's TrafficConfig. Empty: every rank unset.
+    std::vector<std::optional<FlowClass>> rank_class;
+
+    // The class of the job's flows sent by host index `src` (a rank).
+    std::optional<FlowClass> class_of(uint32_t src) const {
+        for (size_t r = 0; r < spec.hosts.size() && r < rank_class.size(); r++)
+            if (spec.hosts[r] == src) return rank_class[r];
+        return std::nullopt;
+    }
 };
 
 struct WorkloadConfig {

@@ -85,11 +85,13 @@ static json priorities(uint8_t mask) {
 }
 
 // A flow's own class (null: hosts.traffic's), as rocesim's hosts resolve its pg.
-static json flow_class_json(const Scenario &s, const std::vector<PortQos> &access,
-                            const FlowRecord &f) {
-    if (!f.pg) return nullptr;
-    const auto c = resolve_flow_class(access.at(f.src), s.roce.traffic, *f.pg,
-                                      flow_class_where(s, f.src));
+// The class of host `src`'s flows with priority group `pg` as rocesim's hosts resolve it
+// (null: hosts.traffic's).
+static json class_json(const Scenario &s, const std::vector<PortQos> &access, uint32_t src,
+                       const std::optional<uint8_t> &pg) {
+    if (!pg) return nullptr;
+    const auto c =
+        resolve_flow_class(access.at(src), s.roce.traffic, *pg, flow_class_where(s, src));
     if (!c) return nullptr;
     return {{"data_dscp", c->data_dscp},
             {"data_priority", c->data_priority},
@@ -227,7 +229,7 @@ json lab_description(const Scenario &s) {
                          {"sport", sports.next(f.src)},
                          {"dport", f.dport},
                          {"pg", f.pg ? json(*f.pg) : json(nullptr)},
-                         {"class", flow_class_json(s, access, f)},
+                         {"class", class_json(s, access, f.src, f.pg)},
                          {"hops", p.hops},
                          {"standalone_fct_ns",
                           p.reachable ? standalone_fct_ns(f.size_bytes, p, R.standalone) : 0}});
@@ -237,6 +239,8 @@ json lab_description(const Scenario &s) {
     // roce/collective.h) and, per job flow, its standalone FCT (fct.txt's last column).
     json jobs = json::array();
     for (const CollectiveWorkload &j : s.jobs) {
+        json classes = json::array();  // each rank's flows' class, as a flow's `class`
+        for (uint32_t h : j.spec.hosts) classes.push_back(class_json(s, access, h, j.spec.pg));
         json standalone = json::array();
         for (const roce::CollectiveFlow &f : roce::make_collective(j.spec).flows) {
             const PathInfo p = routing.path(f.src, f.dst, R.standalone.payload_bytes);
@@ -253,6 +257,7 @@ json lab_description(const Scenario &s) {
              {"schedule", j.spec.a2a == AllToAllSchedule::pairwise ? "pairwise" : "simultaneous"},
              {"dport", j.spec.dport},
              {"pg", j.spec.pg ? json(*j.spec.pg) : json(nullptr)},
+             {"classes", classes},
              {"start_ns", j.start_ns},
              {"standalone_fct_ns", standalone}});
     }

@@ -31,6 +31,7 @@ declare -A EFFECT=(
   [ecn-vs-pfc-lab-above]='d["switch_drops"] == {}'
   [traffic-classes-lab]='(q := d["switches"]["leaf0"]["queues"])["0"]["drops"] > 0 and q["3"]["enq_packets"] > 0 and all(x["queues"].get("3", {}).get("drops", 0) == 0 for x in d["switches"].values()) and d["udp"]["sent"] > d["udp"]["received"] > 0'
   [collective-lab]="$JOBS_DONE"
+  [collective-classes-lab]='d["jobs"]["completed"] == 2 and d["jobs"]["iterations_completed"] == 5 and all(x["queues"].get("0", {}).get("enq_packets", 0) > 0 for n, x in d["switches"].items() if n.startswith("leaf")) and all(x["queues"].get("3", {}).get("drops", 0) == 0 for x in d["switches"].values())'
   [collective-lab-incast]="$JOBS_DONE"' and d["switch_totals"]["pfc_xoff_sent"] > 0'
   [pfc-deadlock-lab]='xoff_traced >= d["switch_totals"]["pfc_xoff_sent"] > 0 and all(ring(c) and b - a < 400e6 for a, b, c in cycles) and set(storms) <= ring_ports and d["switch_drops"] == {}'
   [pfc-deadlock-lab-no-watchdog]='xoff_traced >= d["switch_totals"]["pfc_xoff_sent"] > 0 and all(ring(c) for a, b, c in cycles) and (d["completed"] == 0) == closed_at_end == all(p["pfc_paused_now"] for p in ring_egress) and d["switch_drops"] == {}'
@@ -52,6 +53,7 @@ declare -A WHAT=(
   [link-failure-lab]="the link goes down and up, routes move each time, losses counted per link"
   [traffic-classes-lab]="per-queue counters: leaf0's queue 0 (lossy) drops, queue 3 (lossless) forwards and drops nowhere; UDP loses packets"
   [collective-lab]="ring all-reduce: every iteration completes, iteration times > 0, no drop"
+  [collective-classes-lab]="two jobs, two classes: both complete; the lossy all-to-all in queue 0 at both leaves, no lossless queue drops"
   [collective-lab-incast]="the same with an incast: every iteration completes, XOFFs, no drop"
   [pfc-deadlock-lab]="every switch XOFF on the timeline (traces); a pause cycle is the ring's and the watchdog breaks it (< 400 ms), storms on ring ports only, no drop"
   [pfc-deadlock-lab-no-watchdog]="every switch XOFF on the timeline; a pause cycle is the ring's; no flow completes exactly when the cycle is closed at the end (traces) and every ring egress is paused when read (counters); no drop"
@@ -64,7 +66,7 @@ declare -A RC=([pfc-deadlock-lab-no-watchdog]=any)
 for name in leaf-spine-small victim-flow-lab incast-lab pfc-storm-lab link-failure-lab \
         traffic-classes-lab pfc-deadlock-lab pfc-deadlock-lab-no-watchdog \
         ecmp-collision-lab-hash ecmp-collision-lab-flowlet ecn-vs-pfc-lab-below \
-        ecn-vs-pfc-lab-above collective-lab collective-lab-incast; do
+        ecn-vs-pfc-lab-above collective-lab collective-lab-incast collective-classes-lab; do
     [ -n "$FILTER" ] && [[ "$name" != *"$FILTER"* ]] && continue
     out="$d/$name"
     rc=0
@@ -145,6 +147,12 @@ done
 if [ -f "$d/traffic-classes-lab/summary.json" ]; then
     check "traffic-classes-lab: the lossy class drops, the lossless one pauses (scenario_effects.py --classes)" \
         "$RSW_PYTHON" "$RSW_REPO/test/lab/scenario_effects.py" --classes "$d/traffic-classes-lab"
+fi
+
+# collective-classes-lab: what the sim engine's test asserts (lab_collective_classes), on the real run.
+if [ -f "$d/collective-classes-lab/summary.json" ]; then
+    check "collective-classes-lab: the lossy job drops and resends, the lossless one pauses (scenario_effects.py --job-classes)" \
+        "$RSW_PYTHON" "$RSW_REPO/test/lab/scenario_effects.py" --job-classes "$d/collective-classes-lab"
 fi
 
 # Variants against each other (both ran): the effect a pair of scenarios is named after.

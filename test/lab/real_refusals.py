@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """rocelab's real engine refuses, with a clear message, what it cannot run as the simulator
 does (tools/rocelab_lib/real.py check_supported): a UDP flow that never ends (no stop, no
-until) and a collective job with a class of its own (pg); it accepts flows with a class of their
-own, UDP flows and collective jobs, and hands rocehost the classes and PFC priorities rocesim
-resolves. The lab descriptions come from rocesim --emit-lab
+until), and a job with a pg from a lab description without its ranks' classes; it accepts flows
+and collective jobs with a class of their own, UDP flows, and hands rocehost the classes and PFC
+priorities rocesim resolves. The lab descriptions come from rocesim --emit-lab
 (no processes started)."""
 import json
 import os
@@ -84,8 +84,34 @@ same("a UDP flow: its DSCP's TC as its PFC priority",
      real.udp_flows_yaml(lab, {0: "h0", 1: "h1", 2: "h2"}),
      ["udp_flows:", '  - {src: "h1", dst: "h2", rate: 1M, frame_bytes: 1000, start_ns: 0, '
       'stop_ns: 10000, dscp: 0, ecn: false, priority: 1, sport: 10000, dport: 100}'])
-check("workloads:\n  - {type: ring_allreduce, hosts: [0, 1, 2], bytes: 3000, pg: 3}\n",
-      "rocelab: a collective job's own class (pg) is not yet in the real engine: collective job 0 "
-      "(ring_allreduce) has pg 3; rocehost would run it in hosts.traffic's class")
+JOB_PG = "workloads:\n  - {type: ring_allreduce, hosts: [0, 1, 2], bytes: 3000, pg: 4}\n"
+check(JOB_PG, "")
 check("workloads:\n  - {type: all_to_all, hosts: [0, 1, 2], bytes: 3000, iterations: 2}\n", "")
+
+# A job's pg: every rank's class as rocesim resolves it (pg 4 with the SONiC profile: DSCP 4,
+# lossless, so the hosts honour PFC for it too), handed to rocehost with the job.
+lab = emit(JOB_PG)
+hostname = {0: "h0", 1: "h1", 2: "h2"}
+same("a job with a pg: one class for its ranks in rocehost's job line", real.jobs_yaml(lab, hostname),
+     ["jobs:", '  - {kind: ring_allreduce, hosts: ["h0", "h1", "h2"], bytes: 3000, iterations: 1, '
+      'compute_gap_ns: 0, step_gap_ns: 0, schedule: simultaneous, start_ns: 0, class: '
+      '{"ack_dscp": 4, "ack_priority": 4, "data_dscp": 4, "data_priority": 4}}'])
+same("the job's lossless pg is among the priorities the hosts honour",
+     real.traffic_yaml(lab["hosts_profile"]), ['traffic: {"pfc_priorities": [3, 4]}'])
+job = dict(lab["jobs"][0])
+job["classes"] = [None, job["classes"][0], None]
+same("ranks in different classes: one class per rank, null for hosts.traffic's",
+     real.job_class_yaml(job),
+     ', class: [null, {"ack_dscp": 4, "ack_priority": 4, "data_dscp": 4, "data_priority": 4}, null]')
+same("a job without a pg: no class", real.job_class_yaml(emit(
+    "workloads:\n  - {type: all_to_all, hosts: [0, 1], bytes: 3000}\n")["jobs"][0]), "")
+del lab["jobs"][0]["classes"]
+try:
+    real.check_supported(lab)
+    got = ""
+except SystemExit as e:
+    got = str(e)
+same("a lab description without the ranks' classes (an older rocesim's) is refused", got,
+     "rocelab: collective job 0 (ring_allreduce) has pg 4 but the lab description has no class "
+     "per rank: emit it again with this rocesim (rocesim --emit-lab)")
 sys.exit(1 if failed else 0)

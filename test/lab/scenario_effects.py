@@ -4,9 +4,10 @@
     scenario_effects.py GROUP [--keep DIR]      GROUP: incast, victim-flow, pfc-storm,
                                                 pfc-deadlock, ecmp-collision, link-failure,
                                                 collective, collective-lab, ecn-vs-pfc,
-                                                traffic-classes
+                                                traffic-classes, collective-classes
     scenario_effects.py --classes OUT           traffic-classes-lab's effect on a result
                                                 directory of either engine (real_labs.sh)
+    scenario_effects.py --job-classes OUT       collective-classes-lab's, the same way
 Runs the group's variants with `rocelab run --engine sim` (rocesim from $ROCESIM or the build
 tree) and asserts on their result files through rocelab's own reader. rocesim is
 deterministic, so the bounds are wide margins around exact, repeatable values (doc/rocelab.md
@@ -267,6 +268,45 @@ def classes_effect(r):
              "the lossy RoCE flow resends, the lossless one does not")]
 
 
+def job_classes_effect(r):
+    """collective-classes-lab's effect, from result files both engines write (test/lab/
+    real_labs.sh asserts the same on the real engine's run): both jobs complete every
+    iteration; the all-to-all in the lossy class (pg 0: 500,000-byte flows) takes every drop
+    (buffer_full only) and resends; the all-reduce in the hosts' lossless class (250,000-byte
+    flows) resends nothing and gets the pauses (switch XOFFs; PFC frames at priority 3 only).
+    Returns a list of (condition, what)."""
+    import csv
+    d = r.summary
+    drops = d.get("switch_drops", {})
+    with open(os.path.join(r.path, "pfc_events.csv")) as f:
+        pfc = list(csv.DictReader(f))
+    with open(os.path.join(r.path, "hosts", "flows.csv")) as f:
+        flows = list(csv.DictReader(f))
+    retx = {}
+    for x in flows:
+        retx.setdefault(int(x["size_bytes"]), []).append(int(x["retransmitted"]))
+    j = d.get("jobs", {})
+    print("jobs %s; drops %s; PFC events %d (priorities %s); retransmitted by flow size %s"
+          % (j, drops, len(pfc), sorted({x["priority"] for x in pfc}),
+             {k: sum(v) for k, v in retx.items()}))
+    return [(all_done(r) and j.get("completed") == 2 and j.get("iterations_completed") == 5,
+             "both jobs complete every iteration"),
+            (drops.get("buffer_full", 0) > 0 and set(drops) == {"buffer_full"},
+             "the lossy class takes the drops (buffer_full only)"),
+            (r.totals()["pfc_xoff_by_switches"] > 0 and {x["priority"] for x in pfc} <= {"3"},
+             "the lossless class gets the pauses (switch XOFFs; PFC frames at priority 3 only)"),
+            (len(retx.get(250000, [])) == 96 and sum(retx[250000]) == 0,
+             "the all-reduce (lossless, 96 flows) resends nothing"),
+            (len(retx.get(500000, [])) == 12 and sum(retx[500000]) > 0,
+             "the all-to-all (lossy pg 0, 12 flows) resends")]
+
+
+def collective_classes(tmp):
+    r = run(tmp, "collective-classes-lab")
+    for cond, what in job_classes_effect(r):
+        check(cond, "collective-classes-lab: " + what)
+
+
 def traffic_classes(tmp):
     r = run(tmp, "traffic-classes-lab")
     for cond, what in classes_effect(r):
@@ -279,13 +319,18 @@ def traffic_classes(tmp):
 GROUPS = {"incast": incast, "victim-flow": victim_flow, "pfc-storm": pfc_storm,
           "pfc-deadlock": pfc_deadlock, "ecmp-collision": ecmp_collision,
           "link-failure": link_failure, "collective": collective, "collective-lab": collective_lab,
-          "ecn-vs-pfc": ecn_vs_pfc, "traffic-classes": traffic_classes}
+          "ecn-vs-pfc": ecn_vs_pfc, "traffic-classes": traffic_classes,
+          "collective-classes": collective_classes}
 
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--classes":
         for cond, what in classes_effect(Results(sys.argv[2])):
             check(cond, "traffic-classes-lab: " + what)
+        return 1 if FAILS else 0
+    if len(sys.argv) == 3 and sys.argv[1] == "--job-classes":
+        for cond, what in job_classes_effect(Results(sys.argv[2])):
+            check(cond, "collective-classes-lab: " + what)
         return 1 if FAILS else 0
     if len(sys.argv) < 2 or sys.argv[1] not in GROUPS:
         print(__doc__)

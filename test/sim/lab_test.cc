@@ -124,6 +124,27 @@ udp_flows:
     EXPECT_EQ(lab["udp_flows"][0]["stop_ns"], 1'000'000);
 }
 
+// A collective job's pg: each rank's class as a flow's (the real engine hands them to rocehost,
+// whose job flows leave in them), its lossless pg among the priorities the hosts honour; a job
+// without a pg has every rank in hosts.traffic's class.
+TEST(LabDescription, JobClassesPerRankAsTheSimulatorResolvesThem) {
+    Scenario s;
+    parse_scenario(R"(
+topology: {type: star, hosts: 3, link_rate: 1Gbps, link_delay: 1us}
+workloads:
+  - {type: ring_allreduce, hosts: [2, 0, 1], bytes: 3000, pg: 4}
+  - {type: all_to_all, hosts: [0, 1], bytes: 3000}
+)",
+                   "c.yaml", s);
+    json lab = lab_description(s);
+    ASSERT_EQ(lab["jobs"].size(), 2u);
+    const json pg4 = {{"data_dscp", 4}, {"data_priority", 4}, {"ack_dscp", 4}, {"ack_priority", 4}};
+    EXPECT_EQ(lab["jobs"][0]["pg"], 4);
+    EXPECT_EQ(lab["jobs"][0]["classes"], json({pg4, pg4, pg4}));
+    EXPECT_EQ(lab["jobs"][1]["classes"], json({nullptr, nullptr}));
+    EXPECT_EQ(lab["hosts_profile"]["pfc_priorities"], json({3, 4}));
+}
+
 TEST(LabDescription, EventsInTimeOrder) {
     json lab = lab_description(leaf_spine());
     const json &e = lab["events"];

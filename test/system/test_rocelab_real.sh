@@ -19,7 +19,9 @@
 #     and DPDK runtime directories are gone.
 #  3. --engine both on victim-flow-lab (tools/demo's fabric lab): both reports, the table, the
 #     victim's slowdown in rocesim, the real run's distortion named under the table.
-#  4. Ctrl-C: SIGINT while the lab runs (BGP: BIRD too) stops it with status 130 and leaves
+#  4. A collective job in a class of its own (collective-classes-lab, --routing static): rocehost
+#     gets the class rocesim resolves, the job's frames go through that queue at the switches.
+#  5. Ctrl-C: SIGINT while the lab runs (BGP: BIRD too) stops it with status 130 and leaves
 #     nothing behind (process, namespace, socket, runtime directory).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -282,6 +284,33 @@ v = [r for r in csv.DictReader(open(sys.argv[1])) if r["flow"] == "0"][0]
 print("victim slowdown", v["slowdown"])
 assert (v["src"], v["dst"]) == ("h3", "h1") and float(v["slowdown"]) > 1.4, v
 PY
+
+# A collective job in a class of its own (its pg, resolved per rank by rocesim and handed to
+# rocehost with the job): collective-classes-lab's all-to-all in the lossy class (pg 0: DSCP 0,
+# priority 0) beside the ring all-reduce in the hosts' lossless class. Its frames and ACKs are
+# the only traffic in queue 0, so every leaf's queue 0 counts them; no lossless queue drops.
+rc=0
+timeout 200 "$LAB" run "$RSW_REPO/config/scenarios/collective-classes-lab.yaml" --engine real \
+    --routing static --out "$d/jc" --timeout 90 --no-report > "$d/jc.log" 2>&1 || rc=$?
+cat "$d/jc.log"
+check_eq "job classes: rocelab run exits 0" "$rc" "0"
+check_eq "job classes: rocehost got the all-to-all's class, the all-reduce none" \
+    "$(grep -o 'kind: [a-z_]*\|class: {[^}]*}' "$d/jc/configs/hosts.yaml" | tr '\n' ' ')" \
+    'kind: ring_allreduce kind: all_to_all class: {"ack_dscp": 0, "ack_priority": 0, "data_dscp": 0, "data_priority": 0} '
+check_eq "job classes: both jobs completed every iteration" \
+    "$(json "$d/jc/summary.json" '[d["jobs"][k] for k in ("jobs", "completed", "iterations", "iterations_completed")]')" \
+    "[2, 2, 5, 5]"
+check "job classes: the all-to-all in queue 0 at both leaves, no lossless queue dropped" \
+    "$RSW_PYTHON" - "$d/jc/summary.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+q = {n: x["queues"] for n, x in s["switches"].items()}
+print({n: {k: (v["enq_packets"], v["drops"]) for k, v in x.items()} for n, x in q.items()})
+assert all(q[l].get("0", {}).get("enq_packets", 0) > 1000 for l in ("leaf0", "leaf1")), q
+assert all(x.get("3", {}).get("enq_packets", 0) > 0 and x.get("3", {}).get("drops", 0) == 0
+           for x in q.values()), q
+PY
+accounting_balanced "$d/jc/summary.json" "job classes"
 
 # Ctrl-C while the fabric runs.
 "$LAB" run "$SCEN" --engine real --out "$d/int" --timeout 90 > "$d/int.log" 2>&1 &

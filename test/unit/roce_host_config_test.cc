@@ -238,6 +238,32 @@ TEST(HostConfig, JobsNameLocalRanksInRingOrder) {
     EXPECT_EQ(c.jobs[1].spec.step_gap_ns, 100u);
 }
 
+// A job's own class (rocelab: the job's pg resolved at each rank's switch port): one for every
+// rank, or one per rank in `hosts`' order (null: the run's traffic class; here the defaults,
+// data DSCP 26 priority 3, ACKs with the data). A job without one, or a host not a rank, gets
+// none.
+TEST(HostConfig, JobsCarryTheirRanksClasses) {
+    auto c = load_host_config_string(
+        kTwoLocal +
+            "jobs:\n"
+            "  - {kind: ring_allreduce, hosts: [c, a, b], bytes: 3000, class: {data_dscp: 8, "
+            "data_priority: 0}}\n"
+            "  - {kind: all_to_all, hosts: [a, b, c], bytes: 3000, class: [{data_dscp: 48, "
+            "data_priority: 6, ack_dscp: 48, ack_priority: 6}, null, {data_priority: 1}]}\n"
+            "  - {kind: all_to_all, hosts: [a, b], bytes: 3000}\n",
+        "t.yaml");
+    ASSERT_EQ(c.jobs.size(), 3u);
+    const roce::FlowClass pg0{8, 0, 26, 3};
+    EXPECT_EQ(c.jobs[0].rank_class.size(), 3u);
+    for (uint32_t h : {0u, 1u, 2u}) EXPECT_EQ(c.jobs[0].class_of(h), pg0) << h;
+    EXPECT_EQ(c.jobs[1].class_of(0), (roce::FlowClass{48, 6, 48, 6}));
+    EXPECT_EQ(c.jobs[1].class_of(1), std::nullopt);
+    EXPECT_EQ(c.jobs[1].class_of(2), (roce::FlowClass{26, 1, 26, 3}));
+    EXPECT_TRUE(c.jobs[2].rank_class.empty());
+    EXPECT_EQ(c.jobs[2].class_of(0), std::nullopt);
+    EXPECT_EQ(c.jobs[2].class_of(2), std::nullopt);  // not a rank
+}
+
 TEST(HostConfig, JobErrorsNameTheField) {
     auto job = [](const std::string &j) { return error_of(kTwoLocal + "jobs: [" + j + "]\n"); };
     EXPECT_EQ(job("{kind: ring, hosts: [a, b], bytes: 1}"),
@@ -254,6 +280,18 @@ TEST(HostConfig, JobErrorsNameTheField) {
               "t.yaml: jobs[0].schedule: 'ring' is not one of simultaneous, pairwise");
     EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, iterations: 0}"),
               "t.yaml: jobs[0].iterations: 0 is out of range 1..1000000");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, class: [{data_priority: 0}]}"),
+              "t.yaml: jobs[0].class: one class per host is required (2 hosts, 1 given)");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, class: [null, 3]}"),
+              "t.yaml: jobs[0].class[1]: expected a class {data_dscp, data_priority, ack_dscp, "
+              "ack_priority} or null");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, class: 3}"),
+              "t.yaml: jobs[0].class: expected a class {data_dscp, data_priority, ack_dscp, "
+              "ack_priority} or a list of one per host");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, class: [null, {pg: 3}]}"),
+              "t.yaml: jobs[0].class[1]: unknown field 'pg'");
+    EXPECT_EQ(job("{kind: all_to_all, hosts: [a, b], bytes: 1, class: {data_dscp: 64}}"),
+              "t.yaml: jobs[0].class.data_dscp: 64 is out of range 0..63");
 }
 
 TEST(HostConfig, ErrorsNameTheFileAndField) {

@@ -299,13 +299,26 @@ def switch_latency(socks, out):
 
 
 def check_jobs_supported(lab):
-    """Collective jobs run in rocehost (doc/rocehost.md "Collective jobs"), with the hosts'
-    class: a job with a pg of its own is refused (flows with one run in their class)."""
+    """Collective jobs run in rocehost (doc/rocehost.md "Collective jobs"). A job with a pg of
+    its own runs in the class rocesim resolves for each rank (the lab's `classes`); a lab
+    description without them (an older rocesim's) cannot say which, and is refused."""
     for i, j in enumerate(lab["jobs"]):
-        if j.get("pg") is not None:
-            raise SystemExit(f"rocelab: a collective job's own class (pg) is not yet in the real "
-                             f"engine: collective job {i} ({j['kind']}) has pg {j['pg']}; rocehost "
-                             "would run it in hosts.traffic's class")
+        if j.get("pg") is not None and len(j.get("classes") or []) != len(j["hosts"]):
+            raise SystemExit(f"rocelab: collective job {i} ({j['kind']}) has pg {j['pg']} but the "
+                             "lab description has no class per rank: emit it again with this "
+                             "rocesim (rocesim --emit-lab)")
+
+
+def job_class_yaml(j):
+    """A job's class for rocehost (its pg resolved per rank, as flow_class_yaml's): one class
+    when every rank has the same, else one per rank (null: hosts.traffic's); "" when every
+    rank is in hosts.traffic's class."""
+    cs = j.get("classes") or []
+    if not any(cs):
+        return ""
+    if all(c == cs[0] for c in cs):
+        return f", class: {json.dumps(cs[0])}"
+    return f", class: {json.dumps(cs)}"
 
 
 def jobs_yaml(lab, hostname):
@@ -319,7 +332,7 @@ def jobs_yaml(lab, hostname):
         y.append(f"  - {{kind: {j['kind']}, hosts: {json.dumps([hostname[h] for h in j['hosts']])}, "
                  f"bytes: {j['bytes']}, iterations: {j['iterations']}, "
                  f"compute_gap_ns: {j['compute_gap_ns']}, step_gap_ns: {j['step_gap_ns']}, "
-                 f"schedule: {j['schedule']}, start_ns: {j['start_ns']}}}")
+                 f"schedule: {j['schedule']}, start_ns: {j['start_ns']}{job_class_yaml(j)}}}")
     return y
 
 
