@@ -348,7 +348,8 @@ json Switch::view_control() const {
                           {"addr_changes", s.addr_changes},
                           {"link_changes", s.link_changes},
                           {"resolve_requests", s.resolve_requests},
-                          {"learned_routes", route_sync_->learned_routes()}};
+                          {"learned_routes", route_sync_->learned_routes()},
+                          {"kernel_routes", route_sync_->kernel_routes()}};
         out["sync_latency"] = {
             {"batches", sync_lat_.batches},
             {"last_us", sync_lat_.last_ns / 1000},

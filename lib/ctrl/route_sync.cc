@@ -102,6 +102,11 @@ bool RouteSync::on_neigh(const nl::NeighMsg &m) {
     return true;
 }
 
+bool RouteSync::RouteKey::operator<(const RouteKey &o) const {
+    return std::tuple_cat(addr_key(dst.addr), std::tie(dst.len, priority)) <
+           std::tuple_cat(addr_key(o.dst.addr), std::tie(o.dst.len, o.priority));
+}
+
 bool RouteSync::on_route(const nl::RouteMsg &m) {
     // The main table's unicast routes; `kernel` routes are the connected prefixes the
     // addresses already give.
@@ -109,45 +114,12 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
         stats_.ignored++;
         return false;
     }
-    forget_nh_route(m.dst);
-    if (m.op == nl::Op::del) return withdraw(m.dst);
-    if (!m.nh_id) return set_route(m.dst, m.protocol, m.nexthops);
-    nh_routes_[m.dst] = NhRoute{m.nh_id, m.protocol};
-    nh_users_[m.nh_id].insert(m.dst);
-    if (auto nhs = object_nexthops(m.nh_id)) return set_route(m.dst, m.protocol, *nhs);
-    // An object we have not seen (a kernel whose objects cannot be dumped): the next hops the
-    // kernel adds to the route in nexthop_compat_mode, if any.
-    if (m.nexthops.empty()) {
-        stats_.unsupported++;
-        if (!warned_nh_id_)
-            spdlog::warn("route {} names kernel nexthop object {}, which the switch has not "
-                         "seen: not installed",
-                         m.dst.str(), m.nh_id);
-        warned_nh_id_ = true;
-    }
-    return set_route(m.dst, m.protocol, m.nexthops);
+    const RouteKey k{m.dst, m.priority};
+    if (m.op == nl::Op::del) return erase(k);
+    return upsert(k, m.protocol, m.nh_id, m.nexthops);
 }
 
-void RouteSync::forget_nh_route(const IpPrefix &dst) {
-    auto it = nh_routes_.find(dst);
-    if (it == nh_routes_.end()) return;
-    auto users = nh_users_.find(it->second.id);
-    if (users != nh_users_.end()) {
-        users->second.erase(dst);
-        if (users->second.empty()) nh_users_.erase(users);
-    }
-    nh_routes_.erase(it);
-}
-
-bool RouteSync::withdraw(const IpPrefix &dst) {
-    if (!learned_.erase(dst)) return false;
-    rib_.del_learned(dst);
-    stats_.routes_removed++;
-    return true;
-}
-
-bool RouteSync::set_route(const IpPrefix &dst, uint8_t protocol,
-                          const std::vector<nl::NextHopMsg> &nhs) {
+LearnedRoute RouteSync::to_route(uint8_t protocol, const std::vector<nl::NextHopMsg> &nhs) {
     LearnedRoute r;
     r.origin = nl::rt_protocol_name(protocol);
     for (const auto &nh : nhs) {
@@ -166,16 +138,151 @@ bool RouteSync::set_route(const IpPrefix &dst, uint8_t protocol,
             }
         }
     }
-    if (r.paths.empty()) {
-        // Nothing through our ports (any more): a route we had is withdrawn.
-        stats_.ignored++;
-        return withdraw(dst);
+    return r;
+}
+
+bool RouteSync::upsert(const RouteKey &k, uint8_t protocol, uint32_t nh_id,
+                       const std::vector<nl::NextHopMsg> &nhs) {
+    std::optional<LearnedRoute> plain;
+    if (!nh_id) {
+        plain = to_route(protocol, nhs);
+        if (plain->paths.empty()) {
+            // Nothing through our ports (any more): not a route of the switch.
+            stats_.ignored++;
+            return erase(k);
+        }
     }
-    if (resyncing_) seen_routes_.insert(dst);
-    learned_.insert(dst);
-    if (!rib_.set_learned(dst, std::move(r))) return false;
-    stats_.routes_added++;
+    if (resyncing_) seen_routes_.insert(k);
+    Cands &cs = routes_[k.dst];
+    auto it = std::find_if(cs.begin(), cs.end(),
+                           [&](const Cand &c) { return c.priority >= k.priority; });
+    if (it == cs.end() || it->priority != k.priority) {
+        it = cs.insert(it, Cand{k.priority, 0, 0, false});
+        n_cands_++;
+    } else if (it->nh_id && it->nh_id != nh_id) {
+        auto users = nh_users_.find(it->nh_id);
+        if (users != nh_users_.end()) {
+            users->second.erase(k);
+            if (users->second.empty()) nh_users_.erase(users);
+        }
+    }
+    it->nh_id = nh_id;
+    it->protocol = protocol;
+    stored_.erase(k);
+    if (plain) {
+        stored_.emplace(k, std::move(*plain));  // reselect moves it to the RIB if it wins
+    } else {
+        nh_users_[nh_id].insert(k);
+        if (!nh_objects_.count(nh_id)) {
+            // An object we have not seen (a kernel whose objects cannot be dumped): the next
+            // hops the kernel adds to the route in nexthop_compat_mode, if any.
+            if (nhs.empty()) {
+                stats_.unsupported++;
+                if (!warned_nh_id_)
+                    spdlog::warn("route {} names kernel nexthop object {}, which the switch has "
+                                 "not seen: not installed",
+                                 k.dst.str(), nh_id);
+                warned_nh_id_ = true;
+            } else {
+                stored_.emplace(k, to_route(protocol, nhs));
+            }
+        }
+    }
+    return reselect(k.dst);
+}
+
+bool RouteSync::erase(const RouteKey &k) {
+    auto e = routes_.find(k.dst);
+    if (e == routes_.end()) return false;
+    Cands &cs = e->second;
+    auto it = std::find_if(cs.begin(), cs.end(),
+                           [&](const Cand &c) { return c.priority == k.priority; });
+    if (it == cs.end()) return false;
+    if (it->nh_id) {
+        auto users = nh_users_.find(it->nh_id);
+        if (users != nh_users_.end()) {
+            users->second.erase(k);
+            if (users->second.empty()) nh_users_.erase(users);
+        }
+    }
+    stored_.erase(k);
+    const bool was_installed = it->installed;
+    cs.erase(it);
+    n_cands_--;
+    if (!was_installed) {
+        if (cs.empty()) routes_.erase(e);
+        return false;
+    }
+    installed_--;
+    // The route the switch used is gone: the next one the kernel prefers takes its place.
+    const IpPrefix dst = k.dst;
+    if (reselect(dst)) return true;
+    rib_.del_learned(dst);
+    stats_.routes_removed++;
     return true;
+}
+
+bool RouteSync::reselect(const IpPrefix &dst) {
+    auto e = routes_.find(dst);
+    if (e == routes_.end()) return false;
+    Cands &cs = e->second;
+    Cand *cur = nullptr, *want = nullptr;
+    LearnedRoute want_route;
+    for (Cand &c : cs)
+        if (c.installed) cur = &c;
+    for (Cand &c : cs) {
+        const RouteKey k{dst, c.priority};
+        if (!c.nh_id) {
+            want = &c;  // tracked only with a path through our ports
+            break;
+        }
+        if (auto nhs = object_nexthops(c.nh_id)) {
+            want_route = to_route(c.protocol, *nhs);
+        } else if (auto f = stored_.find(k); f != stored_.end()) {
+            want_route = f->second;  // compat next hops while the object is unknown
+        } else {
+            want_route.paths.clear();
+        }
+        if (!want_route.paths.empty()) {
+            want = &c;
+            break;
+        }
+    }
+    bool changed = false;
+    if (!want) {
+        if (cur) {
+            cur->installed = false;
+            installed_--;
+            rib_.del_learned(dst);
+            stats_.routes_removed++;
+            changed = true;
+        }
+        if (cs.empty()) routes_.erase(e);
+        return changed;
+    }
+    if (cur && cur != want && !cur->nh_id) {
+        // The route in use steps back: its paths wait in stored_ until it is preferred again.
+        if (auto r = rib_.learned(dst)) stored_[RouteKey{dst, cur->priority}] = std::move(*r);
+    }
+    if (cur != want) {
+        if (cur)
+            cur->installed = false;
+        else
+            installed_++;
+        want->installed = true;
+        changed = true;  // another of the kernel's routes for dst
+    }
+    if (!want->nh_id) {
+        auto s = stored_.find(RouteKey{dst, want->priority});
+        if (s == stored_.end()) return changed;  // installed already, unchanged
+        want_route = std::move(s->second);
+        stored_.erase(s);
+    }
+    if (rib_.set_learned(dst, std::move(want_route))) {
+        stats_.routes_added++;
+        changed = true;
+    }
+    return changed;
 }
 
 std::optional<std::vector<nl::NextHopMsg>> RouteSync::object_nexthops(uint32_t id) const {
@@ -209,16 +316,12 @@ bool RouteSync::refresh_users(uint32_t id) {
     std::set<uint32_t> ids{id};
     if (auto g = nh_groups_of_.find(id); g != nh_groups_of_.end())
         ids.insert(g->second.begin(), g->second.end());
+    std::set<IpPrefix, PrefixLess> dsts;
+    for (uint32_t obj : ids)
+        if (auto users = nh_users_.find(obj); users != nh_users_.end())
+            for (const RouteKey &k : users->second) dsts.insert(k.dst);
     bool changed = false;
-    for (uint32_t obj : ids) {
-        auto users = nh_users_.find(obj);
-        if (users == nh_users_.end()) continue;
-        // Known: `id` is, and so is every group holding it.
-        const std::vector<nl::NextHopMsg> nhs = object_nexthops(obj).value_or(
-            std::vector<nl::NextHopMsg>{});
-        for (const IpPrefix &dst : users->second)
-            changed |= set_route(dst, nh_routes_.at(dst).protocol, nhs);
-    }
+    for (const IpPrefix &dst : dsts) changed |= reselect(dst);
     return changed;
 }
 
@@ -261,12 +364,9 @@ bool RouteSync::on_nexthop(const nl::NexthopMsg &m) {
         }
     }
     if (auto users = nh_users_.find(m.id); users != nh_users_.end()) {
-        const std::set<IpPrefix, PrefixLess> dsts = std::move(users->second);
+        const std::set<RouteKey> keys = std::move(users->second);
         nh_users_.erase(users);
-        for (const IpPrefix &dst : dsts) {
-            nh_routes_.erase(dst);
-            changed |= withdraw(dst);
-        }
+        for (const RouteKey &k : keys) changed |= erase(k);
     }
     return changed;
 }
@@ -277,7 +377,6 @@ void RouteSync::begin_resync() {
     nh_objects_.clear();
     nh_groups_of_.clear();
     nh_users_.clear();
-    nh_routes_.clear();
     seen_neighbours_.clear();
     seen_routes_.clear();
     for (auto &s : seen_addrs_) s.clear();
@@ -287,16 +386,12 @@ void RouteSync::begin_resync() {
 bool RouteSync::end_resync() {
     resyncing_ = false;
     bool changed = false;
-    for (auto it = learned_.begin(); it != learned_.end();) {
-        if (seen_routes_.count(*it)) {
-            ++it;
-            continue;
-        }
-        rib_.del_learned(*it);
-        stats_.routes_removed++;
-        it = learned_.erase(it);
-        changed = true;
-    }
+    // Kernel routes the dump did not mention are gone (the next of a prefix takes over).
+    std::vector<RouteKey> gone;
+    for (const auto &[dst, cs] : routes_)
+        for (const Cand &c : cs)
+            if (!seen_routes_.count(RouteKey{dst, c.priority})) gone.push_back({dst, c.priority});
+    for (const RouteKey &k : gone) changed |= erase(k);
     for (auto it = neighbours_.begin(); it != neighbours_.end();) {
         if (seen_neighbours_.count(*it)) {
             ++it;

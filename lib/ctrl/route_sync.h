@@ -13,6 +13,11 @@
 // deleting one withdraws the routes that name it (the kernel deletes them, and with
 // net.ipv4.nexthop_compat_mode 0 says nothing) and drops it from its groups. The caller
 // dumps objects before routes.
+//
+// One prefix may have several kernel routes of different metrics (RTA_PRIORITY): a BGP route
+// and a floating static behind it, say. The switch installs the one the kernel prefers, the
+// lowest metric among those with a path through its ports; when that one goes, the next takes
+// its place, as in the kernel (doc/control-plane.md, "Routes of one prefix").
 #pragma once
 
 #include <array>
@@ -24,6 +29,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "ctrl/netlink_msg.h"
 #include "route/rib.h"
@@ -76,8 +83,10 @@ class RouteSync {
     std::vector<ResolveRequest> take_resolves() { return std::exchange(resolves_, {}); }
 
     const RouteSyncStats &stats() const { return stats_; }
-    // The kernel protocol names seen in learned routes, with their current route counts.
-    size_t learned_routes() const { return learned_.size(); }
+    // Prefixes with a learned route in the RIB.
+    size_t learned_routes() const { return installed_; }
+    // Kernel routes followed (every metric of every prefix, the installed ones included).
+    size_t kernel_routes() const { return n_cands_; }
 
   private:
     bool on_link(const nl::LinkMsg &m);
@@ -85,15 +94,25 @@ class RouteSync {
     bool on_neigh(const nl::NeighMsg &m);
     bool on_route(const nl::RouteMsg &m);
     bool on_nexthop(const nl::NexthopMsg &m);
-    // The learned route for `dst` from next hops `nhs` (none: withdrawn).
-    bool set_route(const IpPrefix &dst, uint8_t protocol, const std::vector<nl::NextHopMsg> &nhs);
-    bool withdraw(const IpPrefix &dst);
+    // A kernel route (prefix, metric) and what it says: its protocol, its object (0: none),
+    // its next hops when it names no object, or the compat next hops of an unknown object.
+    struct RouteKey {
+        IpPrefix dst;
+        uint32_t priority;
+        bool operator<(const RouteKey &o) const;
+    };
+    bool upsert(const RouteKey &k, uint8_t protocol, uint32_t nh_id,
+                const std::vector<nl::NextHopMsg> &nhs);
+    bool erase(const RouteKey &k);  // the kernel route is gone
+    // Installs the prefix's preferred route (or withdraws it); true when the RIB changed.
+    bool reselect(const IpPrefix &dst);
+    // The paths through our ports of next hops `nhs` (resolve requests for the gateways).
+    LearnedRoute to_route(uint8_t protocol, const std::vector<nl::NextHopMsg> &nhs);
     // The next hops of object `id` (a group's members with their weights; none for a
     // blackhole), or nullopt when the object is unknown.
     std::optional<std::vector<nl::NextHopMsg>> object_nexthops(uint32_t id) const;
     // Routes naming object `id` or a group holding it, resolved again.
     bool refresh_users(uint32_t id);
-    void forget_nh_route(const IpPrefix &dst);
     struct NeighKey {
         uint16_t port;
         IpAddr ip;
@@ -112,23 +131,32 @@ class RouteSync {
     std::set<NeighKey> neighbours_;                  // learned from the kernel
     std::set<NeighKey> resolving_;                   // asked for, no kernel answer yet
     std::vector<ResolveRequest> resolves_;           // for take_resolves
-    std::set<IpPrefix, PrefixLess> learned_;         // routes given to the RIB
+    // Each prefix's kernel routes, by metric: those with a path through our ports, and every
+    // route naming a nexthop object (an object replaced onto our ports brings them in). At
+    // most one is installed in the RIB (`installed`); an installed route's paths are the
+    // RIB's, an object route's its object's, and any other's are in stored_. Almost every
+    // prefix has one route, kept inline.
+    struct Cand {
+        uint32_t priority = 0;
+        uint32_t nh_id = 0;
+        uint8_t protocol = 0;
+        bool installed = false;
+    };
+    using Cands = boost::container::small_vector<Cand, 1>;
+    std::map<IpPrefix, Cands, PrefixLess> routes_;
+    // The paths of routes without an object that are not installed, and the compat next hops
+    // of routes naming an object not seen (used while it is unknown).
+    std::map<RouteKey, LearnedRoute> stored_;
+    size_t installed_ = 0, n_cands_ = 0;
     bool resyncing_ = false;
     std::set<NeighKey> seen_neighbours_;
-    std::set<IpPrefix, PrefixLess> seen_routes_;
+    std::set<RouteKey> seen_routes_;
     std::vector<std::set<IfAddr, AddrLess>> seen_addrs_;
-    // Nexthop objects by id; the groups holding each object; the routes naming each object
-    // (main table, unicast, any interface: an object replaced onto our ports brings them in),
-    // and each such route's object and protocol. Rebuilt by each dump (begin_resync clears
-    // them).
-    struct NhRoute {
-        uint32_t id;
-        uint8_t protocol;
-    };
+    // Nexthop objects by id; the groups holding each object; the routes naming each object.
+    // Rebuilt by each dump (begin_resync clears them).
     std::map<uint32_t, nl::NexthopMsg> nh_objects_;
     std::map<uint32_t, std::set<uint32_t>> nh_groups_of_;
-    std::map<uint32_t, std::set<IpPrefix, PrefixLess>> nh_users_;
-    std::map<IpPrefix, NhRoute, PrefixLess> nh_routes_;
+    std::map<uint32_t, std::set<RouteKey>> nh_users_;
     RouteSyncStats stats_;
     bool warned_nh_id_ = false;
     bool resync_requested_ = false;

@@ -128,6 +128,13 @@ std::vector<IpPrefix> Rib::learned_prefixes() const {
     return out;
 }
 
+std::optional<LearnedRoute> Rib::learned(const IpPrefix &p) const {
+    std::lock_guard lk(mu_);
+    auto it = learned_.find(p);
+    if (it == learned_.end()) return std::nullopt;
+    return it->second;
+}
+
 // The connected and local prefixes of the ports' addresses, in port and address order.
 void Rib::index_addrs() {
     addr_at_.clear();

@@ -79,6 +79,7 @@ class Rib {
     bool set_learned(const IpPrefix &p, LearnedRoute r);
     bool del_learned(const IpPrefix &p);
     std::vector<IpPrefix> learned_prefixes() const;
+    std::optional<LearnedRoute> learned(const IpPrefix &p) const;
     // Replaces a port's own addresses (connected and local routes). IPv6 link-local addresses
     // are kept for the record but never routed.
     void set_port_addrs(uint8_t port, std::vector<IfAddr> addrs);

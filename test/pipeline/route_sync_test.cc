@@ -478,6 +478,116 @@ TEST_F(RouteSyncTest, ResyncSweepsWhatTheKernelNoLongerHas) {
     EXPECT_EQ(rib->route_counts().at("bird"), 50u);
 }
 
+// One prefix, several kernel routes of different metrics (a BGP route and a floating static
+// behind it): the switch uses the one the kernel prefers, the lowest metric through its ports,
+// and when that one goes the next takes over instead of the prefix being withdrawn.
+TEST_F(RouteSyncTest, RoutesOfOnePrefixByMetric) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.8", "02:00:00:00:aa:08"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    auto metric = [](nl::RouteMsg m, uint32_t prio) {
+        m.priority = prio;
+        return m;
+    };
+    auto via = [&]() { return lookup("10.30.0.9").dst_mac; };
+    EXPECT_TRUE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{kIf0, "10.0.1.7"}}, RTPROT_STATIC), 200)));
+    rib->sync();
+    EXPECT_EQ(via(), maca("02:00:00:00:aa:07"));
+    EXPECT_EQ(routes().at("10.30.0.0/24").origin, "static");
+    // A better one (BGP, metric 20) wins; a worse one (metric 100) changes nothing; a better one
+    // through another interface of the namespace is not the switch's and changes nothing.
+    EXPECT_TRUE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{kIf1, "10.0.2.7"}}), 20)));
+    EXPECT_FALSE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{kIf0, "10.0.1.8"}}), 100)));
+    EXPECT_FALSE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{99, "192.168.0.1"}}), 5)));
+    rib->sync();
+    EXPECT_EQ(via(), maca("02:00:00:00:bb:07"));
+    EXPECT_EQ(routes().at("10.30.0.0/24").origin, "bird");
+    EXPECT_EQ(sync->learned_routes(), 1u);
+    EXPECT_EQ(sync->kernel_routes(), 3u);
+    // BGP withdraws: the next one (metric 100), not nothing.
+    EXPECT_TRUE(apply(metric(route(nl::Op::del, "10.30.0.0/24", {{kIf1, "10.0.2.7"}}), 20)));
+    rib->sync();
+    EXPECT_EQ(via(), maca("02:00:00:00:aa:08"));
+    // Replacing the route in use (same metric) moves it; replacing one behind it does not.
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.8", "02:00:00:00:bb:08"));
+    EXPECT_TRUE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{kIf1, "10.0.2.8"}}), 100)));
+    EXPECT_FALSE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{kIf0, "10.0.1.8"}}, RTPROT_STATIC), 200)));
+    rib->sync();
+    EXPECT_EQ(via(), maca("02:00:00:00:bb:08"));
+    // BGP comes back, and goes again: the replaced routes are the ones left.
+    EXPECT_TRUE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{kIf1, "10.0.2.7"}}), 20)));
+    rib->sync();
+    EXPECT_EQ(via(), maca("02:00:00:00:bb:07"));
+    EXPECT_TRUE(apply(metric(route(nl::Op::del, "10.30.0.0/24", {}), 20)));
+    EXPECT_TRUE(apply(metric(route(nl::Op::del, "10.30.0.0/24", {}), 100)));
+    rib->sync();
+    EXPECT_EQ(via(), maca("02:00:00:00:aa:08"));  // the static, as replaced
+    EXPECT_EQ(routes().at("10.30.0.0/24").origin, "static");
+    // A route moving off the switch's ports leaves the others; the last one gone: no route.
+    EXPECT_TRUE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{99, "192.168.0.1"}}), 200)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.30.0.9").kind, NextHopKind::drop_no_route);
+    EXPECT_TRUE(apply(metric(route(nl::Op::add, "10.30.0.0/24", {{kIf0, "10.0.1.7"}}), 300)));
+    EXPECT_TRUE(apply(metric(route(nl::Op::del, "10.30.0.0/24", {}), 300)));
+    EXPECT_FALSE(apply(metric(route(nl::Op::del, "10.30.0.0/24", {}), 300)));  // not there
+    rib->sync();
+    EXPECT_EQ(lookup("10.30.0.9").kind, NextHopKind::drop_no_route);
+    EXPECT_EQ(sync->learned_routes(), 0u);
+    EXPECT_EQ(sync->kernel_routes(), 0u);
+    EXPECT_EQ(sync->stats().routes_removed, 2u);  // withdrawn twice: 200 off our ports, 300 deleted
+}
+
+// The same with kernel nexthop objects (FRR's routes) beside a plain static: an object deleted
+// deletes its route, and the static takes over; an object moved off the switch's ports leaves
+// the static in use until it comes back; a resync whose dump no longer has the preferred route
+// (its object still there) installs the next.
+TEST_F(RouteSyncTest, ObjectRoutesAndAFloatingStaticByMetric) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(object(nl::Op::add, 41, kIf1, "10.0.2.7"));
+    nl::RouteMsg bgp = route_nh(nl::Op::add, "10.31.0.0/16", 41);
+    bgp.priority = 20;
+    nl::RouteMsg st = route(nl::Op::add, "10.31.0.0/16", {{kIf0, "10.0.1.7"}}, RTPROT_STATIC);
+    st.priority = 250;
+    EXPECT_TRUE(apply(bgp));
+    EXPECT_FALSE(apply(st));
+    rib->sync();
+    EXPECT_EQ(lookup("10.31.0.1").port, 1);
+    // The object moves to an interface that is not the switch's: the static is used meanwhile.
+    EXPECT_TRUE(apply(object(nl::Op::add, 41, 99, "192.168.0.1")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.31.0.1").port, 0);
+    EXPECT_EQ(routes().at("10.31.0.0/16").origin, "static");
+    EXPECT_TRUE(apply(object(nl::Op::add, 41, kIf1, "10.0.2.7")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.31.0.1").port, 1);
+    EXPECT_EQ(routes().at("10.31.0.0/16").origin, "bgp");
+    // Deleting the object deletes the BGP route (no route message in compat mode 0).
+    EXPECT_TRUE(apply(object(nl::Op::del, 41, kIf1, "10.0.2.7")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.31.0.1").port, 0);
+    EXPECT_EQ(sync->kernel_routes(), 1u);
+    // Back, then lost in a socket overrun: the dump has only the static.
+    apply(object(nl::Op::add, 41, kIf1, "10.0.2.7"));
+    EXPECT_TRUE(apply(bgp));
+    rib->sync();
+    EXPECT_EQ(lookup("10.31.0.1").port, 1);
+    sync->begin_resync();
+    apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
+    apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
+    apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
+    apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(object(nl::Op::add, 41, kIf1, "10.0.2.7"));  // the object stays, its route went
+    EXPECT_FALSE(apply(st));
+    EXPECT_TRUE(sync->end_resync());
+    rib->sync();
+    EXPECT_EQ(lookup("10.31.0.1").port, 0);
+    EXPECT_EQ(sync->learned_routes(), 1u);
+    EXPECT_EQ(sync->kernel_routes(), 1u);
+}
+
 // BGP gives thousands of prefixes the same next hops: they share one ECMP group, so a full
 // table fits (kMaxEcmpGroups, 512, is below the route count).
 TEST_F(RouteSyncTest, LearnedRoutesWithTheSameNextHopsShareOneGroup) {

@@ -16,7 +16,8 @@
 #
 # Checks: sessions Established; learned routes in `rocectl show routes`; the multipath route is
 # an ECMP group of 2; h1 <-> h2 ping; 64 UDP flows split over p1/p2; the static route works
-# next to learned ones; a withdrawal stops traffic within 1 s (no_route rises); one r1 link down
+# next to learned ones; a withdrawal stops traffic within 1 s (no_route rises); a floating static
+# (higher metric) takes over when BGP withdraws and steps back when it returns; one r1 link down
 # moves everything to the other after the hold time (3 s); 10 session flaps leave route count,
 # group count and RSS stable; clean SIGTERM.
 #
@@ -138,6 +139,39 @@ if secs="$(bgp_wait_paths 2 5 "$WD_PFX")"; then
     rsw_pass "re-announced $WD_PFX back as 2 paths in $secs s"
 else
     rsw_fail "re-announced $WD_PFX: $(bgp_route_paths "$WD_PFX") paths after 5 s, expected 2"
+fi
+
+# A floating static behind the BGP route: the kernel keeps both (BIRD's metric 32, the static's
+# 500). When BGP withdraws, the switch forwards by the static instead of dropping; when BGP is
+# back, by BGP again; the static deleted behind it changes nothing.
+if bgp_have_ctl; then
+    wd_origin() {
+        rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+print(" ".join(r["origin"] or "-" for r in json.load(sys.stdin)["routes"] if r["prefix"] == sys.argv[1]))
+' "$WD_PFX"
+    }
+    ip -n "$RSW_SW_NS" route add "$WD_PFX" via 10.0.11.2 metric 500
+    check_eq "a floating static (metric 500) behind BGP's $WD_PFX changes nothing" \
+        "$(bgp_route_paths "$WD_PFX") $(wd_origin)" "2 bird"
+    bgp_birdc "$R1_BIRD" disable s_wd || rsw_fail "birdc disable s_wd"
+    if secs="$(bgp_wait_paths 1 5 "$WD_PFX")"; then
+        rsw_pass "BGP withdrew $WD_PFX: the switch took the floating static in $secs s"
+    else
+        rsw_fail "BGP withdrew $WD_PFX: $(bgp_route_paths "$WD_PFX") paths after 5 s, expected the static's 1"
+    fi
+    check_eq "$WD_PFX by the static (kernel protocol boot)" "$(wd_origin)" "boot"
+    check "ping h1 -> $WD_PFX by the floating static" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.201.0.1
+    bgp_birdc "$R1_BIRD" enable s_wd || true
+    if secs="$(bgp_wait_paths 2 5 "$WD_PFX")"; then
+        rsw_pass "BGP re-announced $WD_PFX: back to its 2 paths over the static in $secs s"
+    else
+        rsw_fail "BGP re-announced $WD_PFX: $(bgp_route_paths "$WD_PFX") paths after 5 s, expected 2"
+    fi
+    ip -n "$RSW_SW_NS" route del "$WD_PFX" via 10.0.11.2 metric 500
+    sleep 0.3
+    check_eq "the static deleted behind BGP's route changes nothing" \
+        "$(bgp_route_paths "$WD_PFX") $(wd_origin)" "2 bird"
 fi
 
 # One r1 link down: the switch keeps sending half the flows into it until its BGP hold time
