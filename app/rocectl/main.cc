@@ -411,15 +411,22 @@ int main(int argc, char **argv) {
             name.empty() ? rocesw::default_control_socket() : rocesw::control_socket_for_name(name);
 
     rocesw::ControlClient client;
-    if (is_watch) {
-        if (!client.connect(socket_path, &err)) {
-            std::cerr << "rocectl: " << err << "; is roceswd running?\n";
-            return kExitNoServer;
-        }
-        return rocesw::run_watch(client, watch);
-    }
     rocesw::ControlReply reply;
     bool no_server = false;
+    if (is_watch) {
+        // The switch's name first, asked as any call is (again while the switch is at its
+        // client limit); the frames then on the same connection.
+        if (client.call(socket_path, "info", {}, &reply, &err, &no_server) !=
+            rocesw::ControlStatus::kOk) {
+            std::cerr << "rocectl: " << err << (no_server ? "; is roceswd running?" : "") << "\n";
+            return kExitNoServer;
+        }
+        if (!reply.ok) {
+            std::cerr << "rocectl: " << reply.error << "\n";
+            return kExitCommandError;
+        }
+        return rocesw::run_watch(client, watch, reply.data.value("name", "?"));
+    }
     // A switch at its client limit (a burst of rocectl calls) is asked again for up to 5 s.
     if (client.call(socket_path, cmd, cmd_args, &reply, &err, &no_server) !=
         rocesw::ControlStatus::kOk) {

@@ -200,7 +200,7 @@ std::string format_watch(const json &frame, const WatchOptions &opt) {
     return o.str();
 }
 
-int run_watch(ControlClient &client, const WatchOptions &opt) {
+int run_watch(ControlClient &client, const WatchOptions &opt, const std::string &name) {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -208,13 +208,10 @@ int run_watch(ControlClient &client, const WatchOptions &opt) {
     sigaction(SIGTERM, &sa, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
-    std::string name = "?";
     bool has_pfc = false;  // the switch serves a "pfc" view (pause counters per priority)
     {
         ControlReply r;
         std::string err;
-        if (client.request("info", {}, &r, &err) == ControlStatus::kOk && r.ok)
-            name = r.data.value("name", "?");
         if (client.request("help", {}, &r, &err) == ControlStatus::kOk && r.ok && r.data.is_array())
             for (const auto &c : r.data)
                 if (c.is_object() && c.value("cmd", "") == "pfc") has_pfc = true;

@@ -33,6 +33,6 @@ std::string format_watch(const nlohmann::json &frame, const WatchOptions &opt);
 
 // Runs until Ctrl-C (SIGINT/SIGTERM), --count frames, or a lost connection. Returns the exit
 // status: 0, 1 (the switch reported an error), 3 (connection lost).
-int run_watch(ControlClient &client, const WatchOptions &opt);
+int run_watch(ControlClient &client, const WatchOptions &opt, const std::string &name);
 
 }  // namespace rocesw

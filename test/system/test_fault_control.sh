@@ -11,7 +11,8 @@
 # its 64-client limit; rocectl asks again: ControlClient::call); a further `rocectl show ports`
 # answers (its time is reported, the check is only a generous timeout); the non-reading client
 # is disconnected once its unsent output stalls for 5 s (rocectl show control clients:
-# counted under disconnected.stalled), and the server logs it; no echo lost (received count
+# counted under disconnected.stalled), and the server logs it; `rocectl watch` started while
+# 64 idle clients fill the server waits for a place and prints its frame; no echo lost (received count
 # parsed) and the worker's poll gaps are reported; the accounting identity balances.
 # Needs root (namespaces, TAP). Run: sudo test/system/test_fault_control.sh
 set -euo pipefail
@@ -125,6 +126,44 @@ done
 check_eq "the non-reading client is disconnected as stalled (show control clients)" "${stalled:-none}" 1
 check "log: the stalled client's disconnect" grep -q "control client disconnected: .*unsent" "$LOG"
 rsw_ctl show control clients | sed 's/^/    /'
+
+# rocectl watch against a switch at its client limit: 64 idle clients hold every place for 1 s
+# (a 65th is refused first: they are all counted); the watch started meanwhile is asked again
+# as any rocectl call (ControlClient::call) and prints its frame once a place frees up.
+refused() { rsw_ctl --json show control clients | "$RSW_PYTHON" -c '
+import json,sys; print(json.load(sys.stdin)["refused_over_limit"])'; }
+HOLD_PY="$RSW_TMP/hold.py"
+HELD="$RSW_TMP/held"
+cat >"$HOLD_PY" <<'PY'
+import socket, sys, time
+socks = []
+for _ in range(64):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    socks.append(s)
+probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+probe.connect(sys.argv[1])
+probe.settimeout(5)
+reply = probe.makefile().readline()
+open(sys.argv[2], "w").write(reply)
+time.sleep(1.0)
+PY
+r0="$(refused)"
+rsw_bg "$RSW_PYTHON" "$HOLD_PY" "$SOCK" "$HELD"
+HOLDER="$RSW_LAST_PID"
+for _ in $(seq 1 100); do [ -s "$HELD" ] && break; sleep 0.05; done
+check "64 held clients fill the server (a 65th is refused)" grep -q "too many control clients" "$HELD"
+WATCH_OUT="$RSW_TMP/watch.json"
+tw0=$(date +%s%N)
+check "rocectl watch at the client limit waits for a place and prints its frame" \
+    bash -c "timeout 10 '$ROCECTL' --socket '$SOCK' watch --json --count 1 >'$WATCH_OUT'"
+tw1=$(date +%s%N)
+check_eq "the watch's frame is the switch's (one JSON line with its ports)" \
+    "$("$RSW_PYTHON" -c 'import json,sys; f=[json.loads(l) for l in open(sys.argv[1])]; print(len(f), f[0]["switch"], len(f[0]["ports"]) > 0)' "$WATCH_OUT")" \
+    "1 ${RSW_TAG} True"
+rsw_wait_pid "$HOLDER" 5 || true
+check_ge "the watch was refused before it was served (refused_over_limit +probe +watch)" "$(( $(refused) - r0 ))" 2
+rsw_log "    figures: the watch printed its frame $(( (tw1 - tw0) / 1000000 )) ms after it started (the places were held 1 s)"
 
 rsw_wait_pid "$PING" 30 || true
 read -r tx rx < <(sed -n 's/^\([0-9]*\) packets transmitted, \([0-9]*\) received.*/\1 \2/p' "$PINGLOG")
