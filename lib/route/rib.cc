@@ -229,6 +229,7 @@ void Rib::set_static(const std::vector<RouteConfig> &routes,
     all_dirty_ = true;  // config: recomputed in full
     dirty_.clear();
     neighbours_.clear();
+    learned_neighbours_.clear();
     neigh_ports_.clear();
     for (const auto &n : neighbours) {
         int port = -1;
@@ -285,6 +286,7 @@ void Rib::dirty_neighbour(uint8_t port, const IpAddr &ip) {
 void Rib::add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
     std::lock_guard lk(mu_);
     auto [it, fresh] = neighbours_.try_emplace(NeighKey{port, ip}, mac);
+    learned_neighbours_.insert(NeighKey{port, ip});
     if (!fresh && it->second == mac) return;
     const MacAddr from = it->second;
     it->second = mac;
@@ -316,6 +318,7 @@ bool Rib::rekey_forward(uint8_t port, const MacAddr &from, const MacAddr &to) {
 void Rib::del_neighbour(uint8_t port, const IpAddr &ip) {
     std::lock_guard lk(mu_);
     if (!neighbours_.erase(NeighKey{port, ip})) return;
+    learned_neighbours_.erase(NeighKey{port, ip});
     auto np = neigh_ports_.find(host_prefix(ip));
     np->second.erase(port);
     if (np->second.empty()) neigh_ports_.erase(np);
@@ -894,7 +897,8 @@ std::vector<RouteView> Rib::routes() const {
 std::vector<NeighbourView> Rib::neighbours() const {
     std::lock_guard lk(mu_);
     std::vector<NeighbourView> out;
-    for (const auto &[k, mac] : neighbours_) out.push_back(NeighbourView{k.ip, mac, k.port});
+    for (const auto &[k, mac] : neighbours_)
+        out.push_back(NeighbourView{k.ip, mac, k.port, learned_neighbours_.count(k) > 0});
     return out;
 }
 

@@ -60,6 +60,7 @@ struct NeighbourView {
     IpAddr ip;
     MacAddr mac;
     uint8_t port;
+    bool learned;  // last set by add_neighbour (the kernel's), not by the config
 };
 
 class Rib {
@@ -226,6 +227,7 @@ class Rib {
     std::vector<RouteConfig> static_routes_;
     std::vector<MultipathRouteConfig> multipath_routes_;
     std::map<NeighKey, MacAddr> neighbours_;
+    std::set<NeighKey> learned_neighbours_;  // of neighbours_, those add_neighbour set last
     std::map<IpPrefix, Want, PrefixLess> wanted_;         // last computed
     std::map<IpPrefix, uint32_t, PrefixLess> installed_;  // prefix -> nexthop id in the Fib
     std::map<NhKey, NhSlot> nh_by_key_;

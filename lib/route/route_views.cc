@@ -44,7 +44,7 @@ json neighbours_view(const std::vector<std::string> &names, const Rib &rib) {
         out.push_back({{"ip", n.ip.str()},
                        {"mac", n.mac.str()},
                        {"port", names[n.port]},
-                       {"source", "static"}});
+                       {"source", n.learned ? "learned" : "static"}});
     return {{"neighbours", out}};
 }
 

@@ -141,6 +141,11 @@ TEST_F(RouteSyncTest, LearnedRouteResolvesThroughTheKernelsNeighbour) {
     EXPECT_EQ(nh.kind, NextHopKind::forward);
     EXPECT_EQ(nh.port, 1);
     EXPECT_EQ(nh.dst_mac, maca("02:00:00:00:bb:09"));
+    // rocectl show neighbours tells the kernel's (source learned) from the config's.
+    std::map<std::string, bool> learned;
+    for (const auto &n : rib->neighbours()) learned[n.ip.str()] = n.learned;
+    EXPECT_TRUE(learned.at("10.0.2.9"));
+    EXPECT_FALSE(learned.at("10.0.2.2"));
     // The neighbour fails: back to unresolved; the route is withdrawn: no route.
     EXPECT_TRUE(apply(neigh(nl::Op::add, kIf1, "10.0.2.9", nullptr, NUD_FAILED)));
     rib->sync();
