@@ -24,14 +24,17 @@ class RouteSyncTest : public SwitchFixture {
             if (ifindex == kIf1) return 1;
             return std::nullopt;
         });
-        // The kernel reports the addresses roceswd gave the interfaces.
+        apply_addresses();
+        rib->sync();
+    }
+    bool apply(const nl::Message &m) { return sync->apply(m); }
+    // The kernel reports the addresses roceswd gave the interfaces (at start, in a dump).
+    void apply_addresses() {
         apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
         apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
         apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
         apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
-        rib->sync();
     }
-    bool apply(const nl::Message &m) { return sync->apply(m); }
     static nl::AddrMsg addr(nl::Op op, int ifindex, const char *a) {
         nl::AddrMsg m{};
         m.op = op;
@@ -410,10 +413,7 @@ TEST_F(RouteSyncTest, ResyncRebuildsNexthopObjects) {
     apply(route_nh(nl::Op::add, "10.81.0.0/16", 22));
     rib->sync();
     sync->begin_resync();
-    apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
-    apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
-    apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
-    apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
+    apply_addresses();
     apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
     apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
     apply(object(nl::Op::add, 21, kIf1, "10.0.2.7"));  // changed while notifications were lost
@@ -466,10 +466,7 @@ TEST_F(RouteSyncTest, ResyncSweepsWhatTheKernelNoLongerHas) {
     EXPECT_EQ(sync->learned_routes(), 100u);
     sync->begin_resync();
     // The dump: addresses, the neighbour, and only the even routes.
-    apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
-    apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
-    apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
-    apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
+    apply_addresses();
     apply(neigh(nl::Op::add, kIf1, "10.0.2.9", "02:00:00:00:bb:09"));
     for (int i = 0; i < 100; i += 2) {
         std::string p = "10.100." + std::to_string(i) + ".0/24";
@@ -578,10 +575,7 @@ TEST_F(RouteSyncTest, ObjectRoutesAndAFloatingStaticByMetric) {
     rib->sync();
     EXPECT_EQ(lookup("10.31.0.1").port, 1);
     sync->begin_resync();
-    apply(addr(nl::Op::add, kIf0, "10.0.1.1/24"));
-    apply(addr(nl::Op::add, kIf0, "fd00:1::1/64"));
-    apply(addr(nl::Op::add, kIf1, "10.0.2.1/24"));
-    apply(addr(nl::Op::add, kIf1, "fd00:2::1/64"));
+    apply_addresses();
     apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
     apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
     apply(object(nl::Op::add, 41, kIf1, "10.0.2.7"));  // the object stays, its route went
