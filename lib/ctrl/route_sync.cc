@@ -57,7 +57,10 @@ bool RouteSync::on_link(const nl::LinkMsg &m) {
     if (rib_.port_up(uint8_t(*port)) == up) return false;
     rib_.set_port_up(uint8_t(*port), up);
     stats_.link_changes++;
-    if (up && !resyncing_) resync_requested_ = true;
+    // Set down, the kernel deletes the interface's IPv4 routes and nexthop objects (and their
+    // routes) without a message, so a route of higher metric through another port may now be
+    // the one it uses; set up, it has routes through it again. Either way: a re-dump.
+    if (!resyncing_) resync_requested_ = true;
     spdlog::info("host interface {} is {}: routes through port {} {}", m.name,
                  up ? "up" : "down", *port, up ? "restored" : "withdrawn");
     return true;

@@ -67,8 +67,9 @@ class RouteSync {
 
     void begin_resync();
     bool end_resync();  // true when the sweep removed something
-    // True once after a host interface came back up: the kernel drops IPv4 routes through an
-    // interface set down without telling (no RTM_DELROUTE), so the caller re-dumps.
+    // True once after a host interface went down or came back up: the kernel drops IPv4 routes
+    // through an interface set down without telling (no RTM_DELROUTE), so the caller re-dumps
+    // (a route of higher metric through another port then takes over).
     bool take_resync_request() {
         bool r = resync_requested_;
         resync_requested_ = false;

@@ -652,10 +652,33 @@ TEST_F(RouteSyncTest, ConfiguredRoutesWithTheSamePathsAndPolicyShareOneGroup) {
 
 // A host interface set down and up again: the kernel silently dropped its IPv4 routes, so the
 // sync asks for a re-dump on the way up.
-TEST_F(RouteSyncTest, InterfaceComingBackUpAsksForAResync) {
+// An interface set down or back up asks for a re-dump (the kernel deletes routes through a
+// downed interface without a message). Down: the dump no longer has the route through it, and
+// a floating static through the other port takes over.
+TEST_F(RouteSyncTest, InterfaceGoingDownOrComingBackUpAsksForAResync) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    nl::RouteMsg bgp = route(nl::Op::add, "10.32.0.0/16", {{kIf0, "10.0.1.7"}});
+    bgp.priority = 32;
+    nl::RouteMsg st = route(nl::Op::add, "10.32.0.0/16", {{kIf1, "10.0.2.7"}}, RTPROT_STATIC);
+    st.priority = 500;
+    apply(bgp);
+    apply(st);
+    rib->sync();
+    EXPECT_EQ(lookup("10.32.0.1").port, 0);
     EXPECT_FALSE(sync->take_resync_request());
     apply(link(kIf0, "p0", false));
+    EXPECT_TRUE(sync->take_resync_request());
     EXPECT_FALSE(sync->take_resync_request());
+    rib->sync();
+    EXPECT_EQ(lookup("10.32.0.1").kind, NextHopKind::drop_no_route);  // until the dump
+    sync->begin_resync();
+    apply_addresses();
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(st);  // the kernel deleted the route through p0
+    EXPECT_TRUE(sync->end_resync());
+    rib->sync();
+    EXPECT_EQ(lookup("10.32.0.1").port, 1);
     apply(link(kIf0, "p0", true));
     EXPECT_TRUE(sync->take_resync_request());
     EXPECT_FALSE(sync->take_resync_request());
