@@ -413,19 +413,10 @@ int main(int argc, char **argv) {
     rocesw::ControlClient client;
     rocesw::ControlReply reply;
     bool no_server = false;
+    // watch: the switch's name first, then the frames on the same connection.
     if (is_watch) {
-        // The switch's name first, asked as any call is (again while the switch is at its
-        // client limit); the frames then on the same connection.
-        if (client.call(socket_path, "info", {}, &reply, &err, &no_server) !=
-            rocesw::ControlStatus::kOk) {
-            std::cerr << "rocectl: " << err << (no_server ? "; is roceswd running?" : "") << "\n";
-            return kExitNoServer;
-        }
-        if (!reply.ok) {
-            std::cerr << "rocectl: " << reply.error << "\n";
-            return kExitCommandError;
-        }
-        return rocesw::run_watch(client, watch, reply.data.value("name", "?"));
+        cmd = "info";
+        cmd_args.clear();
     }
     // A switch at its client limit (a burst of rocectl calls) is asked again for up to 5 s.
     if (client.call(socket_path, cmd, cmd_args, &reply, &err, &no_server) !=
@@ -437,6 +428,7 @@ int main(int argc, char **argv) {
         std::cerr << "rocectl: " << reply.error << "\n";
         return kExitCommandError;
     }
+    if (is_watch) return rocesw::run_watch(client, watch, reply.data.value("name", "?"));
     if (json_out) {
         std::cout << reply.data.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                   << "\n";
