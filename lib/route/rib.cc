@@ -228,9 +228,7 @@ void Rib::set_static(const std::vector<RouteConfig> &routes,
     index_static();
     all_dirty_ = true;  // config: recomputed in full
     dirty_.clear();
-    neighbours_.clear();
-    learned_neighbours_.clear();
-    neigh_ports_.clear();
+    config_neighbours_.clear();
     for (const auto &n : neighbours) {
         int port = -1;
         for (size_t i = 0; i < ports_.size(); i++)
@@ -240,9 +238,12 @@ void Rib::set_static(const std::vector<RouteConfig> &routes,
             if (!p) continue;  // the config loader rejects this; be safe anyway
             port = *p;
         }
-        neighbours_[NeighKey{uint8_t(port), n.ip}] = n.mac;
-        neigh_ports_[host_prefix(n.ip)].insert(uint8_t(port));
+        config_neighbours_[NeighKey{uint8_t(port), n.ip}] = n.mac;
     }
+    neighbours_ = kernel_neighbours_;
+    for (const auto &[k, mac] : config_neighbours_) neighbours_[k] = mac;
+    neigh_ports_.clear();
+    for (const auto &[k, mac] : neighbours_) neigh_ports_[host_prefix(k.ip)].insert(k.port);
 }
 
 void Rib::index_multipath() {
@@ -285,8 +286,9 @@ void Rib::dirty_neighbour(uint8_t port, const IpAddr &ip) {
 
 void Rib::add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac) {
     std::lock_guard lk(mu_);
+    kernel_neighbours_[NeighKey{port, ip}] = mac;
+    if (config_neighbours_.count(NeighKey{port, ip})) return;  // the config's stays in effect
     auto [it, fresh] = neighbours_.try_emplace(NeighKey{port, ip}, mac);
-    learned_neighbours_.insert(NeighKey{port, ip});
     if (!fresh && it->second == mac) return;
     const MacAddr from = it->second;
     it->second = mac;
@@ -317,8 +319,9 @@ bool Rib::rekey_forward(uint8_t port, const MacAddr &from, const MacAddr &to) {
 
 void Rib::del_neighbour(uint8_t port, const IpAddr &ip) {
     std::lock_guard lk(mu_);
+    kernel_neighbours_.erase(NeighKey{port, ip});
+    if (config_neighbours_.count(NeighKey{port, ip})) return;  // the config's stays in effect
     if (!neighbours_.erase(NeighKey{port, ip})) return;
-    learned_neighbours_.erase(NeighKey{port, ip});
     auto np = neigh_ports_.find(host_prefix(ip));
     np->second.erase(port);
     if (np->second.empty()) neigh_ports_.erase(np);
@@ -898,7 +901,7 @@ std::vector<NeighbourView> Rib::neighbours() const {
     std::lock_guard lk(mu_);
     std::vector<NeighbourView> out;
     for (const auto &[k, mac] : neighbours_)
-        out.push_back(NeighbourView{k.ip, mac, k.port, learned_neighbours_.count(k) > 0});
+        out.push_back(NeighbourView{k.ip, mac, k.port, config_neighbours_.count(k) == 0});
     return out;
 }
 

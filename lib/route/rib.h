@@ -60,7 +60,7 @@ struct NeighbourView {
     IpAddr ip;
     MacAddr mac;
     uint8_t port;
-    bool learned;  // last set by add_neighbour (the kernel's), not by the config
+    bool learned;  // the kernel's (add_neighbour); false: the config's
 };
 
 class Rib {
@@ -72,6 +72,9 @@ class Rib {
                     const std::vector<NeighbourConfig> &neighbours);
     // Replaces the multipath (ECMP) routes. Control thread.
     void set_multipath(const std::vector<MultipathRouteConfig> &routes);
+    // The kernel's neighbours (netlink sync, the simulator's links). A configured neighbour of
+    // the same port and address stays in effect: these change only the kernel's entry, which
+    // takes effect when the config has none.
     void add_neighbour(uint8_t port, const IpAddr &ip, const MacAddr &mac);
     void del_neighbour(uint8_t port, const IpAddr &ip);
 
@@ -226,8 +229,12 @@ class Rib {
     mutable std::mutex mu_;
     std::vector<RouteConfig> static_routes_;
     std::vector<MultipathRouteConfig> multipath_routes_;
+    // Neighbours in effect: the config's, and the kernel's where the config has none (a
+    // configured neighbour wins, as a permanent entry does in Linux). The kernel's are kept
+    // apart so that a configured one survives the kernel's delete of the same address.
     std::map<NeighKey, MacAddr> neighbours_;
-    std::set<NeighKey> learned_neighbours_;  // of neighbours_, those add_neighbour set last
+    std::map<NeighKey, MacAddr> config_neighbours_;
+    std::map<NeighKey, MacAddr> kernel_neighbours_;
     std::map<IpPrefix, Want, PrefixLess> wanted_;         // last computed
     std::map<IpPrefix, uint32_t, PrefixLess> installed_;  // prefix -> nexthop id in the Fib
     std::map<NhKey, NhSlot> nh_by_key_;

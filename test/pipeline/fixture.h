@@ -91,6 +91,15 @@ class SwitchFixture : public ::testing::Test {
     }
     virtual void adjust(DataplaneOptions &) {}
 
+    // The header comment's neighbours as the kernel's (add_neighbour) instead of the config's:
+    // for tests of neighbours coming and going, which a configured neighbour does not do.
+    void neighbours_from_kernel() {
+        const DataplaneSpec s = spec();
+        for (const auto &n : s.neighbours) rib->add_neighbour(*rib->port_for(n.ip), n.ip, n.mac);
+        rib->set_static(s.routes, {});
+        rib->sync();
+    }
+
     // The two ports, their addresses, the static routes and neighbours of the header comment.
     DataplaneSpec spec() const {
         DataplaneSpec s;

@@ -101,11 +101,6 @@ class LbSwitch {
         route_ = route;
         spec.neighbours = {{ipa("10.0.0.2"), maca("02:00:00:00:00:02"), "p0"},
                            {ipa("fd00::2"), maca("02:00:00:00:00:02"), "p0"}};
-        if (resolve_all)
-            for (uint16_t k = 1; k <= n_; k++) {
-                spec.neighbours.push_back(gateway(k));
-                spec.neighbours.push_back({gw_ip6(k), gw_mac(k), numbered("p", k)});
-            }
         spec.multipath_routes = {route_};
         ports = std::make_unique<TestPorts>(unique_name("lbtp"), uint16_t(n_ + 1), 8192);
         DataplaneOptions o;
@@ -121,6 +116,15 @@ class LbSwitch {
         rib = &dp->rib();
         counters = &dp->counters(0);
         worker = &dp->worker(0);
+        // The gateways as the kernel's neighbours (as ARP/ND learn them), so that a test can
+        // take one away: a configured neighbour stays until the config changes.
+        if (resolve_all) {
+            for (uint16_t k = 1; k <= n_; k++) {
+                rib->add_neighbour(uint8_t(k), gw_ip(k), gw_mac(k));
+                rib->add_neighbour(uint8_t(k), gw_ip6(k), gw_mac(k));
+            }
+            EXPECT_EQ(rib->sync(), 0u);
+        }
     }
     ~LbSwitch() {
         dp.reset();

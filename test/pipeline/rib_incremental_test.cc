@@ -37,7 +37,8 @@ struct Inputs {
     std::vector<bool> up = std::vector<bool>(kPorts, true);
     std::vector<RouteConfig> statics;
     std::vector<MultipathRouteConfig> multipath;
-    std::map<std::string, std::tuple<uint8_t, IpAddr, MacAddr>> neighbours;  // "port ip"
+    std::map<std::string, std::tuple<uint8_t, IpAddr, MacAddr>> neighbours;  // the kernel's, "port ip"
+    std::vector<NeighbourConfig> config_neighbours;  // the config's, which win over the kernel's
     std::map<std::string, std::pair<IpPrefix, LearnedRoute>> learned;
     Inputs() {
         for (int i = 0; i < kPorts; i++) addrs.push_back(base_addrs(i));
@@ -175,7 +176,7 @@ void expect_equivalent(const TestRib &a, const TestRib &b, const std::vector<IpA
 TestRib fresh_from(const Inputs &in) {
     TestRib t(in);
     for (int i = 0; i < kPorts; i++) t.rib->set_port_up(uint8_t(i), in.up[size_t(i)]);
-    t.rib->set_static(in.statics, {});
+    t.rib->set_static(in.statics, in.config_neighbours);
     t.rib->set_multipath(in.multipath);
     for (const auto &[k, n] : in.neighbours)
         t.rib->add_neighbour(std::get<0>(n), std::get<1>(n), std::get<2>(n));
@@ -275,6 +276,13 @@ void run_sequence(uint32_t seed, int steps) {
             in.neighbours[std::to_string(port) + " " + ip.str()] = {uint8_t(port), ip, mac};
             both([&](Rib &x) { x.add_neighbour(uint8_t(port), ip, mac); });
         } else if (op < 72) {  // neighbour fails
+            if (!in.config_neighbours.empty() && rnd.chance(25)) {  // the kernel's delete of a
+                const NeighbourConfig &n = rnd.pick(in.config_neighbours);  // configured address
+                const uint8_t port = uint8_t(n.port[1] - '0');
+                in.neighbours.erase(std::to_string(port) + " " + n.ip.str());
+                both([&](Rib &x) { x.del_neighbour(port, n.ip); });
+                continue;
+            }
             if (in.neighbours.empty()) continue;
             auto it = std::next(in.neighbours.begin(), rnd.upto(int(in.neighbours.size())));
             const uint8_t port = std::get<0>(it->second);
@@ -298,7 +306,7 @@ void run_sequence(uint32_t seed, int steps) {
             }
             in.addrs[size_t(port)] = a;
             both([&](Rib &x) { x.set_port_addrs(uint8_t(port), a); });
-        } else if (op < 89) {  // static config (replaces the neighbours too)
+        } else if (op < 89) {  // static config (its neighbours replace the config's, not the kernel's)
             std::vector<RouteConfig> routes;
             for (int i = rnd.upto(5); i > 0; i--) {
                 const bool v6 = rnd.chance(35);
@@ -307,15 +315,13 @@ void run_sequence(uint32_t seed, int steps) {
                                   rnd.chance(50) ? numbered("p", unsigned(port)) : ""});
             }
             std::vector<NeighbourConfig> neigh;
-            in.neighbours.clear();
             for (int i = rnd.upto(4); i > 0; i--) {
                 const int port = rnd.upto(kPorts);
                 const IpAddr ip = gateway(rnd.chance(35), port);
-                const MacAddr mac = rnd.pick(macs);
-                neigh.push_back({ip, mac, numbered("p", unsigned(port))});
-                in.neighbours[std::to_string(port) + " " + ip.str()] = {uint8_t(port), ip, mac};
+                neigh.push_back({ip, rnd.pick(macs), numbered("p", unsigned(port))});
             }
             in.statics = routes;
+            in.config_neighbours = neigh;
             both([&](Rib &x) { x.set_static(routes, neigh); });
         } else if (op < 93) {  // multipath config
             std::vector<MultipathRouteConfig> routes;

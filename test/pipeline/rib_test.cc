@@ -56,6 +56,7 @@ TEST_F(RibResolution, StaticRouteOverridesNeighbourHostRoute) {
 TEST_F(RibResolution, NeighbourMacChangeRewritesOneNextHop) {
     const LearnedRoute via_h2{"bgp", {{1, ipa("10.0.2.2"), 1}}};
     constexpr int kRoutes = 200;
+    neighbours_from_kernel();
     for (int i = 0; i < kRoutes; i++)
         rib->set_learned(IpPrefix{IpAddr{false, (20u << 24) + (uint32_t(i) << 8), {}}, 24}, via_h2);
     rib->del_neighbour(1, ipa("fd00:2::2"));  // 10.0.2.2 alone on bb:02
@@ -101,6 +102,7 @@ TEST_F(RibResolution, NeighbourMacChangeRewritesOneNextHop) {
 }
 
 TEST_F(RibResolution, NeighbourRemovalUnresolvesAndIdsAreRecycled) {
+    neighbours_from_kernel();
     rib->del_neighbour(1, ipa("10.0.2.2"));
     rib->del_neighbour(1, ipa("fd00:2::2"));
     rib->sync();
@@ -121,6 +123,70 @@ TEST_F(RibResolution, NeighbourRemovalUnresolvesAndIdsAreRecycled) {
         for (const auto &v : rib->routes()) max_id = std::max(max_id, v.nexthop_id);
     }
     EXPECT_LT(max_id, 16u);
+}
+
+// A configured neighbour is the config's, as a permanent entry is in Linux: the kernel learning
+// the same address with another MAC, or deleting its entry (a stale ARP entry's garbage
+// collection), leaves it in effect; the kernel's entry takes over when the config has none.
+// An address the config does not name comes and goes with the kernel.
+TEST_F(RibResolution, ConfiguredNeighbourOutlivesTheKernelsEntry) {
+    auto neigh = [&](const char *ip) {
+        for (const auto &n : rib->neighbours())
+            if (n.ip == ipa(ip)) return std::optional<NeighbourView>(n);
+        return std::optional<NeighbourView>();
+    };
+    const uint32_t id = by_prefix(*rib).at("10.9.0.0/16").nexthop_id;
+    rib->add_neighbour(1, ipa("10.0.2.2"), maca("02:00:00:00:bb:0e"));
+    rib->sync();
+    EXPECT_EQ(rib->last_sync().ops, 0u);
+    ASSERT_TRUE(neigh("10.0.2.2"));
+    EXPECT_EQ(neigh("10.0.2.2")->mac, maca("02:00:00:00:bb:02"));
+    EXPECT_FALSE(neigh("10.0.2.2")->learned);
+    rib->del_neighbour(1, ipa("10.0.2.2"));
+    rib->del_neighbour(1, ipa("fd00:2::2"));
+    rib->sync();
+    EXPECT_EQ(rib->last_sync().ops, 0u);
+    auto m = by_prefix(*rib);
+    EXPECT_EQ(m.at("10.0.2.2/32").source, RouteSource::neighbour);
+    EXPECT_EQ(m.at("10.9.0.0/16").nh.dst_mac, maca("02:00:00:00:bb:02"));
+    EXPECT_EQ(m.at("10.9.0.0/16").nexthop_id, id);
+    EXPECT_EQ(m.at("fd00:9::/32").nh.kind, NextHopKind::forward);
+    EXPECT_EQ(fib->reader()->nexthops[id].dst_mac, maca("02:00:00:00:bb:02"));
+
+    // An address of the kernel's only: learned, and gone with the kernel's delete.
+    rib->add_neighbour(1, ipa("10.0.2.99"), maca("02:00:00:00:bb:63"));
+    rib->sync();
+    ASSERT_TRUE(neigh("10.0.2.99"));
+    EXPECT_TRUE(neigh("10.0.2.99")->learned);
+    EXPECT_EQ(by_prefix(*rib).at("10.8.0.0/16").nh.dst_mac, maca("02:00:00:00:bb:63"));
+    rib->del_neighbour(1, ipa("10.0.2.99"));
+    rib->sync();
+    EXPECT_FALSE(neigh("10.0.2.99"));
+    EXPECT_EQ(by_prefix(*rib).at("10.8.0.0/16").nh.kind, NextHopKind::unresolved);
+
+    // The config without 10.0.2.2: the kernel's entry (learned above with bb:0e, then deleted)
+    // is gone, so the address has no neighbour; learned again, the kernel's MAC is in effect.
+    // The config naming it again puts its own MAC back over the kernel's.
+    const DataplaneSpec s = spec();
+    std::vector<NeighbourConfig> without;
+    for (const auto &n : s.neighbours)
+        if (!(n.ip == ipa("10.0.2.2"))) without.push_back(n);
+    rib->set_static(s.routes, without);
+    rib->sync();
+    EXPECT_FALSE(neigh("10.0.2.2"));
+    EXPECT_EQ(by_prefix(*rib).at("10.9.0.0/16").nh.kind, NextHopKind::unresolved);
+    rib->add_neighbour(1, ipa("10.0.2.2"), maca("02:00:00:00:bb:0e"));
+    rib->sync();
+    EXPECT_TRUE(neigh("10.0.2.2")->learned);
+    EXPECT_EQ(by_prefix(*rib).at("10.9.0.0/16").nh.dst_mac, maca("02:00:00:00:bb:0e"));
+    rib->set_static(s.routes, s.neighbours);
+    rib->sync();
+    EXPECT_FALSE(neigh("10.0.2.2")->learned);
+    EXPECT_EQ(by_prefix(*rib).at("10.9.0.0/16").nh.dst_mac, maca("02:00:00:00:bb:02"));
+    rib->set_static(s.routes, without);
+    rib->sync();
+    EXPECT_TRUE(neigh("10.0.2.2")->learned) << "the kernel's entry was kept under the config's";
+    EXPECT_EQ(by_prefix(*rib).at("10.9.0.0/16").nh.dst_mac, maca("02:00:00:00:bb:0e"));
 }
 
 // Learned routes added and withdrawn again and again (as BGP and `rocectl call route_learn` do

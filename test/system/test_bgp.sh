@@ -15,7 +15,7 @@
 #   Both BGP sessions use TCP-MD5 and GTSM (TTL security), through the punt path.
 #
 # Checks: sessions Established; learned routes in `rocectl show routes`; the multipath route is
-# an ECMP group of 2; h1 <-> h2 ping; 64 UDP flows split over p1/p2; the static route works
+# an ECMP group of 2; h1 <-> h2 ping; the configured neighbour h1 outlives the kernel's entry; 64 UDP flows split over p1/p2; the static route works
 # next to learned ones; a withdrawal stops traffic within 1 s (no_route rises); a floating static
 # (higher metric) takes over when BGP withdraws and steps back when it returns; one r1 link down
 # moves everything to the other after the hold time (3 s); 10 session flaps leave route count,
@@ -36,6 +36,8 @@ WD_PFX="10.201.0.1/32"
 
 bgp_lab "routes:
   - {prefix: 10.250.0.0/24, via: 10.0.12.2}
+neighbours:
+  - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\", port: p0}
 control_plane:
   host_interfaces: true
   netlink: true
@@ -79,6 +81,50 @@ ip netns exec "$H1" ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
 check "ping h1 -> h2 over the learned ECMP route (5 packets)" rsw_ping_ok ip netns exec "$H1" ping -c 5 -i 0.2 -W 2 10.0.2.2
 check "ping h1 -> 10.201.0.2 (learned /32 on r1)" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.201.0.2
 check "ping h1 -> 10.250.0.1 (config static route, C5)" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.250.0.1
+
+# h1 (10.0.1.2) is a configured neighbour: the kernel's entry for it (another MAC, then none)
+# leaves the config's in effect, as a permanent entry would. A kernel-only address is learned,
+# and its delete removes it. Each kernel change is followed by a marker neighbour the switch
+# must learn: netlink is read in order, so by then the change before it was taken.
+# neigh_of IP: "mac source" of the switch's entry for IP, or "none".
+neigh_of() {
+    rsw_ctl --json show neighbours | "$RSW_PYTHON" -c '
+import json, sys
+d = json.load(sys.stdin)
+rows = d["neighbours"]
+m = [n["mac"] + " " + n["source"] for n in rows if n["ip"] == sys.argv[1]]
+print(m[0] if m else "none")' "$1"
+}
+# neigh_marker N: a kernel neighbour 10.0.1.(100+N) on p0; waits until the switch has it.
+neigh_marker() {
+    local ip="10.0.1.$((100 + $1))" i
+    ip -n "$RSW_SW_NS" neigh replace "$ip" lladdr "02:00:00:00:01:$((40 + $1))" dev p0 nud reachable
+    for i in $(seq 50); do
+        [ "$(neigh_of "$ip")" != none ] && return 0
+        sleep 0.1
+    done
+    rsw_log "neigh_marker: $ip not in the switch after 5 s"
+    return 1
+}
+if bgp_have_ctl; then
+    check_eq "configured neighbour h1 in the switch" "$(neigh_of 10.0.1.2)" "02:00:00:00:01:02 static"
+    ip -n "$RSW_SW_NS" neigh replace 10.0.1.2 lladdr 02:00:00:00:01:99 dev p0 nud reachable
+    neigh_marker 1 || true
+    check_eq "the kernel's entry for h1 with another MAC leaves the config's" \
+        "$(neigh_of 10.0.1.2)" "02:00:00:00:01:02 static"
+    check "ping h1 -> h2 after the kernel's other MAC (replies reach h1's MAC)" \
+        rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
+    ip -n "$RSW_SW_NS" neigh del 10.0.1.2 dev p0
+    neigh_marker 2 || true
+    check_eq "the kernel deleting its entry for h1 leaves the config's" \
+        "$(neigh_of 10.0.1.2)" "02:00:00:00:01:02 static"
+    check_eq "marker neighbour learned from the kernel" "$(neigh_of 10.0.1.101)" "02:00:00:00:01:41 learned"
+    ip -n "$RSW_SW_NS" neigh del 10.0.1.101 dev p0
+    neigh_marker 3 || true
+    check_eq "the kernel deleting a learned neighbour removes it" "$(neigh_of 10.0.1.101)" none
+    ip -n "$RSW_SW_NS" neigh del 10.0.1.102 dev p0 2>/dev/null || true
+    ip -n "$RSW_SW_NS" neigh del 10.0.1.103 dev p0 2>/dev/null || true
+fi
 
 # ECMP spread: 64 UDP flows x 4 packets, counted where they arrive on r1's two links.
 a0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
