@@ -57,6 +57,11 @@ bool RouteSync::on_link(const nl::LinkMsg &m) {
     if (rib_.port_up(uint8_t(*port)) == up) return false;
     rib_.set_port_up(uint8_t(*port), up);
     stats_.link_changes++;
+    // Where a prefix has several kernel routes, the one in use may have lost its last port
+    // that is up (a pulled cable: the kernel keeps its routes, flagged linkdown), or a better
+    // one may have its port back: choose again now, not at the end of the re-dump.
+    for (auto &[dst, cs] : routes_)
+        if (cs.size() > 1) reselect(dst);
     // Set down, the kernel deletes the interface's IPv4 routes and nexthop objects (and their
     // routes) without a message, so a route of higher metric through another port may now be
     // the one it uses; set up, it has routes through it again. Either way: a re-dump.
@@ -225,6 +230,12 @@ bool RouteSync::erase(const RouteKey &k) {
     return true;
 }
 
+bool RouteSync::live(const LearnedRoute &r) const {
+    for (const LearnedPath &p : r.paths)
+        if (rib_.port_up(p.port)) return true;
+    return false;
+}
+
 bool RouteSync::reselect(const IpPrefix &dst) {
     auto e = routes_.find(dst);
     if (e == routes_.end()) return false;
@@ -233,23 +244,53 @@ bool RouteSync::reselect(const IpPrefix &dst) {
     LearnedRoute want_route;
     for (Cand &c : cs)
         if (c.installed) cur = &c;
+    // The lowest metric with a path through our ports that are up; when every one's ports are
+    // down, the lowest with a path through our ports (it serves again when its port comes
+    // back, with no message from the kernel). Ports count only when there is a choice.
+    const bool choice = cs.size() > 1;
+    LearnedRoute first_route;
+    Cand *first = nullptr;
     for (Cand &c : cs) {
         const RouteKey k{dst, c.priority};
         if (!c.nh_id) {
-            want = &c;  // tracked only with a path through our ports
-            break;
+            if (!choice) {
+                want = &c;  // tracked only with a path through our ports
+                break;
+            }
+            std::optional<LearnedRoute> in_rib;
+            const LearnedRoute *r = nullptr;
+            if (c.installed) {
+                in_rib = rib_.learned(dst);
+                if (in_rib) r = &*in_rib;
+            } else if (auto f = stored_.find(k); f != stored_.end()) {
+                r = &f->second;
+            }
+            if (r && live(*r)) {
+                want = &c;
+                break;
+            }
+            if (!first) first = &c;
+            continue;
         }
-        if (auto nhs = object_nexthops(c.nh_id)) {
-            want_route = to_route(c.protocol, *nhs);
-        } else if (auto f = stored_.find(k); f != stored_.end()) {
-            want_route = f->second;  // compat next hops while the object is unknown
-        } else {
-            want_route.paths.clear();
-        }
-        if (!want_route.paths.empty()) {
+        LearnedRoute route;
+        if (auto nhs = object_nexthops(c.nh_id))
+            route = to_route(c.protocol, *nhs);
+        else if (auto f = stored_.find(k); f != stored_.end())
+            route = f->second;  // compat next hops while the object is unknown
+        if (route.paths.empty()) continue;
+        if (!choice || live(route)) {
             want = &c;
+            want_route = std::move(route);
             break;
         }
+        if (!first) {
+            first = &c;
+            first_route = std::move(route);
+        }
+    }
+    if (!want && first) {
+        want = first;
+        want_route = std::move(first_route);
     }
     bool changed = false;
     if (!want) {

@@ -17,7 +17,9 @@
 // One prefix may have several kernel routes of different metrics (RTA_PRIORITY): a BGP route
 // and a floating static behind it, say. The switch installs the one the kernel prefers, the
 // lowest metric among those with a path through its ports; when that one goes, the next takes
-// its place, as in the kernel (doc/control-plane.md, "Routes of one prefix").
+// its place, as in the kernel (doc/control-plane.md, "Routes of one prefix"). Unlike the
+// kernel (whose routes through a port without carrier stay in use, flagged linkdown), a route
+// whose ports are all down steps back for one with a port up.
 #pragma once
 
 #include <array>
@@ -68,8 +70,9 @@ class RouteSync {
     void begin_resync();
     bool end_resync();  // true when the sweep removed something
     // True once after a host interface went down or came back up: the kernel drops IPv4 routes
-    // through an interface set down without telling (no RTM_DELROUTE), so the caller re-dumps
-    // (a route of higher metric through another port then takes over).
+    // and nexthop objects through an interface set down without telling (no RTM_DELROUTE), so
+    // the caller re-dumps. (A route of higher metric through another port has taken over at the
+    // link message already.)
     bool take_resync_request() {
         bool r = resync_requested_;
         resync_requested_ = false;
@@ -107,6 +110,7 @@ class RouteSync {
     bool erase(const RouteKey &k);  // the kernel route is gone
     // Installs the prefix's preferred route (or withdraws it); true when the RIB changed.
     bool reselect(const IpPrefix &dst);
+    bool live(const LearnedRoute &r) const;  // a path through a port that is up
     // The paths through our ports of next hops `nhs` (resolve requests for the gateways).
     LearnedRoute to_route(uint8_t protocol, const std::vector<nl::NextHopMsg> &nhs);
     // The next hops of object `id` (a group's members with their weights; none for a

@@ -671,7 +671,7 @@ TEST_F(RouteSyncTest, InterfaceGoingDownOrComingBackUpAsksForAResync) {
     EXPECT_TRUE(sync->take_resync_request());
     EXPECT_FALSE(sync->take_resync_request());
     rib->sync();
-    EXPECT_EQ(lookup("10.32.0.1").kind, NextHopKind::drop_no_route);  // until the dump
+    EXPECT_EQ(lookup("10.32.0.1").port, 1);  // at once, not at the end of the dump
     sync->begin_resync();
     apply_addresses();
     apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
@@ -682,6 +682,84 @@ TEST_F(RouteSyncTest, InterfaceGoingDownOrComingBackUpAsksForAResync) {
     apply(link(kIf0, "p0", true));
     EXPECT_TRUE(sync->take_resync_request());
     EXPECT_FALSE(sync->take_resync_request());
+}
+
+// A pulled cable (the host interface loses carrier, stays up): the kernel keeps its routes
+// through it, flagged linkdown, and sends nothing about them. The route in use whose every
+// port is down steps back for the next metric with a port up, at the link message; with the
+// carrier back it is preferred again. Routes without a choice stay (their port withdraws them
+// in the RIB and brings them back). The same for a route through a kernel nexthop object.
+TEST_F(RouteSyncTest, CarrierLossMovesToTheNextMetricWithAPortUp) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    nl::RouteMsg bgp = route(nl::Op::add, "10.33.0.0/16", {{kIf0, "10.0.1.7"}});
+    bgp.priority = 32;
+    nl::RouteMsg st = route(nl::Op::add, "10.33.0.0/16", {{kIf1, "10.0.2.7"}}, RTPROT_STATIC);
+    st.priority = 500;
+    nl::RouteMsg st2 = route(nl::Op::add, "10.33.0.0/16", {{kIf1, "10.0.2.7"}}, RTPROT_STATIC);
+    st2.priority = 600;
+    nl::RouteMsg alone = route(nl::Op::add, "10.34.0.0/16", {{kIf0, "10.0.1.7"}});
+    apply(object(nl::Op::add, 42, kIf0, "10.0.1.7"));
+    nl::RouteMsg obj = route_nh(nl::Op::add, "10.35.0.0/16", 42);
+    obj.priority = 20;
+    nl::RouteMsg obj_st = route(nl::Op::add, "10.35.0.0/16", {{kIf1, "10.0.2.7"}}, RTPROT_STATIC);
+    obj_st.priority = 250;
+    for (const auto &m : {bgp, st, st2, alone, obj, obj_st}) apply(m);
+    rib->sync();
+    EXPECT_EQ(lookup("10.33.0.1").port, 0);
+    EXPECT_EQ(lookup("10.34.0.1").port, 0);
+    EXPECT_EQ(lookup("10.35.0.1").port, 0);
+    EXPECT_EQ(sync->learned_routes(), 3u);
+    EXPECT_EQ(sync->kernel_routes(), 6u);
+
+    nl::LinkMsg lost = link(kIf0, "p0", true);
+    lost.oper_up = false;
+    EXPECT_TRUE(apply(lost));
+    rib->sync();
+    EXPECT_EQ(lookup("10.33.0.1").port, 1);
+    EXPECT_EQ(routes().at("10.33.0.0/16").origin, "static");
+    EXPECT_EQ(lookup("10.34.0.1").kind, NextHopKind::drop_no_route);  // no other route
+    EXPECT_EQ(lookup("10.35.0.1").port, 1);
+    EXPECT_EQ(routes().at("10.35.0.0/16").origin, "static");
+    EXPECT_EQ(sync->learned_routes(), 3u);
+    EXPECT_EQ(sync->kernel_routes(), 6u);
+    // While p0 is down the kernel changes the metric-500 route: the switch follows it, and a
+    // delete of it moves on to the metric-600 one, not back to the route through p0.
+    nl::RouteMsg st_moved = st;
+    st_moved.nexthops[0].gateway = ipa("10.0.2.8");
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.8", "02:00:00:00:bb:08"));
+    EXPECT_TRUE(apply(st_moved));
+    rib->sync();
+    EXPECT_EQ(lookup("10.33.0.1").dst_mac, maca("02:00:00:00:bb:08"));
+    nl::RouteMsg st_del = st;
+    st_del.op = nl::Op::del;
+    EXPECT_TRUE(apply(st_del));
+    rib->sync();
+    EXPECT_EQ(lookup("10.33.0.1").dst_mac, maca("02:00:00:00:bb:07"));
+    EXPECT_EQ(sync->kernel_routes(), 5u);
+
+    EXPECT_TRUE(apply(link(kIf0, "p0", true)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.33.0.1").port, 0);
+    EXPECT_EQ(routes().at("10.33.0.0/16").origin, "bird");
+    EXPECT_EQ(lookup("10.34.0.1").port, 0);
+    EXPECT_EQ(lookup("10.35.0.1").port, 0);
+    EXPECT_EQ(routes().at("10.35.0.0/16").origin, "bgp");
+    EXPECT_EQ(sync->learned_routes(), 3u);
+
+    // Both ports down: the lowest metric stays installed (nothing forwards) and serves again
+    // with its port.
+    EXPECT_TRUE(apply(lost));
+    nl::LinkMsg lost1 = link(kIf1, "p1", true);
+    lost1.oper_up = false;
+    EXPECT_TRUE(apply(lost1));
+    rib->sync();
+    EXPECT_EQ(lookup("10.33.0.1").kind, NextHopKind::drop_no_route);
+    EXPECT_EQ(sync->learned_routes(), 3u);
+    EXPECT_TRUE(apply(link(kIf0, "p0", true)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.33.0.1").port, 0);
+    EXPECT_EQ(routes().at("10.33.0.0/16").origin, "bird");
 }
 
 }  // namespace

@@ -16,8 +16,9 @@
 # session Established on both; each switch's FIB holds the other's subnet (type learned,
 # origin bird, via the peer over p1); hA <-> hB ping; a UDP stream hA -> hB arrives complete;
 # B withdraws 10.0.2.0/24 (birdc disable d_hosts): the route leaves A's FIB, traffic stops
-# (no_route rises at A); re-enabled: the route and the traffic come back; both roceswd exit 0
-# on SIGTERM.
+# (no_route rises at A); re-enabled: the route and the traffic come back; a pulled cable at A
+# (port_link) withdraws BIRD's route and moves a prefix with two kernel routes to the one of
+# higher metric through p0 at once, and back with the cable; both roceswd exit 0 on SIGTERM.
 #
 # roceswd only (the memif link needs it): RSW_BGP_KERNEL_SWITCH=1 prints SKIP.
 # Needs root. Run: sudo test/system/test_bgp_two_switch.sh
@@ -229,20 +230,61 @@ carrier_is() {
     return 1
 }
 bgp_switch_use A
+# Two kernel routes of one prefix (no daemon: BIRD withdraws its own route when the link goes,
+# static ones stay): metric 100 through p1 (B), metric 500 through p0 (hA as the gateway: a
+# backup that shows in the FIB only). With p1's cable pulled the kernel keeps the route through
+# p1 (flagged linkdown, and would still use it); the switch takes the one through p0 at once,
+# and the one through p1 again with the cable.
+SWA_NS="$(rsw_ns swA)"
+BK_NET="10.0.99.0/24"
+ip -n "$SWA_NS" route add "$BK_NET" via 10.0.12.2 dev p1 metric 100
+ip -n "$SWA_NS" route add "$BK_NET" via 10.0.1.2 dev p0 metric 500
+# route_is PREFIX WANT [TIMEOUT_S=4]: waits until A's route to PREFIX is "type origin kind via
+# port" WANT; prints the seconds it took (else what it is).
+route_is() {
+    local t0 deadline got
+    t0=$(date +%s%N); deadline=$((t0 + ${3:-4} * 1000000000))
+    while :; do
+        got="$(route_entry "$1")"
+        [ "$got" = "$2" ] && { bgp_elapsed "$t0"; return 0; }
+        [ "$(date +%s%N)" -ge "$deadline" ] && { echo "$got"; return 1; }
+        sleep 0.05
+    done
+}
+if got="$(route_is "$BK_NET" "learned boot forward 10.0.12.2 p1")"; then
+    rsw_pass "A: $BK_NET by its metric-100 route through p1"
+else
+    rsw_fail "A: $BK_NET is '$got', expected the metric-100 route through p1"
+fi
 check "A: rocectl call port_link p1 down" rsw_ctl call port_link p1 down
-check "A: port_link down drops p1's carrier (a pulled cable)" carrier_is "$(rsw_ns swA)" p1 off
+check "A: port_link down drops p1's carrier (a pulled cable)" carrier_is "$SWA_NS" p1 off
+if got="$(route_is "$BK_NET" "learned boot forward 10.0.1.2 p0")"; then
+    rsw_pass "A: $BK_NET moved to its metric-500 route through p0 ($got s after the carrier)"
+else
+    rsw_fail "A: $BK_NET with p1's cable pulled is '$got', expected the metric-500 route through p0"
+fi
+check_eq "A: the kernel keeps the metric-100 route through p1 (linkdown)" \
+    "$(ip -n "$SWA_NS" route show "$BK_NET" | grep -c 'via 10.0.12.2 dev p1 metric 100 linkdown')" 1
 if secs="$(bgp_wait_paths 0 4 "$B_NET")"; then
     rsw_pass "A: no route to $B_NET through the pulled cable ($secs s after the carrier)"
 else
     rsw_fail "A: still $(bgp_route_paths "$B_NET") path(s) to $B_NET with p1's cable pulled"
 fi
 check "A: rocectl call port_link p1 up" rsw_ctl call port_link p1 up
-check "A: port_link up restores p1's carrier" carrier_is "$(rsw_ns swA)" p1 on
+check "A: port_link up restores p1's carrier" carrier_is "$SWA_NS" p1 on
+if got="$(route_is "$BK_NET" "learned boot forward 10.0.12.2 p1")"; then
+    rsw_pass "A: $BK_NET by the route through p1 again with the cable ($got s)"
+else
+    rsw_fail "A: $BK_NET 4 s after port_link p1 up is '$got', expected the route through p1"
+fi
 if secs="$(bgp_wait_paths 1 4 "$B_NET")"; then
     rsw_pass "A: the route to $B_NET is back with the cable ($secs s)"
 else
     rsw_fail "A: no route to $B_NET 4 s after port_link p1 up"
 fi
+ip -n "$SWA_NS" route del "$BK_NET" via 10.0.1.2 dev p0 metric 500
+ip -n "$SWA_NS" route del "$BK_NET" via 10.0.12.2 dev p1 metric 100
+check "ping hA -> hB after the cable came back (3 packets)" rsw_ping_ok ip netns exec "$HA" ping -c 3 -i 0.2 -W 2 10.0.2.2
 
 # What the switches saw (for the report): punt and drop counters.
 for sw in A B; do
