@@ -257,13 +257,14 @@ bool RouteSync::reselect(const IpPrefix &dst) {
                 want = &c;  // tracked only with a path through our ports
                 break;
             }
+            // Its paths: in stored_ when not installed or just replaced, else in the RIB.
             std::optional<LearnedRoute> in_rib;
             const LearnedRoute *r = nullptr;
-            if (c.installed) {
+            if (auto f = stored_.find(k); f != stored_.end()) {
+                r = &f->second;
+            } else if (c.installed) {
                 in_rib = rib_.learned(dst);
                 if (in_rib) r = &*in_rib;
-            } else if (auto f = stored_.find(k); f != stored_.end()) {
-                r = &f->second;
             }
             if (r && live(*r)) {
                 want = &c;
@@ -305,8 +306,11 @@ bool RouteSync::reselect(const IpPrefix &dst) {
         return changed;
     }
     if (cur && cur != want && !cur->nh_id) {
-        // The route in use steps back: its paths wait in stored_ until it is preferred again.
-        if (auto r = rib_.learned(dst)) stored_[RouteKey{dst, cur->priority}] = std::move(*r);
+        // The route in use steps back: its paths wait in stored_ until it is preferred again
+        // (unless it was just replaced: then its new paths are there already).
+        const RouteKey ck{dst, cur->priority};
+        if (!stored_.count(ck))
+            if (auto r = rib_.learned(dst)) stored_.emplace(ck, std::move(*r));
     }
     if (cur != want) {
         if (cur)

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <map>
+#include <random>
 
 #include "ctrl/route_sync.h"
 #include "fixture.h"
@@ -760,6 +761,178 @@ TEST_F(RouteSyncTest, CarrierLossMovesToTheNextMetricWithAPortUp) {
     rib->sync();
     EXPECT_EQ(lookup("10.33.0.1").port, 0);
     EXPECT_EQ(routes().at("10.33.0.0/16").origin, "bird");
+}
+
+// Random sequences of what the kernel says (routes of several metrics, plain and through
+// nexthop objects, objects replaced and deleted, carrier lost and back, re-dumps) against a
+// model of the kernel: after each step the route the switch has for each prefix is the one
+// the rule names (the lowest metric with a path through a port that is up; else the lowest
+// with a path through the ports), built from the model's next hops, not by RouteSync; the
+// counts match, and the FIB forwards exactly the prefixes with a live route.
+TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
+    struct Hop {
+        int ifindex;
+        IpAddr gw;
+        uint32_t weight;
+    };
+    struct KRoute {
+        uint8_t protocol;
+        uint32_t nh_id;
+        std::vector<Hop> hops;
+    };
+    const std::vector<std::string> prefixes = {"10.40.0.0/16", "10.41.0.0/16", "10.42.0.0/16"};
+    const std::vector<uint32_t> metrics = {10, 20, 30};
+    const std::vector<std::pair<uint8_t, std::string>> protocols = {
+        {12, "bird"}, {RTPROT_STATIC, "static"}, {RTPROT_BOOT, "boot"}, {RTPROT_BGP, "bgp"}};
+    const std::vector<std::pair<int, const char *>> gateways = {
+        {kIf0, "10.0.1.7"}, {kIf0, "10.0.1.8"}, {kIf1, "10.0.2.7"}, {kIf1, "10.0.2.8"},
+        {99, "192.168.0.1"}};
+    auto port_of = [](int ifindex) { return ifindex == kIf0 ? 0 : ifindex == kIf1 ? 1 : -1; };
+    const std::vector<uint32_t> seeds = {1, 2, 3, 4, 5, 6};
+    for (uint32_t seed : seeds) {
+        // A fresh switch per seed: the fixture's is rebuilt.
+        TearDown();
+        SetUp();
+        for (const auto &[ifx, gw] : gateways)
+            if (ifx != 99) apply(neigh(nl::Op::add, ifx, gw, "02:00:00:00:cc:01"));
+        std::mt19937 g(seed);
+        auto upto = [&](int n) { return int(g() % uint32_t(n)); };
+        std::map<std::pair<std::string, uint32_t>, KRoute> kernel;  // (prefix, metric)
+        std::map<uint32_t, Hop> objects;                             // single next hops
+        bool carrier[2] = {true, true};
+        auto hop_msg = [](const Hop &h) {
+            nl::NextHopMsg m;
+            m.ifindex = h.ifindex;
+            m.gateway = h.gw;
+            m.weight = h.weight;
+            return m;
+        };
+        auto route_msg = [&](nl::Op op, const std::pair<std::string, uint32_t> &k, const KRoute &r) {
+            nl::RouteMsg m = route(op, k.first.c_str(), {}, r.protocol);
+            m.priority = k.second;
+            m.nh_id = r.nh_id;
+            for (const Hop &h : r.hops) m.nexthops.push_back(hop_msg(h));
+            return m;
+        };
+        auto object_msg = [&](nl::Op op, uint32_t id, const Hop &h) {
+            return object(op, id, h.ifindex, h.gw.str().c_str());
+        };
+        auto link_msg = [&](int port) {
+            nl::LinkMsg m = link(port ? kIf1 : kIf0, port ? "p1" : "p0", true);
+            m.oper_up = carrier[port];
+            return m;
+        };
+        // The model's paths of a kernel route through the switch's ports.
+        auto paths = [&](const KRoute &r) {
+            std::vector<LearnedPath> out;
+            std::vector<Hop> hops = r.hops;
+            if (r.nh_id) hops = {objects.at(r.nh_id)}, hops[0].weight = 1;
+            for (const Hop &h : hops)
+                if (port_of(h.ifindex) >= 0)
+                    out.push_back(LearnedPath{uint8_t(port_of(h.ifindex)), h.gw, h.weight});
+            return out;
+        };
+        auto expected = [&](const std::string &p) -> std::optional<LearnedRoute> {
+            std::optional<LearnedRoute> first, live;
+            for (uint32_t metric : metrics) {  // ascending
+                auto it = kernel.find({p, metric});
+                if (it == kernel.end()) continue;
+                LearnedRoute r;
+                for (const auto &[proto, name] : protocols)
+                    if (proto == it->second.protocol) r.origin = name;
+                r.paths = paths(it->second);
+                if (r.paths.empty()) continue;
+                bool up = false;
+                for (const LearnedPath &lp : r.paths) up |= carrier[lp.port];
+                if (!first) first = r;
+                if (up) {
+                    live = r;
+                    break;
+                }
+            }
+            return live ? live : first;
+        };
+        auto dump = [&] {
+            sync->begin_resync();
+            apply(link_msg(0));
+            apply(link_msg(1));
+            apply_addresses();
+            for (const auto &[ifx, gw] : gateways)
+                if (ifx != 99) apply(neigh(nl::Op::add, ifx, gw, "02:00:00:00:cc:01"));
+            for (const auto &[id, h] : objects) apply(object_msg(nl::Op::add, id, h));
+            for (const auto &[k, r] : kernel) apply(route_msg(nl::Op::add, k, r));
+            sync->end_resync();
+        };
+        for (int step = 0; step < 400; step++) {
+            const std::string where = "seed " + std::to_string(seed) + " step " + std::to_string(step);
+            const int op = upto(100);
+            const std::pair<std::string, uint32_t> k{prefixes[size_t(upto(3))], metrics[size_t(upto(3))]};
+            if (op < 35) {  // a route added or replaced
+                KRoute r{protocols[size_t(upto(4))].first, 0, {}};
+                if (!objects.empty() && upto(100) < 30) {
+                    r.nh_id = std::next(objects.begin(), upto(int(objects.size())))->first;
+                } else {
+                    for (int n = 1 + upto(2); n > 0; n--) {
+                        const auto &[ifx, gw] = gateways[size_t(upto(int(gateways.size())))];
+                        r.hops.push_back(Hop{ifx, ipa(gw), uint32_t(1 + upto(3))});
+                    }
+                }
+                kernel[k] = r;
+                apply(route_msg(nl::Op::add, k, r));
+            } else if (op < 55) {  // a route deleted (or one the kernel does not have)
+                auto it = kernel.find(k);
+                KRoute r{12, 0, {}};
+                if (it != kernel.end()) r = it->second, kernel.erase(it);
+                apply(route_msg(nl::Op::del, k, r));
+            } else if (op < 70) {  // an object added or replaced
+                const uint32_t id = uint32_t(1 + upto(3));
+                const auto &[ifx, gw] = gateways[size_t(upto(int(gateways.size())))];
+                objects[id] = Hop{ifx, ipa(gw), 1};
+                apply(object_msg(nl::Op::add, id, objects[id]));
+            } else if (op < 75) {  // an object deleted: the kernel deletes its routes, silently
+                if (objects.empty()) continue;
+                auto it = std::next(objects.begin(), upto(int(objects.size())));
+                const uint32_t id = it->first;
+                apply(object_msg(nl::Op::del, id, it->second));
+                objects.erase(it);
+                std::erase_if(kernel, [&](const auto &e) { return e.second.nh_id == id; });
+            } else if (op < 93) {  // carrier lost or back
+                const int port = upto(2);
+                carrier[port] = upto(100) < 55;
+                apply(link_msg(port));
+                (void)sync->take_resync_request();
+            } else {  // a socket overrun: the whole state again
+                dump();
+            }
+            size_t cands = 0, installed = 0;
+            for (const auto &[key, r] : kernel) cands += r.nh_id || !paths(r).empty();
+            rib->sync();
+            for (const std::string &p : prefixes) {
+                const auto want = expected(p);
+                const auto got = rib->learned(*parse_prefix(p.c_str()));
+                ASSERT_EQ(got.has_value(), want.has_value()) << where << " " << p;
+                if (!want) {
+                    EXPECT_EQ(lookup(p.substr(0, p.size() - 3).c_str()).kind, NextHopKind::drop_no_route) << where;
+                    continue;
+                }
+                installed++;
+                ASSERT_EQ(got->origin, want->origin) << where << " " << p;
+                ASSERT_EQ(got->paths.size(), want->paths.size()) << where << " " << p;
+                bool up = false;
+                for (size_t i = 0; i < want->paths.size(); i++) {
+                    EXPECT_EQ(got->paths[i].port, want->paths[i].port) << where << " " << p;
+                    EXPECT_EQ(got->paths[i].via, want->paths[i].via) << where << " " << p;
+                    EXPECT_EQ(got->paths[i].weight, want->paths[i].weight) << where << " " << p;
+                    up |= carrier[want->paths[i].port];
+                }
+                const NextHop nh = lookup(p.substr(0, p.size() - 3).c_str());
+                EXPECT_EQ(nh.kind == NextHopKind::drop_no_route, !up) << where << " " << p;
+            }
+            ASSERT_EQ(sync->kernel_routes(), cands) << where;
+            ASSERT_EQ(sync->learned_routes(), installed) << where;
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
 }
 
 }  // namespace
