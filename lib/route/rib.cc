@@ -900,8 +900,13 @@ std::vector<RouteView> Rib::routes() const {
 std::vector<NeighbourView> Rib::neighbours() const {
     std::lock_guard lk(mu_);
     std::vector<NeighbourView> out;
-    for (const auto &[k, mac] : neighbours_)
-        out.push_back(NeighbourView{k.ip, mac, k.port, config_neighbours_.count(k) == 0});
+    for (const auto &[k, mac] : neighbours_) {
+        NeighbourView v{k.ip, mac, k.port, config_neighbours_.count(k) == 0, std::nullopt};
+        if (auto kn = kernel_neighbours_.find(k);
+            !v.learned && kn != kernel_neighbours_.end() && !(kn->second == mac))
+            v.kernel_mac = kn->second;
+        out.push_back(v);
+    }
     return out;
 }
 

@@ -61,6 +61,9 @@ struct NeighbourView {
     MacAddr mac;
     uint8_t port;
     bool learned;  // the kernel's (add_neighbour); false: the config's
+    // The config's entry whose address the kernel has with another MAC: the kernel's (not used;
+    // a misconfigured neighbour or a host that changed its NIC).
+    std::optional<MacAddr> kernel_mac;
 };
 
 class Rib {

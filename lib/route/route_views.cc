@@ -40,11 +40,14 @@ json routes_view(const std::vector<std::string> &names, const Rib &rib) {
 
 json neighbours_view(const std::vector<std::string> &names, const Rib &rib) {
     json out = json::array();
-    for (const auto &n : rib.neighbours())
-        out.push_back({{"ip", n.ip.str()},
-                       {"mac", n.mac.str()},
-                       {"port", names[n.port]},
-                       {"source", n.learned ? "learned" : "static"}});
+    for (const auto &n : rib.neighbours()) {
+        json e = {{"ip", n.ip.str()},
+                  {"mac", n.mac.str()},
+                  {"port", names[n.port]},
+                  {"source", n.learned ? "learned" : "static"}};
+        if (n.kernel_mac) e["kernel_mac"] = n.kernel_mac->str();  // the config's MAC is used
+        out.push_back(std::move(e));
+    }
     return {{"neighbours", out}};
 }
 

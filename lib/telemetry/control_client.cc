@@ -432,8 +432,11 @@ std::string control_view(const json &data) {
 
 std::string neighbours_view(const json &neighbours) {
     Table t{{"IP", "MAC", "PORT", "SOURCE"}, {false, false, false, false}, {}};
-    for (const auto &n : neighbours)
-        t.rows.push_back({text(n, "ip"), text(n, "mac"), text(n, "port"), text(n, "source")});
+    for (const auto &n : neighbours) {
+        std::string source = text(n, "source");
+        if (!field(n, "kernel_mac").is_null()) source += " (kernel: " + text(n, "kernel_mac") + ")";
+        t.rows.push_back({text(n, "ip"), text(n, "mac"), text(n, "port"), source});
+    }
     return t.render();
 }
 

@@ -142,10 +142,15 @@ TEST_F(RibResolution, ConfiguredNeighbourOutlivesTheKernelsEntry) {
     ASSERT_TRUE(neigh("10.0.2.2"));
     EXPECT_EQ(neigh("10.0.2.2")->mac, maca("02:00:00:00:bb:02"));
     EXPECT_FALSE(neigh("10.0.2.2")->learned);
+    EXPECT_EQ(neigh("10.0.2.2")->kernel_mac, maca("02:00:00:00:bb:0e"));  // shown, not used
+    EXPECT_FALSE(neigh("10.0.1.2")->kernel_mac);
+    rib->add_neighbour(0, ipa("10.0.1.2"), maca("02:00:00:00:aa:01"));  // the kernel agrees
+    EXPECT_FALSE(neigh("10.0.1.2")->kernel_mac);
     rib->del_neighbour(1, ipa("10.0.2.2"));
     rib->del_neighbour(1, ipa("fd00:2::2"));
     rib->sync();
     EXPECT_EQ(rib->last_sync().ops, 0u);
+    EXPECT_FALSE(neigh("10.0.2.2")->kernel_mac);
     auto m = by_prefix(*rib);
     EXPECT_EQ(m.at("10.0.2.2/32").source, RouteSource::neighbour);
     EXPECT_EQ(m.at("10.9.0.0/16").nh.dst_mac, maca("02:00:00:00:bb:02"));

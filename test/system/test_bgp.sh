@@ -112,6 +112,8 @@ if bgp_have_ctl; then
     neigh_marker 1 || true
     check_eq "the kernel's entry for h1 with another MAC leaves the config's" \
         "$(neigh_of 10.0.1.2)" "02:00:00:00:01:02 static"
+    check_eq "rocectl show neighbours names the kernel's other MAC for h1" \
+        "$(rsw_ctl show neighbours | awk '$1 == "10.0.1.2" {print $4, $5, $6}')" "static (kernel: 02:00:00:00:01:99)"
     check "ping h1 -> h2 after the kernel's other MAC (replies reach h1's MAC)" \
         rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
     ip -n "$RSW_SW_NS" neigh del 10.0.1.2 dev p0

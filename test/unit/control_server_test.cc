@@ -694,9 +694,14 @@ TEST(FormatTable, RoutesShowNextHops) {
 
 TEST(FormatTable, NeighboursWorkersInfoAndHelp) {
     EXPECT_EQ(format_table("neighbours", json::parse(R"({"neighbours":[
-                  {"ip":"10.0.1.2","mac":"02:aa:00:00:00:01","port":"p0","source":"static"}]})")),
+                  {"ip":"10.0.1.2","mac":"02:aa:00:00:00:01","port":"p0","source":"static"},
+                  {"ip":"10.0.1.3","mac":"02:aa:00:00:00:03","port":"p0","source":"static",
+                   "kernel_mac":"02:aa:00:00:00:99"},
+                  {"ip":"10.0.1.4","mac":"02:aa:00:00:00:04","port":"p0","source":"learned"}]})")),
               "IP        MAC                PORT  SOURCE\n"
-              "10.0.1.2  02:aa:00:00:00:01  p0    static\n");
+              "10.0.1.2  02:aa:00:00:00:01  p0    static\n"
+              "10.0.1.3  02:aa:00:00:00:03  p0    static (kernel: 02:aa:00:00:00:99)\n"
+              "10.0.1.4  02:aa:00:00:00:04  p0    learned\n");
     EXPECT_EQ(format_table("workers", json::parse(R"({"workers":[
                   {"id":0,"lcore":1,"queues":[{"port":"p0","queue":0},{"port":"p1","queue":0}],
                    "polls":200,"busy_polls":50,"idle_sleeps":9},
