@@ -27,7 +27,11 @@ bool RouteSync::PrefixLess::operator()(const IpPrefix &a, const IpPrefix &b) con
 
 RouteSync::RouteSync(Rib &rib, size_t n_ports,
                      std::function<std::optional<uint16_t>(int)> port_of_ifindex)
-    : rib_(rib), port_of_(std::move(port_of_ifindex)), addrs_(n_ports), seen_addrs_(n_ports) {}
+    : rib_(rib),
+      port_of_(std::move(port_of_ifindex)),
+      addrs_(n_ports),
+      admin_up_(n_ports, 1),
+      seen_addrs_(n_ports) {}
 
 bool RouteSync::apply(const nl::Message &m) {
     stats_.messages++;
@@ -52,8 +56,16 @@ bool RouteSync::on_link(const nl::LinkMsg &m) {
         stats_.ignored++;
         return false;
     }
+    // Set down, the kernel deletes the interface's IPv4 routes and nexthop objects (and their
+    // routes) without a message; set up, it has routes through it again: a re-dump either way.
+    // A carrier change alone (a pulled cable, the peer's link) deletes nothing: no re-dump.
+    const bool admin = m.op == nl::Op::add && m.admin_up;
+    if (*port < admin_up_.size() && admin_up_[*port] != admin) {
+        admin_up_[*port] = admin;
+        if (!resyncing_) resync_requested_ = true;
+    }
     // Down administratively, or no carrier (the data port's link is down): no route through it.
-    const bool up = m.op == nl::Op::add && m.admin_up && m.oper_up;
+    const bool up = admin && m.oper_up;
     if (rib_.port_up(uint8_t(*port)) == up) return false;
     rib_.set_port_up(uint8_t(*port), up);
     stats_.link_changes++;
@@ -62,10 +74,6 @@ bool RouteSync::on_link(const nl::LinkMsg &m) {
     // one may have its port back: choose again now, not at the end of the re-dump.
     for (auto &[dst, cs] : routes_)
         if (cs.size() > 1) reselect(dst);
-    // Set down, the kernel deletes the interface's IPv4 routes and nexthop objects (and their
-    // routes) without a message, so a route of higher metric through another port may now be
-    // the one it uses; set up, it has routes through it again. Either way: a re-dump.
-    if (!resyncing_) resync_requested_ = true;
     spdlog::info("host interface {} is {}: routes through port {} {}", m.name,
                  up ? "up" : "down", *port, up ? "restored" : "withdrawn");
     return true;

@@ -69,10 +69,11 @@ class RouteSync {
 
     void begin_resync();
     bool end_resync();  // true when the sweep removed something
-    // True once after a host interface went down or came back up: the kernel drops IPv4 routes
-    // and nexthop objects through an interface set down without telling (no RTM_DELROUTE), so
-    // the caller re-dumps. (A route of higher metric through another port has taken over at the
-    // link message already.)
+    // True once after a host interface was set down or up (IFF_UP): the kernel drops IPv4
+    // routes and nexthop objects through an interface set down without telling (no
+    // RTM_DELROUTE), so the caller re-dumps. A carrier change alone deletes nothing and asks
+    // for none. (A route of higher metric through another port has taken over at the link
+    // message already.)
     bool take_resync_request() {
         bool r = resync_requested_;
         resync_requested_ = false;
@@ -133,6 +134,7 @@ class RouteSync {
     Rib &rib_;
     std::function<std::optional<uint16_t>(int)> port_of_;
     std::vector<std::set<IfAddr, AddrLess>> addrs_;  // per port, as the kernel has them
+    std::vector<uint8_t> admin_up_;                  // per port: IFF_UP, as the kernel last said
     std::set<NeighKey> neighbours_;                  // learned from the kernel
     std::set<NeighKey> resolving_;                   // asked for, no kernel answer yet
     std::vector<ResolveRequest> resolves_;           // for take_resolves

@@ -716,6 +716,7 @@ TEST_F(RouteSyncTest, CarrierLossMovesToTheNextMetricWithAPortUp) {
     nl::LinkMsg lost = link(kIf0, "p0", true);
     lost.oper_up = false;
     EXPECT_TRUE(apply(lost));
+    EXPECT_FALSE(sync->take_resync_request()) << "the kernel deleted nothing: no re-dump";
     rib->sync();
     EXPECT_EQ(lookup("10.33.0.1").port, 1);
     EXPECT_EQ(routes().at("10.33.0.0/16").origin, "static");
@@ -740,6 +741,7 @@ TEST_F(RouteSyncTest, CarrierLossMovesToTheNextMetricWithAPortUp) {
     EXPECT_EQ(sync->kernel_routes(), 5u);
 
     EXPECT_TRUE(apply(link(kIf0, "p0", true)));
+    EXPECT_FALSE(sync->take_resync_request());
     rib->sync();
     EXPECT_EQ(lookup("10.33.0.1").port, 0);
     EXPECT_EQ(routes().at("10.33.0.0/16").origin, "bird");
@@ -761,6 +763,17 @@ TEST_F(RouteSyncTest, CarrierLossMovesToTheNextMetricWithAPortUp) {
     rib->sync();
     EXPECT_EQ(lookup("10.33.0.1").port, 0);
     EXPECT_EQ(routes().at("10.33.0.0/16").origin, "bird");
+    EXPECT_FALSE(sync->take_resync_request());
+    // Set down while without carrier: the kernel deletes its IPv4 routes, so a re-dump; the
+    // carrier coming back while it is down asks for none, being set up again does.
+    apply(link(kIf1, "p1", false));
+    EXPECT_TRUE(sync->take_resync_request());
+    nl::LinkMsg carrier_while_down = link(kIf1, "p1", false);
+    carrier_while_down.oper_up = true;
+    apply(carrier_while_down);
+    EXPECT_FALSE(sync->take_resync_request());
+    apply(link(kIf1, "p1", true));
+    EXPECT_TRUE(sync->take_resync_request());
 }
 
 // Random sequences of what the kernel says (routes of several metrics, plain and through

@@ -256,6 +256,10 @@ if got="$(route_is "$BK_NET" "learned boot forward 10.0.12.2 p1")"; then
 else
     rsw_fail "A: $BK_NET is '$got', expected the metric-100 route through p1"
 fi
+resyncs() {
+    rsw_ctl --json show control | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["netlink"]["resyncs"])'
+}
+resyncs0="$(resyncs)"
 check "A: rocectl call port_link p1 down" rsw_ctl call port_link p1 down
 check "A: port_link down drops p1's carrier (a pulled cable)" carrier_is "$SWA_NS" p1 off
 if got="$(route_is "$BK_NET" "learned boot forward 10.0.1.2 p0")"; then
@@ -282,6 +286,7 @@ if secs="$(bgp_wait_paths 1 4 "$B_NET")"; then
 else
     rsw_fail "A: no route to $B_NET 4 s after port_link p1 up"
 fi
+check_eq "A: the cable pulled and back cost no re-dump of the kernel's tables" "$(resyncs)" "$resyncs0"
 ip -n "$SWA_NS" route del "$BK_NET" via 10.0.1.2 dev p0 metric 500
 ip -n "$SWA_NS" route del "$BK_NET" via 10.0.12.2 dev p1 metric 100
 check "ping hA -> hB after the cable came back (3 packets)" rsw_ping_ok ip netns exec "$HA" ping -c 3 -i 0.2 -W 2 10.0.2.2
