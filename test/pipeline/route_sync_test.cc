@@ -793,15 +793,26 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
         uint32_t nh_id;
         std::vector<Hop> hops;
     };
-    const std::vector<std::string> prefixes = {"10.40.0.0/16", "10.41.0.0/16", "10.42.0.0/16"};
+    const std::vector<std::string> prefixes = {"10.40.0.0/16", "10.41.0.0/16", "10.42.0.0/16",
+                                               "fd00:40::/32"};
     const std::vector<uint32_t> metrics = {10, 20, 30};
     const std::vector<std::pair<uint8_t, std::string>> protocols = {
         {12, "bird"}, {RTPROT_STATIC, "static"}, {RTPROT_BOOT, "boot"}, {RTPROT_BGP, "bgp"}};
-    const std::vector<std::pair<int, const char *>> gateways = {
+    // By family: IPv4 routes and objects 1-3 take IPv4 gateways, IPv6 ones and objects 4-6 IPv6.
+    const std::vector<std::pair<int, const char *>> gateways4 = {
         {kIf0, "10.0.1.7"}, {kIf0, "10.0.1.8"}, {kIf1, "10.0.2.7"}, {kIf1, "10.0.2.8"},
         {99, "192.168.0.1"}};
+    const std::vector<std::pair<int, const char *>> gateways6 = {
+        {kIf0, "fd00:1::7"}, {kIf0, "fe80::7"}, {kIf1, "fd00:2::7"}, {kIf1, "fe80::8"},
+        {99, "fd99::1"}};
+    std::vector<std::pair<int, const char *>> gateways = gateways4;
+    gateways.insert(gateways.end(), gateways6.begin(), gateways6.end());
     auto port_of = [](int ifindex) { return ifindex == kIf0 ? 0 : ifindex == kIf1 ? 1 : -1; };
     const std::vector<uint32_t> seeds = {1, 2, 3, 4, 5, 6};
+    // What the sequences reached, so they are known to exercise the rule: a route of higher
+    // metric in use because the lower one's ports are down, every port of the installed route
+    // down, an object's route installed, an IPv6 route installed.
+    size_t backup_in_use = 0, all_down = 0, object_installed = 0, v6_installed = 0;
     for (uint32_t seed : seeds) {
         // A fresh switch per seed: the fixture's is rebuilt.
         TearDown();
@@ -845,8 +856,11 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                     out.push_back(LearnedPath{uint8_t(port_of(h.ifindex)), h.gw, h.weight});
             return out;
         };
+        auto v6 = [](const std::string &p) { return p.find(':') != std::string::npos; };
+        bool backup = false, object = false;  // of the last expected()
         auto expected = [&](const std::string &p) -> std::optional<LearnedRoute> {
             std::optional<LearnedRoute> first, live;
+            backup = object = false;
             for (uint32_t metric : metrics) {  // ascending
                 auto it = kernel.find({p, metric});
                 if (it == kernel.end()) continue;
@@ -857,11 +871,13 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 if (r.paths.empty()) continue;
                 bool up = false;
                 for (const LearnedPath &lp : r.paths) up |= carrier[lp.port];
-                if (!first) first = r;
                 if (up) {
                     live = r;
+                    backup = first.has_value();
+                    object = it->second.nh_id != 0;
                     break;
                 }
+                if (!first) first = r, object = it->second.nh_id != 0;
             }
             return live ? live : first;
         };
@@ -879,14 +895,18 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
         for (int step = 0; step < 400; step++) {
             const std::string where = "seed " + std::to_string(seed) + " step " + std::to_string(step);
             const int op = upto(100);
-            const std::pair<std::string, uint32_t> k{prefixes[size_t(upto(3))], metrics[size_t(upto(3))]};
+            const std::pair<std::string, uint32_t> k{prefixes[size_t(upto(int(prefixes.size())))],
+                                                     metrics[size_t(upto(3))]};
+            const auto &gws = v6(k.first) ? gateways6 : gateways4;
+            const uint32_t first_id = v6(k.first) ? 4 : 1;  // the family's objects
             if (op < 35) {  // a route added or replaced
                 KRoute r{protocols[size_t(upto(4))].first, 0, {}};
-                if (!objects.empty() && upto(100) < 30) {
-                    r.nh_id = std::next(objects.begin(), upto(int(objects.size())))->first;
+                const uint32_t id = first_id + uint32_t(upto(3));
+                if (objects.count(id) && upto(100) < 40) {
+                    r.nh_id = id;
                 } else {
                     for (int n = 1 + upto(2); n > 0; n--) {
-                        const auto &[ifx, gw] = gateways[size_t(upto(int(gateways.size())))];
+                        const auto &[ifx, gw] = gws[size_t(upto(int(gws.size())))];
                         r.hops.push_back(Hop{ifx, ipa(gw), uint32_t(1 + upto(3))});
                     }
                 }
@@ -898,8 +918,8 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 if (it != kernel.end()) r = it->second, kernel.erase(it);
                 apply(route_msg(nl::Op::del, k, r));
             } else if (op < 70) {  // an object added or replaced
-                const uint32_t id = uint32_t(1 + upto(3));
-                const auto &[ifx, gw] = gateways[size_t(upto(int(gateways.size())))];
+                const uint32_t id = first_id + uint32_t(upto(3));
+                const auto &[ifx, gw] = gws[size_t(upto(int(gws.size())))];
                 objects[id] = Hop{ifx, ipa(gw), 1};
                 apply(object_msg(nl::Op::add, id, objects[id]));
             } else if (op < 75) {  // an object deleted: the kernel deletes its routes, silently
@@ -924,11 +944,16 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 const auto want = expected(p);
                 const auto got = rib->learned(*parse_prefix(p.c_str()));
                 ASSERT_EQ(got.has_value(), want.has_value()) << where << " " << p;
+                const std::string dst = p.substr(0, p.find('/'));
+                auto fib_nh = [&] { return v6(p) ? lookup6(dst.c_str()) : lookup(dst.c_str()); };
                 if (!want) {
-                    EXPECT_EQ(lookup(p.substr(0, p.size() - 3).c_str()).kind, NextHopKind::drop_no_route) << where;
+                    EXPECT_EQ(fib_nh().kind, NextHopKind::drop_no_route) << where << " " << p;
                     continue;
                 }
                 installed++;
+                backup_in_use += backup;
+                object_installed += object;
+                v6_installed += v6(p);
                 ASSERT_EQ(got->origin, want->origin) << where << " " << p;
                 ASSERT_EQ(got->paths.size(), want->paths.size()) << where << " " << p;
                 bool up = false;
@@ -938,14 +963,20 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                     EXPECT_EQ(got->paths[i].weight, want->paths[i].weight) << where << " " << p;
                     up |= carrier[want->paths[i].port];
                 }
-                const NextHop nh = lookup(p.substr(0, p.size() - 3).c_str());
-                EXPECT_EQ(nh.kind == NextHopKind::drop_no_route, !up) << where << " " << p;
+                EXPECT_EQ(fib_nh().kind == NextHopKind::drop_no_route, !up) << where << " " << p;
+                all_down += !up;
             }
             ASSERT_EQ(sync->kernel_routes(), cands) << where;
             ASSERT_EQ(sync->learned_routes(), installed) << where;
             if (::testing::Test::HasFailure()) return;
         }
     }
+    EXPECT_GT(backup_in_use, 100u);
+    EXPECT_GT(all_down, 100u);
+    EXPECT_GT(object_installed, 100u);
+    EXPECT_GT(v6_installed, 100u);
+    std::printf("steps x prefixes: a backup in use %zu, every port down %zu, an object's route %zu, "
+                "IPv6 %zu\n", backup_in_use, all_down, object_installed, v6_installed);
 }
 
 }  // namespace
