@@ -266,6 +266,7 @@ Parsed parse_route(uint16_t type, uint16_t nl_flags, std::span<const uint8_t> p)
     m.protocol = rtm.rtm_protocol;
     m.type = rtm.rtm_type;
     m.scope = rtm.rtm_scope;
+    m.tos = rtm.rtm_tos;
     m.append = nl_flags & NLM_F_APPEND;
     IpAddr dst;
     dst.is_v6 = rtm.rtm_family == AF_INET6;

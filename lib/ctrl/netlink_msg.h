@@ -113,6 +113,7 @@ struct RouteMsg {
     uint8_t protocol = 0;   // RTPROT_*: rt_protocol_name()
     uint8_t type = 0;       // RTN_* (unicast, local, broadcast, blackhole, ...)
     uint8_t scope = 0;      // RT_SCOPE_*
+    uint8_t tos = 0;        // rtm_tos: the IPv4 TOS the route is for (`ip route ... tos N`); 0: any
     IpPrefix dst;           // host bits cleared; default route = len 0
     uint32_t priority = 0;  // RTA_PRIORITY (metric)
     uint32_t nh_id = 0;     // RTA_NH_ID: the route's kernel nexthop object (NexthopMsg)

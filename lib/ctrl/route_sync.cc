@@ -130,6 +130,19 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
         stats_.ignored++;
         return false;
     }
+    if (m.tos) {
+        // The FIB routes by destination only: a route for some TOS values is not the prefix's
+        // route for every packet (nor the same route as the prefix's route of its metric).
+        // Not followed, nor its deletion.
+        stats_.unsupported++;
+        if (m.op == nl::Op::add && !warned_tos_) {
+            spdlog::warn("route {} tos {:#x}: the switch routes by destination only; routes for a "
+                         "TOS are not followed",
+                         m.dst.str(), m.tos);
+            warned_tos_ = true;
+        }
+        return false;
+    }
     const RouteKey k{m.dst, m.priority};
     if (m.op == nl::Op::del) return erase(k);
     return upsert(k, m.protocol, m.nh_id, m.nexthops);

@@ -43,7 +43,8 @@ struct RouteSyncStats {
     uint64_t messages = 0;      // messages seen
     uint64_t changes = 0;       // that changed the RIB
     uint64_t ignored = 0;       // other interfaces, tables, route types; `kernel` routes
-    uint64_t unsupported = 0;   // multipath device routes; routes naming an unknown nexthop object
+    uint64_t unsupported = 0;   // multipath device routes; routes naming an unknown nexthop
+                                // object; routes for a TOS
     uint64_t nexthop_changes = 0;  // kernel nexthop objects added, replaced or deleted
     uint64_t resyncs = 0;       // full re-dumps after a socket overrun
     uint64_t routes_added = 0, routes_removed = 0;
@@ -166,6 +167,7 @@ class RouteSync {
     std::map<uint32_t, std::set<RouteKey>> nh_users_;
     RouteSyncStats stats_;
     bool warned_nh_id_ = false;
+    bool warned_tos_ = false;
     bool resync_requested_ = false;
 };
 

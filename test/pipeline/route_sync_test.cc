@@ -685,6 +685,38 @@ TEST_F(RouteSyncTest, InterfaceGoingDownOrComingBackUpAsksForAResync) {
     EXPECT_FALSE(sync->take_resync_request());
 }
 
+// A route for a TOS (`ip route add P tos 0x10 via G metric M`) is not the prefix's route: the
+// FIB routes by destination only, so it is not followed, even with the metric of the route in
+// use (the kernel keeps both), and its deletion changes nothing.
+TEST_F(RouteSyncTest, RoutesForATosAreNotFollowed) {
+    apply(neigh(nl::Op::add, kIf0, "10.0.1.7", "02:00:00:00:aa:07"));
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    nl::RouteMsg bgp = route(nl::Op::add, "10.36.0.0/16", {{kIf0, "10.0.1.7"}});
+    bgp.priority = 32;
+    nl::RouteMsg tos = route(nl::Op::add, "10.36.0.0/16", {{kIf1, "10.0.2.7"}}, RTPROT_BOOT);
+    tos.priority = 32;
+    tos.tos = 0x10;
+    EXPECT_TRUE(apply(bgp));
+    const uint64_t unsupported = sync->stats().unsupported;
+    EXPECT_FALSE(apply(tos));
+    EXPECT_EQ(sync->stats().unsupported, unsupported + 1);
+    rib->sync();
+    EXPECT_EQ(lookup("10.36.0.1").port, 0);
+    EXPECT_EQ(routes().at("10.36.0.0/16").origin, "bird");
+    EXPECT_EQ(sync->kernel_routes(), 1u);
+    tos.op = nl::Op::del;
+    EXPECT_FALSE(apply(tos));
+    rib->sync();
+    EXPECT_EQ(lookup("10.36.0.1").port, 0);
+    EXPECT_EQ(sync->learned_routes(), 1u);
+    // A TOS route alone is not followed either.
+    nl::RouteMsg tos_only = route(nl::Op::add, "10.37.0.0/16", {{kIf1, "10.0.2.7"}});
+    tos_only.tos = 0x08;
+    EXPECT_FALSE(apply(tos_only));
+    rib->sync();
+    EXPECT_EQ(lookup("10.37.0.1").kind, NextHopKind::drop_no_route);
+}
+
 // A pulled cable (the host interface loses carrier, stays up): the kernel keeps its routes
 // through it, flagged linkdown, and sends nothing about them. The route in use whose every
 // port is down steps back for the next metric with a port up, at the link message; with the

@@ -220,6 +220,16 @@ print(" ".join(r["origin"] or "-" for r in json.load(sys.stdin)["routes"] if r["
     sleep 0.3
     check_eq "the static deleted behind BGP's route changes nothing" \
         "$(bgp_route_paths "$WD_PFX") $(wd_origin)" "2 bird"
+    # A route for one TOS with BGP's own metric (the kernel keeps both): the switch routes by
+    # destination only and does not follow it; its deletion changes nothing either.
+    ip -n "$RSW_SW_NS" route add "$WD_PFX" tos 0x10 via 10.0.11.2 metric 32
+    neigh_marker 4 || true
+    check_eq "a route for TOS 0x10 with BGP's metric leaves BGP's route" \
+        "$(bgp_route_paths "$WD_PFX") $(wd_origin)" "2 bird"
+    ip -n "$RSW_SW_NS" route del "$WD_PFX" tos 0x10 via 10.0.11.2 metric 32
+    neigh_marker 5 || true
+    check_eq "its deletion leaves BGP's route" "$(bgp_route_paths "$WD_PFX") $(wd_origin)" "2 bird"
+    for n in 104 105; do ip -n "$RSW_SW_NS" neigh del "10.0.1.$n" dev p0 2>/dev/null || true; done
 fi
 
 # One r1 link down: the switch keeps sending half the flows into it until its BGP hold time

@@ -585,6 +585,17 @@ TEST(NetlinkParse, GoodRouteHostBitsClearedAndOneHop) {
     EXPECT_FALSE(m.nexthops[0].gateway);
 }
 
+TEST(NetlinkParse, RouteTos) {
+    rtmsg r = rt4();
+    r.rtm_tos = 0x10;
+    const auto t = parse_bytes(Msg(RTM_NEWROUTE).fixed(r).attr(RTA_DST, {10, 9, 8, 0}).attr32(RTA_OIF, 7).done());
+    ASSERT_EQ(t.msgs.size(), 1u);
+    EXPECT_EQ(std::get<RouteMsg>(t.msgs[0]).tos, 0x10);
+    const auto plain = parse_bytes(good_route());
+    ASSERT_EQ(plain.msgs.size(), 1u);
+    EXPECT_EQ(std::get<RouteMsg>(plain.msgs[0]).tos, 0);
+}
+
 TEST(NetlinkParse, Ipv6HostBitsCleared) {
     rtmsg r = rt4(61);
     r.rtm_family = AF_INET6;
