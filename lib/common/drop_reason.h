@@ -47,7 +47,8 @@ namespace rocesw {
     X(mac_control_malformed, "malformed MAC-control (PFC/PAUSE) frame")                  \
     X(pause_ignored, "802.3x PAUSE or MAC-control frame the port does not honor")            \
     X(punt_policed, "to the control plane: over its class's policing rate")              \
-    X(punt_queue_full, "to the control plane: the worker's punt queue was full")
+    X(punt_queue_full, "to the control plane: the worker's punt queue was full")         \
+    X(route_discard, "a route discards the destination (blackhole, unreachable, prohibit)")
 
 enum class DropReason : uint8_t {
 #define X(name, text) name,

@@ -124,9 +124,14 @@ bool RouteSync::RouteKey::operator<(const RouteKey &o) const {
 }
 
 bool RouteSync::on_route(const nl::RouteMsg &m) {
-    // The main table's unicast routes; `kernel` routes are the connected prefixes the
-    // addresses already give.
-    if (m.table != RT_TABLE_MAIN || m.type != RTN_UNICAST || m.protocol == RTPROT_KERNEL) {
+    // The main table's unicast routes, and those that discard (blackhole, unreachable,
+    // prohibit: the kernel drops, so the switch must not route by a shorter prefix, which in a
+    // fabric may send the packet back where it came from); `kernel` routes are the connected
+    // prefixes the addresses already give.
+    const bool discard =
+        m.type == RTN_BLACKHOLE || m.type == RTN_UNREACHABLE || m.type == RTN_PROHIBIT;
+    if (m.table != RT_TABLE_MAIN || (m.type != RTN_UNICAST && !discard) ||
+        m.protocol == RTPROT_KERNEL) {
         stats_.ignored++;
         return false;
     }
@@ -145,6 +150,7 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
     }
     const RouteKey k{m.dst, m.priority};
     if (m.op == nl::Op::del) return erase(k);
+    if (discard) return upsert(k, m.protocol, 0, {}, true);
     return upsert(k, m.protocol, m.nh_id, m.nexthops);
 }
 
@@ -171,9 +177,11 @@ LearnedRoute RouteSync::to_route(uint8_t protocol, const std::vector<nl::NextHop
 }
 
 bool RouteSync::upsert(const RouteKey &k, uint8_t protocol, uint32_t nh_id,
-                       const std::vector<nl::NextHopMsg> &nhs) {
+                       const std::vector<nl::NextHopMsg> &nhs, bool discard) {
     std::optional<LearnedRoute> plain;
-    if (!nh_id) {
+    if (discard) {
+        plain = LearnedRoute{nl::rt_protocol_name(protocol), {}, true};
+    } else if (!nh_id) {
         plain = to_route(protocol, nhs);
         if (plain->paths.empty()) {
             // Nothing through our ports (any more): not a route of the switch.
@@ -252,6 +260,7 @@ bool RouteSync::erase(const RouteKey &k) {
 }
 
 bool RouteSync::live(const LearnedRoute &r) const {
+    if (r.discard) return true;  // it applies whatever the ports
     for (const LearnedPath &p : r.paths)
         if (rib_.port_up(p.port)) return true;
     return false;

@@ -247,6 +247,7 @@ void Worker::mac_control(rte_mbuf *m, uint16_t in_port, const uint8_t *f, uint64
 void Worker::route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh) {
     if (nh.kind == NextHopKind::local) return to_control(m, in_port);
     if (nh.kind == NextHopKind::drop_no_route) return drop(m, in_port, DropReason::no_route);
+    if (nh.kind == NextHopKind::discard) return drop(m, in_port, DropReason::route_discard);
     // TTL first, as for a resolved next hop: with host interfaces the kernel answers with ICMP
     // time exceeded.
     if (meta_of(m)->ttl <= 1) {

@@ -47,6 +47,7 @@ enum class NextHopKind : uint8_t {
     glean,          // connected subnet, neighbour not known: punted (host interfaces) or no_neighbour drop
     unresolved,     // gateway whose neighbour is not known: no_neighbour drop
     ecmp_group,     // multipath: the load balancer picks a member of EcmpGroup `group`
+    discard,        // a route that discards (the kernel's blackhole/unreachable/prohibit): dropped
 };
 
 struct NextHop {

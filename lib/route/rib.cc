@@ -69,7 +69,7 @@ Rib::Rib(Fib &fib, std::vector<RibPort> ports)
 }
 
 bool LearnedRoute::operator==(const LearnedRoute &o) const {
-    if (origin != o.origin || paths.size() != o.paths.size()) return false;
+    if (origin != o.origin || discard != o.discard || paths.size() != o.paths.size()) return false;
     for (size_t i = 0; i < paths.size(); i++)
         if (paths[i].port != o.paths[i].port || paths[i].via != o.paths[i].via ||
             paths[i].weight != o.paths[i].weight)
@@ -374,6 +374,11 @@ std::optional<Rib::Want> Rib::want_for(const IpPrefix &p, const LearnedRoute *le
     }
     if (learned) {
         const LearnedRoute &r = *learned;
+        if (r.discard) {
+            learned_mp_.erase(p);
+            return Want{RouteSource::learned, std::nullopt, NextHop{NextHopKind::discard, 0, {}},
+                        nullptr, r.origin};
+        }
         std::vector<const LearnedPath *> live;
         for (const auto &path : r.paths)
             if (up_locked(path.port) && path.port < ports_.size()) live.push_back(&path);

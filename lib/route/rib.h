@@ -43,6 +43,9 @@ struct LearnedPath {
 struct LearnedRoute {
     std::string origin;  // the kernel's protocol name: "bird", "bgp", "static", "boot", ...
     std::vector<LearnedPath> paths;  // 1: single path; more: an ECMP group
+    // A route that discards (the kernel's blackhole, unreachable, prohibit): no paths, and
+    // packets to it are dropped (route_discard) rather than routed by a shorter prefix.
+    bool discard = false;
     bool operator==(const LearnedRoute &o) const;
 };
 

@@ -268,14 +268,14 @@ TEST_F(RouteSyncTest, IgnoresWhatIsNotOurs) {
     auto kernel = route(nl::Op::add, "10.0.1.0/24", {{kIf0, nullptr}}, RTPROT_KERNEL);
     auto local_table = route(nl::Op::add, "10.71.0.0/16", {{kIf0, "10.0.1.2"}});
     local_table.table = 100;
-    auto blackhole = route(nl::Op::add, "10.72.0.0/16", {});
-    blackhole.type = RTN_BLACKHOLE;
+    auto multicast = route(nl::Op::add, "10.72.0.0/16", {{kIf0, nullptr}});
+    multicast.type = RTN_MULTICAST;
     // A route naming a nexthop object never seen, with no next hop of its own
     // (nexthop_compat_mode 0).
     auto nh_obj = route(nl::Op::add, "10.73.0.0/16", {});
     nh_obj.nh_id = 7;
     const size_t before = rib->routes().size();
-    for (const auto &m : {other_if, kernel, local_table, blackhole, nh_obj}) EXPECT_FALSE(apply(m));
+    for (const auto &m : {other_if, kernel, local_table, multicast, nh_obj}) EXPECT_FALSE(apply(m));
     EXPECT_FALSE(apply(neigh(nl::Op::add, 99, "192.168.0.1", "02:00:00:00:00:99")));
     // The kernel's NOARP entries for multicast groups are not next hops.
     EXPECT_FALSE(apply(neigh(nl::Op::add, kIf0, "ff02::16", "33:33:00:00:00:16", NUD_NOARP)));
@@ -685,6 +685,71 @@ TEST_F(RouteSyncTest, InterfaceGoingDownOrComingBackUpAsksForAResync) {
     EXPECT_FALSE(sync->take_resync_request());
 }
 
+// Routes that discard (`ip route add blackhole|unreachable|prohibit P`): the kernel drops, so
+// the switch installs a discard next hop (drop reason route_discard) instead of routing by a
+// shorter prefix (in a fabric: back up a default route, a loop until the TTL runs out). By
+// metric with the prefix's other routes, whatever the ports' state; IPv4 and IPv6.
+TEST_F(RouteSyncTest, DiscardRoutesDropByMetricWhateverThePorts) {
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    apply(neigh(nl::Op::add, kIf1, "fd00:2::7", "02:00:00:00:bb:07"));
+    nl::RouteMsg dflt = route(nl::Op::add, "0.0.0.0/0", {{kIf1, "10.0.2.7"}});
+    nl::RouteMsg bh = route(nl::Op::add, "10.72.0.0/16", {}, RTPROT_STATIC);
+    bh.type = RTN_BLACKHOLE;
+    nl::RouteMsg unreach = route(nl::Op::add, "10.74.0.0/16", {}, RTPROT_STATIC);
+    unreach.type = RTN_UNREACHABLE;
+    unreach.priority = 10;
+    nl::RouteMsg uni = route(nl::Op::add, "10.74.0.0/16", {{kIf1, "10.0.2.7"}});
+    uni.priority = 20;
+    nl::RouteMsg prohibit6 = route(nl::Op::add, "fd00:72::/32", {}, RTPROT_STATIC);
+    prohibit6.type = RTN_PROHIBIT;
+    for (const auto &m : {dflt, bh, unreach, prohibit6}) EXPECT_TRUE(apply(m));
+    EXPECT_FALSE(apply(uni));  // behind the unreachable route
+    rib->sync();
+    EXPECT_EQ(lookup("10.72.3.4").kind, NextHopKind::discard);
+    EXPECT_EQ(lookup("10.73.3.4").port, 1);  // the default route
+    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::discard);
+    EXPECT_EQ(lookup6("fd00:72::1").kind, NextHopKind::discard);
+    const RouteView v = routes().at("10.72.0.0/16");
+    EXPECT_EQ(v.source, RouteSource::learned);
+    EXPECT_EQ(v.origin, "static");
+    EXPECT_FALSE(v.via);
+    EXPECT_TRUE(v.installed);
+    EXPECT_EQ(sync->learned_routes(), 4u);
+    EXPECT_EQ(sync->kernel_routes(), 5u);
+    // Every port without carrier: a discard route still applies.
+    for (auto [ifx, name] : {std::pair{kIf0, "p0"}, std::pair{kIf1, "p1"}}) {
+        nl::LinkMsg l = link(ifx, name, true);
+        l.oper_up = false;
+        apply(l);
+    }
+    rib->sync();
+    EXPECT_EQ(lookup("10.72.3.4").kind, NextHopKind::discard);
+    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::discard);
+    apply(link(kIf0, "p0", true));
+    apply(link(kIf1, "p1", true));
+    // The unreachable route (metric 10) deleted: the metric-20 route through p1 takes over; a
+    // blackhole replacing the route in use, and gone again.
+    unreach.op = nl::Op::del;
+    EXPECT_TRUE(apply(unreach));
+    rib->sync();
+    EXPECT_EQ(lookup("10.74.3.4").port, 1);
+    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::forward);
+    nl::RouteMsg bh20 = uni;
+    bh20.type = RTN_BLACKHOLE;
+    bh20.nexthops.clear();
+    EXPECT_TRUE(apply(bh20));
+    rib->sync();
+    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::discard);
+    EXPECT_TRUE(apply(uni));
+    rib->sync();
+    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::forward);
+    bh.op = nl::Op::del;
+    EXPECT_TRUE(apply(bh));
+    rib->sync();
+    EXPECT_EQ(lookup("10.72.3.4").port, 1);  // by the default route again
+    EXPECT_EQ(lookup("10.72.3.4").kind, NextHopKind::forward);
+}
+
 // A route for a TOS (`ip route add P tos 0x10 via G metric M`) is not the prefix's route: the
 // FIB routes by destination only, so it is not followed, even with the metric of the route in
 // use (the kernel keeps both), and its deletion changes nothing.
@@ -824,6 +889,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
         uint8_t protocol;
         uint32_t nh_id;
         std::vector<Hop> hops;
+        bool discard = false;  // a blackhole route
     };
     const std::vector<std::string> prefixes = {"10.40.0.0/16", "10.41.0.0/16", "10.42.0.0/16",
                                                "fd00:40::/32"};
@@ -844,7 +910,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
     // What the sequences reached, so they are known to exercise the rule: a route of higher
     // metric in use because the lower one's ports are down, every port of the installed route
     // down, an object's route installed, an IPv6 route installed.
-    size_t backup_in_use = 0, all_down = 0, object_installed = 0, v6_installed = 0;
+    size_t backup_in_use = 0, all_down = 0, object_installed = 0, v6_installed = 0, discards = 0;
     for (uint32_t seed : seeds) {
         // A fresh switch per seed: the fixture's is rebuilt.
         TearDown();
@@ -867,6 +933,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
             nl::RouteMsg m = route(op, k.first.c_str(), {}, r.protocol);
             m.priority = k.second;
             m.nh_id = r.nh_id;
+            if (r.discard) m.type = RTN_BLACKHOLE;
             for (const Hop &h : r.hops) m.nexthops.push_back(hop_msg(h));
             return m;
         };
@@ -900,8 +967,9 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 for (const auto &[proto, name] : protocols)
                     if (proto == it->second.protocol) r.origin = name;
                 r.paths = paths(it->second);
-                if (r.paths.empty()) continue;
-                bool up = false;
+                r.discard = it->second.discard;
+                if (r.paths.empty() && !r.discard) continue;
+                bool up = r.discard;  // it applies whatever the ports
                 for (const LearnedPath &lp : r.paths) up |= carrier[lp.port];
                 if (up) {
                     live = r;
@@ -934,7 +1002,9 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
             if (op < 35) {  // a route added or replaced
                 KRoute r{protocols[size_t(upto(4))].first, 0, {}};
                 const uint32_t id = first_id + uint32_t(upto(3));
-                if (objects.count(id) && upto(100) < 40) {
+                if (upto(100) < 10) {
+                    r.discard = true;
+                } else if (objects.count(id) && upto(100) < 40) {
                     r.nh_id = id;
                 } else {
                     for (int n = 1 + upto(2); n > 0; n--) {
@@ -970,7 +1040,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 dump();
             }
             size_t cands = 0, installed = 0;
-            for (const auto &[key, r] : kernel) cands += r.nh_id || !paths(r).empty();
+            for (const auto &[key, r] : kernel) cands += r.discard || r.nh_id || !paths(r).empty();
             rib->sync();
             for (const std::string &p : prefixes) {
                 const auto want = expected(p);
@@ -987,6 +1057,8 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 object_installed += object;
                 v6_installed += v6(p);
                 ASSERT_EQ(got->origin, want->origin) << where << " " << p;
+                ASSERT_EQ(got->discard, want->discard) << where << " " << p;
+                discards += want->discard;
                 ASSERT_EQ(got->paths.size(), want->paths.size()) << where << " " << p;
                 bool up = false;
                 for (size_t i = 0; i < want->paths.size(); i++) {
@@ -994,6 +1066,10 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                     EXPECT_EQ(got->paths[i].via, want->paths[i].via) << where << " " << p;
                     EXPECT_EQ(got->paths[i].weight, want->paths[i].weight) << where << " " << p;
                     up |= carrier[want->paths[i].port];
+                }
+                if (want->discard) {
+                    EXPECT_EQ(fib_nh().kind, NextHopKind::discard) << where << " " << p;
+                    continue;
                 }
                 EXPECT_EQ(fib_nh().kind == NextHopKind::drop_no_route, !up) << where << " " << p;
                 all_down += !up;
@@ -1007,8 +1083,10 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
     EXPECT_GT(all_down, 100u);
     EXPECT_GT(object_installed, 100u);
     EXPECT_GT(v6_installed, 100u);
+    EXPECT_GT(discards, 100u);
     std::printf("steps x prefixes: a backup in use %zu, every port down %zu, an object's route %zu, "
-                "IPv6 %zu\n", backup_in_use, all_down, object_installed, v6_installed);
+                "IPv6 %zu, a blackhole %zu\n",
+                backup_in_use, all_down, object_installed, v6_installed, discards);
 }
 
 }  // namespace

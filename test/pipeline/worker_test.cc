@@ -113,6 +113,24 @@ TEST_F(CompactFibPipeline, ForwardsIpv4AndIpv6AndDropsMisses) {
     EXPECT_EQ(drops(0, DropReason::no_route), 2u);
 }
 
+// A route that discards (the kernel's blackhole): its packets are dropped as route_discard, not
+// routed by the shorter prefix around it; the IPv6 one alike.
+TEST_F(WorkerPipeline, DiscardRouteDropsWithItsOwnReason) {
+    rib->set_learned(*parse_prefix("10.9.3.0/24"), LearnedRoute{"static", {}, true});
+    rib->set_learned(*parse_prefix("fd00:9::/48"), LearnedRoute{"static", {}, true});
+    ASSERT_EQ(rib->sync(), 0u);
+    Bytes l4 = udp_payload(4791, 4791, 40);
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 9, 3, 4))));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), udp4(v4(10, 0, 1, 2), v4(10, 9, 4, 4))));
+    ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv6),
+                         ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 9, 7), kProtoUdp, l4)));
+    worker->poll_once(now_ns);
+    worker->poll_once(now_ns);
+    EXPECT_EQ(ports->take_tx(1).size(), 1u);  // 10.9.4.4 by 10.9.0.0/16
+    EXPECT_EQ(drops(0, DropReason::route_discard), 2u);
+    EXPECT_EQ(total_drops(0), 2u);
+}
+
 TEST_F(WorkerPipeline, StripsVlanTagWhenRouting) {
     Bytes payload = udp4(v4(10, 0, 1, 2), v4(10, 0, 2, 2));
     ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4, 3), payload));

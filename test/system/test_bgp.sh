@@ -230,6 +230,28 @@ print(" ".join(r["origin"] or "-" for r in json.load(sys.stdin)["routes"] if r["
     neigh_marker 5 || true
     check_eq "its deletion leaves BGP's route" "$(bgp_route_paths "$WD_PFX") $(wd_origin)" "2 bird"
     for n in 104 105; do ip -n "$RSW_SW_NS" neigh del "10.0.1.$n" dev p0 2>/dev/null || true; done
+    # A blackhole route (as an aggregate's discard route): the switch drops what it covers with
+    # its own reason, not as no_route, and forwards the more specific BGP routes inside it.
+    ip -n "$RSW_SW_NS" route add blackhole 10.201.0.0/24
+    nr_a="$(bgp_drops p0 no_route)"; bh_a="$(bgp_drops p0 route_discard)"
+    bh_kind=""
+    for _ in $(seq 50); do
+        bh_kind="$(rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+print(" ".join(r["nexthop"]["kind"] for r in json.load(sys.stdin)["routes"] if r["prefix"] == "10.201.0.0/24"))')"
+        [ "$bh_kind" = discard ] && break
+        sleep 0.1
+    done
+    check_eq "the blackhole 10.201.0.0/24 in the switch" "$bh_kind" discard
+    bgp_udp_flows "$H1" "$IF0" "$P0_MAC" 10.0.1.2 10.201.0.9 4 2
+    for _ in $(seq 50); do
+        [ "$(bgp_drops p0 route_discard)" -ge $((bh_a + 8)) ] && break
+        sleep 0.1
+    done
+    check_eq "8 packets into the blackhole dropped as route_discard" "$(( $(bgp_drops p0 route_discard) - bh_a ))" 8
+    check_eq "none of them as no_route" "$(( $(bgp_drops p0 no_route) - nr_a ))" 0
+    check "ping h1 -> 10.201.0.2 (BGP's /32 inside the blackhole)" rsw_ping_ok ip netns exec "$H1" ping -c 2 -i 0.2 -W 2 10.201.0.2
+    ip -n "$RSW_SW_NS" route del blackhole 10.201.0.0/24
 fi
 
 # One r1 link down: the switch keeps sending half the flows into it until its BGP hold time

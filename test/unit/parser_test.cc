@@ -250,7 +250,9 @@ TEST_F(ParserCases, CoversEveryParserDropReason) {
                                               "headroom_exhausted", "handoff_full", "pfc_watchdog",
                                               "mac_control_malformed", "pause_ignored",
                                               // punt path (lib/pipeline/punt.h, drivers/hostif)
-                                              "punt_policed", "punt_queue_full"};
+                                              "punt_policed", "punt_queue_full",
+                                              // a discard route (lib/route)
+                                              "route_discard"};
     std::set<std::string> seen;
     for (const auto &c : *cases_) seen.insert(result_name(c.expect));
     EXPECT_TRUE(seen.count("ok"));
