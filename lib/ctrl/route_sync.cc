@@ -304,11 +304,14 @@ bool RouteSync::reselect(const IpPrefix &dst) {
             continue;
         }
         LearnedRoute route;
-        if (auto nhs = object_nexthops(c.nh_id))
+        if (auto o = nh_objects_.find(c.nh_id);
+            o != nh_objects_.end() && !o->second.is_group() && o->second.blackhole)
+            route = LearnedRoute{nl::rt_protocol_name(c.protocol), {}, true};  // FRR's blackhole
+        else if (auto nhs = object_nexthops(c.nh_id))
             route = to_route(c.protocol, *nhs);
         else if (auto f = stored_.find(k); f != stored_.end())
             route = f->second;  // compat next hops while the object is unknown
-        if (route.paths.empty()) continue;
+        if (route.paths.empty() && !route.discard) continue;
         if (!choice || live(route)) {
             want = &c;
             want_route = std::move(route);

@@ -371,11 +371,13 @@ TEST_F(RouteSyncTest, NexthopObjectReplacedOrDeletedMovesItsRoutes) {
     // What the kernel says next (group 31's deletion, group 30's new members) changes nothing.
     EXPECT_FALSE(apply(object(nl::Op::del, 31, 0, nullptr)));
     EXPECT_FALSE(apply(object(nl::Op::add, 30, 0, nullptr, {{21, 1}})));
-    // A blackhole object: its routes go nowhere through our ports.
+    // A blackhole object: its routes discard (RouteThroughABlackholeObjectDiscards).
     auto bh = object(nl::Op::add, 40, 0, nullptr);
     bh.blackhole = true;
     apply(bh);
-    EXPECT_FALSE(apply(route_nh(nl::Op::add, "10.83.0.0/16", 40)));
+    EXPECT_TRUE(apply(route_nh(nl::Op::add, "10.83.0.0/16", 40)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.83.1.1").kind, NextHopKind::discard);
     // An object replaced onto one of our ports brings its route in.
     apply(object(nl::Op::add, 41, 99, "192.168.0.1"));
     EXPECT_FALSE(apply(route_nh(nl::Op::add, "10.84.0.0/16", 41)));
@@ -748,6 +750,26 @@ TEST_F(RouteSyncTest, DiscardRoutesDropByMetricWhateverThePorts) {
     rib->sync();
     EXPECT_EQ(lookup("10.72.3.4").port, 1);  // by the default route again
     EXPECT_EQ(lookup("10.72.3.4").kind, NextHopKind::forward);
+}
+
+// FRR's zebra installs a blackhole as a route naming a blackhole nexthop object: a discard
+// route too, until the object is replaced by a next hop.
+TEST_F(RouteSyncTest, RouteThroughABlackholeObjectDiscards) {
+    apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
+    nl::NexthopMsg bh = object(nl::Op::add, 50, 0, nullptr);
+    bh.blackhole = true;
+    apply(bh);
+    EXPECT_TRUE(apply(route_nh(nl::Op::add, "10.75.0.0/16", 50)));
+    rib->sync();
+    EXPECT_EQ(lookup("10.75.0.1").kind, NextHopKind::discard);
+    EXPECT_EQ(routes().at("10.75.0.0/16").origin, "bgp");
+    EXPECT_TRUE(apply(object(nl::Op::add, 50, kIf1, "10.0.2.7")));
+    rib->sync();
+    EXPECT_EQ(lookup("10.75.0.1").kind, NextHopKind::forward);
+    EXPECT_EQ(lookup("10.75.0.1").port, 1);
+    EXPECT_TRUE(apply(bh));
+    rib->sync();
+    EXPECT_EQ(lookup("10.75.0.1").kind, NextHopKind::discard);
 }
 
 // A route for a TOS (`ip route add P tos 0x10 via G metric M`) is not the prefix's route: the
