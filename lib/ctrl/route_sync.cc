@@ -72,8 +72,7 @@ bool RouteSync::on_link(const nl::LinkMsg &m) {
     // Where a prefix has several kernel routes, the one in use may have lost its last port
     // that is up (a pulled cable: the kernel keeps its routes, flagged linkdown), or a better
     // one may have its port back: choose again now, not at the end of the re-dump.
-    for (auto &[dst, cs] : routes_)
-        if (cs.size() > 1) reselect(dst);
+    for (const IpPrefix &dst : multi_) reselect(dst);
     spdlog::info("host interface {} is {}: routes through port {} {}", m.name,
                  up ? "up" : "down", *port, up ? "restored" : "withdrawn");
     return true;
@@ -196,6 +195,7 @@ bool RouteSync::upsert(const RouteKey &k, uint8_t protocol, uint32_t nh_id,
     if (it == cs.end() || it->priority != k.priority) {
         it = cs.insert(it, Cand{k.priority, 0, 0, false});
         n_cands_++;
+        if (cs.size() == 2) multi_.insert(k.dst);
     } else if (it->nh_id && it->nh_id != nh_id) {
         auto users = nh_users_.find(it->nh_id);
         if (users != nh_users_.end()) {
@@ -246,6 +246,7 @@ bool RouteSync::erase(const RouteKey &k) {
     const bool was_installed = it->installed;
     cs.erase(it);
     n_cands_--;
+    if (cs.size() == 1) multi_.erase(k.dst);
     if (!was_installed) {
         if (cs.empty()) routes_.erase(e);
         return false;

@@ -156,6 +156,8 @@ class RouteSync {
     // The paths of routes without an object that are not installed, and the compat next hops
     // of routes naming an object not seen (used while it is unknown).
     std::map<RouteKey, LearnedRoute> stored_;
+    // The prefixes with more than one kernel route: those a link change may move to another.
+    std::set<IpPrefix, PrefixLess> multi_;
     size_t installed_ = 0, n_cands_ = 0;
     bool resyncing_ = false;
     std::set<NeighKey> seen_neighbours_;
