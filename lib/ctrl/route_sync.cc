@@ -307,7 +307,7 @@ bool RouteSync::reselect(const IpPrefix &dst) {
         LearnedRoute route;
         if (auto o = nh_objects_.find(c.nh_id);
             o != nh_objects_.end() && !o->second.is_group() && o->second.blackhole)
-            route = LearnedRoute{nl::rt_protocol_name(c.protocol), {}, true};  // FRR's blackhole
+            route = LearnedRoute{nl::rt_protocol_name(c.protocol), {}, true};  // a blackhole object
         else if (auto nhs = object_nexthops(c.nh_id))
             route = to_route(c.protocol, *nhs);
         else if (auto f = stored_.find(k); f != stored_.end())
