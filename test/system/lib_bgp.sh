@@ -333,10 +333,10 @@ bgp_birdc() {
 # daemons run as user frr (FRR's default; the directory is given to it).
 BGP_FRR_DIR=/usr/lib/frr
 
-# bgp_need_frr: FAIL line and status 1 when FRR (zebra, bgpd, vtysh, user frr) is missing.
+# bgp_need_frr: FAIL line and status 1 when FRR (zebra, bgpd, staticd, vtysh, user frr) is missing.
 bgp_need_frr() {
     local t
-    for t in "$BGP_FRR_DIR/zebra" "$BGP_FRR_DIR/bgpd" "$(command -v vtysh || echo vtysh)"; do
+    for t in "$BGP_FRR_DIR/zebra" "$BGP_FRR_DIR/bgpd" "$BGP_FRR_DIR/staticd" "$(command -v vtysh || echo vtysh)"; do
         if [ ! -x "$t" ]; then
             rsw_fail "$t is not installed (tools/bootstrap installs frr)"
             return 1
@@ -348,12 +348,14 @@ bgp_need_frr() {
     fi
 }
 
-# bgp_start_frr NS CONFIG DIR: zebra then bgpd in namespace NS (PIDs recorded for cleanup), their
-# files in DIR (a new directory, given to user frr), logs DIR/zebra.log and DIR/bgpd.log; then
-# applies CONFIG (an integrated frr.conf) through vtysh, as `vtysh -b` does at boot, after a dry
-# run of it (`vtysh -C`). Status 1 (logged) when a step fails.
+# bgp_start_frr NS CONFIG DIR [DAEMON...]: zebra then the DAEMONs [bgpd] in namespace NS (PIDs
+# recorded for cleanup), their files in DIR (a new directory, given to user frr), logs
+# DIR/<daemon>.log; then applies CONFIG (an integrated frr.conf) through vtysh, as `vtysh -b`
+# does at boot, after a dry run of it (`vtysh -C`). Status 1 (logged) when a step fails.
 bgp_start_frr() {
     local ns="$1" conf="$2" dir="$3" d out
+    shift 3
+    local daemons=(zebra "${@:-bgpd}")
     if ! out="$(vtysh -C -f "$conf" 2>&1)"; then
         rsw_log "bgp_start_frr: $conf does not pass vtysh's dry run: $out"
         return 1
@@ -361,7 +363,7 @@ bgp_start_frr() {
     : >"$dir/empty.conf"
     chown -R frr:frr "$dir"
     chmod 755 "$dir"
-    for d in zebra bgpd; do
+    for d in "${daemons[@]}"; do
         rsw_bg ip netns exec "$ns" "$BGP_FRR_DIR/$d" -f "$dir/empty.conf" -i "$dir/$d.pid" \
             -z "$dir/zserv.api" --vty_socket "$dir" -P 0 --log "file:$dir/$d.log" \
             >"$dir/$d.out" 2>&1

@@ -1,7 +1,7 @@
 #!/bin/bash
 # System test: FRR as the routing daemon beside roceswd, with the shipped template
 # config/bgp/frr-leaf.conf. roceswd runs in netns <tag>-sw with host interfaces and netlink
-# sync; FRR's zebra and bgpd run in the same namespace (by hand: own config, pid files and
+# sync; FRR's zebra, bgpd and staticd run in the same namespace (by hand: own config, pid files and
 # sockets in the run's directory; Debian's frr.service plays no part) with the leaf template,
 # rendered for the test (only the TCP-MD5 password and the log target change: the template's
 # addresses, ASN, route maps, timers and GTSM are used as shipped; zebra keeps its default of
@@ -20,8 +20,9 @@
 # Checks: both templates pass vtysh's dry run; FRR's 4 sessions Established; 10.20.0.0/24 and
 # fd00:20::/64 are `proto bgp` kernel routes naming a kernel nexthop group of 2 (nhid, no next
 # hop in the route), and ECMP routes of 2 paths in roceswd's FIB; ping and ping6 h1 -> h2, 64 UDP flows all delivered;
-# r1 shuts one IPv4 session: the switch goes to 1 path, and back to 2; accounting balanced;
-# clean SIGTERM.
+# r1 shuts one IPv4 session: the switch goes to 1 path, and back to 2; staticd's blackhole
+# (IPv4 and IPv6) and reject routes drop what they cover as route_discard beside BGP's routes,
+# and their removal forwards again; accounting balanced; clean SIGTERM.
 #
 # Needs root and FRR (tools/bootstrap installs frr). Run: sudo test/system/test_bgp_frr.sh
 set -euo pipefail
@@ -124,10 +125,10 @@ sed -e "s/change-me-per-fabric/$BGP_PASSWORD/" \
 check_eq "rendered template differs from the shipped one in the password and log lines only" \
     "$(diff "$TEMPLATES/frr-leaf.conf" "$FRR_DIR/frr.conf" | grep '^>' | grep -cvE "password $BGP_PASSWORD\$|^> log file ")" 0
 T_FRR=$(date +%s%N)
-if bgp_start_frr "$RSW_SW_NS" "$FRR_DIR/frr.conf" "$FRR_DIR"; then
-    rsw_pass "FRR $(dpkg-query -W -f='${Version}' frr 2>/dev/null) zebra + bgpd running in $RSW_SW_NS with the leaf template"
+if bgp_start_frr "$RSW_SW_NS" "$FRR_DIR/frr.conf" "$FRR_DIR" bgpd staticd; then
+    rsw_pass "FRR $(dpkg-query -W -f='${Version}' frr 2>/dev/null) zebra + bgpd + staticd running in $RSW_SW_NS with the leaf template"
 else
-    rsw_fail "FRR zebra + bgpd start in $RSW_SW_NS with the leaf template"
+    rsw_fail "FRR zebra + bgpd + staticd start in $RSW_SW_NS with the leaf template"
     rsw_finish
 fi
 
@@ -246,6 +247,79 @@ if bgp_frr_wait_established 15 "$FRR_DIR" 10.1.2.0 >/dev/null && secs="$(bgp_wai
 else
     rsw_fail "session back: 10.1.2.0 $(bgp_frr_state "$FRR_DIR" 10.1.2.0), $H2_NET $(bgp_route_paths "$H2_NET") paths"
 fi
+
+# FRR's discard routes (staticd, as a lab's aggregate or null route): zebra installs
+# `blackhole` and `reject` as blackhole and unreachable kernel routes (proto static, metric 20).
+# The switch drops what they cover as route_discard, routes the more specific and the shorter
+# around them, and follows their removal.
+route_kind() {
+    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+print(" ".join(r["nexthop"]["kind"] for r in json.load(sys.stdin)["routes"] if r["prefix"] == sys.argv[1]) or "none")' "$1"
+}
+wait_kind() {  # PREFIX KIND: waits up to 5 s for the switch's route of PREFIX to be of KIND
+    local k=""
+    for _ in $(seq 50); do
+        k="$(route_kind "$1")"
+        [ "$k" = "$2" ] && break
+        sleep 0.1
+    done
+    echo "$k"
+}
+wait_drops() {  # REASON TARGET: waits up to 5 s for p2's drops of REASON to reach TARGET
+    for _ in $(seq 50); do
+        [ "$(bgp_drops p2 "$1")" -ge "$2" ] && break
+        sleep 0.1
+    done
+    bgp_drops p2 "$1"
+}
+frr_static() {  # COMMAND...: in vtysh's configure mode
+    local c a=()
+    for c in "$@"; do a+=(-c "$c"); done
+    vtysh --vty_socket "$FRR_DIR" -c 'configure terminal' "${a[@]}" >/dev/null
+}
+BH4=10.20.0.128/25 RJ4=10.31.0.0/16 BH6=fd00:20::8000/113
+if frr_static "ip route $BH4 blackhole" "ip route $RJ4 reject" "ipv6 route $BH6 blackhole"; then
+    rsw_pass "staticd: $BH4 blackhole, $RJ4 reject, $BH6 blackhole"
+else
+    rsw_fail "vtysh: static discard routes"
+fi
+check_eq "the switch's route of $BH4 (inside BGP's $H2_NET)" "$(wait_kind "$BH4" discard)" discard
+check_eq "the switch's route of $RJ4 (reject)" "$(wait_kind "$RJ4" discard)" discard
+check_eq "the switch's route of $BH6 (the kernel's blackhole dev lo)" "$(wait_kind "$BH6" discard)" discard
+rsw_log "  kernel of sw: $(ip -n "$RSW_SW_NS" -d route show "$BH4") | $(ip -n "$RSW_SW_NS" -d route show "$RJ4") | $(ip -n "$RSW_SW_NS" -6 -d route show "$BH6")"
+kernel_kind() {  # PREFIX: the kernel's route type, protocol, and whether it names a nexthop object
+    ip -n "$RSW_SW_NS" -j route show "$1" | "$RSW_PYTHON" -c '
+import json, sys
+r = json.load(sys.stdin)[0]
+print(r.get("type", "unicast"), r.get("protocol"), "nhid" if "nhid" in r else "no-nhid")'
+}
+check_eq "kernel of sw: zebra's $BH4 and $RJ4 are blackhole and unreachable routes, through no object" \
+    "$(kernel_kind "$BH4"), $(kernel_kind "$RJ4")" "blackhole static no-nhid, unreachable static no-nhid"
+rd0="$(bgp_drops p2 route_discard)"; nr0="$(bgp_drops p2 no_route)"
+bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.20.0.200 4 2
+check_eq "8 packets to 10.20.0.200 (the /25 blackhole) dropped as route_discard" \
+    "$(( $(wait_drops route_discard $((rd0 + 8))) - rd0 ))" 8
+bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.31.0.1 2 2
+check_eq "4 packets to 10.31.0.1 (reject) dropped as route_discard" \
+    "$(( $(wait_drops route_discard $((rd0 + 12))) - rd0 ))" 12
+ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 1 fd00:20::8001 >/dev/null 2>&1 || true
+check_eq "3 echo requests to fd00:20::8001 (the IPv6 blackhole) dropped as route_discard" \
+    "$(( $(wait_drops route_discard $((rd0 + 15))) - rd0 ))" 15
+check_eq "none of them as no_route" "$(( $(bgp_drops p2 no_route) - nr0 ))" 0
+check "ping h1 -> h2 10.20.0.2 (BGP's /24 beside the /25 blackhole)" rsw_ping_ok ip netns exec "$H1" ping -c 2 -i 0.2 -W 2 10.20.0.2
+check "ping6 h1 -> h2 fd00:20::2 (BGP's /64 beside the IPv6 blackhole)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 2 -i 0.2 -W 2 fd00:20::2
+frr_static "no ip route $BH4 blackhole" "no ip route $RJ4 reject" "no ipv6 route $BH6 blackhole" ||
+    rsw_fail "vtysh: static discard routes removed"
+check_eq "$BH4 removed: gone from the switch" "$(wait_kind "$BH4" none)" none
+check_eq "$RJ4 removed: gone from the switch" "$(wait_kind "$RJ4" none)" none
+check_eq "$BH6 removed: gone from the switch" "$(wait_kind "$BH6" none)" none
+rd1="$(bgp_drops p2 route_discard)"; a0="$(bgp_if_counter "$R1" "$IF0" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"
+bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.20.0.200 4 2
+sleep 0.5
+a1="$(bgp_if_counter "$R1" "$IF0" rx_packets)"; b1="$(bgp_if_counter "$R1" "$IF1" rx_packets)"
+check_ge "8 packets to 10.20.0.200 forwarded to r1 by BGP's $H2_NET" "$((a1 - a0 + b1 - b0))" 8
+check_eq "and none dropped as route_discard" "$(( $(bgp_drops p2 route_discard) - rd1 ))" 0
 
 if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after all of it"; else rsw_fail "roceswd died"; fi
 rsw_assert_accounting
