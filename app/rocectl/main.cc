@@ -237,9 +237,11 @@ std::string format_lb(const nlohmann::json &d) {
     }
     const auto ft = d.value("flowlet_table", nlohmann::json::object());
     snprintf(line, sizeof line,
-             "\nflowlet table: %llu of %llu entries in use; %llu drops (no member alive)\n",
+             "\nflowlet table: %llu of %llu entries in use; %llu flowlets carried over to a "
+             "route's new group; %llu drops (no member alive)\n",
              (unsigned long long)ft.value("occupancy", 0ull),
              (unsigned long long)ft.value("entries", 0ull),
+             (unsigned long long)ft.value("carried", 0ull),
              (unsigned long long)d.value("no_member_drops", 0ull));
     out += line;
     return out;

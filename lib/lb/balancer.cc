@@ -218,6 +218,23 @@ void LoadBalancer::add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id, L3T
                    });
 }
 
+// The slot of g whose member is the one flowlet entry e, another group's, took: e's flow has
+// moved to g (its route's path set changed, so the route took another group) in the middle of
+// a flowlet (no gap since its last packet), and the flowlet goes on on its next hop when that
+// is alive in g, the only one with e's fingerprint. kNoMember otherwise (a new flowlet).
+[[gnu::noinline, gnu::cold]] static uint8_t carried_slot(const EcmpGroup &g, const FlowletEntry &e,
+                                                        uint32_t now_us, uint32_t gap_us) {
+    if (e.slot == kFlowletPending || now_us - e.last_us > gap_us) return kNoMember;
+    uint8_t found = kNoMember;
+    for (uint32_t j = 0; j < g.n_alive; j++) {
+        const uint8_t s = g.alive[j];
+        if (g.members[s].fp != e.member) continue;
+        if (found != kNoMember) return kNoMember;  // two members alike: no telling which
+        found = s;
+    }
+    return found;
+}
+
 // The built-in flowlet policy's LetFlow runs go to pass2_letflow here, not in the caller's hit
 // loop, whose values stay in registers without the test.
 uint32_t LoadBalancer::pass2_miss(rte_mbuf *const *pkts, uint32_t i, uint32_t end, Pass2 &st,
@@ -251,6 +268,7 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
     const uint16_t r0 = st.pol_mask & (1u << pol) ? n_reqs_[pol] : 0;
     uint16_t r = r0, nj = st.nj;
     uint64_t aged = st.aged;
+    uint32_t carried = 0;
     PathRequest *const reqs = reqs_[pol].data();
     FlowletEntry **const req_entry = req_entry_[pol].data();
     uint16_t *const req_pkt = req_pkt_[pol].data();
@@ -278,6 +296,13 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
                     emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out, 0);
                     continue;
                 }
+            } else if (const uint8_t s = carried_slot(*g, *e, now_us, gap_us); s != kNoMember) {
+                e->group = gid;  // its route moved to this group: the flowlet goes on
+                e->slot = s;
+                e->last_us = now_us;
+                carried++;
+                emit_tallied(i, *g, s, pkts[i]->pkt_len, out, 0);
+                continue;
             }
             // Another group's entry with this tag is taken over.
             *e = FlowletEntry{flowlet_tag(h), now_us, gid, kFlowletPending, 1,
@@ -293,6 +318,8 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
         st.pol_mask |= 1u << pol;
         n_reqs_[pol] = r;
     }
+    if (carried) [[unlikely]]
+        ctr_.flowlets_carried.add(carried);
     st.nj = nj;
     st.aged = aged;
     return i;
@@ -326,7 +353,7 @@ uint32_t LoadBalancer::pass2_letflow(uint32_t i, uint32_t end, Pass2 &st) {
     // after the loop (one register less in it).
     const uint32_t i0 = i;
     const uint16_t nj0 = nj;
-    uint32_t changes = 0, full = 0, dead = 0;
+    uint32_t changes = 0, full = 0, dead = 0, carried = 0;
     LbRng rng = letflow_->rng();
     // The decision for packet k, not a hit, whose entry e is the flow's (this group's):
     // `current` is the member its last flowlet took (kNoMember: a new entry).
@@ -343,10 +370,9 @@ uint32_t LoadBalancer::pass2_letflow(uint32_t i, uint32_t end, Pass2 &st) {
         e->slot = choice;
         // Without kCheckDead the choice is an alive slot below n_slots: run_member_ (this
         // run's) holds its member, one load instead of the address arithmetic.
-        if constexpr (kCheckDead)
-            out[k] = &g->members[choice];
-        else
-            out[k] = run_member_[choice];
+        const LbMember *const m = kCheckDead ? &g->members[choice] : run_member_[choice];
+        out[k] = m;
+        e->member = m->fp;
         tally(choice, pkts[k]->pkt_len, 1);
         // Without kCheckDead the choice is an alive slot, never kNoMember: a new entry's
         // kNoMember differs from it, and new_entry took that change back in advance.
@@ -369,6 +395,15 @@ uint32_t LoadBalancer::pass2_letflow(uint32_t i, uint32_t end, Pass2 &st) {
                 emit_tallied(k, *g, g->bucket_member(h), pkts[k]->pkt_len, out, 0);
                 return;
             }
+        } else if (const uint8_t s = carried_slot(*g, *e, now_us, gap_us); s != kNoMember)
+            [[unlikely]] {
+            e->group = gid;  // its route moved to this group: the flowlet goes on
+            e->slot = s;
+            e->last_us = now_us;
+            out[k] = &g->members[s];
+            tally(s, pkts[k]->pkt_len, 0);
+            carried++;
+            return;
         }
         e->group = gid;
         if constexpr (!kCheckDead) changes--;  // decide_flowlet counts kNoMember as a change
@@ -419,8 +454,11 @@ uint32_t LoadBalancer::pass2_letflow(uint32_t i, uint32_t end, Pass2 &st) {
     i = uint32_t(k);
     letflow_->rng() = rng;
     LbPolicyCounters &pc = ctr_.policies[uint8_t(LbPolicyId::flowlet)];
-    const uint32_t decisions = i - i0 - uint32_t(nj - nj0) - full, fallbacks = full + dead;
+    const uint32_t decisions = i - i0 - uint32_t(nj - nj0) - full - carried;
+    const uint32_t fallbacks = full + dead;
     if (decisions) pc.decisions.add(decisions);
+    if (carried) [[unlikely]]
+        ctr_.flowlets_carried.add(carried);
     if (changes) pc.path_changes.add(changes);
     if (fallbacks) pc.fallbacks.add(fallbacks);
     st.nj = nj;
@@ -598,8 +636,10 @@ void LoadBalancer::decide(rte_mbuf *const *pkts, uint32_t pol_mask, uint64_t now
             // another group (its request, or pass2_letflow's choice, is the entry's): the
             // last packet's group and member, as one packet at a time.
             FlowletEntry *const e = req_entry_[pol][r];
-            if (e && e->slot == kFlowletPending && e->pending == uint16_t(pol << 8 | r))
+            if (e && e->slot == kFlowletPending && e->pending == uint16_t(pol << 8 | r)) {
                 e->slot = q.choice;
+                e->member = g.members[q.choice].fp;
+            }
             emit(req_pkt_[pol][r], g, q.choice, q.bytes, out, e != nullptr);
             if (q.current != kNoMember && q.current != q.choice) {
                 pc.path_changes.inc();

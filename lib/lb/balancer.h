@@ -53,6 +53,9 @@ struct LbWorkerCounters {
     Counter no_member;          // group with no alive member: dropped (no_neighbour)
     Counter flowlet_occupancy;  // gauge: valid flowlet entries
     Counter events_dropped;     // path-change events lost to a full ring
+    // Flowlets that went on on their member when their flow's route moved to another group
+    // (a learned route's path set changed): not decisions.
+    Counter flowlets_carried;
 
     LbMemberCounters &member(uint32_t group, uint32_t slot) {
         return members[group * kMaxGroupMembers + slot];

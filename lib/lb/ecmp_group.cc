@@ -20,6 +20,13 @@ uint64_t lb_member_key(const IpAddr &via) {
     return lb_mix64(a ^ lb_mix64(b));
 }
 
+uint64_t lb_member_key(const IpAddr &via, uint8_t port) {
+    const uint64_t key = lb_member_key(via);
+    const bool link_local = via.is_v6 ? via.v6[0] == 0xFE && (via.v6[1] & 0xC0) == 0x80
+                                      : (via.v4 >> 16) == 0xA9FE;
+    return link_local ? lb_mix64(key ^ (uint64_t(port) + 1) * 0x9E3779B97F4A7C15ull) : key;
+}
+
 // Weighted rendezvous: member m wins bucket b with the highest -w / ln(u), u uniform in (0,1)
 // drawn from hash(key, b). With equal weights this is plain highest-random-weight; with weights
 // each member wins a share of buckets proportional to its weight.
@@ -39,6 +46,7 @@ std::unique_ptr<EcmpGroup> build_ecmp_group(uint16_t id, uint8_t policy,
     g->alive.fill(kNoMember);
     for (uint8_t s = 0; s < g->n_slots; s++) {
         g->members[s] = slots[s];
+        g->members[s].fp = lb_member_fp(slots[s].key, slots[s].port);
         if (slots[s].alive && slots[s].weight > 0) g->alive[g->n_alive++] = s;
     }
     for (uint32_t b = 0; b < kEcmpBuckets; b++) {

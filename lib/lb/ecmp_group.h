@@ -3,8 +3,8 @@
 //
 // Resilient table: kEcmpBuckets buckets, each owned by the member that wins a weighted
 // rendezvous (highest-random-weight) draw between the bucket number and the member's key. The
-// key is a hash of the member's gateway address, so the table is a function of the member *set*
-// alone: the order members were added does not matter, a restart with the same seed rebuilds the
+// key is a hash of the member's gateway address (and of its port for a link-local gateway, which
+// names a router only with its link), so the table is a function of the member *set* alone: the order members were added does not matter, a restart with the same seed rebuilds the
 // same table, removing a member re-draws only its buckets (each goes to its runner-up), and
 // adding one takes only the buckets it now wins.
 //
@@ -36,11 +36,14 @@ inline constexpr uint8_t kNoMember = 0xFF;
 enum class LbPolicyId : uint8_t { hash = 0, flowlet = 1, adaptive = 2, spray = 3 };
 
 struct LbMember {
-    uint64_t key = 0;     // rendezvous key: hash of the gateway address
+    uint64_t key = 0;     // rendezvous key: lb_member_key(gateway, port)
     uint32_t weight = 1;  // relative share of the buckets
     bool alive = false;   // resolved (neighbour known); dead members own no bucket
     uint8_t port = 0;
     MacAddr dst_mac;
+    // lb_member_fp(key, port), set by build_ecmp_group: the member in a flowlet entry, so that a
+    // flowlet goes on on its next hop when its route moves to another group.
+    uint16_t fp = 0;
     bool operator==(const LbMember &) const = default;
 };
 
@@ -62,6 +65,12 @@ struct alignas(64) EcmpGroup {
 
 // The rendezvous key of a gateway address.
 uint64_t lb_member_key(const IpAddr &via);
+// The rendezvous key of the member through gateway `via` on `port`: lb_member_key(via), and for
+// a link-local gateway (fe80::/10, 169.254/16) mixed with the port, since the same link-local
+// address on two links (fe80::1 on every spine's port, BGP unnumbered) is two routers.
+uint64_t lb_member_key(const IpAddr &via, uint8_t port);
+// A member's fingerprint in a flowlet entry: its key's high bits and its port.
+inline uint16_t lb_member_fp(uint64_t key, uint8_t port) { return uint16_t(key >> 48) ^ port; }
 
 // Builds a group from its slots (members[i] is slot i): the alive list, the bucket table and
 // buckets_alive.

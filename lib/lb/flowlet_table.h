@@ -29,7 +29,7 @@ struct FlowletEntry {
     uint8_t slot;      // member slot, or kFlowletPending
     uint8_t valid;
     uint16_t pending;  // request index while slot == kFlowletPending
-    uint16_t pad;
+    uint16_t member;   // lb_member_fp of its slot's member (set with the slot)
 };
 static_assert(sizeof(FlowletEntry) == 16);
 

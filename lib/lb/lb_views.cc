@@ -58,10 +58,11 @@ json lb_view(const LbViewSources &src) {
                             {"fallbacks", v[3]},
                             {"aged", v[4]}});
     }
-    uint64_t occ = 0, cap = 0, no_member = 0, ev_dropped = 0;
+    uint64_t occ = 0, cap = 0, no_member = 0, ev_dropped = 0, carried = 0;
     for (const LoadBalancer *b : src.balancers) {
         const auto &c = b->counters();
         occ += c.flowlet_occupancy.load();
+        carried += c.flowlets_carried.load();
         cap += b->flowlet_capacity();
         no_member += c.no_member.load();
         ev_dropped += c.events_dropped.load();
@@ -79,7 +80,7 @@ json lb_view(const LbViewSources &src) {
               {"trace_path_changes", st.trace_path_changes}}},
             {"groups", groups},
             {"policies", policies},
-            {"flowlet_table", {{"entries", cap}, {"occupancy", occ}}},
+            {"flowlet_table", {{"entries", cap}, {"occupancy", occ}, {"carried", carried}}},
             {"no_member_drops", no_member},
             {"events_dropped", ev_dropped}};
 }

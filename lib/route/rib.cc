@@ -615,7 +615,7 @@ size_t Rib::publish_groups_locked() {
         for (const auto &[k, slot] : gs.slots) {
             if (members.size() <= slot) members.resize(slot + 1);
             LbMember &m = members[slot];
-            m.key = lb_member_key(k.via);
+            m.key = lb_member_key(k.via, k.port);
             m.weight = paths[k];
             gs.weights[slot] = m.weight;
             m.port = k.port;

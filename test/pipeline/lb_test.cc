@@ -180,6 +180,95 @@ TEST(LbPipeline, M4AddMovesOnlyFlowsToTheNewMember) {
     EXPECT_EQ(sw.drops_total(), 0u);
 }
 
+// M3 and M4 for a learned route: BGP withdraws one path of a multipath route, or adds it back.
+// The kernel replaces the route, and the route takes the group of its new path set (another
+// group id). Under every policy no flow uses the withdrawn member afterwards, and the flows on
+// the other members do not move: the hash policy by the rendezvous buckets, the flowlet-
+// granularity ones by carrying each flowlet in progress over to the new group on its next hop.
+struct LearnedPathCase {
+    const char *policy;
+    const char *chooser;
+    bool flowlets;  // flowlet granularity: the untouched flows' flowlets are carried over
+};
+class LbLearnedPaths : public testing::TestWithParam<LearnedPathCase> {};
+
+TEST_P(LbLearnedPaths, M3M4PathWithdrawnAndBackMovesOnlyItsFlows) {
+    const LearnedPathCase c = GetParam();
+    LbConfig cfg;
+    cfg.default_policy = c.policy;
+    cfg.flowlet_chooser = c.chooser;
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    const IpPrefix p = *parse_prefix("10.98.0.0/16");
+    auto learn = [&](std::vector<uint16_t> members) {
+        LearnedRoute r{"bird", {}, false};
+        for (uint16_t k : members) r.paths.push_back(LearnedPath{uint8_t(k), LbSwitch::gw_ip(k), 1});
+        EXPECT_TRUE(sw.rib->set_learned(p, r));
+        EXPECT_EQ(sw.rib->sync(), 0u);
+        for (const auto &g : sw.rib->groups())
+            if (g.prefix == p) return g.id;
+        ADD_FAILURE() << "no group for " << p.str();
+        return uint16_t(0);
+    };
+    const uint16_t g4 = learn({1, 2, 3, 4});
+    auto flows = sport_flows(512);
+    for (auto &f : flows) f.dst = v4(10, 98, 1, 1);
+    const uint8_t pol = uint8_t(lb_policy_id(c.policy));
+    auto decisions = [&] { return sw.lbc().policies[pol].decisions.load(); };
+    auto carried = [&] { return sw.lbc().flowlets_carried.load(); };
+    uint64_t now = 1'000'000'000;  // ns
+    const auto before = sw.ports_of(flows, now);
+    const size_t on3 = size_t(std::count(before.begin(), before.end(), 3));
+    ASSERT_GT(on3, 60u);
+    ASSERT_EQ(std::count(before.begin(), before.end(), 0), 0);
+
+    // Path 3 withdrawn 10 us later, inside every flowlet (gap 50 us).
+    const uint16_t g3 = learn({1, 2, 4});
+    EXPECT_NE(g3, g4) << "the route keeps its group: this test no longer tests a group change";
+    uint64_t d0 = decisions(), c0 = carried();
+    now += 10'000;
+    const auto after = sw.ports_of(flows, now);
+    for (size_t i = 0; i < flows.size(); i++) {
+        EXPECT_NE(after[i], 3) << "flow " << i << " uses the withdrawn member";
+        EXPECT_NE(after[i], 0) << "flow " << i << " was not forwarded";
+        if (before[i] != 3) {
+            EXPECT_EQ(after[i], before[i]) << "untouched flow " << i << " moved";
+        }
+    }
+    if (c.flowlets) {
+        EXPECT_EQ(carried() - c0, flows.size() - on3);  // each untouched flowlet, once
+        EXPECT_EQ(decisions() - d0, on3);               // only the withdrawn member's flows chose
+    } else {
+        EXPECT_EQ(carried() - c0, 0u);
+    }
+
+    // Back: path 3 announced again. The hash takes back the buckets path 3 owned and nothing
+    // else (M4); the flowlets in progress go on where they are, and after a gap flows may take
+    // path 3 (new flowlets).
+    const uint16_t g4b = learn({1, 2, 3, 4});
+    EXPECT_NE(g4b, g3);
+    d0 = decisions(), c0 = carried();
+    now += 10'000;
+    EXPECT_EQ(sw.ports_of(flows, now), c.flowlets ? after : before);
+    if (c.flowlets) {
+        EXPECT_EQ(carried() - c0, flows.size());
+        EXPECT_EQ(decisions() - d0, 0u);
+        now += 1'000'000;  // 1 ms: a gap for every flow
+        const auto later = sw.ports_of(flows, now);
+        EXPECT_GT(std::count(later.begin(), later.end(), 3), 0);
+        EXPECT_EQ(decisions() - d0, flows.size());
+    }
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(LbPipeline, LbLearnedPaths,
+                         testing::Values(LearnedPathCase{"hash", "random", false},
+                                         LearnedPathCase{"flowlet", "random", true},
+                                         LearnedPathCase{"flowlet", "least_loaded", true},
+                                         LearnedPathCase{"adaptive", "random", true}),
+                         [](const auto &info) {
+                             return std::string(info.param.policy) + "_" + info.param.chooser;
+                         });
+
 TEST(LbPipeline, GroupChangesWhileTrafficFlowsLoseNothing) {
     LbConfig cfg;
     cfg.default_policy = "flowlet";
@@ -615,6 +704,54 @@ TEST(LbPipeline, Ipv6MultipathSpreadsAndWithdrawsLikeIpv4) {
     EXPECT_EQ(sw.drops_total(), 0u);
 }
 
+// BGP unnumbered, or fe80::1 configured on every spine port: one link-local gateway address on
+// several ports is several routers, so several members. (Their rendezvous keys were the
+// address's alone, so every bucket went to one of them: all flows on one port.)
+TEST(LbPipeline, OneLinkLocalGatewayOnSeveralPortsIsSeveralMembers) {
+    for (const char *policy : {"hash", "flowlet"}) {
+        LbConfig cfg;
+        cfg.default_policy = policy;
+        LbSwitch sw(4, cfg, LbSwitch::route(4));
+        MultipathRouteConfig r6{*parse_prefix("fd00:99::/32"), {}, ""};
+        for (uint16_t k = 1; k <= 4; k++) {
+            r6.paths.push_back({ipa("fe80::1"), numbered("p", k), 1});
+            sw.rib->add_neighbour(uint8_t(k), ipa("fe80::1"), LbSwitch::gw_mac(k));
+        }
+        sw.rib->set_multipath({sw.route_, r6});
+        ASSERT_EQ(sw.rib->sync(), 0u);
+        auto send = [&](uint64_t now) {
+            for (uint16_t i = 0; i < 1024; i++)
+                sw.ports->inject(0, cat(eth(kLbP0, kLbHost, kEtherTypeIpv6),
+                                        ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 0x99, 1), kProtoUdp,
+                                             roce_l4(uint16_t(49152 + i), 17, i))));
+            while (sw.worker->poll_once(now) > 0) {
+            }
+            std::vector<uint16_t> port_of(1024, 0);
+            for (uint16_t p = 1; p <= 4; p++)
+                for (const auto &fr : sw.ports->take_tx(p)) {
+                    port_of[rd16(&fr[54]) - 49152] = p;
+                    // Each port's own router's MAC.
+                    EXPECT_TRUE(std::equal(fr.begin(), fr.begin() + 6, LbSwitch::gw_mac(p).b.begin()));
+                }
+            return port_of;
+        };
+        const auto before = send(1'000'000'000);
+        EXPECT_LE(max_deviation(before, 4), 0.35) << policy;
+        // The router on p2 goes away: only its flows move (hash: its buckets; flowlet: their
+        // flowlets are the only ones whose member died).
+        sw.rib->del_neighbour(2, ipa("fe80::1"));
+        ASSERT_EQ(sw.rib->sync(), 0u);
+        const auto after = send(1'000'010'000);
+        for (size_t i = 0; i < after.size(); i++) {
+            EXPECT_NE(after[i], 2) << policy << " flow " << i;
+            if (before[i] != 2) {
+                EXPECT_EQ(after[i], before[i]) << policy << " flow " << i;
+            }
+        }
+        EXPECT_EQ(sw.drops_total(), 0u);
+    }
+}
+
 TEST(LbPipeline, SymmetricHashMapsBothDirectionsAlike) {
     PacketMeta m{};
     m.l3 = L3Type::ipv4;
@@ -706,19 +843,22 @@ void sort_burst_by_group(std::vector<rte_mbuf *> &pkts, std::vector<uint32_t> &i
     std::copy(i2.begin(), i2.end(), ids.begin());
 }
 
-// Two flowlet tables entry by entry (`pending` is a request index, per call: not compared).
+// Two flowlet tables entry by entry (`pending` is a request index, per call: not compared; the
+// member's fingerprint only with a member slot).
 testing::AssertionResult same_flowlet_tables(const FlowletTable &a, const FlowletTable &b) {
     if (a.used() != b.used())
         return testing::AssertionFailure() << "used " << a.used() << " vs " << b.used();
     for (uint32_t k = 0; k < a.capacity(); k++) {
         const FlowletEntry &ea = a.entry(k), &eb = b.entry(k);
-        if (ea.valid != eb.valid || (ea.valid && (ea.tag != eb.tag || ea.last_us != eb.last_us ||
-                                                  ea.group != eb.group || ea.slot != eb.slot)))
+        if (ea.valid != eb.valid ||
+            (ea.valid && (ea.tag != eb.tag || ea.last_us != eb.last_us || ea.group != eb.group ||
+                          ea.slot != eb.slot ||
+                          (ea.slot != kFlowletPending && ea.member != eb.member))))
             return testing::AssertionFailure()
                    << "entry " << k << ": valid " << ea.valid << "/" << eb.valid << " tag "
                    << ea.tag << "/" << eb.tag << " last_us " << ea.last_us << "/" << eb.last_us
                    << " group " << ea.group << "/" << eb.group << " slot " << int(ea.slot) << "/"
-                   << int(eb.slot);
+                   << int(eb.slot) << " member " << ea.member << "/" << eb.member;
     }
     return testing::AssertionSuccess();
 }
@@ -771,7 +911,9 @@ void expect_same_policy_counters(const LbPolicyCounters &a, const LbPolicyCounte
 // the burst, packet granularity, full buckets) in every interleaving; one packet per call takes
 // each case alone. Four groups (flowlet with two members, flowlet with a dead third member,
 // hash, spray), 48 flows, a 16-entry flowlet table (full buckets: fallbacks), time steps across
-// the 50 us gap and the 400 us age; group 1's second member dies and comes back between bursts.
+// the 50 us gap and the 400 us age; group 1's second member dies and comes back between bursts;
+// group 1's flows move to group 5 (its members under another id, as a route whose path set
+// changed) and back, their flowlets carried over.
 // With `long_runs` each burst is ordered by group (stable), so
 // the passes see runs of up to a whole burst instead of mostly one or two packets.
 void bursts_decide_as_packets_one_at_a_time(bool long_runs,
@@ -791,6 +933,7 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     ch.emplace_back(2, build_ecmp_group(2, flowlet_pol, test_members(3, 2)));
     ch.emplace_back(3, build_ecmp_group(3, uint8_t(LbPolicyId::hash), test_members(4, 99)));
     ch.emplace_back(4, build_ecmp_group(4, uint8_t(LbPolicyId::spray), test_members(2, 99)));
+    ch.emplace_back(5, build_ecmp_group(5, flowlet_pol, test_members(2, 99)));
     groups.publish(std::move(ch));
 
     constexpr uint32_t kFlows = 48;
@@ -831,6 +974,8 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
                                                              round % 150 == 50 ? 1 : 99)));
             groups.publish(std::move(c1));
         }
+        for (uint32_t f = 0; f < kFlows; f++)
+            if ((flow_group[f] == 1 || flow_group[f] == 5) && rng() % 8 == 0) flow_group[f] ^= 4;
         const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, false);
         if (long_runs) sort_burst_by_group(pkts, ids, n);
         burst.resolve(pkts.data(), ids.data(), n, now, out_b);
@@ -885,6 +1030,7 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
         }
         EXPECT_EQ(b.no_member.v, p.no_member.v);
         EXPECT_EQ(b.flowlet_occupancy.v, p.flowlet_occupancy.v);
+        EXPECT_EQ(b.flowlets_carried.v, p.flowlets_carried.v);
     }
     for (uint32_t p = 0; p < 4; p++) {
         SCOPED_TRACE(p);
@@ -906,6 +1052,8 @@ void bursts_decide_as_packets_one_at_a_time(bool long_runs,
     EXPECT_GT(b.no_member.v, 0u);
     EXPECT_EQ(b.no_member.v, s.no_member.v);
     EXPECT_EQ(b.flowlet_occupancy.v, s.flowlet_occupancy.v);
+    EXPECT_GT(b.flowlets_carried.v, 0u);
+    EXPECT_EQ(b.flowlets_carried.v, s.flowlets_carried.v);
     std::vector<PathEvent> eb, es;
     burst.events().drain(eb);
     single.events().drain(es);
@@ -1015,7 +1163,9 @@ TEST(LbBalancer, GenericFlowletBurstsDecideAsPacketsOneAtATime) {
 // after the flowlet policy's), hash, spray; a 16-entry table (full buckets), time steps across
 // the gap and the age; every 150 rounds the chooser switches to least_loaded (both generic)
 // and back; group 1's second member dies and comes back between bursts (flows on it move,
-// and the fast path's draw skips its alive check on group 1's buckets, all alive). Without
+// and the fast path's draw skips its alive check on group 1's buckets, all alive); group 1's
+// flows move to group 6 (its members under another id, as a route whose path set changed) and
+// back, their flowlets carried over (group 6 keeps slot 1 alive while group 1's is dead). Without
 // `record` no path change is traced or recorded (the fast path's variant without the
 // recording: the path-change counts alone).
 void flowlet_fast_path_decides_as_generic(bool long_runs, bool record = true) {
@@ -1070,6 +1220,7 @@ void flowlet_fast_path_decides_as_generic(bool long_runs, bool record = true) {
         auto g5 = test_members(3, 99);  // ports 5-7: its trace events tell apart
         for (auto &m : g5) m.port = uint8_t(m.port + 4);
         ch.emplace_back(5, build_ecmp_group(5, uint8_t(LbPolicyId::adaptive), g5));
+        ch.emplace_back(6, build_ecmp_group(6, fl, test_members(2, 99)));
         gs->publish(std::move(ch));
     }
 
@@ -1105,6 +1256,8 @@ void flowlet_fast_path_decides_as_generic(bool long_runs, bool record = true) {
                 gs->publish(std::move(c1));
             }
         }
+        for (uint32_t f = 0; f < kFlows; f++)
+            if ((flow_group[f] == 1 || flow_group[f] == 6) && rng() % 8 == 0) flow_group[f] ^= 7;
         const uint16_t n = random_burst(rng, flow_pkt, flow_group, pkts, ids, true);
         if (long_runs) sort_burst_by_group(pkts, ids, n);
         lf.resolve(pkts.data(), ids.data(), n, now, out_f);
@@ -1133,7 +1286,9 @@ void flowlet_fast_path_decides_as_generic(bool long_runs, bool record = true) {
     EXPECT_EQ(a.no_member.v, b.no_member.v);
     EXPECT_EQ(a.flowlet_occupancy.v, b.flowlet_occupancy.v);
     EXPECT_EQ(a.events_dropped.v, b.events_dropped.v);
+    EXPECT_EQ(a.flowlets_carried.v, b.flowlets_carried.v);
     // Every case happened.
+    EXPECT_GT(a.flowlets_carried.v, 20u);
     EXPECT_GT(pf.decisions.v, 500u);
     EXPECT_GT(pf.path_changes.v, 50u);
     EXPECT_GT(pf.fallbacks.v, 0u);

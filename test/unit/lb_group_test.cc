@@ -37,6 +37,41 @@ std::vector<uint8_t> owners(const EcmpGroup &g) {
     return o;
 }
 
+// A member's key is its gateway's, whatever the port (a global address names one router, and
+// the keys, so the buckets, are unchanged from before ports counted); a link-local gateway's
+// also depends on the port: fe80::1 on two links is two routers. build_ecmp_group gives each
+// member its flowlet fingerprint.
+TEST(EcmpGroupTable, MemberKeysOfLinkLocalGatewaysDependOnThePort) {
+    IpAddr ll6, global6, ll4 = gw(0), global4 = gw(1);
+    ll6.is_v6 = global6.is_v6 = true;
+    ll6.v6 = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    global6.v6 = {0xfd, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    ll4.v4 = 0xA9FE0001u;  // 169.254.0.1
+    for (const IpAddr &a : {global4, global6}) {
+        EXPECT_EQ(lb_member_key(a, 1), lb_member_key(a));
+        EXPECT_EQ(lb_member_key(a, 2), lb_member_key(a));
+    }
+    for (const IpAddr &a : {ll4, ll6}) {
+        std::set<uint64_t> keys{lb_member_key(a)};
+        for (uint8_t port = 0; port < 32; port++) keys.insert(lb_member_key(a, port));
+        EXPECT_EQ(keys.size(), 33u) << a.str();
+        EXPECT_EQ(lb_member_key(a, 3), lb_member_key(a, 3));
+    }
+    // fe80::/10 is link-local, fec0:: is not.
+    IpAddr fec0 = ll6;
+    fec0.v6[1] = 0xc0;
+    EXPECT_EQ(lb_member_key(fec0, 1), lb_member_key(fec0));
+    ll6.v6[1] = 0xbf;
+    EXPECT_NE(lb_member_key(ll6, 1), lb_member_key(ll6));
+
+    auto v = members({1, 2});
+    v[1].key = v[0].key;  // the same gateway on two ports: told apart by the port
+    auto g = build_ecmp_group(7, 0, v);
+    EXPECT_EQ(g->members[0].fp, lb_member_fp(v[0].key, 1));
+    EXPECT_EQ(g->members[1].fp, lb_member_fp(v[0].key, 2));
+    EXPECT_NE(g->members[0].fp, g->members[1].fp);
+}
+
 TEST(EcmpGroupTable, BucketsSpreadEvenlyOverMembers) {
     for (uint32_t n : {2u, 3u, 4u, 8u, 16u, 32u}) {
         std::vector<uint32_t> ids;
