@@ -7,7 +7,9 @@
 #
 # Checks: every churn step reaches the switch (route count = base + N, then base); the stream
 # loses nothing (sequence numbers counted at h2); afterwards the prefixes roceswd learned equal
-# the `proto bird` routes of the namespace's kernel table; the switch lives. Reports the
+# the `proto bird` routes of the namespace's kernel table; 3000 static routes added and then
+# deleted while roceswd is stopped overrun its netlink socket, and it re-dumps to the kernel's
+# table each time (TESTPLAN R3); the switch lives. Reports the
 # install and removal rates (time from `birdc configure` until rocectl shows the count; the
 # count is polled every 0.25 s, so that is the resolution).
 #
@@ -182,6 +184,48 @@ while :; do
 done
 rsw_log "  512 packets to 64 churned prefixes: r1 received $((a1 - a0)) on p1, $((b1 - b0)) on p2; p0 punt_policed +$(( $(bgp_drops p0 punt_policed) - gl0 ))"
 check_ge "512 packets to 64 churned prefixes reach r1 (allowing ~1/s keepalives)" $((a1 - a0 + b1 - b0)) 512
+
+# TESTPLAN R3 for certain: whether the churn above overran the socket depends on the machine's
+# speed. Here roceswd is stopped (SIGSTOP, ~0.1 s: BGP's hold time is 3 s) while M static
+# routes are added to the namespace's kernel (`ip -batch`), so their messages overrun the
+# socket buffer (ENOBUFS): at SIGCONT the switch must re-dump and end with every one of them;
+# then the same for their deletion.
+M=3000
+netlink_resyncs() {
+    rsw_ctl --json show control | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["netlink"]["resyncs"])'
+}
+if [ "$RSW_BGP_KERNEL" != 1 ]; then
+    for op in add del; do
+        "$RSW_PYTHON" -c '
+import sys
+n, op = int(sys.argv[1]), sys.argv[2]
+for i in range(n):
+    print("route %s 10.101.%d.%d/32 via 10.0.11.2 proto static" % (op, i // 256, i % 256))
+' "$M" "$op" >"$RSW_TMP/static-$op.batch"
+    done
+    c0="$(bgp_route_count)"; r0="$(netlink_resyncs)"
+    for op in add del; do
+        target=$c0; done_="deleted"
+        [ "$op" = add ] && target=$((c0 + M)) && done_="added"
+        r1="$(netlink_resyncs)"
+        kill -STOP "$RSW_SWITCH_PID"
+        ip -n "$RSW_SW_NS" -batch "$RSW_TMP/static-$op.batch" || rsw_fail "ip -batch: $M route ${op}s"
+        kill -CONT "$RSW_SWITCH_PID"
+        if secs="$(bgp_wait_count "$target" "$STEP_TIMEOUT")"; then
+            rsw_pass "$M static routes $done_ while roceswd was stopped: the switch has $target routes $secs s after SIGCONT"
+        else
+            rsw_fail "$M static routes $done_ while roceswd was stopped: $(bgp_route_count) routes, expected $target"
+        fi
+        check_ge "the routes $done_ overran the ${RCVBUF_KB} KiB socket: a re-dump (netlink resyncs)" \
+            $(( $(netlink_resyncs) - r1 )) 1
+    done
+    rsw_log "  netlink resyncs: $r0 before, $(netlink_resyncs) after the two overruns"
+    bgp_kernel_routes >"$RSW_TMP/kernel2.txt"
+    bgp_switch_learned >"$RSW_TMP/switch2.txt"
+    check_eq "switch FIB learned prefixes = kernel table of sw after the overruns" \
+        "$(diff "$RSW_TMP/kernel2.txt" "$RSW_TMP/switch2.txt" | grep -c '^[<>]')" 0
+    check_eq "BGP sessions up: 10.0.2.0/24 over both" "$(bgp_route_paths 10.0.2.0/24)" 2
+fi
 
 if bgp_have_ctl; then
     if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after the churn (VmRSS $(bgp_rss_kb) kB)"; else rsw_fail "roceswd died"; fi
