@@ -819,9 +819,13 @@ size_t Rib::sync() {
     last_ = SyncStats{todo.size(), 0, publish_groups_locked()};
 
     // The next hops rekey_forward changed first: the routes below may keep pointing at them.
+    // Then the deletions, then the additions: a full FIB frees its tbl8 groups before the routes
+    // it refused (retry_) are added again in this commit. Workers see the batch at once (the
+    // Fib publishes a copy), so the order within it is not visible to them.
     std::vector<FibOp> ops = std::move(pending_nh_ops_);
     pending_nh_ops_.clear();
     std::vector<uint32_t> released;
+    std::vector<FibOp> adds;
     std::vector<const IpPrefix *> gone;  // recomputed, no longer wanted
     auto w = wanted_.begin();
     auto it = installed_.begin();
@@ -837,7 +841,7 @@ size_t Rib::sync() {
             nh_release(id);  // unchanged: drop the extra reference just taken
             continue;
         }
-        ops.push_back(FibOp{FibOp::Type::add_route, p, id, {}});
+        adds.push_back(FibOp{FibOp::Type::add_route, p, id, {}});
     }
     it = installed_.begin();
     for (const IpPrefix *p : gone) {
@@ -845,6 +849,7 @@ size_t Rib::sync() {
         if (it != installed_.end() && !less(*p, it->first))
             ops.push_back(FibOp{FibOp::Type::del_route, *p, it->second, {}});
     }
+    ops.insert(ops.end(), adds.begin(), adds.end());
 
     auto ok = fib_.commit(ops);
     last_.ops = ops.size();
@@ -853,6 +858,8 @@ size_t Rib::sync() {
     it = installed_.begin();
     for (size_t i = 0; i < ops.size(); i++) {
         const FibOp &op = ops[i];
+        // Each run of deletions or additions is in prefix order: seek from the start of each.
+        if (i == 0 || ops[i - 1].type != op.type) it = installed_.begin();
         if (op.type == FibOp::Type::add_route) {
             seek(installed_, it, op.prefix);
             const bool had = it != installed_.end() && !less(op.prefix, it->first);
@@ -870,7 +877,6 @@ size_t Rib::sync() {
                 spdlog::warn("route {} not installed: FIB full", op.prefix.str());
             }
         } else if (op.type == FibOp::Type::del_route) {
-            if (i == 0 || ops[i - 1].type != FibOp::Type::del_route) it = installed_.begin();
             seek(installed_, it, op.prefix);
             it = installed_.erase(it);
             released.push_back(op.nexthop);

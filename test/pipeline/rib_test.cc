@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <rte_rcu_qsbr.h>
 #include <rte_malloc.h>
 #include <thread>
@@ -233,6 +234,69 @@ TEST_F(RibResolution, LearnedRouteChurnReturnsIdsGroupsAndFibObjects) {
     EXPECT_EQ(fib->usage(1), u1);
     // 64 groups; two /24s hold routes longer than /24 (the ports' local and neighbour /32s).
     EXPECT_EQ(free_tbl8s4(*fib), 62);
+}
+
+// TESTPLAN R2: the FIB full. Learned /32s in 70 other /24s each need a tbl8 group (the fixture
+// has 64, 2 in use): the Rib installs what fits and reports the rest as not installed (sync's
+// count, RouteView::installed, rocectl's `installed`); the worker forwards the installed ones and
+// the routes from before, and drops the refused ones as no_route (no covering route). Once
+// routes are withdrawn, the next sync installs the refused ones (the Rib retries them).
+TEST_F(RibResolution, FibFullReportsRefusedRoutesAndInstallsThemOnceThereIsRoom) {
+    neighbours_from_kernel();
+    auto dst = [](int k) { return v4(10, 60, uint8_t(k), 1); };
+    auto prefix = [&](int k) { return IpPrefix{IpAddr{false, dst(k), {}}, 32}; };
+    constexpr int kRoutes = 70;
+    for (int k = 0; k < kRoutes; k++)
+        rib->set_learned(prefix(k), LearnedRoute{"bgp", {{1, ipa("10.0.2.2"), 1}}});
+    const size_t refused = rib->sync();
+    EXPECT_GE(refused, size_t(kRoutes - 62));
+    EXPECT_LE(refused, size_t(kRoutes - 61));  // DPDK's last group (fixture.h, free_tbl8s4)
+    std::set<int> installed;
+    for (const auto &v : rib->routes())
+        for (int k = 0; k < kRoutes; k++)
+            if (v.prefix == prefix(k) && v.installed) installed.insert(k);
+    EXPECT_EQ(installed.size(), kRoutes - refused);
+    for (const auto &v : rib->routes())
+        if (v.prefix.addr.is_v6 || v.prefix.addr.v4 >> 16 != (10u << 8 | 60u)) {
+            EXPECT_TRUE(v.installed) << v.prefix.str();
+        }
+
+    // Through the worker: each of the 70 destinations, and the static route from before.
+    auto send = [&](std::vector<uint32_t> dsts) {
+        for (uint32_t d : dsts) ports->inject(0, cat(eth(kP0, kH1, kEtherTypeIpv4), ipv4(v4(10, 0, 1, 2), d, kProtoUdp, udp_payload(1, 2, 16))));
+        while (worker->poll_once(now_ns) > 0) {
+        }
+        std::multiset<uint32_t> out;
+        for (const auto &f : ports->take_tx(1)) {
+            EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, kH2.begin()));
+            out.insert(rd32(&f[30]));
+        }
+        return out;
+    };
+    std::vector<uint32_t> all;
+    for (int k = 0; k < kRoutes; k++) all.push_back(dst(k));
+    all.push_back(v4(10, 9, 1, 1));
+    uint64_t no_route0 = drops(0, DropReason::no_route);
+    auto out = send(all);
+    EXPECT_EQ(out.size(), installed.size() + 1);
+    EXPECT_EQ(out.count(v4(10, 9, 1, 1)), 1u);
+    for (int k : installed) EXPECT_EQ(out.count(dst(k)), 1u) << k;
+    EXPECT_EQ(drops(0, DropReason::no_route) - no_route0, refused);
+
+    // Withdraw as many installed routes as were refused: the next sync installs the refused.
+    std::set<int> withdrawn;
+    for (int k : installed) {
+        if (withdrawn.size() == refused) break;
+        EXPECT_TRUE(rib->del_learned(prefix(k)));
+        withdrawn.insert(k);
+    }
+    EXPECT_EQ(rib->sync(), 0u);
+    for (const auto &v : rib->routes()) EXPECT_TRUE(v.installed) << v.prefix.str();
+    no_route0 = drops(0, DropReason::no_route);
+    out = send(all);
+    EXPECT_EQ(out.size(), size_t(kRoutes) - withdrawn.size() + 1);
+    for (int k = 0; k < kRoutes; k++) EXPECT_EQ(out.count(dst(k)), withdrawn.count(k) ? 0u : 1u) << k;
+    EXPECT_EQ(drops(0, DropReason::no_route) - no_route0, withdrawn.size());
 }
 
 // Control thread churns routes while a worker thread forwards continuously under QSBR:
