@@ -19,6 +19,7 @@
 #   - DPDK 22.11's net_tap would stop receiving for good after the shortage (see
 #     EthdevPorts::rearm_tap_rx): the switch re-arms it, counted (tap_rx_rearms) and logged once;
 #   - forwarding resumes when the load stops: 10 of 10 pings h1 -> h2; rx_nombuf no longer rises;
+#     the mbufs in use are back to their number before the overload (TESTPLAN R1);
 #   - the accounting identity balances.
 # Needs root (namespaces, TAP). Run: sudo test/system/test_fault_mbufs.sh
 set -euo pipefail
@@ -80,6 +81,9 @@ tap_tx() { ip -n "$H1" -j -s link show dev "$IF0" | "$RSW_PYTHON" -c 'import jso
 in1 ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
 check "ping h1 -> h2 before the overload (5 of 5)" rsw_ping_ok in1 ping -c 5 -i 0.2 -W 2 10.0.2.2
 check_eq "p0 rx_nombuf before the overload" "$(rsw_port_counter p0 rx_nombuf)" 0
+# Mbufs out of the pool at rest (the RX rings' descriptors and the like): the least of 10
+# readings, so a frame in flight at one reading does not count.
+MBUFS0="$(rsw_mbufs_in_use "$SOCK" 10)"
 
 k0="$(tap_tx)"
 r0="$(rsw_port_counter p0 rx_packets)"
@@ -142,6 +146,8 @@ for _ in $(seq 1 20); do
 done
 check "ping h1 -> h2 after the overload (10 of 10)" rsw_ping_ok in1 ping -c 10 -i 0.1 -W 2 10.0.2.2
 check_eq "p0 rx_nombuf did not rise once the load stopped" "$(rsw_port_counter p0 rx_nombuf)" "$n2"
+check_eq "mbufs in use back to the baseline of before the overload ($MBUFS0; least of 10 readings)" \
+    "$(rsw_mbufs_in_use "$SOCK" 10)" "$MBUFS0"
 
 # The kernel's count of frames given to the TAP = the switch's rx + rx_nombuf (+ the PMD's
 # rx_errors: a frame too long for its mbuf; 0 here). The kernel counts a frame when net_tap
