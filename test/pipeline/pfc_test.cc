@@ -5,6 +5,9 @@
 // the system test decodes them with tshark.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "pfc/frame.h"
 #include "pkt/bytes.h"
 #include "qos_fixture.h"
@@ -473,6 +476,12 @@ TEST_F(PfcWorker, MacControlIsConsumedNeverForwarded) {
         if (c.error != MacControlError::none) {
             EXPECT_EQ(shared->pfc().stats(1).rx_malformed[size_t(c.error)].load(), 1u);
         }
+        // After the XON (the second case) nothing may pause port 1's egress: the ignored and
+        // the malformed frames pause no priority, and no 802.3x PAUSE is in force (L8).
+        const PfcPortView v = shared->pfc().snapshot(1, now_ns);
+        for (unsigned p = 0; p < kNumPriorities; p++)
+            EXPECT_EQ(v.priorities[p].rx_paused_now, std::string(c.name) == "pfc" && p == 3) << p;
+        EXPECT_EQ(v.rx_global_pause, 0u);
     }
     EXPECT_EQ(counters->ports[1].local_packets.load(), consumed);
     EXPECT_EQ(shared->pfc().stats(1).rx_pause[3].load(), 1u);
@@ -490,6 +499,7 @@ TEST_F(PfcWorker, MacControlIsConsumedNeverForwarded) {
 // delivered; without: drops, counted as such.
 struct IncastResult {
     uint64_t sent = 0, delivered = 0, drops = 0, pfc_frames = 0;
+    std::map<std::string, uint64_t> drops_by_reason;  // the reasons with drops
 };
 
 IncastResult run_incast(bool pfc) {
@@ -562,7 +572,11 @@ IncastResult run_incast(bool pfc) {
         }
         if (t > end + 100 * kMs) break;  // safety
     }
-    for (size_t d = 0; d < kDropReasonCount; d++) r.drops += ctr.ports[kSenders].drops[d].load();
+    for (size_t d = 0; d < kDropReasonCount; d++) {
+        const uint64_t n = ctr.ports[kSenders].drops[d].load();
+        r.drops += n;
+        if (n) r.drops_by_reason[std::string(drop_reason_name(DropReason(d)))] = n;
+    }
     egress.reset();
     shared.reset();
     return r;
@@ -580,6 +594,9 @@ TEST(PfcIncast, LosslessWithPfcDropsWithout) {
     IncastResult off = run_incast(false);
     EXPECT_EQ(off.sent, 9764u);
     EXPECT_EQ(off.drops, 5252u);
+    // All of them the lossless queue's own limit (2048 packets), counted as such (L6).
+    EXPECT_EQ(off.drops_by_reason, (std::map<std::string, uint64_t>{{"queue_full", 5252}}));
+    EXPECT_TRUE(on.drops_by_reason.empty());
     EXPECT_EQ(off.delivered, off.sent - off.drops);
     EXPECT_EQ(off.pfc_frames, 0u);
     std::printf("incast 4x10G -> 10G, 2 ms: PFC on: sent %llu delivered %llu drops %llu "
