@@ -279,6 +279,10 @@ fi
 # (the switch's FIB follows the kernel's table, path for path).
 bgp_wait_synced 10 || rsw_fail "switch FIB = kernel proto bird routes before the flaps"
 rc0="$(bgp_route_count)"; g0="$(bgp_group_count)"; rss0="$(bgp_rss_kb)"
+dpdk_heap() {
+    rsw_ctl --json show info | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["dpdk_heap"]["allocated_bytes"])'
+}
+if bgp_have_ctl; then heap0="$(dpdk_heap)"; mbufs0="$(rsw_mbufs_in_use "$RSW_SWITCH_SOCKET" 10)"; fi
 learned0="$(bgp_switch_learned | tr '\n' ' ')"
 flap_ok=0
 t_flaps=$(date +%s%N)
@@ -300,6 +304,9 @@ if bgp_have_ctl; then
     rsw_log "  VmRSS before flaps ${rss0} kB, after ${rss1} kB (delta $((rss1 - rss0)) kB)"
     check_eq "RSS stable over 10 flaps (growth <= 2048 kB: $((rss1 - rss0)) kB)" \
         "$([ $((rss1 - rss0)) -le 2048 ] && echo yes || echo no)" yes
+    check_eq "DPDK heap after 10 flaps equals before ($heap0 bytes)" "$(dpdk_heap)" "$heap0"
+    check_eq "mbufs in use after 10 flaps equal before ($mbufs0; least of 10 readings)" \
+        "$(rsw_mbufs_in_use "$RSW_SWITCH_SOCKET" 10)" "$mbufs0"
 fi
 check "ping h1 -> h2 after the flaps" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.0.2.2
 
