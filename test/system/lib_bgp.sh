@@ -851,7 +851,8 @@ bgp_lab_sessions() {
 # bgp_stream_rx NS BIND_IP PORT OUT IDLE_S: background receiver (PID in RSW_LAST_PID), returns
 # once its socket is bound (rsw_wait_listen). Ends on
 # the sender's END datagrams + 2 s, or IDLE_S seconds after the last datagram; writes to OUT:
-# "<sent> <received of those> <last send timestamp received> <first 50 missing seqs...>".
+# "<sent> <received of those> <last send timestamp received> <first 50 missing seqs...>", and
+# the earliest send timestamp received to OUT.first.
 # While it runs, OUT.count holds the number of datagrams received so far (bgp_stream_wait).
 # bgp_stream_tx NS DST_IP PORT PPS STOPFILE: background sender (PID in RSW_LAST_PID) of
 # datagrams "<seq> <CLOCK_REALTIME at send>" at PPS until STOPFILE exists, then 5 x "END <n>".
@@ -864,7 +865,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE
 s.bind((ip, port))
 s.settimeout(0.2)
-seen, end, last, last_ts = set(), None, time.time(), 0.0
+seen, end, last, last_ts, first_ts = set(), None, time.time(), 0.0, None
 written, written_at = -1, 0.0
 def progress(force=False):
     # "<datagrams received so far>" in OUT.count, replaced atomically (bgp_stream_wait reads it).
@@ -893,6 +894,7 @@ while True:
         continue
     seen.add(int(f[0]))
     last_ts = max(last_ts, float(f[1]))
+    first_ts = float(f[1]) if first_ts is None else min(first_ts, float(f[1]))
 if end is None:
     end = max(seen) + 1 if seen else 0
 progress(True)
@@ -900,6 +902,8 @@ missing = [i for i in range(end) if i not in seen]
 with open(out, "w") as fo:
     fo.write("%d %d %.6f %s\n" % (end, len(seen & set(range(end))), last_ts,
                                   " ".join(map(str, missing[:50]))))
+with open(out + ".first", "w") as fo:
+    fo.write("%.6f\n" % (first_ts or 0.0))
 EOP
     cat >"$RSW_TMP/stream_tx.py" <<'EOP'
 import os, socket, sys, time

@@ -182,11 +182,31 @@ fi
 if bgp_have_ctl; then
     check_ge "p0 no_route rises after the withdrawal" "$(( $(rsw_wait_counter $((nr0 + 50)) 2 bgp_drops p0 no_route) - nr0 ))" 50
 fi
+# Re-announcement: a new stream to 10.201.0.1 starts while it has no route; traffic must follow
+# the route within 1 s of `birdc enable` (the earliest datagram r1 receives was sent then).
+bgp_stream_rx "$R1" 10.201.0.1 7778 "$RSW_TMP/ra.rx" 1.5
+RRX_PID="$RSW_LAST_PID"
+bgp_stream_tx "$H1" 10.201.0.1 7778 200 "$RSW_TMP/ra.stop"
+RTX_PID="$RSW_LAST_PID"
+sleep 0.3
+t_ra=$(date +%s%N)
 bgp_birdc "$R1_BIRD" enable s_wd || true
 if secs="$(bgp_wait_paths 2 5 "$WD_PFX")"; then
     rsw_pass "re-announced $WD_PFX back as 2 paths in $secs s"
 else
     rsw_fail "re-announced $WD_PFX: $(bgp_route_paths "$WD_PFX") paths after 5 s, expected 2"
+fi
+bgp_stream_wait "$RSW_TMP/ra.rx" 100 10 || true
+: >"$RSW_TMP/ra.stop"
+rsw_wait_pid "$RTX_PID" 5 || true
+rsw_wait_pid "$RRX_PID" 8 || true
+read -r rsent rgot _ <"$RSW_TMP/ra.rx" || { rsent=0; rgot=0; }
+rfirst="$(cat "$RSW_TMP/ra.rx.first" 2>/dev/null || echo 0)"
+follow="$(awk -v f="$rfirst" -v t="$t_ra" 'BEGIN { printf "%.3f", f - t / 1e9 }')"
+if [ "$rgot" -gt 0 ] && awk -v s="$follow" 'BEGIN { exit !(s <= 1.0) }'; then
+    rsw_pass "traffic to $WD_PFX follows the re-announcement within 1 s: the first datagram through was sent at $follow s ($rgot of $rsent arrived)"
+else
+    rsw_fail "traffic to $WD_PFX after the re-announcement: first through sent at $follow s (limit 1 s), $rgot of $rsent arrived"
 fi
 
 # A floating static behind the BGP route: the kernel keeps both (BIRD's metric 32, the static's
