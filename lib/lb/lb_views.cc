@@ -160,6 +160,15 @@ void register_lb_views(ViewRegistry &r, LbViewSources src_in) {
                               s.sample({{"policy", lb_policy_name(uint8_t(p))}}, v);
                           }
                       });
+    r.metrics.counter("rocesw_lb_flowlets_carried_total",
+                      "Flowlets that went on on their next hop when their route moved to another "
+                      "ECMP group (a learned route's paths changed)",
+                      [src](MetricSink &s) {
+                          uint64_t v = 0;
+                          for (const LoadBalancer *b : src->balancers)
+                              v += b->counters().flowlets_carried.load();
+                          s.sample({}, v);
+                      });
 }
 
 }  // namespace rocesw

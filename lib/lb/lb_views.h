@@ -3,7 +3,8 @@
 //   lb         read-only  settings, ECMP groups and members, policy counters, flowlet table
 //   lb_policy  mutating   "lb policy <prefix|group id|all> <policy>": switches a policy
 //   lb_events  mutating   "lb events [max]": drains the workers' path-change rings
-//   rocesw_lb_member_packets_total{group,member}, rocesw_lb_path_changes_total{policy}
+//   rocesw_lb_member_packets_total{group,member}, rocesw_lb_path_changes_total{policy},
+//   rocesw_lb_flowlets_carried_total
 // Counters are summed over the workers' balancers with relaxed loads.
 #pragma once
 

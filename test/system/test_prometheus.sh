@@ -404,6 +404,15 @@ ctl = {p["name"]: p["path_changes"] for p in json.load(open(sys.argv[2]))["polic
 print("scrape", prom, "rocectl", ctl)
 sys.exit(0 if prom == ctl and prom else 1)
 PY
+check "rocesw_lb_flowlets_carried_total equals rocectl show lb's flowlet_table.carried" \
+    "$RSW_PYTHON" - "$S4" "$RSW_TMP/lb.json" <<'PY'
+import json, sys
+scrape = json.load(open(sys.argv[1]))["samples"]
+prom = [s["value"] for s in scrape if s["name"] == "rocesw_lb_flowlets_carried_total"]
+ctl = json.load(open(sys.argv[2]))["flowlet_table"]["carried"]
+print("scrape", prom, "rocectl", ctl)
+sys.exit(0 if prom == [ctl] else 1)
+PY
 check "rocesw_latency_seconds: _count{tc} = +Inf bucket = rocectl show latency packets, every class" \
     "$RSW_PYTHON" - "$S4" "$RSW_TMP/latency.json" <<'PY'
 import json, sys
