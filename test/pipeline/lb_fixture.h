@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -186,6 +187,26 @@ class LbSwitch {
             r.push_back(it == by.end() ? 0 : it->second);
         }
         return r;
+    }
+
+    // One IPv6 RoCE packet of each of `flows` flows (UDP source ports 49152 + i) to fd00:99::1
+    // at `now_ns`; returns flow index -> member port (0: none left). `each(port, frame)`, when
+    // given, sees every frame that left.
+    std::vector<uint16_t> ports_of6(uint16_t flows, uint64_t now_ns,
+                                    const std::function<void(uint16_t, const Frame &)> &each = {}) {
+        for (uint16_t i = 0; i < flows; i++)
+            ports->inject(0, cat(eth(kLbP0, kLbHost, kEtherTypeIpv6),
+                                 ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 0x99, 1), kProtoUdp,
+                                      roce_l4(uint16_t(49152 + i), 17, i))));
+        while (worker->poll_once(now_ns) > 0) {
+        }
+        std::vector<uint16_t> port_of(flows, 0);
+        for (uint16_t p = 1; p <= n_; p++)
+            for (const auto &fr : ports->take_tx(p)) {
+                port_of[rd16(&fr[54]) - 49152] = p;
+                if (each) each(p, fr);
+            }
+        return port_of;
     }
 
     uint64_t drops_total() const {

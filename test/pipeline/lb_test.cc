@@ -678,23 +678,11 @@ TEST(LbPipeline, Ipv6MultipathSpreadsAndWithdrawsLikeIpv4) {
     LbSwitch sw(4, cfg, LbSwitch::route(4));
     sw.rib->set_multipath({sw.route_, LbSwitch::route6(4)});
     ASSERT_EQ(sw.rib->sync(), 0u);
-    auto send = [&](uint64_t now) {
-        for (uint16_t i = 0; i < 256; i++)
-            sw.ports->inject(0, cat(eth(kLbP0, kLbHost, kEtherTypeIpv6),
-                                    ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 0x99, 1), kProtoUdp,
-                                         roce_l4(uint16_t(49152 + i), 17, i))));
-        while (sw.worker->poll_once(now) > 0) {
-        }
-        std::vector<uint16_t> port_of(256, 0);
-        for (uint16_t p = 1; p <= 4; p++)
-            for (const auto &fr : sw.ports->take_tx(p)) port_of[rd16(&fr[54]) - 49152] = p;
-        return port_of;
-    };
-    auto before = send(1'000'000);
+    auto before = sw.ports_of6(256, 1'000'000);
     EXPECT_LE(max_deviation(before, 4), 0.35);
     sw.rib->del_neighbour(1, LbSwitch::gw_ip6(1));
     sw.rib->sync();
-    auto after = send(2'000'000);
+    auto after = sw.ports_of6(256, 2'000'000);
     for (size_t i = 0; i < 256; i++) {
         EXPECT_NE(after[i], 1);
         if (before[i] != 1) {
@@ -719,21 +707,11 @@ TEST(LbPipeline, OneLinkLocalGatewayOnSeveralPortsIsSeveralMembers) {
         }
         sw.rib->set_multipath({sw.route_, r6});
         ASSERT_EQ(sw.rib->sync(), 0u);
+        // Each port's frames to its own router's MAC.
         auto send = [&](uint64_t now) {
-            for (uint16_t i = 0; i < 1024; i++)
-                sw.ports->inject(0, cat(eth(kLbP0, kLbHost, kEtherTypeIpv6),
-                                        ipv6(ip6(0xfd00, 0, 2), ip6(0xfd00, 0x99, 1), kProtoUdp,
-                                             roce_l4(uint16_t(49152 + i), 17, i))));
-            while (sw.worker->poll_once(now) > 0) {
-            }
-            std::vector<uint16_t> port_of(1024, 0);
-            for (uint16_t p = 1; p <= 4; p++)
-                for (const auto &fr : sw.ports->take_tx(p)) {
-                    port_of[rd16(&fr[54]) - 49152] = p;
-                    // Each port's own router's MAC.
-                    EXPECT_TRUE(std::equal(fr.begin(), fr.begin() + 6, LbSwitch::gw_mac(p).b.begin()));
-                }
-            return port_of;
+            return sw.ports_of6(1024, now, [](uint16_t p, const Frame &fr) {
+                EXPECT_TRUE(std::equal(fr.begin(), fr.begin() + 6, LbSwitch::gw_mac(p).b.begin()));
+            });
         };
         const auto before = send(1'000'000'000);
         EXPECT_LE(max_deviation(before, 4), 0.35) << policy;
