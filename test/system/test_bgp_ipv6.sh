@@ -13,8 +13,10 @@
 # (rocectl show routes + show lb), as in the namespace's kernel table; fd00:201::1/128 learned;
 # ping6 h1 -> h2 and h1 -> fd00:201::1 across the switch, every echo answered; r1 shuts its
 # IPv6 sessions down: both prefixes leave the kernel table and the FIB, ping6 fails and the
-# IPv4 routes stay; sessions back up: the routes and ping6 come back; accounting balanced;
-# clean SIGTERM.
+# IPv4 routes stay; sessions back up: the routes and ping6 come back; an IPv4 route via the
+# IPv6 link-local fe80::1 on both links (BGP unnumbered's routes, one address on two links) is
+# two members with their own MACs and the flows spread over both; accounting balanced; clean
+# SIGTERM.
 #
 # RSW_BGP_KERNEL_SWITCH=1 runs it with the Linux kernel as the switch (lib_bgp.sh).
 # Needs root. Run: sudo test/system/test_bgp_ipv6.sh
@@ -103,6 +105,54 @@ else
     rsw_fail "IPv6 sessions back: r1_a6 $(bgp_state "$SW_BIRD" r1_a6), r1_b6 $(bgp_state "$SW_BIRD" r1_b6), $H2_NET6 $(bgp_route_paths "$H2_NET6") paths"
 fi
 check "ping6 h1 -> h2 after the re-announcement (3 packets)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 2 fd00:2::2
+
+# BGP unnumbered's routes (RFC 8950: an IPv4 prefix via IPv6 link-local next hops), with one
+# link-local address on both of r1's links (fe80::1, as operators configure on every spine
+# port): a kernel route of two paths `via inet6 fe80::1`, dev p1 and dev p2. Each path is its
+# own router: the switch resolves fe80::1 on each port (ND through the kernel), keeps two
+# members with their own MACs, and the flows spread over both links.
+if bgp_have_ctl; then
+    ip -n "$R1" -6 addr add fe80::1/64 dev "$IF1" nodad
+    ip -n "$R1" -6 addr add fe80::1/64 dev "$IF2" nodad
+    ip -n "$RSW_SW_NS" route add 10.77.0.0/24 proto static \
+        nexthop via inet6 fe80::1 dev p1 nexthop via inet6 fe80::1 dev p2
+    if secs="$(bgp_wait_paths 2 10 10.77.0.0/24)"; then
+        rsw_pass "10.77.0.0/24 via inet6 fe80::1 on p1 and p2: 2 paths in the switch ($secs s)"
+    else
+        rsw_fail "10.77.0.0/24 via inet6 fe80::1 on p1 and p2: $(bgp_route_paths 10.77.0.0/24) paths in the switch, expected 2"
+    fi
+    lb_members() {  # "port mac" of each member of 10.77.0.0/24's group, sorted
+        rsw_ctl --json show lb | "$RSW_PYTHON" -c '
+import json, sys
+for g in json.load(sys.stdin)["groups"]:
+    if g["prefix"] == "10.77.0.0/24":
+        for m in sorted(g["members"], key=lambda m: m["port"]):
+            print(m["port"], m["via"], m["mac"] if m["alive"] else "unresolved")'
+    }
+    # The neighbours resolve once traffic asks (the switch's resolve requests to the kernel).
+    ip netns exec "$H1" ping -c 1 -W 1 10.77.0.9 >/dev/null 2>&1 || true
+    want="$(printf 'p1 fe80::1 %s\np2 fe80::1 %s' "$(bgp_mac "$R1" "$IF1")" "$(bgp_mac "$R1" "$IF2")")"
+    members=""
+    for _ in $(seq 50); do
+        members="$(lb_members)"
+        [ "$members" = "$want" ] && break
+        sleep 0.1
+    done
+    check_eq "two members, fe80::1 on p1 and on p2, each with its router's MAC" "$(echo $members)" "$(echo $want)"
+    a0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+    bgp_udp_flows "$H1" "$IF0" "$P0_MAC" 10.0.1.2 10.77.0.9 64 4
+    deadline=$(( $(date +%s%N) + 5 * 1000000000 ))
+    while :; do
+        a1="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b1="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+        [ $((a1 - a0 + b1 - b0)) -ge 256 ] || [ "$(date +%s%N)" -ge "$deadline" ] && break
+        sleep 0.05
+    done
+    rsw_log "  256 packets of 64 flows to 10.77.0.9: r1 received $((a1 - a0)) on p1, $((b1 - b0)) on p2"
+    check_ge "all 256 reach r1 (allowing keepalives)" $((a1 - a0 + b1 - b0)) 256
+    check_ge "flows over p1 (>= 20% of 256)" $((a1 - a0)) 51
+    check_ge "flows over p2 (>= 20% of 256)" $((b1 - b0)) 51
+    ip -n "$RSW_SW_NS" route del 10.77.0.0/24 proto static
+fi
 
 if bgp_have_ctl; then
     if rsw_alive "$RSW_SWITCH_PID"; then rsw_pass "roceswd alive after all of it"; else rsw_fail "roceswd died"; fi
