@@ -22,9 +22,8 @@ uint64_t lb_member_key(const IpAddr &via) {
 
 uint64_t lb_member_key(const IpAddr &via, uint8_t port) {
     const uint64_t key = lb_member_key(via);
-    const bool link_local = via.is_v6 ? via.v6[0] == 0xFE && (via.v6[1] & 0xC0) == 0x80
-                                      : (via.v4 >> 16) == 0xA9FE;
-    return link_local ? lb_mix64(key ^ (uint64_t(port) + 1) * 0x9E3779B97F4A7C15ull) : key;
+    return lb_gateway_link_local(via) ? lb_mix64(key ^ (uint64_t(port) + 1) * 0x9E3779B97F4A7C15ull)
+                                      : key;
 }
 
 // Weighted rendezvous: member m wins bucket b with the highest -w / ln(u), u uniform in (0,1)

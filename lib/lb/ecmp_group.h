@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "pkt/addr.h"
 
 struct rte_rcu_qsbr;
 
@@ -65,6 +66,10 @@ struct alignas(64) EcmpGroup {
 
 // The rendezvous key of a gateway address.
 uint64_t lb_member_key(const IpAddr &via);
+// A gateway that names a router only with its link: IPv6 fe80::/10, IPv4 169.254/16.
+inline bool lb_gateway_link_local(const IpAddr &via) {
+    return is_link_local(via) || (!via.is_v6 && (via.v4 >> 16) == 0xA9FE);
+}
 // The rendezvous key of the member through gateway `via` on `port`: lb_member_key(via), and for
 // a link-local gateway (fe80::/10, 169.254/16) mixed with the port, since the same link-local
 // address on two links (fe80::1 on every spine's port, BGP unnumbered) is two routers.

@@ -146,8 +146,12 @@ void register_lb_views(ViewRegistry &r, LbViewSources src_in) {
                                   uint64_t pk = 0;
                                   for (const LoadBalancer *b : src->balancers)
                                       pk += b->counters().member(g.id, mb.slot).packets.load();
-                                  s.sample({{"group", g.prefix.str()}, {"member", mb.via.str()}},
-                                           pk);
+                                  // A link-local gateway with its link (fe80::1%p1): the same
+                                  // address on two ports is two members, two series.
+                                  std::string member = mb.via.str();
+                                  if (lb_gateway_link_local(mb.via))
+                                      member += "%" + src->port_names[mb.port];
+                                  s.sample({{"group", g.prefix.str()}, {"member", member}}, pk);
                               }
                       });
     r.metrics.counter("rocesw_lb_path_changes_total",

@@ -151,6 +151,20 @@ for g in json.load(sys.stdin)["groups"]:
     check_ge "all 256 reach r1 (allowing keepalives)" $((a1 - a0 + b1 - b0)) 256
     check_ge "flows over p1 (>= 20% of 256)" $((a1 - a0)) 51
     check_ge "flows over p2 (>= 20% of 256)" $((b1 - b0)) 51
+    # Prometheus: one series per member, the link-local address with its port.
+    PROM_PORT="$(sed -n 's/.*prometheus: serving http:[^ ]* (port \([0-9]*\)).*/\1/p' "$RSW_SWITCH_LOG" | head -n 1)"
+    rsw_ctl --json show lb >"$RSW_TMP/lb77.json"
+    check "rocesw_lb_member_packets_total{group=\"10.77.0.0/24\"}: members fe80::1%p1 and fe80::1%p2, as rocectl's" \
+        ip netns exec "$RSW_SW_NS" "$RSW_PYTHON" - "${PROM_PORT:-0}" "$RSW_TMP/lb77.json" <<'PY'
+import json, re, sys, urllib.request
+body = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode()
+prom = {m.group(1): int(float(m.group(2))) for m in re.finditer(
+    r'^rocesw_lb_member_packets_total\{group="10\.77\.0\.0/24",member="([^"]+)"\} (\S+)$', body, re.M)}
+g = [g for g in json.load(open(sys.argv[2]))["groups"] if g["prefix"] == "10.77.0.0/24"][0]
+ctl = {m["via"] + "%" + m["port"]: m["packets"] for m in g["members"]}
+print("scrape", prom, "rocectl", ctl)
+sys.exit(0 if prom == ctl and sorted(prom) == ["fe80::1%p1", "fe80::1%p2"] else 1)
+PY
     ip -n "$RSW_SW_NS" route del 10.77.0.0/24 proto static
 fi
 
