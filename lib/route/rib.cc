@@ -482,7 +482,7 @@ std::string Rib::group_key(const IpPrefix &prefix, const Want &w) const {
 // A wanted multipath route takes the group of its path set: the existing one, else a new id
 // (the lowest freed one first). Dirty prefixes are joined in prefix order, so ids are handed out
 // in the order a full recompute would hand them out.
-void Rib::group_join(const IpPrefix &prefix, Want &w) {
+void Rib::group_join(const IpPrefix &prefix, Want &w, std::optional<uint16_t> from) {
     const MultipathRouteConfig &r = *w.multipath;
     const std::string key = group_key(prefix, w);
     auto it = groups_.find(key);
@@ -515,6 +515,15 @@ void Rib::group_join(const IpPrefix &prefix, Want &w) {
             return;
         }
         GroupState fresh{id, {}, {}, {}, {}, {}, -1, prefix, 0, 0, {}, true, {}, false};
+        // A learned route whose paths changed keeps the policy set at runtime for its group
+        // (`lb policy <prefix>`), else `lb policy all`'s: a BGP path change must not revert
+        // an experiment's policy. Configured routes take their policy from the config.
+        if (w.source == RouteSource::learned) {
+            const GroupState *prev = from ? group_of_id_[*from] : nullptr;
+            fresh.policy_override = prev && !prev->policy_override.empty()
+                                        ? prev->policy_override
+                                        : all_policy_override_;
+        }
         it = groups_.emplace(key, std::move(fresh)).first;
         group_of_id_[id] = &it->second;
     }
@@ -702,7 +711,8 @@ std::string Rib::set_policy(const std::string &target, const std::string &policy
             gs.policy_override = policy;
             hit++;
         }
-        if (!hit) return "no multipath route or group '" + target + "'";
+        if (target == "all") all_policy_override_ = policy;  // and every learned group to come
+        else if (!hit) return "no multipath route or group '" + target + "'";
     }
     sync();
     return "";
@@ -806,8 +816,12 @@ size_t Rib::sync() {
                      mend > mcur ? &multipath_routes_[multipath_order_[mcur]] : nullptr);
         seek(wanted_, old, p);
         const bool had = old != wanted_.end() && !less(p, old->first);
-        if (had && old->second.multipath) group_leave(p, old->second.nh.group);
-        if (w && w->multipath) group_join(p, *w);
+        std::optional<uint16_t> left;
+        if (had && old->second.multipath) {
+            left = old->second.nh.group;
+            group_leave(p, *left);
+        }
+        if (w && w->multipath) group_join(p, *w, left);
         if (w && had) {
             old->second = std::move(*w);
         } else if (w) {

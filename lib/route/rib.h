@@ -218,7 +218,9 @@ class Rib {
     void index_static();
     void index_multipath();
     // Gives a wanted multipath route its group (or the one-path fallback when none is left).
-    void group_join(const IpPrefix &p, Want &w);
+    // `from`: the group the route leaves in the same sync, whose runtime policy a learned
+    // route takes to a group created for it.
+    void group_join(const IpPrefix &p, Want &w, std::optional<uint16_t> from);
     void group_leave(const IpPrefix &p, uint16_t id);
     size_t publish_groups_locked();
     uint32_t nh_acquire(const NextHop &nh, std::vector<FibOp> &ops);
@@ -253,6 +255,8 @@ class Rib {
     // routes with the same next hops share one ("paths <port/via/weight>..."), as BGP gives
     // thousands of prefixes the same few next hops.
     std::map<std::string, GroupState> groups_;
+    // `lb policy all`'s policy: every group created later for a learned route takes it.
+    std::string all_policy_override_;
     std::map<IpPrefix, LearnedRoute, PrefixLess> learned_;
     // Learned multipath routes as groups over the ports that are up, while they win their
     // prefix (Want::multipath points into it); kept by want_for.

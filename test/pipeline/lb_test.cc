@@ -269,6 +269,56 @@ INSTANTIATE_TEST_SUITE_P(LbPipeline, LbLearnedPaths,
                              return std::string(info.param.policy) + "_" + info.param.chooser;
                          });
 
+// A policy set at runtime stays with a learned route whose paths change (BGP withdraws one: the
+// route takes another group): `lb policy <prefix>` goes along to the group created for it, and
+// `lb policy all` also applies to groups created later for learned routes. A configured route
+// keeps the config's policy.
+TEST(LbPipeline, RuntimePolicyFollowsALearnedRouteToItsNewGroup) {
+    LbConfig cfg;
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    auto learn = [&](const char *prefix, std::vector<uint16_t> members) {
+        LearnedRoute r{"bird", {}, false};
+        for (uint16_t k : members) r.paths.push_back(LearnedPath{uint8_t(k), LbSwitch::gw_ip(k), 1});
+        sw.rib->set_learned(*parse_prefix(prefix), r);
+        EXPECT_EQ(sw.rib->sync(), 0u);
+    };
+    auto group_of = [&](const char *prefix) {
+        const IpPrefix p = *parse_prefix(prefix);
+        for (const auto &v : sw.rib->routes())
+            if (v.prefix == p && v.nh.kind == NextHopKind::ecmp_group)
+                for (const auto &g : sw.rib->groups())
+                    if (g.id == v.nh.group) return std::make_pair(g.id, g.policy);
+        ADD_FAILURE() << prefix << " has no group";
+        return std::make_pair(uint16_t(0), std::string());
+    };
+    learn("10.98.0.0/16", {1, 2, 3, 4});
+    EXPECT_EQ(group_of("10.98.0.0/16").second, "hash");
+    EXPECT_EQ(sw.rib->set_policy("10.98.0.0/16", "adaptive"), "");
+    const auto g4 = group_of("10.98.0.0/16");
+    EXPECT_EQ(g4.second, "adaptive");
+    learn("10.98.0.0/16", {1, 2, 4});  // path 3 withdrawn: another group
+    auto g3 = group_of("10.98.0.0/16");
+    EXPECT_NE(g3.first, g4.first);
+    EXPECT_EQ(g3.second, "adaptive");
+    // Into a group that exists already (another prefix over the same paths): that group's.
+    learn("10.97.0.0/16", {1, 2});
+    learn("10.98.0.0/16", {1, 2});
+    EXPECT_EQ(group_of("10.98.0.0/16").first, group_of("10.97.0.0/16").first);
+    EXPECT_EQ(group_of("10.98.0.0/16").second, "hash");
+    // `all`: every group now, and the learned ones created later.
+    EXPECT_EQ(sw.rib->set_policy("all", "flowlet"), "");
+    EXPECT_EQ(group_of("10.98.0.0/16").second, "flowlet");
+    EXPECT_EQ(group_of("10.99.0.0/16").second, "flowlet");  // the configured route's too
+    learn("10.96.0.0/16", {3, 4});
+    EXPECT_EQ(group_of("10.96.0.0/16").second, "flowlet");
+    // A configured route's new group takes the config's policy.
+    auto r = LbSwitch::route(3, "spray");
+    sw.rib->set_multipath({r});
+    EXPECT_EQ(sw.rib->sync(), 0u);
+    EXPECT_EQ(group_of("10.99.0.0/16").second, "spray");
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
 TEST(LbPipeline, GroupChangesWhileTrafficFlowsLoseNothing) {
     LbConfig cfg;
     cfg.default_policy = "flowlet";
