@@ -563,6 +563,19 @@ print(s["rx" if sys.argv[1].startswith("rx") else "tx"]["packets"])
 # bgp_wait_if_counter NS IFACE rx_packets|tx_packets TARGET [TIMEOUT_S=5]: waits until the
 # kernel interface counter reaches TARGET (the frames a test sent have arrived), prints its value;
 # status 1 (logged) when it has not after TIMEOUT_S.
+# bgp_r1_split A0 B0 N [TIMEOUT_S=5]: waits (bounded) until r1's links to p1 and p2 (IF1, IF2)
+# together received N frames more than their rx_packets A0 and B0; prints the two increases.
+bgp_r1_split() {
+    local a0="$1" b0="$2" n="$3" timeout="${4:-5}" deadline a1 b1
+    deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
+    while :; do
+        a1="$(bgp_if_counter "$R1" "$IF1" rx_packets)"; b1="$(bgp_if_counter "$R1" "$IF2" rx_packets)"
+        [ $((a1 - a0 + b1 - b0)) -ge "$n" ] || [ "$(date +%s%N)" -ge "$deadline" ] && break
+        sleep 0.05
+    done
+    echo "$((a1 - a0)) $((b1 - b0))"
+}
+
 bgp_wait_if_counter() {
     local ns="$1" ifc="$2" field="$3" target="$4" timeout="${5:-5}" deadline v
     deadline=$(( $(date +%s%N) + timeout * 1000000000 ))
