@@ -218,12 +218,12 @@ void LoadBalancer::add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id, L3T
                    });
 }
 
-// The slot of g whose member is the one flowlet entry e, another group's, took: e's flow has
-// moved to g (its route's path set changed, so the route took another group) in the middle of
-// a flowlet (no gap since its last packet), and the flowlet goes on on its next hop when that
-// is alive in g, the only one with e's fingerprint. kNoMember otherwise (a new flowlet).
-[[gnu::noinline, gnu::cold]] static uint8_t carried_slot(const EcmpGroup &g, const FlowletEntry &e,
-                                                        uint32_t now_us, uint32_t gap_us) {
+// Flowlet entry e is another group's: e's flow has moved to g (its route's path set changed, so
+// the route took another group). In the middle of a flowlet (no gap since its last packet) the
+// flowlet goes on on its next hop when that is alive in g, the only one with e's fingerprint:
+// e becomes g's entry for it, and its slot is returned. kNoMember otherwise (a new flowlet).
+[[gnu::noinline, gnu::cold]] static uint8_t carry_over(const EcmpGroup &g, FlowletEntry &e,
+                                                      uint32_t now_us, uint32_t gap_us) {
     if (e.slot == kFlowletPending || now_us - e.last_us > gap_us) return kNoMember;
     uint8_t found = kNoMember;
     for (uint32_t j = 0; j < g.n_alive; j++) {
@@ -231,6 +231,11 @@ void LoadBalancer::add(rte_mbuf *const *pkts, uint32_t n, uint32_t group_id, L3T
         if (g.members[s].fp != e.member) continue;
         if (found != kNoMember) return kNoMember;  // two members alike: no telling which
         found = s;
+    }
+    if (found != kNoMember) {
+        e.group = g.id;
+        e.slot = found;
+        e.last_us = now_us;
     }
     return found;
 }
@@ -296,11 +301,8 @@ uint32_t LoadBalancer::pass2_rest(rte_mbuf *const *pkts, uint32_t i, uint32_t en
                     emit_tallied(i, *g, g->bucket_member(h), pkts[i]->pkt_len, out, 0);
                     continue;
                 }
-            } else if (const uint8_t s = carried_slot(*g, *e, now_us, gap_us); s != kNoMember) {
-                e->group = gid;  // its route moved to this group: the flowlet goes on
-                e->slot = s;
-                e->last_us = now_us;
-                carried++;
+            } else if (const uint8_t s = carry_over(*g, *e, now_us, gap_us); s != kNoMember) {
+                carried++;  // its route moved to this group: the flowlet goes on
                 emit_tallied(i, *g, s, pkts[i]->pkt_len, out, 0);
                 continue;
             }
@@ -395,12 +397,9 @@ uint32_t LoadBalancer::pass2_letflow(uint32_t i, uint32_t end, Pass2 &st) {
                 emit_tallied(k, *g, g->bucket_member(h), pkts[k]->pkt_len, out, 0);
                 return;
             }
-        } else if (const uint8_t s = carried_slot(*g, *e, now_us, gap_us); s != kNoMember)
+        } else if (const uint8_t s = carry_over(*g, *e, now_us, gap_us); s != kNoMember)
             [[unlikely]] {
-            e->group = gid;  // its route moved to this group: the flowlet goes on
-            e->slot = s;
-            e->last_us = now_us;
-            out[k] = &g->members[s];
+            out[k] = &g->members[s];  // its route moved to this group: the flowlet goes on
             tally(s, pkts[k]->pkt_len, 0);
             carried++;
             return;

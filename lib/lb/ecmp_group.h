@@ -4,9 +4,10 @@
 // Resilient table: kEcmpBuckets buckets, each owned by the member that wins a weighted
 // rendezvous (highest-random-weight) draw between the bucket number and the member's key. The
 // key is a hash of the member's gateway address (and of its port for a link-local gateway, which
-// names a router only with its link), so the table is a function of the member *set* alone: the order members were added does not matter, a restart with the same seed rebuilds the
-// same table, removing a member re-draws only its buckets (each goes to its runner-up), and
-// adding one takes only the buckets it now wins.
+// names a router only with its link), so the table is a function of the member *set* alone: the
+// order members were added does not matter, a restart with the same seed rebuilds the same
+// table, removing a member re-draws only its buckets (each goes to its runner-up), and adding
+// one takes only the buckets it now wins.
 //
 // Slots: a member keeps its slot (0..kMaxGroupMembers-1) for as long as it is configured, alive
 // or not, so flowlet-table entries and per-member counters that name a slot stay meaningful when
