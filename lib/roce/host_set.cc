@@ -808,8 +808,11 @@ bool HostSet::active() const {
     return false;
 }
 
+// Local work is RoCE flows and UDP flows (whose senders are always local): a run of UDP flows
+// alone ends too, once they have stopped. A process with neither (receivers) runs on.
 bool HostSet::finished(uint64_t now_ns) const {
-    return cfg_.run.exit_when_done && local_flows_ && done_flows_ == local_flows_ &&
+    return cfg_.run.exit_when_done && (local_flows_ || !cfg_.udp_flows.empty()) &&
+           done_flows_ == local_flows_ &&
            now_ns >= std::max(last_done_ns_, last_udp_ns_) + cfg_.run.linger_ns && !udp_pending();
 }
 

@@ -565,6 +565,34 @@ TEST_F(RoceHostClasses, AUdpFlowKeepsItsScheduleAndHonoursPfcOnItsPriority) {
     EXPECT_EQ(s0.min_delay, (until + 20'000 - 10'000 - 6 * 8'192) * 1000);
 }
 
+// A run of UDP flows alone (no RoCE flow: tools/bench's lossless sweep) ends once they have
+// stopped, after the linger, as a run with RoCE flows does; it used to run to duration_ms. A
+// process with no local flow of either kind (a receiver) runs on.
+TEST_F(RoceHostClasses, ARunOfUdpFlowsAloneEndsOnceTheyHaveStopped) {
+    roce::HostRunConfig c = host_config();
+    c.run.linger_ns = 1'000'000;
+    start_h2(c);
+    for (uint64_t t = 0; t <= 100'000; t += 100) hosts->poll(t);
+    EXPECT_FALSE(hosts->finished(10'000'000'000));  // nothing of its own to finish
+
+    roce::UdpFlowConfig u;
+    u.src = 0;  // h2 (indexes after start_h2's swap)
+    u.dst = 2;  // h0
+    u.rate_bps = 1'000'000'000;
+    u.frame_bytes = 1000;
+    u.stop_ns = 50'000;  // 7 frames from 10 us (the start delay), 8192 ns apart (the test above)
+    c.udp_flows.push_back(u);
+    start_h2(c);
+    EXPECT_FALSE(hosts->finished(0));
+    for (uint64_t t = 0; t <= 59'100; t += 100) hosts->poll(t);
+    EXPECT_EQ(hosts->udp().sent(), 6u);
+    EXPECT_FALSE(hosts->finished(59'100 + 10'000'000));  // frame 6 is still due
+    hosts->poll(59'200);  // frame 6, due at 59 152 ns: the last
+    ASSERT_EQ(hosts->udp().sent(), 7u);
+    EXPECT_FALSE(hosts->finished(59'200 + 1'000'000 - 1));
+    EXPECT_TRUE(hosts->finished(59'200 + 1'000'000));
+}
+
 // A PFC storm from h2 (HostFault) keeps its schedule when the loop comes back late, as a broken
 // NIC at line rate would: every 100 us from the start (start delay 10 us), polled on time for
 // 1 ms (10 frames), then one poll 10 ms late owes exactly 100 frames.
