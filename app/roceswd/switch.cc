@@ -232,18 +232,23 @@ void Switch::run(const std::atomic<bool> &stop) {
 
     auto next_link = std::chrono::steady_clock::now();
     int wait_ms = 50;
+    carrier_.assign(ports_->ports().size(), {});
+    for (size_t i = 0; i < carrier_.size(); i++)
+        carrier_[i].tracked = ports_->ports()[i].driver != "net_tap";
     while (!stop.load()) {
         server_.poll_once(wait_ms, clock_.now_ns() / 1'000'000ull);
         wait_ms = observe();
         auto now = std::chrono::steady_clock::now();
         if (now >= next_link) {
-            next_link = now + std::chrono::milliseconds(500);
+            // A lost link is polled more often, so that its frames flow soon after it is back.
+            next_link = now + std::chrono::milliseconds(carrier_lost_ ? 100 : 500);
             // Views read link state from the telemetry thread too: update it under their lock.
             std::lock_guard lk(server_.handler_mutex());
             for (size_t i : ports_->poll_links()) {
                 const auto &p = ports_->ports()[i];
                 spdlog::info("port {}: link {} {} Mb/s", p.name, p.link.link_status ? "up" : "down",
                              p.link.link_speed);
+                follow_carrier(i);
                 on_link_change(i);
             }
             log_pfc_watchdog();

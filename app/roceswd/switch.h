@@ -141,10 +141,17 @@ class Switch {
     void netlink_loop();
     void record_sync_latency(std::chrono::steady_clock::duration d);
     void on_link_change(size_t port);
+    void follow_carrier(size_t port);
     void register_control_metrics();
     std::unique_ptr<Punt> punt_;
     std::unique_ptr<HostInterfaces> hostif_;
     std::vector<bool> track_link_;  // per port: link state mirrored on its host interface
+    struct Carrier {
+        bool tracked = false;  // the device's link state is the peer's (not net_tap)
+        bool seen_up = false;  // the link has been up since the start
+    };
+    std::vector<Carrier> carrier_;  // per port; the control loop's
+    size_t carrier_lost_ = 0;       // ports whose frames are dropped as link_down
     std::unique_ptr<RouteSync> route_sync_;
     std::unique_ptr<nl::NetlinkSocket> nl_sub_;
     std::thread netlink_thread_;

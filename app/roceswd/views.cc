@@ -178,6 +178,7 @@ json Switch::view_ports() const {
                        {"link",
                         {{"up", ep.link.link_status == RTE_ETH_LINK_UP},
                          {"admin_down", qos_ && qos_->link_down(uint16_t(i))},
+                         {"lost", qos_ && qos_->carrier_down(uint16_t(i))},
                          {"speed_mbps", ep.link.link_speed},
                          {"duplex", ep.link.link_duplex ? "full" : "half"},
                          {"changes", ep.link_changes}}},

@@ -48,7 +48,8 @@ namespace rocesw {
     X(pause_ignored, "802.3x PAUSE or MAC-control frame the port does not honor")            \
     X(punt_policed, "to the control plane: over its class's policing rate")              \
     X(punt_queue_full, "to the control plane: the worker's punt queue was full")         \
-    X(route_discard, "a route discards the destination (blackhole, unreachable, prohibit)")
+    X(route_discard, "a route discards the destination (blackhole, unreachable, prohibit)")  \
+    X(link_down, "egress port's link is down (its peer is gone)")
 
 enum class DropReason : uint8_t {
 #define X(name, text) name,
@@ -84,6 +85,7 @@ constexpr bool drop_at_egress(DropReason r) {
     switch (r) {
         case DropReason::tx_full:
         case DropReason::port_stopped:
+        case DropReason::link_down:
         case DropReason::queue_full:
         case DropReason::buffer_full:
         case DropReason::wred_drop:

@@ -338,11 +338,25 @@ uint8_t TrafficManager::paused(uint16_t port) const {
 }
 
 void TrafficManager::set_link_down(uint16_t port, bool down) {
-    ports_[port]->down.store(down, std::memory_order_relaxed);
+    if (down)
+        ports_[port]->down.fetch_or(kAdminDown, std::memory_order_relaxed);
+    else
+        ports_[port]->down.fetch_and(uint8_t(~kAdminDown), std::memory_order_relaxed);
 }
 
 bool TrafficManager::link_down(uint16_t port) const {
-    return ports_[port]->down.load(std::memory_order_relaxed);
+    return ports_[port]->down.load(std::memory_order_relaxed) & kAdminDown;
+}
+
+void TrafficManager::set_carrier_down(uint16_t port, bool down) {
+    if (down)
+        ports_[port]->down.fetch_or(kCarrierDown, std::memory_order_relaxed);
+    else
+        ports_[port]->down.fetch_and(uint8_t(~kCarrierDown), std::memory_order_relaxed);
+}
+
+bool TrafficManager::carrier_down(uint16_t port) const {
+    return ports_[port]->down.load(std::memory_order_relaxed) & kCarrierDown;
 }
 
 void TrafficManager::set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes) {
@@ -1136,10 +1150,13 @@ void QosEgress::flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReaso
 // sum of their pkt_len, taken before the call (what the device took is no longer ours to read;
 // what it refused still is).
 uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t all_bytes) {
-    if (tm_.ports_[port]->down.load(std::memory_order_relaxed)) [[unlikely]] {
-        // An administratively down link (set_link_down): the frames are lost on it, counted.
+    if (const uint8_t down = tm_.ports_[port]->down.load(std::memory_order_relaxed)) [[unlikely]] {
+        // A link set down (set_link_down) or lost (set_carrier_down): the frames are lost on
+        // it, counted.
         rte_pktmbuf_free_bulk(pkts, n);
-        ctr_.ports[port].drops[size_t(DropReason::port_stopped)].add(n);
+        const DropReason r = down & TrafficManager::kAdminDown ? DropReason::port_stopped
+                                                               : DropReason::link_down;
+        ctr_.ports[port].drops[size_t(r)].add(n);
         return n;
     }
     uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);

@@ -118,6 +118,12 @@ class TrafficManager final : public Injector {
     // counted (port_stopped); the queues drain into it. Up again: frames leave as before.
     void set_link_down(uint16_t port, bool down);
     bool link_down(uint16_t port) const;
+    // The device reports the link lost (a peer gone: a memif peer process, a cable): the same,
+    // counted as link_down, so that frames the device can no longer take do not sit in the
+    // queues holding lossless PGs in XOFF and pausing the senders' traffic to other ports. The
+    // control thread sets it from the device's link state; with both set, port_stopped.
+    void set_carrier_down(uint16_t port, bool down);
+    bool carrier_down(uint16_t port) const;
     // Lossless packets from (in_port, PG) are refused (headroom_exhausted) while pg_bytes would
     // exceed `bytes`. Default: no limit; TrafficManager's constructor sets static_th + headroom for static PGs.
     void set_pg_limit(uint16_t in_port, uint8_t pg, uint64_t bytes);
@@ -212,6 +218,7 @@ class TrafficManager final : public Injector {
         uint64_t used = 0;
         Gauge used_gauge;
     };
+    static constexpr uint8_t kAdminDown = 1, kCarrierDown = 2;  // Port::down's bits
     struct alignas(kCacheLine) Port {
         std::array<Queue, kNumQueues> q;
         // The queues' slots, each queue's followed by kSlack scratch slots (admit_in_sums),
@@ -280,7 +287,7 @@ class TrafficManager final : public Injector {
         // ring between the send and the flush), the flush's tx_ring_bytes gauge.
         uint64_t ct_ring_bytes = 0;
         alignas(kCacheLine) std::atomic<uint8_t> paused{0};
-        std::atomic<bool> down{false};
+        std::atomic<uint8_t> down{0};  // kAdminDown | kCarrierDown
         std::atomic<uint32_t> wm_epoch{0};
     };
     struct alignas(kCacheLine) Owner {

@@ -113,6 +113,67 @@ TEST_F(Accounting, ADownLinkDropsWhatItWouldSendCounted) {
     EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
 }
 
+// A lost link (TrafficManager::set_carrier_down: roceswd's control loop, when the device
+// reports the link down after it was up). p1's device takes nothing (its memif peer is gone),
+// so lossless frames for it stay in queue 3 and hold p0's PG 3 in XOFF: left so, p0's sender
+// would stay paused for its traffic to every other port too. Once the link is known lost the
+// queue drains into link_down drops, the PG falls below XON and p0 sends XON; later frames for
+// p1 are dropped as they come. Set down as well (port_link): port_stopped. Back: frames leave.
+TEST_F(Accounting, ALostLinkDrainsItsQueueAsLinkDownAndReleasesThePause) {
+    ports->set_tx_budget(1, 0);
+    send(0, udp_from_h1(v4(10, 0, 2, 2), 1000, 3), 25);  // staged for the device: out of the
+    run();                                                 // queue, out of the PG
+    send(0, udp_from_h1(v4(10, 0, 2, 2), 1000, 3), 25);  // queued behind: 25 000 PG bytes pass
+    run();                                                 // the 20 000-byte threshold
+    AccountingReport r = report();
+    EXPECT_EQ(r.snapshot.ports[1].queued, 50u) << accounting_json(r).dump();
+    EXPECT_EQ(r.snapshot.ports[0].pfc_frames, 1u);  // XOFF
+    EXPECT_EQ(dp->pfc().stats(0).tx_pause[3].load(), 1u);
+    EXPECT_GT(dp->tm().pg_bytes(0, 3), 20000u) << accounting_json(r).dump();
+
+    dp->tm().set_carrier_down(1, true);
+    EXPECT_TRUE(dp->tm().carrier_down(1));
+    EXPECT_FALSE(dp->tm().link_down(1));
+    run();
+    r = report();
+    EXPECT_EQ(r.snapshot.ports[1].queued, 0u);
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::link_down), 50u);
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::port_stopped), 0u);
+    EXPECT_EQ(r.snapshot.ports[1].tx, 0u);
+    EXPECT_EQ(dp->tm().pg_bytes(0, 3), 0u);
+    EXPECT_EQ(r.snapshot.ports[0].pfc_frames, 2u);  // XOFF, XON
+    EXPECT_EQ(dp->pfc().stats(0).tx_xon[3].load(), 1u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+
+    send(0, udp_from_h1(v4(10, 0, 2, 2), 1000, 3), 20);  // dropped as they come, no pause
+    run();
+    r = report();
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::link_down), 50u + 20);
+    EXPECT_EQ(r.snapshot.ports[0].pfc_frames, 2u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+    dp->tm().set_link_down(1, true);
+    send(0, udp_from_h1(v4(10, 0, 2, 2)), 2);
+    run();
+    r = report();
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::link_down), 50u + 20);
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::port_stopped), 2u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+
+    // Back up (the device takes frames again): frames leave, the counts stay.
+    dp->tm().set_link_down(1, false);
+    dp->tm().set_carrier_down(1, false);
+    EXPECT_FALSE(dp->tm().carrier_down(1));
+    ports->set_tx_budget(1, UINT32_MAX);
+    send(0, udp_from_h1(v4(10, 0, 2, 2), 1000, 3), 3);
+    run();
+    r = report();
+    EXPECT_EQ(r.snapshot.ports[1].tx, 3u);
+    EXPECT_EQ(ports->take_tx(1).size(), 3u);
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::link_down), 50u + 20);
+    EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::port_stopped), 2u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+}
+
 // Without host interfaces (the embedded responder): one of each kind on p0, then lossless
 // traffic into a paused queue of p1 until the switch sends PFC and refuses at the headroom.
 TEST_F(Accounting, EveryFrameIsExactlyOneTermAndTheIdentityHolds) {

@@ -252,7 +252,9 @@ TEST_F(ParserCases, CoversEveryParserDropReason) {
                                               // punt path (lib/pipeline/punt.h, drivers/hostif)
                                               "punt_policed", "punt_queue_full",
                                               // a discard route (lib/route)
-                                              "route_discard"};
+                                              "route_discard",
+                                              // a lost link (lib/qos, TrafficManager)
+                                              "link_down"};
     std::set<std::string> seen;
     for (const auto &c : *cases_) seen.insert(result_name(c.expect));
     EXPECT_TRUE(seen.count("ok"));
