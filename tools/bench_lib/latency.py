@@ -24,7 +24,6 @@ RoCEv2 WRITE DSCP 26 -> TC 3, CNP DSCP 48 -> TC 6, plain UDP DSCP 0 -> TC 0.
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -133,13 +132,7 @@ class Switch:
         return self.ctl("show", "ports")["ports"][1]["tx_packets"]
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        telemetry.end_process(self.proc)
         self.logf.close()
         telemetry.remove_runtime_dir(self.prefix)
 
@@ -165,13 +158,7 @@ def generate(tools, sw, pcap, rate, args, tag, read=None):
         report = json.loads(line)
         extra = read() if read else None
     finally:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        telemetry.end_process(p)
         telemetry.remove_runtime_dir(prefix)
     return report, extra
 

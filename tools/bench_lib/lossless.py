@@ -22,7 +22,6 @@ its queue's drops), PFC frames sent, and the switch's added latency per class (p
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -110,13 +109,7 @@ def start_switch(args, bench, cfg, log_path):
 def stop_switch(sw, ctl, sw_log):
     if ctl:
         ctl.close()
-    if sw.poll() is None:
-        sw.send_signal(signal.SIGINT)
-        try:
-            sw.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            sw.kill()
-            sw.wait()
+    telemetry.end_process(sw)
     sw_log.close()
 
 

@@ -21,7 +21,6 @@ comparison about forwarding cost rather than the scheduler.
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -69,17 +68,8 @@ class Proc:
             except OSError:
                 pass
             self.tel = None
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            telemetry.end_process(self.proc)
         self.logf.close()
         telemetry.remove_runtime_dir(self.prefix)
 

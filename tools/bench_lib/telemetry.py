@@ -3,9 +3,30 @@
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
 
 RUNTIME_DIRS = ("/var/run/dpdk", "/run/dpdk")
+
+
+def end_process(proc, timeout=15):
+    """Ends a DPDK program the bench started: SIGINT (it stops its ports and writes its
+    results), its stdin closed if it has one, up to `timeout` s, then SIGKILL. Quiet if it has
+    exited already."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    if proc.stdin:
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def remove_runtime_dir(prefix):
