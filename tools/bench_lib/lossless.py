@@ -113,6 +113,26 @@ def stop_switch(sw, ctl, sw_log):
     sw_log.close()
 
 
+def with_switch(args, bench, d, cfg, out, what, prefixes, body):
+    """Runs body(Control) against roceswd on `cfg` (its log in `d`). An error of the start or
+    of the body goes to out["error"] and the bench's log; then the switch stops, the EAL runtime
+    dirs of `prefixes` go, and so does `d` unless there was an error or --keep-logs."""
+    sw = ctl = sw_log = None
+    try:
+        sw, ctl, sw_log = start_switch(args, bench, cfg, os.path.join(d, "roceswd.log"))
+        body(ctl)
+    except (RuntimeError, OSError, subprocess.SubprocessError, KeyError, ValueError) as e:
+        out["error"] = str(e)
+        bench.log(f"{what} failed: {e} (logs in {d})")
+    finally:
+        if sw:
+            stop_switch(sw, ctl, sw_log)
+        for p in prefixes:
+            telemetry.remove_runtime_dir(p)
+        if "error" not in out and not args.keep_logs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def run_rocehost(args, cfg, out_dir, prefix, timeout=180):
     r = subprocess.run([rocehost_bin(args), "--config", cfg, "--out", out_dir, "--dcqcn", "off",
                         "--file-prefix", prefix],
@@ -166,9 +186,8 @@ def incast(args, bench, size):
     out = {"lab": {"switch": SWITCH_CFG, "hosts": HOSTS_CFG, "qos": QOS_CFG,
                    "senders": 2, "sender_rate": "1G", "bottleneck": "p2 1G", "size": size,
                    "dcqcn": "off", "offered_over_port": 2.0}}
-    sw = ctl = sw_log = None
-    try:
-        sw, ctl, sw_log = start_switch(args, bench, sw_cfg, os.path.join(d, "roceswd.log"))
+
+    def body(ctl):
         tc_map = control.qos_map(qos)
         t0 = time.monotonic()
         summ = run_rocehost(args, hosts_cfg, os.path.join(d, "out"), prefix + "-hosts")
@@ -185,16 +204,9 @@ def incast(args, bench, size):
                                                                 "ce_packets", "messages")}
         out["flows_completed"] = summ.get("flows_completed")
         out["headroom_drops"] = sum(v["headroom_drops"] for v in out["pfc"].values())
-    except (RuntimeError, OSError, subprocess.SubprocessError, KeyError, ValueError) as e:
-        out["error"] = str(e)
-        bench.log(f"lossless check failed: {e} (logs in {d})")
-    finally:
-        if sw:
-            stop_switch(sw, ctl, sw_log)
-        for p in (prefix + "-sw", prefix + "-hosts"):
-            telemetry.remove_runtime_dir(p)
-        if "error" not in out and not args.keep_logs:
-            shutil.rmtree(d, ignore_errors=True)
+
+    with_switch(args, bench, d, sw_cfg, out, "lossless check",
+                (prefix + "-sw", prefix + "-hosts"), body)
     return out
 
 
@@ -366,25 +378,16 @@ def sweep(args, bench):
     prefix = args.lossless_prefix + "-sweep"
     qos = os.path.join(ROOT, QOS_CFG)
     cfg = os.path.join(d, "sw.yaml")
-    sw = ctl = sw_log = None
-    try:
-        with open(cfg, "w") as f:
-            f.write(sweep_switch_config(d, qos, prefix + "-sw"))
-        sw, ctl, sw_log = start_switch(args, bench, cfg, os.path.join(d, "roceswd.log"))
+    with open(cfg, "w") as f:
+        f.write(sweep_switch_config(d, qos, prefix + "-sw"))
+
+    def body(ctl):
         tc_map = control.qos_map(qos)
         for load in loads:
             out["points"].append(sweep_point(args, ctl, tc_map, d, prefix, load))
-    except (RuntimeError, OSError, subprocess.SubprocessError, KeyError, ValueError) as e:
-        out["error"] = str(e)
-        bench.log(f"lossless sweep failed: {e} (logs in {d})")
-    finally:
-        if sw:
-            stop_switch(sw, ctl, sw_log)
-        telemetry.remove_runtime_dir(prefix + "-sw")
-        for load in loads:
-            telemetry.remove_runtime_dir(f"{prefix}-load-{load:g}")
-        if "error" not in out and not args.keep_logs:
-            shutil.rmtree(d, ignore_errors=True)
+
+    with_switch(args, bench, d, cfg, out, "lossless sweep",
+                [prefix + "-sw"] + [f"{prefix}-load-{load:g}" for load in loads], body)
     pts = out["points"]
     out["lossless_lost"] = sum(p["classes"]["lossless"]["lost"] for p in pts)
     out["lossless_switch_drops"] = sum(p["classes"]["lossless"]["switch_drops"] for p in pts)
