@@ -211,7 +211,7 @@ void Switch::on_link_change(size_t port) {
 }
 
 // Called from the control loop when a port's link changes: a link lost (after it had been up)
-// drops what the port would send, counted as link_down (TrafficManager::set_carrier_down), so
+// drops what the device refuses, counted as link_down (TrafficManager::set_carrier_down), so
 // that lossless frames for a peer that is gone do not sit in the queues holding their ingress
 // PGs in XOFF, which would pause the senders' traffic to every other port too, as a real
 // switch's MAC drops what it cannot send. Not before the link was first up (a memif peer still
@@ -223,7 +223,6 @@ void Switch::follow_carrier(size_t port) {
     if (up) carrier_[port].seen_up = true;
     if (!carrier_[port].seen_up || qos_->carrier_down(uint16_t(port)) == !up) return;
     qos_->set_carrier_down(uint16_t(port), !up);
-    carrier_lost_ = up ? carrier_lost_ - 1 : carrier_lost_ + 1;
     if (up)
         spdlog::info("port {}: link back: frames leave again", cfg_.ports[port].name);
     else

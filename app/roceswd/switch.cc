@@ -240,8 +240,7 @@ void Switch::run(const std::atomic<bool> &stop) {
         wait_ms = observe();
         auto now = std::chrono::steady_clock::now();
         if (now >= next_link) {
-            // A lost link is polled more often, so that its frames flow soon after it is back.
-            next_link = now + std::chrono::milliseconds(carrier_lost_ ? 100 : 500);
+            next_link = now + std::chrono::milliseconds(500);
             // Views read link state from the telemetry thread too: update it under their lock.
             std::lock_guard lk(server_.handler_mutex());
             for (size_t i : ports_->poll_links()) {

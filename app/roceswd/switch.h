@@ -151,7 +151,6 @@ class Switch {
         bool seen_up = false;  // the link has been up since the start
     };
     std::vector<Carrier> carrier_;  // per port; the control loop's
-    size_t carrier_lost_ = 0;       // ports whose frames are dropped as link_down
     std::unique_ptr<RouteSync> route_sync_;
     std::unique_ptr<nl::NetlinkSocket> nl_sub_;
     std::thread netlink_thread_;

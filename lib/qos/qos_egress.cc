@@ -1150,21 +1150,26 @@ void QosEgress::flush_queue(uint16_t port, unsigned qi, QueueDrop why, DropReaso
 // sum of their pkt_len, taken before the call (what the device took is no longer ours to read;
 // what it refused still is).
 uint16_t QosEgress::send(uint16_t port, rte_mbuf **pkts, uint16_t n, uint64_t all_bytes) {
-    if (const uint8_t down = tm_.ports_[port]->down.load(std::memory_order_relaxed)) [[unlikely]] {
-        // A link set down (set_link_down) or lost (set_carrier_down): the frames are lost on
-        // it, counted.
+    const uint8_t down = tm_.ports_[port]->down.load(std::memory_order_relaxed);
+    PortCounters &pc = ctr_.ports[port];
+    if (down & TrafficManager::kAdminDown) [[unlikely]] {
+        // A link set down (set_link_down): the frames are lost on it, counted.
         rte_pktmbuf_free_bulk(pkts, n);
-        const DropReason r = down & TrafficManager::kAdminDown ? DropReason::port_stopped
-                                                               : DropReason::link_down;
-        ctr_.ports[port].drops[size_t(r)].add(n);
+        pc.drops[size_t(DropReason::port_stopped)].add(n);
         return n;
     }
     uint16_t sent = io_.tx_burst(port, tx_queue_, pkts, n);
     uint64_t total = all_bytes;
     for (uint16_t i = sent; i < n; i++) total -= pkts[i]->pkt_len;
-    PortCounters &pc = ctr_.ports[port];
     pc.tx_packets.add(sent);
     pc.tx_bytes.add(total);
+    if (down && sent < n) [[unlikely]] {
+        // A lost link (set_carrier_down): what the device refuses is dropped, counted, not
+        // held; what it takes leaves (its peer may be back before the control loop sees it).
+        rte_pktmbuf_free_bulk(pkts + sent, uint16_t(n - sent));
+        pc.drops[size_t(DropReason::link_down)].add(n - sent);
+        return n;
+    }
     return sent;
 }
 

@@ -118,10 +118,12 @@ class TrafficManager final : public Injector {
     // counted (port_stopped); the queues drain into it. Up again: frames leave as before.
     void set_link_down(uint16_t port, bool down);
     bool link_down(uint16_t port) const;
-    // The device reports the link lost (a peer gone: a memif peer process, a cable): the same,
-    // counted as link_down, so that frames the device can no longer take do not sit in the
-    // queues holding lossless PGs in XOFF and pausing the senders' traffic to other ports. The
-    // control thread sets it from the device's link state; with both set, port_stopped.
+    // The device reports the link lost (a peer gone: a memif peer process, a cable): what the
+    // device refuses is dropped, counted as link_down, instead of held, so that frames it can
+    // no longer take do not sit in the queues holding lossless PGs in XOFF and pausing the
+    // senders' traffic to other ports; what it takes still leaves (a peer back before the
+    // control thread, which sets this from the device's link state, sees it). With both set,
+    // everything is dropped as port_stopped.
     void set_carrier_down(uint16_t port, bool down);
     bool carrier_down(uint16_t port) const;
     // Lossless packets from (in_port, PG) are refused (headroom_exhausted) while pg_bytes would

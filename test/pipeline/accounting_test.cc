@@ -118,7 +118,8 @@ TEST_F(Accounting, ADownLinkDropsWhatItWouldSendCounted) {
 // so lossless frames for it stay in queue 3 and hold p0's PG 3 in XOFF: left so, p0's sender
 // would stay paused for its traffic to every other port too. Once the link is known lost the
 // queue drains into link_down drops, the PG falls below XON and p0 sends XON; later frames for
-// p1 are dropped as they come. Set down as well (port_link): port_stopped. Back: frames leave.
+// p1 are dropped as they come. Set down as well (port_link): port_stopped. Once the device
+// takes frames again they leave, whether or not the link is known back.
 TEST_F(Accounting, ALostLinkDrainsItsQueueAsLinkDownAndReleasesThePause) {
     ports->set_tx_budget(1, 0);
     send(0, udp_from_h1(v4(10, 0, 2, 2), 1000, 3), 25);  // staged for the device: out of the
@@ -159,15 +160,24 @@ TEST_F(Accounting, ALostLinkDrainsItsQueueAsLinkDownAndReleasesThePause) {
     EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::port_stopped), 2u);
     EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
 
-    // Back up (the device takes frames again): frames leave, the counts stay.
+    // The peer back before the control loop sees it (the device takes frames again, the
+    // link still known lost): frames leave at once.
     dp->tm().set_link_down(1, false);
+    ports->set_tx_budget(1, UINT32_MAX);
+    send(0, udp_from_h1(v4(10, 0, 2, 2), 1000, 3), 2);
+    run();
+    r = report();
+    EXPECT_EQ(r.snapshot.ports[1].tx, 2u);
+    EXPECT_EQ(ports->take_tx(1).size(), 2u);
+    EXPECT_TRUE(r.balanced) << accounting_json(r).dump();
+
+    // Seen back: frames leave, the counts stay.
     dp->tm().set_carrier_down(1, false);
     EXPECT_FALSE(dp->tm().carrier_down(1));
-    ports->set_tx_budget(1, UINT32_MAX);
     send(0, udp_from_h1(v4(10, 0, 2, 2), 1000, 3), 3);
     run();
     r = report();
-    EXPECT_EQ(r.snapshot.ports[1].tx, 3u);
+    EXPECT_EQ(r.snapshot.ports[1].tx, 2u + 3);
     EXPECT_EQ(ports->take_tx(1).size(), 3u);
     EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::link_down), 50u + 20);
     EXPECT_EQ(drop_of(r.snapshot.ports[1], DropReason::port_stopped), 2u);
