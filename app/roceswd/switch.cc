@@ -230,7 +230,13 @@ void Switch::run(const std::atomic<bool> &stop) {
     spdlog::info("{} running: {} port(s), {} worker(s)", cfg_.sw.name, cfg_.ports.size(),
                  workers_.size());
 
+    // Link state every 50 ms (the loop's longest wait): a lost link's frames are dropped as
+    // link_down from then on (follow_carrier), so this bounds how long a dead peer's queue can
+    // hold its ingress PGs in XOFF. The rest of the housekeeping every 500 ms.
+    constexpr auto kLinkPoll = std::chrono::milliseconds(50);
+    constexpr auto kHousekeeping = std::chrono::milliseconds(500);
     auto next_link = std::chrono::steady_clock::now();
+    auto next_housekeeping = next_link;
     int wait_ms = 50;
     carrier_.assign(ports_->ports().size(), {});
     for (size_t i = 0; i < carrier_.size(); i++)
@@ -240,7 +246,7 @@ void Switch::run(const std::atomic<bool> &stop) {
         wait_ms = observe();
         auto now = std::chrono::steady_clock::now();
         if (now >= next_link) {
-            next_link = now + std::chrono::milliseconds(500);
+            next_link = now + kLinkPoll;
             // Views read link state from the telemetry thread too: update it under their lock.
             std::lock_guard lk(server_.handler_mutex());
             for (size_t i : ports_->poll_links()) {
@@ -250,8 +256,11 @@ void Switch::run(const std::atomic<bool> &stop) {
                 follow_carrier(i);
                 on_link_change(i);
             }
-            log_pfc_watchdog();
-            ports_->rearm_tap_rx();
+            if (now >= next_housekeeping) {
+                next_housekeeping = now + kHousekeeping;
+                log_pfc_watchdog();
+                ports_->rearm_tap_rx();
+            }
         }
     }
     stop_control_plane();  // nothing more is punted to or injected from the kernel

@@ -57,6 +57,7 @@ pid_a="$RSW_LAST_PID"
 sleep 1.8
 tx_before="$(rsw_port_counter p2 tx_packets)"
 check_ge "h1 -> h3 flows through p2 before the kill" "$tx_before" 1000
+kill_at="$(date +%s.%N)"
 kill -KILL "$pid_b"
 if rsw_wait_pid "$pid_a" 40; then
     rsw_pass "rocehost A finishes (the streams to h4 are not held)"
@@ -68,6 +69,16 @@ wait "$pid_b" 2>/dev/null || true
 cat "$d/A.log" | grep -v "^EAL" | tail -5 >&2 || true
 
 check "the switch logs p2's lost link" grep -q "port p2: link lost" "$d/sw.log"
+# How long after the kill the switch noticed (its log's local time against the kill's): the link
+# poll's period (50 ms) plus scheduling; a figure for the log, not a check.
+"$RSW_PYTHON" - "$d/sw.log" "$kill_at" <<'EOF' >&2 || true
+import datetime, sys
+for line in open(sys.argv[1]):
+    if "port p2: link lost" in line:
+        t = datetime.datetime.strptime(line[:23], "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+        print(f"the switch noticed p2's lost link {1000 * (t - float(sys.argv[2])):.0f} ms after the kill")
+        break
+EOF
 lost="$(rsw_ctl --json show ports | "$RSW_PYTHON" -c '
 import json, sys
 print(int([p for p in json.load(sys.stdin)["ports"] if p["name"] == "p2"][0]["link"]["lost"]))')"
