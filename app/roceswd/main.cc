@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "afxdp/af_xdp.h"
 #include "ethdev/eal_args.h"
+#include "lb/plugin.h"
 #include "lb/policy.h"
 #include "qos/qos_config.h"
 #include "route/fib.h"
@@ -89,6 +90,7 @@ int main(int argc, char **argv) {
     if (!check_path.empty()) {
         try {
             rocesw::Config c = rocesw::load_config_file(check_path);
+            rocesw::load_lb_plugins(c);
             rocesw::check_lb_policy_names(c);
             for (const auto &w : load_qos_plan(c).warnings)
                 std::fprintf(stderr, "%s: warning: %s\n", check_path.c_str(), w.c_str());
@@ -112,6 +114,7 @@ int main(int argc, char **argv) {
     rocesw::QosPlan qos_plan;
     try {
         cfg = rocesw::load_config_file(config_path);
+        rocesw::load_lb_plugins(cfg);
         rocesw::check_lb_policy_names(cfg);
         qos_plan = load_qos_plan(cfg);
     } catch (const rocesw::ConfigError &e) {

@@ -569,10 +569,15 @@ class Loader : YamlReader {
     // need no YAML tree. One gateway and no policy is a single-path route; several gateways, or
     // a policy, a multipath one, as in `routes`. The checks and messages are those of `routes`,
     // from "<file>:<line>: <field>: ".
-    void parse_route_file(const std::string &given, const std::string &p) {
+    // A path the file gives, relative to the file's directory unless absolute.
+    std::string beside_file(const std::string &given) const {
         std::filesystem::path fp(given);
         if (fp.is_relative()) fp = std::filesystem::path(source_).parent_path() / fp;
-        const std::string name = fp.lexically_normal().string();
+        return fp.lexically_normal().string();
+    }
+
+    void parse_route_file(const std::string &given, const std::string &p) {
+        const std::string name = beside_file(given);
         std::error_code ec;
         if (std::filesystem::is_directory(name, ec)) fail(p, name + ": is a directory");
         std::ifstream in(name);
@@ -799,7 +804,8 @@ class Loader : YamlReader {
         Fields f = fields(*node, p,
                           {"hash_function", "seed", "symmetric", "hash_dest_qp", "default_policy",
                            "flowlet_gap_us", "flowlet_age_us", "flowlet_entries", "flowlet_chooser",
-                           "util_horizon_us", "trace_path_changes", "allow_policy_change"});
+                           "util_horizon_us", "trace_path_changes", "allow_policy_change",
+                           "plugins"});
         LbConfig &lb = cfg_.lb;
         if (auto *n = f.find("hash_function")) {
             auto word = [](FlowHashFn fn) {
@@ -844,6 +850,23 @@ class Loader : YamlReader {
             lb.trace_path_changes = boolean(*n, at(p, "trace_path_changes"));
         if (auto *n = f.find("allow_policy_change"))
             lb.allow_policy_change = boolean(*n, at(p, "allow_policy_change"));
+        if (auto *n = f.find("plugins")) {
+            // Checked here: a regular file; loaded by lib/lb (load_lb_plugins), which names the
+            // entry in its errors.
+            auto items = list(*n, at(p, "plugins"));
+            for (size_t i = 0; i < items.size(); i++) {
+                const std::string w = at(at(p, "plugins"), i);
+                const std::string name = beside_file(string(items[i], w));
+                std::error_code ec;
+                if (!std::filesystem::exists(name, ec)) fail(items[i], w, name + ": no such file");
+                if (!std::filesystem::is_regular_file(name, ec))
+                    fail(items[i], w, name + ": not a regular file");
+                const auto mark = items[i].Mark();
+                cfg_.lb.plugins.push_back(
+                    {name, source_ + (mark.is_null() ? "" : ":" + std::to_string(mark.line + 1)) +
+                               ": " + w});
+            }
+        }
     }
 
     void parse_neighbour(const YAML::Node &node, const std::string &p) {

@@ -117,6 +117,13 @@ inline const char *flow_hash_fn_name(FlowHashFn f) {
     return f == FlowHashFn::crc32c ? "crc32c" : "mix64";
 }
 
+// A name the file gives whose vocabulary a library above config owns, with where it was
+// given: "sw.yaml: routes[3].policy", "big.routes:7: policy" (the start of an error message).
+struct NameRef {
+    std::string name;
+    std::string where;
+};
+
 // Load balancing over ECMP groups (doc/load-balancing.md). Switch-wide settings.
 struct LbConfig {
     FlowHashFn hash_function = FlowHashFn::crc32c;
@@ -132,6 +139,9 @@ struct LbConfig {
     bool trace_path_changes = false;         // record path changes in a per-worker event ring
     // The control socket serves `lb policy` (switch a policy at runtime) only when true.
     bool allow_policy_change = false;
+    // Policy plugins (lb/plugin.h) to load before the policy names are checked: each a path
+    // resolved against the config file's directory (name), and where the config gives it.
+    std::vector<NameRef> plugins;
 };
 
 // The `control_plane:` section (doc/control-plane.md): host interfaces (a kernel TAP per port in
@@ -159,13 +169,6 @@ struct NeighbourConfig {
     MacAddr mac;
     std::string port;  // if the file omits it, the loader fills in the
                        // port whose connected subnet holds ip
-};
-
-// A name the file gives whose vocabulary a library above config owns, with where it was
-// given: "sw.yaml: routes[3].policy", "big.routes:7: policy" (the start of an error message).
-struct NameRef {
-    std::string name;
-    std::string where;
 };
 
 struct Config {

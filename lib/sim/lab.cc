@@ -120,7 +120,8 @@ json lab_description(const Scenario &s) {
     json lb = {{"policy", s.lb_policy},
                {"seed", s.lb_seed},
                {"flowlet_gap_us", s.flowlet_gap_us},
-               {"switches", json::object()}};
+               {"switches", json::object()},
+               {"plugins", s.lb_plugins}};
     for (const auto &[n, pol] : s.lb_per_switch) lb["switches"][std::to_string(n)] = pol;
     lab["lb"] = lb;
 

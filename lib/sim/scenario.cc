@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "config/yaml_doc.h"
+#include "lb/plugin.h"
 #include "lb/policy.h"
 #include "roce/dcqcn_profile.h"
 #include "roce/host_config_yaml.h"
@@ -228,8 +229,23 @@ void read_hosts(const ScenarioReader &r, const YAML::Node &h, RoceHostSpec &R) {
     }
 }
 
-void read_lb(const ScenarioReader &r, const YAML::Node &lb, Scenario &s) {
-    const Fields f = r.fields(lb, "lb", {"policy", "seed", "flowlet_gap_us", "switches"});
+void read_lb(const ScenarioReader &r, const YAML::Node &lb, Scenario &s, const std::string &dir) {
+    const Fields f =
+        r.fields(lb, "lb", {"policy", "seed", "flowlet_gap_us", "switches", "plugins"});
+    // Plugins first (lb/plugin.h): their policies are names the fields below may use.
+    if (auto *n = f.find("plugins")) {
+        const auto l = r.list(*n, "lb.plugins");
+        for (size_t i = 0; i < l.size(); i++) {
+            const std::string path = at("lb.plugins", i);
+            const std::string file = r.file(l[i], path, dir, true);
+            try {
+                load_lb_plugin(file);
+            } catch (const std::exception &e) {
+                r.fail(l[i], path, e.what());
+            }
+            s.lb_plugins.push_back(std::filesystem::absolute(file).lexically_normal().string());
+        }
+    }
     auto policy = [&](const YAML::Node &n, const std::string &path) {
         const std::string p = r.string(n, path);
         std::string list;
@@ -463,7 +479,7 @@ void read_scenario(const ScenarioReader &r, const YAML::Node &root, Scenario &s)
         if (e.key == "fib")
             s.compact_fib = r.enumeration<bool>(n, e.key, {{"compact", true}, {"full", false}});
         if (e.key == "seed") s.seed = r.integer(n, e.key, 0, UINT64_MAX);
-        if (e.key == "lb") read_lb(r, n, s);
+        if (e.key == "lb") read_lb(r, n, s, dir);
     }
     for (const char *k : {"udp_flows", "events", "roce_flows", "workloads"})
         if (f.find(k) && !s.has_topology)

@@ -11,7 +11,8 @@
 //   qos_profile: config/qos/nvidia-roce.yaml   (relative to the scenario file; default:
 //                                               the SONiC default profile)
 //   mtu: 9000                                  (L3 MTU of every switch port)
-//   lb: {policy: hash, seed: 24301, flowlet_gap_us: 50, switches: {20: spray}}
+//   lb: {policy: hash, seed: 24301, flowlet_gap_us: 50, switches: {20: spray},
+//        plugins: [two_choices.so]}           (policy plugins, relative to the scenario file)
 //   sample_interval: 10us                      (queue-depth samples; 0/absent: none)
 //   delays: true                               (udp_delays.csv: one line per delivery)
 //   mbufs: 32767                               (frames that can exist at once)
@@ -115,6 +116,7 @@ struct Scenario {
     uint64_t lb_seed = 0x5eed;
     uint32_t flowlet_gap_us = 50;
     std::map<uint32_t, std::string> lb_per_switch;  // node -> policy
+    std::vector<std::string> lb_plugins;  // loaded policy plugins (lb/plugin.h), absolute paths
     std::vector<UdpFlowSpec> udp;
     std::vector<FlowRecord> flows;  // RoCE flows: HPCC flow.txt, roce_flows, cdf/incast workloads
     std::vector<CollectiveWorkload> jobs;

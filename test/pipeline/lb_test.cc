@@ -19,6 +19,7 @@
 
 #include "lb/balancer.h"
 #include "lb/flow_hash.h"
+#include "lb/plugin.h"
 #include "lb_fixture.h"
 #include "pkt/mbuf_meta.h"
 #include "qos_fixture.h"
@@ -578,6 +579,57 @@ TEST(LbPipeline, M7AdaptiveNewFlowletsAvoidTheCongestedMember) {
     EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 3), 0);
     EXPECT_GT(std::count(port_of.begin(), port_of.end(), 2), 20);
     // The other class's queue on port 3 is empty: a class-5 signal does not count for class 0.
+    EXPECT_EQ(sw.drops_total(), 0u);
+}
+
+// A policy from a plugin (lb/plugin.h): lib/lb/plugins' `two_choices`, loaded as roceswd and
+// rocesim load `lb.plugins`, runs in the pipeline like a built-in one. With two members it
+// always weighs both, so every new flowlet takes the uncongested one; with four, the congested
+// member loses every draw it is in.
+TEST(LbPipeline, APluginPolicyTwoChoicesKeepsNewFlowletsOffTheCongestedMember) {
+    const std::vector<std::string> names = load_lb_plugin(ROCESW_TWO_CHOICES_PLUGIN);
+    ASSERT_EQ(names, std::vector<std::string>{"two_choices"});
+    const int id = lb_policy_id("two_choices");
+    ASSERT_GE(id, 4);  // after the built-ins
+    LbConfig cfg;
+    cfg.default_policy = "two_choices";
+    cfg.flowlet_gap_us = 50;
+    FakeQueues q;
+    LoadSignal signal{&FakeQueues::read, &q};
+    auto flows = sport_flows(256);
+    {
+        LbSwitch sw(2, cfg, LbSwitch::route(2));
+        sw.fib->groups().set_load_signal(&signal);
+        q.bytes[{1, 0}] = 1'000'000;  // the member on port 1, class 0
+        uint64_t now = 1'000'000;
+        for (int flowlet = 0; flowlet < 3; flowlet++) {
+            auto port_of = sw.ports_of(flows, now);
+            EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 2), 256) << "flowlet " << flowlet;
+            now += 100 * kUs;
+        }
+        EXPECT_EQ(sw.lbc().policies[id].decisions.load(), 3u * 256);
+        EXPECT_EQ(sw.drops_total(), 0u);
+    }
+    q.bytes.clear();
+    LbSwitch sw(4, cfg, LbSwitch::route(4));
+    sw.fib->groups().set_load_signal(&signal);
+    uint64_t now = 1'000'000;
+    // No queue anywhere: the per-call tally spreads the flowlets over all four.
+    auto port_of = sw.ports_of(flows, now);
+    for (uint16_t p : {1, 2, 3, 4}) EXPECT_GT(std::count(port_of.begin(), port_of.end(), p), 40);
+    q.bytes[{3, 0}] = 1'000'000;
+    for (int flowlet = 0; flowlet < 3; flowlet++) {
+        now += 100 * kUs;
+        port_of = sw.ports_of(flows, now);
+        EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 3), 0) << "flowlet " << flowlet;
+        EXPECT_EQ(std::count(port_of.begin(), port_of.end(), 0), 0);
+        for (uint16_t p : {1, 2, 4}) EXPECT_GT(std::count(port_of.begin(), port_of.end(), p), 40);
+    }
+    EXPECT_EQ(sw.lbc().policies[id].decisions.load(), 4u * 256);
+    // Loading the same file again registers nothing more.
+    const size_t count = lb_policy_count();
+    EXPECT_EQ(load_lb_plugin(ROCESW_TWO_CHOICES_PLUGIN), names);
+    EXPECT_EQ(lb_policy_count(), count);
     EXPECT_EQ(sw.drops_total(), 0u);
 }
 

@@ -65,6 +65,8 @@ def switch_yaml(lab, sw, name, devices, *, switch_extra=None, static_routes=True
     out.append(f"  seed: {sw['lb_seed']}")
     out.append(f"  default_policy: {q(sw['lb_policy'])}")
     out.append(f"  flowlet_gap_us: {lab['lb']['flowlet_gap_us']}")
+    if lab["lb"].get("plugins"):  # the scenario's policy plugins, absolute paths
+        out.append(f"  plugins: {q(lab['lb']['plugins'])}")
     if telemetry:
         out.append("telemetry:")
         out.extend("  " + line for line in telemetry)
