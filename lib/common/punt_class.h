@@ -16,6 +16,7 @@ namespace rocesw {
     X(l4, 1000, "other TCP/UDP to a switch address")                            \
     X(lldp, 100, "LLDP frames")                                                 \
     X(ttl, 200, "routed packets whose TTL/hop limit expires (ICMP time exceeded)") \
+    X(unreachable, 200, "routed packets to an unreachable/prohibit route (ICMP unreachable)") \
     X(glean, 200, "routed packets whose next hop is not resolved yet")          \
     X(other, 100, "other packets to a switch address")
 

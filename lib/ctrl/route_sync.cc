@@ -149,7 +149,7 @@ bool RouteSync::on_route(const nl::RouteMsg &m) {
     }
     const RouteKey k{m.dst, m.priority};
     if (m.op == nl::Op::del) return erase(k);
-    if (discard) return upsert(k, m.protocol, 0, {}, true);
+    if (discard) return upsert(k, m.protocol, 0, {}, true, m.type != RTN_BLACKHOLE);
     return upsert(k, m.protocol, m.nh_id, m.nexthops);
 }
 
@@ -176,10 +176,10 @@ LearnedRoute RouteSync::to_route(uint8_t protocol, const std::vector<nl::NextHop
 }
 
 bool RouteSync::upsert(const RouteKey &k, uint8_t protocol, uint32_t nh_id,
-                       const std::vector<nl::NextHopMsg> &nhs, bool discard) {
+                       const std::vector<nl::NextHopMsg> &nhs, bool discard, bool reject) {
     std::optional<LearnedRoute> plain;
     if (discard) {
-        plain = LearnedRoute{nl::rt_protocol_name(protocol), {}, true};
+        plain = LearnedRoute{nl::rt_protocol_name(protocol), {}, true, reject};
     } else if (!nh_id) {
         plain = to_route(protocol, nhs);
         if (plain->paths.empty()) {

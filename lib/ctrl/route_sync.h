@@ -107,9 +107,11 @@ class RouteSync {
         uint32_t priority;
         bool operator<(const RouteKey &o) const;
     };
-    // `discard`: a blackhole, unreachable or prohibit route (no next hops; drops).
+    // `discard`: a blackhole, unreachable or prohibit route (no next hops; drops); `reject`:
+    // unreachable or prohibit (the kernel answers with ICMP unreachable).
     bool upsert(const RouteKey &k, uint8_t protocol, uint32_t nh_id,
-                const std::vector<nl::NextHopMsg> &nhs, bool discard = false);
+                const std::vector<nl::NextHopMsg> &nhs, bool discard = false,
+                bool reject = false);
     bool erase(const RouteKey &k);  // the kernel route is gone
     // Installs the prefix's preferred route (or withdraws it); true when the RIB changed.
     bool reselect(const IpPrefix &dst);

@@ -248,6 +248,12 @@ void Worker::route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh) {
     if (nh.kind == NextHopKind::local) return to_control(m, in_port);
     if (nh.kind == NextHopKind::drop_no_route) return drop(m, in_port, DropReason::no_route);
     if (nh.kind == NextHopKind::discard) return drop(m, in_port, DropReason::route_discard);
+    // An unreachable or prohibit route: with host interfaces the kernel, which holds the same
+    // route, answers with ICMP (host unreachable, administratively prohibited).
+    if (nh.kind == NextHopKind::reject) {
+        if (ctx_.punt) return punt(m, in_port, PuntClass::unreachable);
+        return drop(m, in_port, DropReason::route_discard);
+    }
     // TTL first, as for a resolved next hop: with host interfaces the kernel answers with ICMP
     // time exceeded.
     if (meta_of(m)->ttl <= 1) {

@@ -47,7 +47,9 @@ enum class NextHopKind : uint8_t {
     glean,          // connected subnet, neighbour not known: punted (host interfaces) or no_neighbour drop
     unresolved,     // gateway whose neighbour is not known: no_neighbour drop
     ecmp_group,     // multipath: the load balancer picks a member of EcmpGroup `group`
-    discard,        // a route that discards (the kernel's blackhole/unreachable/prohibit): dropped
+    discard,        // a route that discards silently (the kernel's blackhole): dropped
+    reject,         // a route that rejects (unreachable/prohibit): punted (host interfaces: the
+                    // kernel answers ICMP unreachable) or dropped as route_discard
 };
 
 struct NextHop {

@@ -69,7 +69,9 @@ Rib::Rib(Fib &fib, std::vector<RibPort> ports)
 }
 
 bool LearnedRoute::operator==(const LearnedRoute &o) const {
-    if (origin != o.origin || discard != o.discard || paths.size() != o.paths.size()) return false;
+    if (origin != o.origin || discard != o.discard || reject != o.reject ||
+        paths.size() != o.paths.size())
+        return false;
     for (size_t i = 0; i < paths.size(); i++)
         if (paths[i].port != o.paths[i].port || paths[i].via != o.paths[i].via ||
             paths[i].weight != o.paths[i].weight)
@@ -376,7 +378,8 @@ std::optional<Rib::Want> Rib::want_for(const IpPrefix &p, const LearnedRoute *le
         const LearnedRoute &r = *learned;
         if (r.discard) {
             learned_mp_.erase(p);
-            return Want{RouteSource::learned, std::nullopt, NextHop{NextHopKind::discard, 0, {}},
+            const NextHopKind kind = r.reject ? NextHopKind::reject : NextHopKind::discard;
+            return Want{RouteSource::learned, std::nullopt, NextHop{kind, 0, {}},
                         nullptr, r.origin};
         }
         std::vector<const LearnedPath *> live;

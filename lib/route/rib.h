@@ -46,6 +46,9 @@ struct LearnedRoute {
     // A route that discards (the kernel's blackhole, unreachable, prohibit): no paths, and
     // packets to it are dropped (route_discard) rather than routed by a shorter prefix.
     bool discard = false;
+    // With discard: the kernel answers its packets with ICMP unreachable (unreachable,
+    // prohibit), so the switch punts them where it has host interfaces; blackhole does not.
+    bool reject = false;
     bool operator==(const LearnedRoute &o) const;
 };
 

@@ -17,10 +17,13 @@ json routes_view(const std::vector<std::string> &names, const Rib &rib) {
                      : r.nh.kind == NextHopKind::unresolved ? "unresolved"
                      : r.nh.kind == NextHopKind::ecmp_group ? "ecmp_group"
                      : r.nh.kind == NextHopKind::discard    ? "discard"
+                     : r.nh.kind == NextHopKind::reject     ? "reject"
                                                             : "drop"},
             {"via", r.via ? json(r.via->str()) : json(nullptr)},
             {"port", r.nh.kind == NextHopKind::ecmp_group ? json("group " + std::to_string(r.nh.group))
-                     : r.nh.kind == NextHopKind::discard  ? json(nullptr)
+                     : r.nh.kind == NextHopKind::discard ||
+                             r.nh.kind == NextHopKind::reject
+                         ? json(nullptr)
                                                           : json(names[r.nh.port])},
             {"mac", r.nh.kind == NextHopKind::forward ? json(r.nh.dst_mac.str()) : json(nullptr)},
             {"resolved", r.nh.kind == NextHopKind::forward || r.nh.kind == NextHopKind::local ||

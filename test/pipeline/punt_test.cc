@@ -165,6 +165,44 @@ TEST_F(PuntPipeline, EachKindOfControlPacketGoesToItsClassUnchanged) {
     EXPECT_EQ(counters->ports[0].local_packets.load(), 0u);  // nothing answered by the worker
 }
 
+// A reject route (the kernel's unreachable or prohibit) hands its packets to the kernel, which
+// holds the same route and answers with ICMP unreachable (host unreachable, administratively
+// prohibited), as it does TTL expiry; a blackhole's are dropped as route_discard, as the
+// kernel drops them without a word. Without host interfaces a reject route drops too.
+TEST_F(PuntPipeline, ARejectRoutesPacketsGoToTheKernelABlackholesAreDropped) {
+    rib->set_learned(*parse_prefix("10.77.0.0/16"), LearnedRoute{"static", {}, true, true});
+    rib->set_learned(*parse_prefix("fd00:77::/32"), LearnedRoute{"static", {}, true, true});
+    rib->set_learned(*parse_prefix("10.78.0.0/16"), LearnedRoute{"static", {}, true, false});
+    ASSERT_EQ(rib->sync(), 0u);
+    const Bytes to_reject = echo4(v4(10, 77, 1, 1));
+    const Bytes to_reject6 =
+        cat(eth(kP0, kH1, kEtherTypeIpv6),
+            ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 0x77, 1), kProtoIcmpv6, Bytes{128, 0, 0, 0, 0, 1, 0, 1}));
+    const Bytes to_blackhole = echo4(v4(10, 78, 1, 1));
+    for (const Bytes *f : {&to_reject, &to_reject6, &to_blackhole}) ports->inject(0, *f);
+    worker->poll_once(now_ns);
+    auto got = drain();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0], (std::pair<uint16_t, Bytes>{0, to_reject}));
+    EXPECT_EQ(got[1], (std::pair<uint16_t, Bytes>{0, to_reject6}));
+    EXPECT_EQ(punted(PuntClass::unreachable), 2u);
+    EXPECT_EQ(drops(0, DropReason::route_discard), 1u);
+    EXPECT_EQ(total_drops(0), 1u);
+    EXPECT_TRUE(ports->take_tx(1).empty());
+    // A TTL of 1 does not matter: the route rejects first, as in the kernel.
+    ports->inject(0, echo4(v4(10, 77, 1, 1), 1));
+    worker->poll_once(now_ns);
+    EXPECT_EQ(drain().size(), 1u);
+    EXPECT_EQ(punted(PuntClass::unreachable), 3u);
+    EXPECT_EQ(punted(PuntClass::ttl), 0u);
+    dp->set_punt(nullptr);
+    ports->inject(0, to_reject);
+    worker->poll_once(now_ns);
+    EXPECT_EQ(drops(0, DropReason::route_discard), 2u);
+    dp->set_punt(punt.get());
+    EXPECT_EQ(punted(PuntClass::unreachable), 3u);
+}
+
 // Forwarding is untouched by the punt path: a routed packet still leaves, nothing is punted.
 TEST_F(PuntPipeline, ForwardedTrafficIsNotPunted) {
     ports->inject(0, echo4(v4(10, 9, 1, 1)));

@@ -688,9 +688,11 @@ TEST_F(RouteSyncTest, InterfaceGoingDownOrComingBackUpAsksForAResync) {
 }
 
 // Routes that discard (`ip route add blackhole|unreachable|prohibit P`): the kernel drops, so
-// the switch installs a discard next hop (drop reason route_discard) instead of routing by a
-// shorter prefix (in a fabric: back up a default route, a loop until the TTL runs out). By
-// metric with the prefix's other routes, whatever the ports' state; IPv4 and IPv6.
+// the switch installs a discard next hop (blackhole: drop reason route_discard) or a reject one
+// (unreachable, prohibit: punted for the kernel's ICMP answer where there are host interfaces,
+// else route_discard) instead of routing by a shorter prefix (in a fabric: back up a default
+// route, a loop until the TTL runs out). By metric with the prefix's other routes, whatever the
+// ports' state; IPv4 and IPv6.
 TEST_F(RouteSyncTest, DiscardRoutesDropByMetricWhateverThePorts) {
     apply(neigh(nl::Op::add, kIf1, "10.0.2.7", "02:00:00:00:bb:07"));
     apply(neigh(nl::Op::add, kIf1, "fd00:2::7", "02:00:00:00:bb:07"));
@@ -709,8 +711,8 @@ TEST_F(RouteSyncTest, DiscardRoutesDropByMetricWhateverThePorts) {
     rib->sync();
     EXPECT_EQ(lookup("10.72.3.4").kind, NextHopKind::discard);
     EXPECT_EQ(lookup("10.73.3.4").port, 1);  // the default route
-    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::discard);
-    EXPECT_EQ(lookup6("fd00:72::1").kind, NextHopKind::discard);
+    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::reject);
+    EXPECT_EQ(lookup6("fd00:72::1").kind, NextHopKind::reject);
     const RouteView v = routes().at("10.72.0.0/16");
     EXPECT_EQ(v.source, RouteSource::learned);
     EXPECT_EQ(v.origin, "static");
@@ -726,7 +728,7 @@ TEST_F(RouteSyncTest, DiscardRoutesDropByMetricWhateverThePorts) {
     }
     rib->sync();
     EXPECT_EQ(lookup("10.72.3.4").kind, NextHopKind::discard);
-    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::discard);
+    EXPECT_EQ(lookup("10.74.3.4").kind, NextHopKind::reject);
     apply(link(kIf0, "p0", true));
     apply(link(kIf1, "p1", true));
     // The unreachable route (metric 10) deleted: the metric-20 route through p1 takes over; a
@@ -912,6 +914,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
         uint32_t nh_id;
         std::vector<Hop> hops;
         bool discard = false;  // a blackhole route
+        bool reject = false;   // with discard: an unreachable route instead
     };
     const std::vector<std::string> prefixes = {"10.40.0.0/16", "10.41.0.0/16", "10.42.0.0/16",
                                                "fd00:40::/32"};
@@ -955,7 +958,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
             nl::RouteMsg m = route(op, k.first.c_str(), {}, r.protocol);
             m.priority = k.second;
             m.nh_id = r.nh_id;
-            if (r.discard) m.type = RTN_BLACKHOLE;
+            if (r.discard) m.type = r.reject ? RTN_UNREACHABLE : RTN_BLACKHOLE;
             for (const Hop &h : r.hops) m.nexthops.push_back(hop_msg(h));
             return m;
         };
@@ -990,6 +993,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                     if (proto == it->second.protocol) r.origin = name;
                 r.paths = paths(it->second);
                 r.discard = it->second.discard;
+                r.reject = it->second.reject;
                 if (r.paths.empty() && !r.discard) continue;
                 bool up = r.discard;  // it applies whatever the ports
                 for (const LearnedPath &lp : r.paths) up |= carrier[lp.port];
@@ -1026,6 +1030,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 const uint32_t id = first_id + uint32_t(upto(3));
                 if (upto(100) < 10) {
                     r.discard = true;
+                    r.reject = upto(2) == 0;
                 } else if (objects.count(id) && upto(100) < 40) {
                     r.nh_id = id;
                 } else {
@@ -1080,6 +1085,7 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                 v6_installed += v6(p);
                 ASSERT_EQ(got->origin, want->origin) << where << " " << p;
                 ASSERT_EQ(got->discard, want->discard) << where << " " << p;
+                ASSERT_EQ(got->reject, want->reject) << where << " " << p;
                 discards += want->discard;
                 ASSERT_EQ(got->paths.size(), want->paths.size()) << where << " " << p;
                 bool up = false;
@@ -1090,7 +1096,8 @@ TEST_F(RouteSyncTest, MatchesAModelOfTheKernelOverRandomSequences) {
                     up |= carrier[want->paths[i].port];
                 }
                 if (want->discard) {
-                    EXPECT_EQ(fib_nh().kind, NextHopKind::discard) << where << " " << p;
+                    EXPECT_EQ(fib_nh().kind, want->reject ? NextHopKind::reject : NextHopKind::discard)
+                        << where << " " << p;
                     continue;
                 }
                 EXPECT_EQ(fib_nh().kind == NextHopKind::drop_no_route, !up) << where << " " << p;

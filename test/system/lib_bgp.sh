@@ -632,6 +632,21 @@ sendp(frames, iface=ifc, inter=0.0005)
 EOF
 }
 
+# bgp_icmp_error VAR NS TRIES PING_ARGS...: sends one echo at a time from NS (ping PING_ARGS) until
+# an ICMP error answers, at most TRIES echoes 1 s apart (the kernel answering for the switch
+# sends errors to one host at a limited rate: icmp_ratelimit), and sets VAR to "FROM TEXT" of
+# ping's "From FROM icmp_seq=1 TEXT" line ("" when none came) and BGP_ICMP_ECHOES to the echoes sent.
+bgp_icmp_error() {
+    local var="$1" ns="$2" tries="$3" line="" i
+    shift 3
+    for ((i = 1; i <= tries; i++)); do
+        line="$(ip netns exec "$ns" ping -c 1 -W 1 "$@" 2>&1 | sed -n 's/^From \([0-9a-f.:]*\) icmp_seq=1 /\1 /p')" || true
+        [ -n "$line" ] && break
+    done
+    BGP_ICMP_ECHOES=$((i > tries ? tries : i))
+    printf -v "$var" '%s' "$line"
+}
+
 # bgp_mac NS IFACE: the interface's MAC.
 bgp_mac() { ip -n "$1" -j link show dev "$2" | "$RSW_PYTHON" -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
 
@@ -1052,7 +1067,7 @@ bgp_switch_conf() {
 control_plane:
   host_interfaces: true
   netlink: true
-  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, glean: 200, other: 100}
+  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, glean: 200, other: 100}
 EOC
     # BGP_CP_EXTRA: further control_plane keys, e.g. "  allow_route_learn: true" (tools/soak).
     [ -z "${BGP_CP_EXTRA:-}" ] || printf '%s\n' "$BGP_CP_EXTRA"

@@ -41,7 +41,7 @@ neighbours:
 control_plane:
   host_interfaces: true
   netlink: true
-  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, glean: 200, other: 100}" || rsw_finish
+  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, glean: 200, other: 100}" || rsw_finish
 if [ "$RSW_BGP_KERNEL" = 1 ]; then
     # The config's static route, as the kernel's own.
     ip -n "$RSW_SW_NS" route add 10.250.0.0/24 via 10.0.12.2
@@ -80,6 +80,55 @@ check_eq "static route 10.250.0.0/24 from the config kept next to learned ones (
 ip netns exec "$H1" ping -c 1 -W 2 10.0.2.2 >/dev/null 2>&1 || true
 check "ping h1 -> h2 over the learned ECMP route (5 packets)" rsw_ping_ok ip netns exec "$H1" ping -c 5 -i 0.2 -W 2 10.0.2.2
 check "ping h1 -> 10.201.0.2 (learned /32 on r1)" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.201.0.2
+
+# ICMP errors, answered by the kernel of the switch's namespace from what the switch punts (its
+# host interface p0, 10.0.1.1): time exceeded for TTL 1 (class ttl); host unreachable and
+# administratively prohibited for its unreachable and prohibit routes (class unreachable); a
+# blackhole answers nothing and counts route_discard. Echoes one at a time until the answer
+# (bgp_icmp_error: the kernel limits the errors it sends one host).
+ip -n "$RSW_SW_NS" route add unreachable 10.97.0.0/16
+ip -n "$RSW_SW_NS" route add prohibit 10.98.0.0/16
+ip -n "$RSW_SW_NS" route add blackhole 10.99.0.0/16
+route_kind() {  # route_kind PREFIX: the switch's next-hop kind for it ("" while absent)
+    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+print("".join(r["nexthop"]["kind"] for r in json.load(sys.stdin)["routes"] if r["prefix"] == sys.argv[1]))' "$1"
+}
+if bgp_have_ctl; then
+    for _ in $(seq 1 50); do
+        [ "$(route_kind 10.97.0.0/16)$(route_kind 10.98.0.0/16)$(route_kind 10.99.0.0/16)" = rejectrejectdiscard ] && break
+        sleep 0.1
+    done
+    check_eq "unreachable, prohibit and blackhole routes in the switch" \
+        "$(route_kind 10.97.0.0/16) $(route_kind 10.98.0.0/16) $(route_kind 10.99.0.0/16)" "reject reject discard"
+    punt0="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
+print(c["ttl"], c["unreachable"])')"
+fi
+bgp_icmp_error got "$H1" 5 -t 1 10.0.2.2; ttl_echoes=$BGP_ICMP_ECHOES
+check_eq "TTL 1 through the switch: time exceeded from 10.0.1.1" "$got" "10.0.1.1 Time to live exceeded"
+bgp_icmp_error got "$H1" 5 10.97.1.1; un_echoes=$BGP_ICMP_ECHOES
+check_eq "unreachable route: host unreachable from 10.0.1.1" "$got" "10.0.1.1 Destination Host Unreachable"
+bgp_icmp_error got "$H1" 5 10.98.1.1; un_echoes=$((un_echoes + BGP_ICMP_ECHOES))
+check_eq "prohibit route: packet filtered from 10.0.1.1" "$got" "10.0.1.1 Packet filtered"
+bh0="$(bgp_drops p0 route_discard)"
+bgp_icmp_error got "$H1" 1 10.99.1.1
+check_eq "blackhole route: no answer" "$got" ""
+if bgp_have_ctl; then
+    check_eq "the blackhole's echo counts route_discard" "$(( $(bgp_drops p0 route_discard) - bh0 ))" 1
+    read -r ttl0 un0 <<<"$punt0"
+    punt1="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
+print(c["ttl"], c["unreachable"])')"
+    read -r ttl1 un1 <<<"$punt1"
+    check_eq "punted as ttl: every TTL-1 echo ($ttl_echoes)" "$((ttl1 - ttl0))" "$ttl_echoes"
+    check_eq "punted as unreachable: every rejected echo ($un_echoes)" "$((un1 - un0))" "$un_echoes"
+fi
+ip -n "$RSW_SW_NS" route del unreachable 10.97.0.0/16
+ip -n "$RSW_SW_NS" route del prohibit 10.98.0.0/16
+ip -n "$RSW_SW_NS" route del blackhole 10.99.0.0/16
 check "ping h1 -> 10.250.0.1 (config static route, C5)" rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 10.250.0.1
 
 # h1 (10.0.1.2) is a configured neighbour: the kernel's entry for it (another MAC, then none)

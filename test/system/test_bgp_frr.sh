@@ -21,8 +21,8 @@
 # fd00:20::/64 are `proto bgp` kernel routes naming a kernel nexthop group of 2 (nhid, no next
 # hop in the route), and ECMP routes of 2 paths in roceswd's FIB; ping and ping6 h1 -> h2, 64 UDP flows all delivered;
 # r1 shuts one IPv4 session: the switch goes to 1 path, and back to 2; staticd's blackhole
-# (IPv4 and IPv6) and reject routes drop what they cover as route_discard beside BGP's routes,
-# and their removal forwards again; accounting balanced; clean SIGTERM.
+# routes (IPv4 and IPv6) drop what they cover as route_discard beside BGP's routes, its reject
+# route punts it for the kernel's ICMP host unreachable, and their removal forwards again; accounting balanced; clean SIGTERM.
 #
 # Needs root and FRR (tools/bootstrap installs frr). Run: sudo test/system/test_bgp_frr.sh
 set -euo pipefail
@@ -250,8 +250,9 @@ fi
 
 # FRR's discard routes (staticd, as a lab's aggregate or null route): zebra installs
 # `blackhole` and `reject` as blackhole and unreachable kernel routes (proto static, metric 20).
-# The switch drops what they cover as route_discard, routes the more specific and the shorter
-# around them, and follows their removal.
+# The switch drops what a blackhole covers as route_discard and punts what the unreachable route
+# covers (class unreachable: the kernel answers ICMP host unreachable), routes the more specific
+# and the shorter around them, and follows their removal.
 route_kind() {
     rsw_ctl --json show routes | "$RSW_PYTHON" -c '
 import json, sys
@@ -285,7 +286,7 @@ else
     rsw_fail "vtysh: static discard routes"
 fi
 check_eq "the switch's route of $BH4 (inside BGP's $H2_NET)" "$(wait_kind "$BH4" discard)" discard
-check_eq "the switch's route of $RJ4 (reject)" "$(wait_kind "$RJ4" discard)" discard
+check_eq "the switch's route of $RJ4 (reject)" "$(wait_kind "$RJ4" reject)" reject
 check_eq "the switch's route of $BH6 (the kernel's blackhole dev lo)" "$(wait_kind "$BH6" discard)" discard
 rsw_log "  kernel of sw: $(ip -n "$RSW_SW_NS" -d route show "$BH4") | $(ip -n "$RSW_SW_NS" -d route show "$RJ4") | $(ip -n "$RSW_SW_NS" -6 -d route show "$BH6")"
 kernel_kind() {  # PREFIX: the kernel's route type, protocol, and whether it names a nexthop object
@@ -296,16 +297,26 @@ print(r.get("type", "unicast"), r.get("protocol"), "nhid" if "nhid" in r else "n
 }
 check_eq "kernel of sw: zebra's $BH4 and $RJ4 are blackhole and unreachable routes, through no object" \
     "$(kernel_kind "$BH4"), $(kernel_kind "$RJ4")" "blackhole static no-nhid, unreachable static no-nhid"
-rd0="$(bgp_drops p2 route_discard)"; nr0="$(bgp_drops p2 no_route)"
+punted_unreachable() {
+    rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+print([c["punted"] for c in json.load(sys.stdin)["classes"] if c["class"] == "unreachable"][0])'
+}
+rd0="$(bgp_drops p2 route_discard)"; nr0="$(bgp_drops p2 no_route)"; un0="$(punted_unreachable)"
 bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.20.0.200 4 2
 check_eq "8 packets to 10.20.0.200 (the /25 blackhole) dropped as route_discard" \
     "$(( $(wait_drops route_discard $((rd0 + 8))) - rd0 ))" 8
+bgp_icmp_error got "$H1" 5 10.31.0.1
+check_eq "10.31.0.1 (reject): the kernel answers host unreachable from p2's address" \
+    "$got" "10.10.1.1 Destination Host Unreachable"
+un_echoes=$BGP_ICMP_ECHOES
 bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.31.0.1 2 2
-check_eq "4 packets to 10.31.0.1 (reject) dropped as route_discard" \
-    "$(( $(wait_drops route_discard $((rd0 + 12))) - rd0 ))" 12
+for _ in $(seq 50); do [ "$(punted_unreachable)" -ge $((un0 + un_echoes + 4)) ] && break; sleep 0.1; done
+check_eq "the echoes and 4 packets to 10.31.0.1 (reject) punted for the kernel's ICMP unreachable" \
+    "$(( $(punted_unreachable) - un0 ))" "$((un_echoes + 4))"
 ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 1 fd00:20::8001 >/dev/null 2>&1 || true
 check_eq "3 echo requests to fd00:20::8001 (the IPv6 blackhole) dropped as route_discard" \
-    "$(( $(wait_drops route_discard $((rd0 + 15))) - rd0 ))" 15
+    "$(( $(wait_drops route_discard $((rd0 + 11))) - rd0 ))" 11
 check_eq "none of them as no_route" "$(( $(bgp_drops p2 no_route) - nr0 ))" 0
 check "ping h1 -> h2 10.20.0.2 (BGP's /24 beside the /25 blackhole)" rsw_ping_ok ip netns exec "$H1" ping -c 2 -i 0.2 -W 2 10.20.0.2
 check "ping6 h1 -> h2 fd00:20::2 (BGP's /64 beside the IPv6 blackhole)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 2 -i 0.2 -W 2 fd00:20::2
