@@ -856,7 +856,8 @@ class Loader : YamlReader {
             auto items = list(*n, at(p, "plugins"));
             for (size_t i = 0; i < items.size(); i++) {
                 const std::string w = at(at(p, "plugins"), i);
-                const std::string name = beside_file(string(items[i], w));
+                const std::string name = lb_plugin_file(
+                    string(items[i], w), std::filesystem::path(source_).parent_path().string());
                 std::error_code ec;
                 if (!std::filesystem::exists(name, ec)) fail(items[i], w, name + ": no such file");
                 if (!std::filesystem::is_regular_file(name, ec))
@@ -902,6 +903,21 @@ int Config::port_index(const std::string &name) const {
     for (size_t i = 0; i < ports.size(); i++)
         if (ports[i].name == name) return int(i);
     return -1;
+}
+
+std::string lb_plugin_file(const std::string &given, const std::string &dir) {
+    const bool bare = given.find('/') == std::string::npos &&
+                      !(given.size() >= 3 && given.compare(given.size() - 3, 3, ".so") == 0);
+    std::filesystem::path p(given);
+    if (bare) {
+        std::error_code ec;
+        const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+        p = exe.parent_path().parent_path().parent_path() / "lib" / "lb" / "plugins" /
+            ("rocesw_lb_" + given + ".so");
+    } else if (p.is_relative() && !dir.empty()) {
+        p = std::filesystem::path(dir) / p;
+    }
+    return p.lexically_normal().string();
 }
 
 Config load_config_string(const std::string &yaml, const std::string &source) {

@@ -190,6 +190,13 @@ struct Config {
 };
 
 Config load_config_file(const std::string &path);
+
+// A load-balancing plugin as a switch config or a scenario names it (`lb.plugins`): a bare name
+// (no '/', not ending in ".so") is the plugin of that name built with the running program,
+// <its build dir>/lib/lb/plugins/rocesw_lb_<name>.so, where <its build dir> holds it as
+// app/<program>/<program> (doc/load-balancing.md); anything else is a path, relative to `dir`
+// unless absolute.
+std::string lb_plugin_file(const std::string &given, const std::string &dir);
 // `source` names the origin in error messages.
 Config load_config_string(const std::string &yaml, const std::string &source = "<string>");
 

@@ -237,7 +237,7 @@ void read_lb(const ScenarioReader &r, const YAML::Node &lb, Scenario &s, const s
         const auto l = r.list(*n, "lb.plugins");
         for (size_t i = 0; i < l.size(); i++) {
             const std::string path = at("lb.plugins", i);
-            const std::string file = r.file(l[i], path, dir, true);
+            const std::string file = lb_plugin_file(r.string(l[i], path), dir);
             try {
                 load_lb_plugin(file);
             } catch (const std::exception &e) {

@@ -7,10 +7,11 @@
 #     them); every frame leaves p1 or p2 as the member counters say (tshark counts the pcaps);
 #   - `--check-config` refuses a plugin file that is not a shared object and a missing one, with
 #     the config's line and field, exit status 1;
-#   - rocesim, `lb: {policy: two_choices, plugins: [...]}` in a leaf-spine scenario: every flow
-#     completes and both leaves use both uplinks;
-#   - `tools/rocelab render` of that scenario writes `lb.plugins` into every switch's config,
-#     and each passes `roceswd --check-config`.
+#   - rocesim, config/scenarios/ecmp-collision-lab-two-choices.yaml (`lb: {policy: two_choices,
+#     plugins: [two_choices]}`: the plugin built with the program): both elephants complete,
+#     on different uplinks of their leaf; a scenario naming a bad plugin is refused;
+#   - `tools/rocelab render` of that scenario writes the plugin's path into every switch's
+#     config, and each passes `roceswd --check-config`.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 rsw_init
@@ -102,40 +103,46 @@ out="$("$ROCESWD" --check-config "$d/missing.yaml" 2>&1)" && rc=0 || rc=$?
 check_eq "a missing file: exit status 1" "$rc" 1
 check "... named with its line and field" \
     grep -q "missing.yaml:$line: lb.plugins\[0\]: $d/missing.so: no such file" <<<"$out"
+sed "s|plugins: \[.*\]|plugins: [two_choices]|" "$d/sw.yaml" >"$d/bare.yaml"
+check "the plugin by its bare name (the one built with roceswd)" "$ROCESWD" --check-config "$d/bare.yaml"
 sed "s|plugins: \[.*\]|plugins: []|" "$d/sw.yaml" >"$d/none.yaml"
 out="$("$ROCESWD" --check-config "$d/none.yaml" 2>&1)" && rc=0 || rc=$?
 check_eq "without the plugin: exit status 1" "$rc" 1
 check "... the route's policy is unknown" grep -q "unknown policy 'two_choices'" <<<"$out"
 
-# rocesim: the same plugin from a scenario, on the 2x2 leaf-spine (eight 2 MB WRITEs).
-sed -e "s|^lb: .*|lb: {policy: two_choices, plugins: [$PLUGIN]}|" \
-    -e "s|^qos_profile: \.\./|qos_profile: $RSW_REPO/config/|" \
-    "$RSW_REPO/config/scenarios/leaf-spine-small.yaml" >"$d/scenario.yaml"
-check "rocesim runs the scenario with the plugin's policy" \
-    "$ROCESIM" --scenario "$d/scenario.yaml" --out "$d/sim"
-check_eq "every flow completes (fct.txt)" "$(wc -l <"$d/sim/fct.txt")" 8
-# links.csv: leaf (node 4, 5) to spine (6, 7) links; bytes each way.
+# rocesim: the library's scenario, which names the plugin by its bare name.
+SCEN="$RSW_REPO/config/scenarios/ecmp-collision-lab-two-choices.yaml"
+check "rocesim runs $(basename "$SCEN")" "$ROCESIM" --scenario "$SCEN" --out "$d/sim"
+check_eq "both elephants complete (fct.txt)" "$(wc -l <"$d/sim/fct.txt")" 2
+# links.csv: bytes from leaf 4 (the senders' leaf) to spines 6 and 7.
 uplinks="$("$RSW_PYTHON" - "$d/sim/links.csv" <<'EOF'
 import csv, sys
-used = 0
+used = []
 for r in csv.DictReader(open(sys.argv[1])):
     a, b = int(r["node_a"]), int(r["node_b"])
-    if {a, b} & {4, 5} and {a, b} & {6, 7}:
-        leaf_to_spine = int(r["bytes_ab"]) if a in (4, 5) else int(r["bytes_ba"])
-        used += leaf_to_spine > 1000000
-print(used)
+    if {a, b} & {4} and {a, b} & {6, 7}:
+        used.append(int(r["bytes_ab"] if a == 4 else r["bytes_ba"]) > 3000000)
+print(sum(used))
 EOF
 )"
-check_eq "both leaves send over both spines (4 uplinks used)" "$uplinks" 4
-sed "s|plugins: \[.*\]|plugins: [$d/bad.so]|" "$d/scenario.yaml" >"$d/bad-scenario.yaml"
+check_eq "the elephants take both uplinks of leaf 4 (> 3 MB each)" "$uplinks" 2
+copy() {  # copy SED_EXPR OUT: the scenario with one change, its QoS profile found from $d
+    sed -e "$1" -e "s|^qos_profile: \.\./|qos_profile: $RSW_REPO/config/|" "$SCEN" >"$2"
+}
+copy "s|plugins: \[two_choices\]|plugins: [$d/bad.so]|" "$d/bad-scenario.yaml"
 out="$("$ROCESIM" --scenario "$d/bad-scenario.yaml" --out "$d/sim-bad" 2>&1)" && rc=0 || rc=$?
 check_ge "rocesim refuses a bad plugin (status)" "$rc" 1
 check "... naming the scenario's line and field" \
     grep -q "bad-scenario.yaml:[0-9]*: lb.plugins\[0\]: .*bad.so: cannot load: " <<<"$out"
+copy "s|plugins: \[two_choices\]|plugins: [no_such_policy]|" "$d/unknown.yaml"
+out="$("$ROCESIM" --scenario "$d/unknown.yaml" --out "$d/sim-unknown" 2>&1)" && rc=0 || rc=$?
+check "a bare name with no plugin built: the path looked for" \
+    grep -q "lb.plugins\[0\]: .*lib/lb/plugins/rocesw_lb_no_such_policy.so: " <<<"$out"
 
-# rocelab render (static routes, the 2x2 inventory's devices): every switch's config names the plugin and passes the check.
+# rocelab render (static routes, the 2x2 inventory's devices): every switch's config names the
+# plugin and passes the check.
 export ROCELAB_BUILD="$BUILD_DIR"
-check "rocelab render of the scenario" "$RSW_REPO/tools/rocelab" render "$d/scenario.yaml" \
+check "rocelab render of the scenario" "$RSW_REPO/tools/rocelab" render "$SCEN" \
     --inventory "$RSW_REPO/config/rocelab/inventory-leaf-spine-small.yaml" --out "$d/render" \
     --routing static
 for sw in leaf0 leaf1 spine0 spine1; do

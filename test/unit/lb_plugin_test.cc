@@ -125,6 +125,23 @@ TEST(LbPlugin, AConfigLoadsItsPluginsBeforeItsPolicyNamesAreChecked) {
     std::filesystem::remove_all(dir);
 }
 
+// A bare name is the plugin of that name built with the running program (here this test, two
+// levels below the build directory as every program is); a path is relative to the file's.
+TEST(LbPlugin, ABareNameIsThePluginBuiltWithTheProgram) {
+    EXPECT_EQ(std::filesystem::canonical(lb_plugin_file("two_choices", "/x")),
+              std::filesystem::canonical(ROCESW_TWO_CHOICES_PLUGIN));
+    EXPECT_EQ(lb_plugin_file("p/two_choices.so", "/x/y"), "/x/y/p/two_choices.so");
+    EXPECT_EQ(lb_plugin_file("two_choices.so", "/x/y"), "/x/y/two_choices.so");
+    EXPECT_EQ(lb_plugin_file("/a/b.so", "/x/y"), "/a/b.so");
+    Config c = load_config_string(kPorts + "lb:\n  plugins: [two_choices]\n", "sw.yaml");
+    ASSERT_EQ(c.lb.plugins.size(), 1u);
+    EXPECT_EQ(std::filesystem::canonical(c.lb.plugins[0].name),
+              std::filesystem::canonical(ROCESW_TWO_CHOICES_PLUGIN));
+    const std::string err = config_error(kPorts + "lb:\n  plugins: [nope]\n", false);
+    EXPECT_EQ(err.rfind("sw.yaml:5: lb.plugins[0]: ", 0), 0u) << err;
+    EXPECT_NE(err.find("/lib/lb/plugins/rocesw_lb_nope.so: no such file"), std::string::npos) << err;
+}
+
 TEST(LbPlugin, AConfigsBadPluginEntriesAreConfigErrors) {
     EXPECT_EQ(config_error(kPorts + "lb:\n  plugins: [nope.so]\n", false),
               "sw.yaml:5: lb.plugins[0]: nope.so: no such file");
