@@ -153,11 +153,13 @@ def ecmp_collision(tmp):
           "asymmetric: adaptive sends less over the slow uplink")
     check(last["adaptive"] < last["flowlet"] < last["hash"],
           "asymmetric: adaptive finishes first, then flowlet, then hash")
-    lab = {p: run(tmp, "ecmp-collision-lab-" + p) for p in ("hash", "flowlet")}
+    lab = {p: run(tmp, "ecmp-collision-lab-" + p) for p in ("hash", "flowlet", "two-choices")}
     imb = {p: x.imbalance() for p, x in lab.items()}
     print("1 Gb/s lab variants: uplink imbalance %s" % imb)
     check(imb["hash"] >= 0.9, "lab hash ECMP: both elephants on one uplink (imbalance ~1)")
     check(imb["flowlet"] < imb["hash"] / 2, "lab flowlet: less than half of hash's imbalance")
+    check(imb["two-choices"] < 0.05,
+          "lab two_choices (a plugin's policy): the elephants on both uplinks")
     check(all(all_done(x) for x in lab.values()), "lab: every flow completes")
 
 
