@@ -61,6 +61,7 @@ TEST(LbPlugin, EachRefusalSaysWhichFileAndWhy) {
     const std::string text = testing::TempDir() + "/lb_plugin_text.so";
     std::ofstream(text) << "not an ELF file\n";
     EXPECT_EQ(error_of(text).rfind(text + ": cannot load: ", 0), 0u) << error_of(text);
+    std::filesystem::remove(text);
     EXPECT_EQ(error_of(kind("not_a_plugin")),
               kind("not_a_plugin") +
                   ": not a rocesw load-balancing plugin (no rocesw_lb_plugin_abi; plugins are "
