@@ -268,10 +268,14 @@ void Worker::route_other(rte_mbuf *m, uint16_t in_port, const NextHop &nh) {
 }
 
 void Worker::ttl_or_mtu(rte_mbuf *m, uint16_t in_port) {
-    // With host interfaces the kernel answers an expired TTL with ICMP time exceeded.
-    if (meta_of(m)->ttl > 1) return drop(m, in_port, DropReason::mtu_exceeded);
-    if (ctx_.punt) return punt(m, in_port, PuntClass::ttl);
-    drop(m, in_port, DropReason::ttl_expired);
+    // With host interfaces the kernel, which routes the packet to the egress port's host
+    // interface (the port's MTU), answers as a router does: an expired TTL first (ICMP time
+    // exceeded), then a packet above the MTU: ICMP fragmentation needed (IPv4 with DF) or
+    // packet too big (IPv6), so path MTU discovery works through the switch; IPv4 without DF
+    // it fragments, and the fragments leave by the egress port's host interface.
+    const bool expired = meta_of(m)->ttl <= 1;
+    if (ctx_.punt) return punt(m, in_port, expired ? PuntClass::ttl : PuntClass::mtu);
+    drop(m, in_port, expired ? DropReason::ttl_expired : DropReason::mtu_exceeded);
 }
 
 uint8_t *Worker::strip_vlan(rte_mbuf *m, PacketMeta *meta) {

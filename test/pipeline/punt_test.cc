@@ -4,6 +4,7 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -201,6 +202,59 @@ TEST_F(PuntPipeline, ARejectRoutesPacketsGoToTheKernelABlackholesAreDropped) {
     EXPECT_EQ(drops(0, DropReason::route_discard), 2u);
     dp->set_punt(punt.get());
     EXPECT_EQ(punted(PuntClass::unreachable), 3u);
+}
+
+// A routed packet above the egress port's MTU goes to the kernel (class mtu), which routes it to
+// the egress port's host interface (the port's MTU) and answers as a router does: ICMP
+// fragmentation needed (IPv4 with DF), packet too big (IPv6), or fragments (IPv4 without DF).
+// A TTL of 1 is the ttl class first, as in the kernel; a packet within the MTU is forwarded.
+// Without host interfaces it is the mtu_exceeded drop.
+TEST_F(PuntPipeline, APacketAboveTheEgressMtuGoesToTheKernel) {
+    dp->ctx().ports[1].mtu = 1000;
+    const auto udp4 = [](size_t payload, uint8_t ttl = 64) {
+        return cat(eth(kP0, kH1, kEtherTypeIpv4),
+                   ipv4(v4(10, 0, 1, 2), v4(10, 0, 2, 2), kProtoUdp,
+                        udp_payload(49152, 4791, payload), ttl));
+    };
+    const Bytes over = udp4(1000 - 20 - 8 + 1);  // 1001-byte IPv4 packet
+    const Bytes at = udp4(1000 - 20 - 8);        // 1000: leaves
+    const Bytes over6 = cat(eth(kP0, kH1, kEtherTypeIpv6),
+                            ipv6(ip6(0xfd00, 1, 2), ip6(0xfd00, 2, 2), kProtoUdp,
+                                 udp_payload(49152, 4791, 1000 - 40 - 8 + 1)));
+    const Bytes over_ttl1 = udp4(1200, 1);
+    for (const Bytes *f : {&over, &at, &over6, &over_ttl1}) ports->inject(0, *f);
+    worker->poll_once(now_ns);
+    // Unchanged, from p0 (the order is the stages': IPv4 before IPv6, TTL 1 by the general path).
+    auto got = drain();
+    std::vector<std::pair<uint16_t, Bytes>> want = {{0, over}, {0, over6}, {0, over_ttl1}};
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(punted(PuntClass::mtu), 2u);
+    EXPECT_EQ(punted(PuntClass::ttl), 1u);
+    EXPECT_EQ(counters->ports[0].punted.load(), 3u);
+    const auto out = ports->take_tx(1);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].size(), at.size());
+    EXPECT_EQ(total_drops(0), 0u);
+
+    // Policed at its own rate: a flood of oversized packets is counted and cannot starve the
+    // other classes.
+    cfg.punt_pps[size_t(PuntClass::mtu)] = 1;
+    make_punt();
+    for (int i = 0; i < 3; i++) ports->inject(0, over);
+    worker->poll_once(now_ns);
+    EXPECT_EQ(drain().size(), 1u);
+    EXPECT_EQ(punted(PuntClass::mtu), 1u);
+    EXPECT_EQ(policed(PuntClass::mtu), 2u);
+    EXPECT_EQ(total_drops(0), 2u);
+
+    dp->set_punt(nullptr);
+    ports->inject(0, over);
+    ports->inject(0, over6);
+    worker->poll_once(now_ns);
+    EXPECT_EQ(drops(0, DropReason::mtu_exceeded), 2u);
+    dp->set_punt(punt.get());
 }
 
 // Forwarding is untouched by the punt path: a routed packet still leaves, nothing is punted.

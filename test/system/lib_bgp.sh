@@ -737,6 +737,9 @@ EOC
 #   fd00:11::2), p2 fd00:12::1/64 (r1 fd00:12::2), r2 fd00:2::1/64 (h2 fd00:2::2), and two more
 #   sessions over IPv6 with the ipv6 channel (r1_a6/sw_a6 over p1, r1_b6/sw_b6 over p2): r1
 #   announces fd00:2::/64 (d_h2) and fd00:201::1/128 (static "s_wd6"), the switch fd00:1::/64.
+#
+#   BGP_LAB_P0_MTU=N gives p0 and h1's interface the IP MTU N (p1, p2 and r1 keep 1500): h1's
+#   longer packets toward r1 are above the egress port's MTU.
 
 # bgp_lab CONFIG_EXTRA R1_EXTRA: writes the switch config (ports p0-p2 + CONFIG_EXTRA, YAML
 # text such as a routes: list and the control_plane: section), starts the switch, builds h1,
@@ -747,6 +750,9 @@ EOC
 # ports (bgp_port_device); BGP_LAB_BFD=1: BFD on both BIRDs (bgp_lab_bfd).
 bgp_lab() {
     local cfg_extra="$1" r1_extra="${2:-}" a v6="${BGP_LAB_V6:-0}" p0v6="" p1v6="" p2v6=""
+    local p0mtu=""
+    [ -z "${BGP_LAB_P0_MTU:-}" ] || p0mtu="
+    mtu: ${BGP_LAB_P0_MTU}"
     local sw_sessions r1_sessions af="ipv4;" r1_v6_static=""
     if [ "$v6" = 1 ]; then
         p0v6='
@@ -775,7 +781,7 @@ ports:
   - name: p0
     device: "$(bgp_port_device 0 p0)"
     mac: "02:00:00:00:01:01"
-    ipv4: ["10.0.1.1/24"]${p0v6}
+    ipv4: ["10.0.1.1/24"]${p0v6}${p0mtu}
   - name: p1
     device: "$(bgp_port_device 1 p1)"
     mac: "02:00:00:00:11:01"
@@ -797,6 +803,11 @@ EOC
     P0_MAC="$(bgp_mac "$RSW_SW_NS" p0)"
 
     bgp_attach p0 "$H1"
+    if [ -n "${BGP_LAB_P0_MTU:-}" ]; then
+        ip -n "$H1" link set dev "$IF0" mtu "$BGP_LAB_P0_MTU"
+        # Kernel mode: the switch's own end (roceswd sets its TAP's MTU from the config).
+        [ "$RSW_BGP_KERNEL" != 1 ] || ip -n "$RSW_SW_NS" link set dev p0 mtu "$BGP_LAB_P0_MTU"
+    fi
     bgp_host "$H1" "$IF0" 02:00:00:00:01:02 10.0.1.2/24 10.0.1.1
     bgp_attach p1 "$R1"
     bgp_attach p2 "$R1"
@@ -1067,7 +1078,7 @@ bgp_switch_conf() {
 control_plane:
   host_interfaces: true
   netlink: true
-  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, glean: 200, other: 100}
+  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, mtu: 200, glean: 200, other: 100}
 EOC
     # BGP_CP_EXTRA: further control_plane keys, e.g. "  allow_route_learn: true" (tools/soak).
     [ -z "${BGP_CP_EXTRA:-}" ] || printf '%s\n' "$BGP_CP_EXTRA"

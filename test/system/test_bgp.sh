@@ -6,6 +6,7 @@
 #                       netns <tag>-sw
 #   h1 --- <tag>p0 [p0 10.0.1.1]  roceswd + BIRD (AS 65101)  [p1 10.0.11.1] --- <tag>p1 --- r1
 #   10.0.1.2/24                                               [p2 10.0.12.1] --- <tag>p2 --- r1
+#   (p0 and h1: MTU 9000; p1, p2, r1, h2: 1500)
 #
 #   r1 (AS 65201, BIRD): 10.0.11.2/24, 10.0.12.2/24; lo 10.201.0.1-3/32, 10.250.0.1/32;
 #      <tag>r2 10.0.2.1/24 --- veth --- h2 10.0.2.2/24
@@ -15,7 +16,9 @@
 #   Both BGP sessions use TCP-MD5 and GTSM (TTL security), through the punt path.
 #
 # Checks: sessions Established; learned routes in `rocectl show routes`; the multipath route is
-# an ECMP group of 2; h1 <-> h2 ping; the configured neighbour h1 outlives the kernel's entry; 64 UDP flows split over p1/p2; the static route works
+# an ECMP group of 2; h1 <-> h2 ping; ICMP time exceeded, host unreachable, packet filtered
+# and fragmentation needed from the switch (its kernel, through the punt path), path MTU
+# discovery and fragmentation across it; the configured neighbour h1 outlives the kernel's entry; 64 UDP flows split over p1/p2; the static route works
 # next to learned ones; a withdrawal stops traffic within 1 s (no_route rises); a floating static
 # (higher metric) takes over when BGP withdraws and steps back when it returns; one r1 link down
 # moves everything to the other after the hold time (3 s); 10 session flaps leave route count,
@@ -34,14 +37,14 @@ bgp_need_tools || rsw_finish
 H2_NET="10.0.2.0/24"
 WD_PFX="10.201.0.1/32"
 
-bgp_lab "routes:
+BGP_LAB_P0_MTU=9000 bgp_lab "routes:
   - {prefix: 10.250.0.0/24, via: 10.0.12.2}
 neighbours:
   - {ip: 10.0.1.2, mac: \"02:00:00:00:01:02\", port: p0}
 control_plane:
   host_interfaces: true
   netlink: true
-  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, glean: 200, other: 100}" || rsw_finish
+  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, mtu: 200, glean: 200, other: 100}" || rsw_finish
 if [ "$RSW_BGP_KERNEL" = 1 ]; then
     # The config's static route, as the kernel's own.
     ip -n "$RSW_SW_NS" route add 10.250.0.0/24 via 10.0.12.2
@@ -126,6 +129,39 @@ print(c["ttl"], c["unreachable"])')"
     check_eq "punted as ttl: every TTL-1 echo ($ttl_echoes)" "$((ttl1 - ttl0))" "$ttl_echoes"
     check_eq "punted as unreachable: every rejected echo ($un_echoes)" "$((un1 - un0))" "$un_echoes"
 fi
+
+# Path MTU (class mtu): p0 and h1 have the IP MTU 9000, the routes toward r1 leave by p1/p2 at
+# 1500. Without DF the kernel of the switch's namespace fragments h1's 2028-byte echoes (and
+# sends the fragments out by p1/p2), so they are answered; with DF it answers ICMP
+# fragmentation needed with the MTU, h1 learns the path's MTU, and its next echoes of that
+# size leave h1 in fragments and are answered. A 1500-byte packet with DF passes.
+if bgp_have_ctl; then
+    mtu0="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+print({x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}["mtu"])')"
+    mtu_drops0="$(bgp_drops p0 mtu_exceeded)"
+fi
+check "2028-byte echoes without DF h1 -> h2, fragmented by the switch's kernel (3 packets)" \
+    rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 -M dont -s 2000 10.0.2.2
+bgp_icmp_error got "$H1" 5 -M do -s 2000 10.0.2.2; mtu_echoes=$BGP_ICMP_ECHOES
+check_eq "2028-byte echo with DF: fragmentation needed, mtu 1500, from 10.0.1.1" "$got" \
+    "10.0.1.1 Frag needed and DF set (mtu = 1500)"
+check_eq "h1 learned the path MTU to h2" \
+    "$(ip -n "$H1" route get 10.0.2.2 | grep -o 'mtu [0-9]*' | head -n 1)" "mtu 1500"
+check "2028-byte echoes h1 -> h2 after path MTU discovery, fragmented by h1 (3 packets)" \
+    rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 -s 2000 10.0.2.2
+check "1500-byte echoes with DF h1 -> h2 (3 packets)" \
+    rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 -M do -s 1472 10.0.2.2
+if bgp_have_ctl; then
+    mtu1="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+print({x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}["mtu"])')"
+    check_eq "punted as mtu: the 3 echoes without DF and every echo with DF ($mtu_echoes)" \
+        "$((mtu1 - mtu0))" "$((3 + mtu_echoes))"
+    check_eq "no mtu_exceeded drop (the kernel answered each)" \
+        "$(( $(bgp_drops p0 mtu_exceeded) - mtu_drops0 ))" 0
+fi
+
 ip -n "$RSW_SW_NS" route del unreachable 10.97.0.0/16
 ip -n "$RSW_SW_NS" route del prohibit 10.98.0.0/16
 ip -n "$RSW_SW_NS" route del blackhole 10.99.0.0/16

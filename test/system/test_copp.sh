@@ -29,7 +29,7 @@ bgp_need_tools || rsw_finish
 bgp_lab "control_plane:
   host_interfaces: true
   netlink: true
-  punt_pps: {arp: ${LIMIT}, nd: 600, icmp: ${LIMIT}, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, glean: 200, other: 100}" || rsw_finish
+  punt_pps: {arp: ${LIMIT}, nd: 600, icmp: ${LIMIT}, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, mtu: 200, glean: 200, other: 100}" || rsw_finish
 bgp_lab_sessions 20 || rsw_finish
 ip netns exec "$H1" ping -c 2 -i 0.2 -W 2 10.0.1.1 >/dev/null 2>&1 || true
 

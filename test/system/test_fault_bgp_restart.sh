@@ -60,7 +60,7 @@ PPS=200
 bgp_lab "control_plane:
   host_interfaces: true
   netlink: true
-  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, glean: 200, other: 100}" || rsw_finish
+  punt_pps: {arp: 600, nd: 600, icmp: 600, bgp: 2000, l4: 1000, lldp: 100, ttl: 200, unreachable: 200, mtu: 200, glean: 200, other: 100}" || rsw_finish
 bgp_lab_sessions 20 || rsw_finish
 R1_LOG="$RSW_TMP/bird-r1.log"
 

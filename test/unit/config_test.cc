@@ -1431,7 +1431,7 @@ TEST(ControlPlaneConfig, RejectsBadValuesNamingTheField) {
                         "learned through the ports' host interfaces)");
     EXPECT_CONFIG_ERROR(yaml({.tail = "control_plane: {punt_pps: {bfd: 10}}\n"}),
                         "t.yaml: control_plane.punt_pps.bfd: unknown punt class (arp, nd, icmp, "
-                        "bgp, l4, lldp, ttl, unreachable, glean, other)");
+                        "bgp, l4, lldp, ttl, unreachable, mtu, glean, other)");
     EXPECT_CONFIG_ERROR(yaml({.tail = "control_plane: {punt_queue: 1000}\n"}),
                         "t.yaml: control_plane.punt_queue: 1000 is not a power of two");
     EXPECT_NE(error_of(yaml({.tail = "control_plane: {max_learned_routes: 16777217}\n"}))
