@@ -11,7 +11,8 @@
 #
 # Checks: the four sessions Established; fd00:2::/64 an ECMP route of 2 paths in roceswd's FIB
 # (rocectl show routes + show lb), as in the namespace's kernel table; fd00:201::1/128 learned;
-# ping6 h1 -> h2 and h1 -> fd00:201::1 across the switch, every echo answered; r1 shuts its
+# ping6 h1 -> h2 and h1 -> fd00:201::1 across the switch, every echo answered; ICMPv6 time
+# exceeded and packet too big from the switch (p0 and h1 have the MTU 9000) and path MTU discovery across it; r1 shuts its
 # IPv6 sessions down: both prefixes leave the kernel table and the FIB, ping6 fails and the
 # IPv4 routes stay; sessions back up: the routes and ping6 come back; an IPv4 route via the
 # IPv6 link-local fe80::1 on both links (BGP unnumbered's routes, one address on two links) is
@@ -31,7 +32,7 @@ bgp_need_tools || rsw_finish
 H2_NET6="fd00:2::/64"
 LO6="fd00:201::1/128"
 
-BGP_LAB_V6=1 bgp_lab "control_plane:
+BGP_LAB_V6=1 BGP_LAB_P0_MTU=9000 bgp_lab "control_plane:
   host_interfaces: true
   netlink: true" || rsw_finish
 if bgp_wait_established 20 "$SW_BIRD" r1_a r1_b r1_a6 r1_b6 >/dev/null; then
@@ -76,6 +77,46 @@ fi
 ip netns exec "$H1" ping -6 -c 1 -W 2 fd00:2::2 >/dev/null 2>&1 || true
 check "ping6 h1 -> h2 over the learned ECMP route (5 packets)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 5 -i 0.2 -W 2 fd00:2::2
 check "ping6 h1 -> fd00:201::1 (learned /128 on r1, 3 packets)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 2 fd00:201::1
+
+# ICMPv6 errors from the switch: its kernel routes what the switch punts (roceswd turns IPv6
+# forwarding on for the host interfaces). Hop limit 1 (class ttl): time exceeded. Path MTU
+# (class mtu): p0 and h1 have the MTU 9000, p1/p2 and r1 1500; a 2048-byte echo gets packet
+# too big (mtu 1500); h1 then sends echoes of that size in fragments, and they are answered.
+if bgp_have_ctl; then
+    read -r ttl0 mtu0 <<<"$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
+print(c["ttl"], c["mtu"])')"
+fi
+bgp_icmp_error got "$H1" 5 -6 -t 1 fd00:2::2; ttl_echoes=$BGP_ICMP_ECHOES
+check_eq "hop limit 1 through the switch: time exceeded from fd00:1::1" "$got" \
+    "fd00:1::1 Time exceeded: Hop limit"
+bgp_icmp_error got "$H1" 5 -6 -s 2000 fd00:2::2; mtu_echoes=$BGP_ICMP_ECHOES
+check_eq "2048-byte echo6: packet too big, mtu 1500, from fd00:1::1" "$got" \
+    "fd00:1::1 Packet too big: mtu=1500"
+check "2048-byte echo6s h1 -> h2 after path MTU discovery, fragmented by h1 (3 packets)" \
+    rsw_ping_ok ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 2 -s 2000 fd00:2::2
+# An unresolved next hop (class glean): fd00:1::77, an address of h1's that has sent nothing,
+# so the switch has no neighbour for it; the kernel forwards the first echoes, resolving it,
+# and netlink brings the neighbour to the switch.
+ip -n "$H1" -6 addr add fd00:1::77/64 dev "$IF0" nodad
+check "ping6 h2 -> fd00:1::77 (h1, never heard from: glean; 3 packets)" \
+    rsw_ping_ok ip netns exec "$H2" ping -6 -c 3 -i 0.2 -W 2 fd00:1::77
+if bgp_have_ctl; then
+    check_eq "the switch learned fd00:1::77's MAC (h1's)" "$(rsw_ctl --json show neighbours | "$RSW_PYTHON" -c '
+import json, sys
+print("".join(n["mac"] for n in json.load(sys.stdin)["neighbours"] if n["ip"] == "fd00:1::77"))')" \
+        "02:00:00:00:01:02"
+fi
+if bgp_have_ctl; then
+    read -r ttl1 mtu1 <<<"$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
+print(c["ttl"], c["mtu"])')"
+    check_eq "punted as ttl: every hop-limit-1 echo6 ($ttl_echoes)" "$((ttl1 - ttl0))" "$ttl_echoes"
+    check_eq "punted as mtu: every 2048-byte echo6 before the error ($mtu_echoes)" \
+        "$((mtu1 - mtu0))" "$mtu_echoes"
+fi
 
 # Peer shutdown: r1 shuts its two IPv6 sessions down. Both IPv6 prefixes are withdrawn from
 # the kernel and the FIB; the IPv4 ones (other sessions) stay.
