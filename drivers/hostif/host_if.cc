@@ -15,6 +15,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
@@ -43,43 +44,6 @@ bool sysctl_on(const std::string &path) {
     return f >> v && v != 0;
 }
 
-// Whether roceswd runs in a network namespace of its own, not the one of PID 1 (the host's):
-// the one where it may turn IPv6 forwarding on for every interface.
-bool own_network_namespace() {
-    struct stat self{}, init{};
-    if (stat("/proc/self/ns/net", &self) != 0 || stat("/proc/1/ns/net", &init) != 0) return false;
-    return self.st_ino != init.st_ino || self.st_dev != init.st_dev;
-}
-
-// The kernel forwards IPv6 (ip6_forward) only with net.ipv6.conf.all.forwarding on, or, from
-// Linux 6.17, with the ingress interface's force_forwarding; a host interface's own
-// `forwarding` is not enough. Without it the kernel drops, without a word, what the switch
-// punts for it to route: hop limit 1 (ICMPv6 time exceeded), above the egress MTU (packet too
-// big), an unresolved next hop (glean). So: force_forwarding on each host interface where the
-// kernel has it; else all.forwarding in roceswd's own namespace; in the host's namespace, where
-// that would turn every interface into a router (no more SLAAC), a warning.
-void enable_ipv6_forwarding(const std::vector<std::string> &names) {
-    const std::string conf = "/proc/sys/net/ipv6/conf/";
-    if (!sysctl_exists(conf + "all/forwarding")) return;  // no IPv6
-    if (!names.empty() && sysctl_exists(conf + names[0] + "/force_forwarding")) {
-        for (const auto &n : names) write_sysctl(conf + n + "/force_forwarding", "1");
-        return;
-    }
-    if (sysctl_on(conf + "all/forwarding")) return;
-    if (own_network_namespace()) {
-        write_sysctl(conf + "all/forwarding", "1");
-        spdlog::info("host interfaces: net.ipv6.conf.all.forwarding = 1 in roceswd's network "
-                     "namespace (the kernel routes punted IPv6: ICMPv6 errors, unresolved next "
-                     "hops)");
-        return;
-    }
-    spdlog::warn("host interfaces: net.ipv6.conf.all.forwarding is 0 in the host's network "
-                 "namespace and this kernel has no per-interface force_forwarding: punted IPv6 "
-                 "packets that the kernel has to route (hop limit 1, above the egress MTU, "
-                 "unresolved next hops) are dropped there without an ICMPv6 error; run roceswd "
-                 "in a network namespace of its own (doc/control-plane.md) or set it");
-}
-
 struct Ctl {
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ~Ctl() {
@@ -88,6 +52,41 @@ struct Ctl {
 };
 
 }  // namespace
+
+bool own_network_namespace() {
+    struct stat self{}, other{};
+    if (stat("/proc/thread-self/ns/net", &self) != 0) return false;
+    const auto same = [&] { return self.st_ino == other.st_ino && self.st_dev == other.st_dev; };
+    // A named namespace (`ip netns add`, then `ip netns exec`: how the docs run roceswd).
+    std::error_code ec;
+    for (const auto &e : std::filesystem::directory_iterator("/run/netns", ec))
+        if (stat(e.path().c_str(), &other) == 0 && same()) return true;
+    // Another than PID 1's (unreadable in some containers: then not known to be our own).
+    return stat("/proc/1/ns/net", &other) == 0 && !same();
+}
+
+Ipv6Forwarding enable_ipv6_forwarding(const std::vector<std::string> &names, const std::string &conf,
+                                      bool own_namespace) {
+    if (!sysctl_exists(conf + "all/forwarding")) return Ipv6Forwarding::no_ipv6;
+    if (!names.empty() && sysctl_exists(conf + names[0] + "/force_forwarding")) {
+        for (const auto &n : names) write_sysctl(conf + n + "/force_forwarding", "1");
+        return Ipv6Forwarding::per_interface;
+    }
+    if (sysctl_on(conf + "all/forwarding")) return Ipv6Forwarding::already_on;
+    if (own_namespace) {
+        write_sysctl(conf + "all/forwarding", "1");
+        spdlog::info("host interfaces: net.ipv6.conf.all.forwarding = 1 in roceswd's network "
+                     "namespace (the kernel routes punted IPv6: ICMPv6 errors, unresolved next "
+                     "hops)");
+        return Ipv6Forwarding::all_set;
+    }
+    spdlog::warn("host interfaces: net.ipv6.conf.all.forwarding is 0 in the host's network "
+                 "namespace and this kernel has no per-interface force_forwarding: punted IPv6 "
+                 "packets that the kernel has to route (hop limit 1, above the egress MTU, "
+                 "unresolved next hops) are dropped there without an ICMPv6 error; run roceswd "
+                 "in a network namespace of its own (doc/control-plane.md) or set it");
+    return Ipv6Forwarding::left_off;
+}
 
 HostInterfaces::HostInterfaces(std::vector<PortSpec> ports, Punt &punt, Injector &inject,
                                rte_mempool *pool, uint8_t switch_tc)
@@ -140,7 +139,7 @@ HostInterfaces::HostInterfaces(std::vector<PortSpec> ports, Punt &punt, Injector
     }
     std::vector<std::string> names;
     for (const auto &p : ports_) names.push_back(p.spec.name);
-    enable_ipv6_forwarding(names);
+    enable_ipv6_forwarding(names, "/proc/sys/net/ipv6/conf/", own_network_namespace());
 }
 
 HostInterfaces::~HostInterfaces() {

@@ -35,6 +35,21 @@ struct HostIfStats {
     std::atomic<uint64_t> from_kernel_dropped{0};  // no mbuf, too long, handoff ring full
 };
 
+// The kernel forwards IPv6 (ip6_forward) only with net.ipv6.conf.all.forwarding on, or, from
+// Linux 6.17, with the ingress interface's force_forwarding; a host interface's own
+// `forwarding` is not enough. Without it the kernel drops, without a word, what the switch
+// punts for it to route: hop limit 1 (ICMPv6 time exceeded), above the egress MTU (packet too
+// big), an unresolved next hop (glean). So, under `conf` (/proc/sys/net/ipv6/conf/):
+// force_forwarding on each named interface where the kernel has it; else all/forwarding when
+// roceswd runs in a network namespace of its own; in the host's namespace, where that would
+// turn every interface into a router (no more SLAAC), nothing but a warning.
+enum class Ipv6Forwarding { no_ipv6, per_interface, already_on, all_set, left_off };
+Ipv6Forwarding enable_ipv6_forwarding(const std::vector<std::string> &names,
+                                      const std::string &conf, bool own_namespace);
+// Whether the calling thread's network namespace is roceswd's own: a named one (/run/netns,
+// `ip netns`), or another than PID 1's (the host's) where that is readable.
+bool own_network_namespace();
+
 class HostInterfaces {
   public:
     struct PortSpec {
