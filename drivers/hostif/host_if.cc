@@ -65,8 +65,8 @@ bool own_network_namespace() {
     return stat("/proc/1/ns/net", &other) == 0 && !same();
 }
 
-Ipv6Forwarding enable_ipv6_forwarding(const std::vector<std::string> &names, const std::string &conf,
-                                      bool own_namespace) {
+Ipv6Forwarding enable_ipv6_forwarding(const std::vector<std::string> &names,
+                                      const std::string &conf, bool own_namespace) {
     if (!sysctl_exists(conf + "all/forwarding")) return Ipv6Forwarding::no_ipv6;
     if (!names.empty() && sysctl_exists(conf + names[0] + "/force_forwarding")) {
         for (const auto &n : names) write_sysctl(conf + n + "/force_forwarding", "1");

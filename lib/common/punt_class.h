@@ -17,7 +17,7 @@ namespace rocesw {
     X(lldp, 100, "LLDP frames")                                                 \
     X(ttl, 200, "routed packets whose TTL/hop limit expires (ICMP time exceeded)") \
     X(unreachable, 200, "routed packets to an unreachable/prohibit route (ICMP unreachable)") \
-    X(mtu, 200, "routed packets larger than the egress port's MTU (ICMP fragmentation needed / packet too big)") \
+    X(mtu, 200, "routed packets above the egress MTU (ICMP frag needed, packet too big)") \
     X(glean, 200, "routed packets whose next hop is not resolved yet")          \
     X(other, 100, "other packets to a switch address")
 

@@ -18,7 +18,8 @@
 # Checks: sessions Established; learned routes in `rocectl show routes`; the multipath route is
 # an ECMP group of 2; h1 <-> h2 ping; ICMP time exceeded, host unreachable, packet filtered
 # and fragmentation needed from the switch (its kernel, through the punt path), path MTU
-# discovery and fragmentation across it; the configured neighbour h1 outlives the kernel's entry; 64 UDP flows split over p1/p2; the static route works
+# discovery and fragmentation across it; the configured neighbour h1 outlives the kernel's
+# entry; 64 UDP flows split over p1/p2; the static route works
 # next to learned ones; a withdrawal stops traffic within 1 s (no_route rises); a floating static
 # (higher metric) takes over when BGP withdraws and steps back when it returns; one r1 link down
 # moves everything to the other after the hold time (3 s); 10 session flaps leave route count,

@@ -12,7 +12,8 @@
 # Checks: the four sessions Established; fd00:2::/64 an ECMP route of 2 paths in roceswd's FIB
 # (rocectl show routes + show lb), as in the namespace's kernel table; fd00:201::1/128 learned;
 # ping6 h1 -> h2 and h1 -> fd00:201::1 across the switch, every echo answered; ICMPv6 time
-# exceeded and packet too big from the switch (p0 and h1 have the MTU 9000) and path MTU discovery across it; r1 shuts its
+# exceeded and packet too big from the switch (p0 and h1 have the MTU 9000) and path MTU
+# discovery across it; r1 shuts its
 # IPv6 sessions down: both prefixes leave the kernel table and the FIB, ping6 fails and the
 # IPv4 routes stay; sessions back up: the routes and ping6 come back; an IPv4 route via the
 # IPv6 link-local fe80::1 on both links (BGP unnumbered's routes, one address on two links) is
