@@ -551,6 +551,40 @@ bgp_drops() {
     rsw_drops "$1" "$2"
 }
 
+# bgp_punted CLASS...: the punt path's `punted` counters of the classes CLASS..., on one line
+# (kernel mode: 0 each).
+bgp_punted() {
+    if ! bgp_have_ctl; then
+        printf '0 %.0s' "$@" | sed 's/ $//'
+        echo
+        return
+    fi
+    rsw_ctl --json show punt | "$RSW_PYTHON" -c '
+import json, sys
+c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
+print(" ".join(str(c[k]) for k in sys.argv[1:]))' "$@"
+}
+
+# bgp_route_kind PREFIX: the switch's next-hop kind for PREFIX (rocectl show routes; "none"
+# while absent).
+bgp_route_kind() {
+    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
+import json, sys
+print(" ".join(r["nexthop"]["kind"] for r in json.load(sys.stdin)["routes"] if r["prefix"] == sys.argv[1]) or "none")' "$1"
+}
+
+# bgp_wait_route_kind PREFIX KIND: waits up to 5 s for the switch's route of PREFIX to be of
+# KIND ("none": gone), then prints its kind.
+bgp_wait_route_kind() {
+    local k=""
+    for _ in $(seq 50); do
+        k="$(bgp_route_kind "$1")"
+        [ "$k" = "$2" ] && break
+        sleep 0.1
+    done
+    echo "$k"
+}
+
 # bgp_if_counter NS IFACE rx_packets|tx_packets: a kernel interface counter.
 bgp_if_counter() {
     ip -n "$1" -j -s link show dev "$2" | "$RSW_PYTHON" -c '

@@ -93,22 +93,11 @@ check "ping h1 -> 10.201.0.2 (learned /32 on r1)" rsw_ping_ok ip netns exec "$H1
 ip -n "$RSW_SW_NS" route add unreachable 10.97.0.0/16
 ip -n "$RSW_SW_NS" route add prohibit 10.98.0.0/16
 ip -n "$RSW_SW_NS" route add blackhole 10.99.0.0/16
-route_kind() {  # route_kind PREFIX: the switch's next-hop kind for it ("" while absent)
-    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
-import json, sys
-print("".join(r["nexthop"]["kind"] for r in json.load(sys.stdin)["routes"] if r["prefix"] == sys.argv[1]))' "$1"
-}
 if bgp_have_ctl; then
-    for _ in $(seq 1 50); do
-        [ "$(route_kind 10.97.0.0/16)$(route_kind 10.98.0.0/16)$(route_kind 10.99.0.0/16)" = rejectrejectdiscard ] && break
-        sleep 0.1
-    done
     check_eq "unreachable, prohibit and blackhole routes in the switch" \
-        "$(route_kind 10.97.0.0/16) $(route_kind 10.98.0.0/16) $(route_kind 10.99.0.0/16)" "reject reject discard"
-    punt0="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
-import json, sys
-c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
-print(c["ttl"], c["unreachable"])')"
+        "$(bgp_wait_route_kind 10.97.0.0/16 reject) $(bgp_wait_route_kind 10.98.0.0/16 reject) $(bgp_wait_route_kind 10.99.0.0/16 discard)" \
+        "reject reject discard"
+    punt0="$(bgp_punted ttl unreachable)"
 fi
 bgp_icmp_error got "$H1" 5 -t 1 10.0.2.2; ttl_echoes=$BGP_ICMP_ECHOES
 check_eq "TTL 1 through the switch: time exceeded from 10.0.1.1" "$got" "10.0.1.1 Time to live exceeded"
@@ -122,10 +111,7 @@ check_eq "blackhole route: no answer" "$got" ""
 if bgp_have_ctl; then
     check_eq "the blackhole's echo counts route_discard" "$(( $(bgp_drops p0 route_discard) - bh0 ))" 1
     read -r ttl0 un0 <<<"$punt0"
-    punt1="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
-import json, sys
-c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
-print(c["ttl"], c["unreachable"])')"
+    punt1="$(bgp_punted ttl unreachable)"
     read -r ttl1 un1 <<<"$punt1"
     check_eq "punted as ttl: every TTL-1 echo ($ttl_echoes)" "$((ttl1 - ttl0))" "$ttl_echoes"
     check_eq "punted as unreachable: every rejected echo ($un_echoes)" "$((un1 - un0))" "$un_echoes"
@@ -137,9 +123,7 @@ fi
 # fragmentation needed with the MTU, h1 learns the path's MTU, and its next echoes of that
 # size leave h1 in fragments and are answered. A 1500-byte packet with DF passes.
 if bgp_have_ctl; then
-    mtu0="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
-import json, sys
-print({x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}["mtu"])')"
+    mtu0="$(bgp_punted mtu)"
     mtu_drops0="$(bgp_drops p0 mtu_exceeded)"
 fi
 check "2028-byte echoes without DF h1 -> h2, fragmented by the switch's kernel (3 packets)" \
@@ -154,9 +138,7 @@ check "2028-byte echoes h1 -> h2 after path MTU discovery, fragmented by h1 (3 p
 check "1500-byte echoes with DF h1 -> h2 (3 packets)" \
     rsw_ping_ok ip netns exec "$H1" ping -c 3 -i 0.2 -W 2 -M do -s 1472 10.0.2.2
 if bgp_have_ctl; then
-    mtu1="$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
-import json, sys
-print({x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}["mtu"])')"
+    mtu1="$(bgp_punted mtu)"
     check_eq "punted as mtu: the 3 echoes without DF and every echo with DF ($mtu_echoes)" \
         "$((mtu1 - mtu0))" "$((3 + mtu_echoes))"
     check_eq "no mtu_exceeded drop (the kernel answered each)" \

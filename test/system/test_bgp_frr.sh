@@ -253,20 +253,6 @@ fi
 # The switch drops what a blackhole covers as route_discard and punts what the unreachable route
 # covers (class unreachable: the kernel answers ICMP host unreachable), routes the more specific
 # and the shorter around them, and follows their removal.
-route_kind() {
-    rsw_ctl --json show routes | "$RSW_PYTHON" -c '
-import json, sys
-print(" ".join(r["nexthop"]["kind"] for r in json.load(sys.stdin)["routes"] if r["prefix"] == sys.argv[1]) or "none")' "$1"
-}
-wait_kind() {  # PREFIX KIND: waits up to 5 s for the switch's route of PREFIX to be of KIND
-    local k=""
-    for _ in $(seq 50); do
-        k="$(route_kind "$1")"
-        [ "$k" = "$2" ] && break
-        sleep 0.1
-    done
-    echo "$k"
-}
 wait_drops() {  # REASON TARGET: waits up to 5 s for p2's drops of REASON to reach TARGET
     for _ in $(seq 50); do
         [ "$(bgp_drops p2 "$1")" -ge "$2" ] && break
@@ -285,9 +271,9 @@ if frr_static "ip route $BH4 blackhole" "ip route $RJ4 reject" "ipv6 route $BH6 
 else
     rsw_fail "vtysh: static discard routes"
 fi
-check_eq "the switch's route of $BH4 (inside BGP's $H2_NET)" "$(wait_kind "$BH4" discard)" discard
-check_eq "the switch's route of $RJ4 (reject)" "$(wait_kind "$RJ4" reject)" reject
-check_eq "the switch's route of $BH6 (the kernel's blackhole dev lo)" "$(wait_kind "$BH6" discard)" discard
+check_eq "the switch's route of $BH4 (inside BGP's $H2_NET)" "$(bgp_wait_route_kind "$BH4" discard)" discard
+check_eq "the switch's route of $RJ4 (reject)" "$(bgp_wait_route_kind "$RJ4" reject)" reject
+check_eq "the switch's route of $BH6 (the kernel's blackhole dev lo)" "$(bgp_wait_route_kind "$BH6" discard)" discard
 rsw_log "  kernel of sw: $(ip -n "$RSW_SW_NS" -d route show "$BH4") | $(ip -n "$RSW_SW_NS" -d route show "$RJ4") | $(ip -n "$RSW_SW_NS" -6 -d route show "$BH6")"
 kernel_kind() {  # PREFIX: the kernel's route type, protocol, and whether it names a nexthop object
     ip -n "$RSW_SW_NS" -j route show "$1" | "$RSW_PYTHON" -c '
@@ -297,12 +283,7 @@ print(r.get("type", "unicast"), r.get("protocol"), "nhid" if "nhid" in r else "n
 }
 check_eq "kernel of sw: zebra's $BH4 and $RJ4 are blackhole and unreachable routes, through no object" \
     "$(kernel_kind "$BH4"), $(kernel_kind "$RJ4")" "blackhole static no-nhid, unreachable static no-nhid"
-punted_unreachable() {
-    rsw_ctl --json show punt | "$RSW_PYTHON" -c '
-import json, sys
-print([c["punted"] for c in json.load(sys.stdin)["classes"] if c["class"] == "unreachable"][0])'
-}
-rd0="$(bgp_drops p2 route_discard)"; nr0="$(bgp_drops p2 no_route)"; un0="$(punted_unreachable)"
+rd0="$(bgp_drops p2 route_discard)"; nr0="$(bgp_drops p2 no_route)"; un0="$(bgp_punted unreachable)"
 bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.20.0.200 4 2
 check_eq "8 packets to 10.20.0.200 (the /25 blackhole) dropped as route_discard" \
     "$(( $(wait_drops route_discard $((rd0 + 8))) - rd0 ))" 8
@@ -311,9 +292,9 @@ check_eq "10.31.0.1 (reject): the kernel answers host unreachable from p2's addr
     "$got" "10.10.1.1 Destination Host Unreachable"
 un_echoes=$BGP_ICMP_ECHOES
 bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.31.0.1 2 2
-for _ in $(seq 50); do [ "$(punted_unreachable)" -ge $((un0 + un_echoes + 4)) ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ "$(bgp_punted unreachable)" -ge $((un0 + un_echoes + 4)) ] && break; sleep 0.1; done
 check_eq "the echoes and 4 packets to 10.31.0.1 (reject) punted for the kernel's ICMP unreachable" \
-    "$(( $(punted_unreachable) - un0 ))" "$((un_echoes + 4))"
+    "$(( $(bgp_punted unreachable) - un0 ))" "$((un_echoes + 4))"
 ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 1 fd00:20::8001 >/dev/null 2>&1 || true
 check_eq "3 echo requests to fd00:20::8001 (the IPv6 blackhole) dropped as route_discard" \
     "$(( $(wait_drops route_discard $((rd0 + 11))) - rd0 ))" 11
@@ -322,9 +303,9 @@ check "ping h1 -> h2 10.20.0.2 (BGP's /24 beside the /25 blackhole)" rsw_ping_ok
 check "ping6 h1 -> h2 fd00:20::2 (BGP's /64 beside the IPv6 blackhole)" rsw_ping_ok ip netns exec "$H1" ping -6 -c 2 -i 0.2 -W 2 fd00:20::2
 frr_static "no ip route $BH4 blackhole" "no ip route $RJ4 reject" "no ipv6 route $BH6 blackhole" ||
     rsw_fail "vtysh: static discard routes removed"
-check_eq "$BH4 removed: gone from the switch" "$(wait_kind "$BH4" none)" none
-check_eq "$RJ4 removed: gone from the switch" "$(wait_kind "$RJ4" none)" none
-check_eq "$BH6 removed: gone from the switch" "$(wait_kind "$BH6" none)" none
+check_eq "$BH4 removed: gone from the switch" "$(bgp_wait_route_kind "$BH4" none)" none
+check_eq "$RJ4 removed: gone from the switch" "$(bgp_wait_route_kind "$RJ4" none)" none
+check_eq "$BH6 removed: gone from the switch" "$(bgp_wait_route_kind "$BH6" none)" none
 rd1="$(bgp_drops p2 route_discard)"; a0="$(bgp_if_counter "$R1" "$IF0" rx_packets)"; b0="$(bgp_if_counter "$R1" "$IF1" rx_packets)"
 bgp_udp_flows "$H1" "$IF2" "$P2_MAC" 10.10.1.2 10.20.0.200 4 2
 sleep 0.5

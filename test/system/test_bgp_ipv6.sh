@@ -12,8 +12,8 @@
 # Checks: the four sessions Established; fd00:2::/64 an ECMP route of 2 paths in roceswd's FIB
 # (rocectl show routes + show lb), as in the namespace's kernel table; fd00:201::1/128 learned;
 # ping6 h1 -> h2 and h1 -> fd00:201::1 across the switch, every echo answered; ICMPv6 time
-# exceeded and packet too big from the switch (p0 and h1 have the MTU 9000) and path MTU
-# discovery across it; r1 shuts its
+# exceeded, packet too big (p0 and h1 have the MTU 9000; path MTU discovery across it), no
+# route and administratively prohibited (the kernel's reject routes) from the switch; glean; r1 shuts its
 # IPv6 sessions down: both prefixes leave the kernel table and the FIB, ping6 fails and the
 # IPv4 routes stay; sessions back up: the routes and ping6 come back; an IPv4 route via the
 # IPv6 link-local fe80::1 on both links (BGP unnumbered's routes, one address on two links) is
@@ -84,10 +84,7 @@ check "ping6 h1 -> fd00:201::1 (learned /128 on r1, 3 packets)" rsw_ping_ok ip n
 # (class mtu): p0 and h1 have the MTU 9000, p1/p2 and r1 1500; a 2048-byte echo gets packet
 # too big (mtu 1500); h1 then sends echoes of that size in fragments, and they are answered.
 if bgp_have_ctl; then
-    read -r ttl0 mtu0 <<<"$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
-import json, sys
-c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
-print(c["ttl"], c["mtu"])')"
+    read -r ttl0 mtu0 un0 <<<"$(bgp_punted ttl mtu unreachable)"
 fi
 bgp_icmp_error got "$H1" 5 -6 -t 1 fd00:2::2; ttl_echoes=$BGP_ICMP_ECHOES
 check_eq "hop limit 1 through the switch: time exceeded from fd00:1::1" "$got" \
@@ -97,6 +94,21 @@ check_eq "2048-byte echo6: packet too big, mtu 1500, from fd00:1::1" "$got" \
     "fd00:1::1 Packet too big: mtu=1500"
 check "2048-byte echo6s h1 -> h2 after path MTU discovery, fragmented by h1 (3 packets)" \
     rsw_ping_ok ip netns exec "$H1" ping -6 -c 3 -i 0.2 -W 2 -s 2000 fd00:2::2
+# The kernel's unreachable and prohibit routes (reject in the switch, class unreachable): the
+# kernel answers no route / administratively prohibited.
+ip -n "$RSW_SW_NS" -6 route add unreachable fd00:97::/32
+ip -n "$RSW_SW_NS" -6 route add prohibit fd00:98::/32
+if bgp_have_ctl; then
+    check_eq "unreachable and prohibit IPv6 routes in the switch" \
+        "$(bgp_wait_route_kind fd00:97::/32 reject) $(bgp_wait_route_kind fd00:98::/32 reject)" \
+        "reject reject"
+fi
+bgp_icmp_error got "$H1" 5 -6 fd00:97::1; un_echoes=$BGP_ICMP_ECHOES
+check_eq "unreachable route: no route from fd00:1::1" "$got" \
+    "fd00:1::1 Destination unreachable: No route"
+bgp_icmp_error got "$H1" 5 -6 fd00:98::1; un_echoes=$((un_echoes + BGP_ICMP_ECHOES))
+check_eq "prohibit route: administratively prohibited from fd00:1::1" "$got" \
+    "fd00:1::1 Destination unreachable: Administratively prohibited"
 # An unresolved next hop (class glean): fd00:1::77, an address of h1's that has sent nothing,
 # so the switch has no neighbour for it; the kernel forwards the first echoes, resolving it,
 # and netlink brings the neighbour to the switch.
@@ -110,14 +122,14 @@ print("".join(n["mac"] for n in json.load(sys.stdin)["neighbours"] if n["ip"] ==
         "02:00:00:00:01:02"
 fi
 if bgp_have_ctl; then
-    read -r ttl1 mtu1 <<<"$(rsw_ctl --json show punt | "$RSW_PYTHON" -c '
-import json, sys
-c = {x["class"]: x["punted"] for x in json.load(sys.stdin)["classes"]}
-print(c["ttl"], c["mtu"])')"
+    read -r ttl1 mtu1 un1 <<<"$(bgp_punted ttl mtu unreachable)"
     check_eq "punted as ttl: every hop-limit-1 echo6 ($ttl_echoes)" "$((ttl1 - ttl0))" "$ttl_echoes"
     check_eq "punted as mtu: every 2048-byte echo6 before the error ($mtu_echoes)" \
         "$((mtu1 - mtu0))" "$mtu_echoes"
+    check_eq "punted as unreachable: every rejected echo6 ($un_echoes)" "$((un1 - un0))" "$un_echoes"
 fi
+ip -n "$RSW_SW_NS" -6 route del unreachable fd00:97::/32
+ip -n "$RSW_SW_NS" -6 route del prohibit fd00:98::/32
 
 # Peer shutdown: r1 shuts its two IPv6 sessions down. Both IPv6 prefixes are withdrawn from
 # the kernel and the FIB; the IPv4 ones (other sessions) stay.
