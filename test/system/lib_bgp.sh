@@ -555,8 +555,9 @@ bgp_drops() {
 # (kernel mode: 0 each).
 bgp_punted() {
     if ! bgp_have_ctl; then
-        printf '0 %.0s' "$@" | sed 's/ $//'
-        echo
+        local zeros=() k
+        for k in "$@"; do zeros+=(0); done
+        echo "${zeros[*]}"
         return
     fi
     rsw_ctl --json show punt | "$RSW_PYTHON" -c '
