@@ -472,6 +472,21 @@ RSW_SKIP=77
 rsw_pass() { RSW_PASSES=$((RSW_PASSES + 1)); printf 'PASS  %s\n' "$*"; }
 rsw_fail() { RSW_FAILS=$((RSW_FAILS + 1)); printf 'FAIL  %s\n' "$*"; }
 
+# rsw_report_checks FILE WHAT: the checks a script wrote to FILE, one a line, "ok <what>" or
+# "FAIL <what>" (other lines printed as they are), as PASS/FAIL; FAIL "WHAT could be read" when
+# FILE is empty or missing.
+rsw_report_checks() {
+    local line
+    [ -s "$1" ] || { rsw_fail "$2 could be read"; return 0; }
+    while IFS= read -r line; do
+        case "$line" in
+            "ok "*) rsw_pass "${line#ok }" ;;
+            "FAIL "*) rsw_fail "${line#FAIL }" ;;
+            *) printf '%s\n' "$line" ;;
+        esac
+    done < "$1"
+}
+
 # check DESCRIPTION CMD...: runs CMD (output to the run's log unless RSW_VERBOSE=1), PASS on
 # status 0.
 check() {

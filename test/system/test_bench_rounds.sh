@@ -55,14 +55,7 @@ for r in rows:
     print(f"info {name}: {r.get('mpps', 0):.2f} Mpps, thread CPU {r.get('fwd_thread_cpu')}, "
           f"started in {r.get('startup_s')} s")
 EOF
-[ -s "$RSW_TMP/checks.txt" ] || rsw_fail "the bench's results could be read ($out)"
-while IFS= read -r line; do
-    case "$line" in
-        "ok "*) rsw_pass "${line#ok }" ;;
-        "FAIL "*) rsw_fail "${line#FAIL }" ;;
-        *) echo "$line" ;;
-    esac
-done < "$RSW_TMP/checks.txt"
+rsw_report_checks "$RSW_TMP/checks.txt" "the bench's results ($out)"
 
 left="$(pgrep -f -- "$RSW_TMP/" || true)"
 if [ -z "$left" ]; then

@@ -97,12 +97,5 @@ for p in pts:
           f"XOFF {p['pfc_sent']}, peers paused {p['paused_peer_ms']} ms, PG watermark "
           f"{p['pg_watermark_bytes']} B, lossy lost {ly['lost']}, took {p['rocehost_s']} s")
 EOF
-[ -s "$RSW_TMP/checks.txt" ] || rsw_fail "the sweep's results could be read ($out)"
-while IFS= read -r line; do
-    case "$line" in
-        "ok "*) rsw_pass "${line#ok }" ;;
-        "FAIL "*) rsw_fail "${line#FAIL }" ;;
-        *) echo "$line" ;;
-    esac
-done < "$RSW_TMP/checks.txt"
+rsw_report_checks "$RSW_TMP/checks.txt" "the sweep's results ($out)"
 rsw_finish
